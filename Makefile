@@ -1,0 +1,35 @@
+# modelgate: two commands on a fresh machine — `make run` and `make test`.
+GO       ?= go
+DATA     ?= ./data
+ADDR     ?= 127.0.0.1:8080
+BIN      := bin
+
+.PHONY: run build test test-short vet fmt bench-go clean
+
+## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
+run: build
+	MODELGATE_DATA=$${MODELGATE_DATA:-$(DATA)} MODELGATE_ADDR=$${MODELGATE_ADDR:-$(ADDR)} $(BIN)/modelgate demo
+
+## build: the gateway and the standalone simulator
+build:
+	$(GO) build -o $(BIN)/modelgate ./cmd/modelgate
+	$(GO) build -o $(BIN)/modelgate-sim ./cmd/modelgate-sim
+
+## test: vet, gofmt check, and every test with the race detector
+test: vet
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## bench-go: the go test benchmarks (gateway vs direct simulator call, codecs)
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./bench/ ./codec/...
+
+clean:
+	rm -rf $(BIN)

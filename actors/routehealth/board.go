@@ -1,0 +1,139 @@
+package routehealth
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// Board is the handlers' view of every route's health: one published cell per route, read
+// without asking, and reports sent fire-and-forget to the route's actor.
+type Board struct {
+	policy  Policy
+	locator cluster.Locator
+	mu      sync.Mutex
+	cells   atomic.Pointer[map[string]*atomic.Pointer[State]]
+}
+
+// NewBoard registers the route actor kind with the locator.
+func NewBoard(l *cluster.Local, p Policy) *Board {
+	b := &Board{policy: p, locator: l}
+	empty := map[string]*atomic.Pointer[State]{}
+	b.cells.Store(&empty)
+	l.Register(Kind, 256, func(id string) actor.Producer {
+		return newActor(id, p, b.cell(id))
+	})
+	return b
+}
+
+// Sync makes the board track exactly these routes. Routes that stay keep their health (a
+// catalog reload forgets nothing); removed routes' actors stop.
+func (b *Board) Sync(routes []*catalog.Route) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := *b.cells.Load()
+	next := make(map[string]*atomic.Pointer[State], len(routes))
+	for _, r := range routes {
+		if c, ok := old[r.ID]; ok {
+			next[r.ID] = c
+		} else {
+			next[r.ID] = new(atomic.Pointer[State])
+		}
+	}
+	b.cells.Store(&next)
+	for id := range old {
+		if _, ok := next[id]; !ok {
+			b.locator.Stop(Kind, id)
+		}
+	}
+}
+
+func (b *Board) cell(id string) *atomic.Pointer[State] {
+	if c, ok := (*b.cells.Load())[id]; ok {
+		return c
+	}
+	return new(atomic.Pointer[State]) // a route unknown to the board: tracked but unpublished
+}
+
+// State is the route's published health (nil before its first report).
+func (b *Board) State(id string) *State {
+	if c, ok := (*b.cells.Load())[id]; ok {
+		return c.Load()
+	}
+	return nil
+}
+
+// Begin reports an attempt starting.
+func (b *Board) Begin(route string) { b.locator.Send(Kind, route, Begin{}) }
+
+// Report reports how an attempt ended.
+func (b *Board) Report(route string, o Outcome) { b.locator.Send(Kind, route, o) }
+
+// Now is the policy's clock.
+func (b *Board) Now() time.Time { return b.policy.Now() }
+
+// Pick chooses among routes by weight, skipping tried routes, routes cooling down, and
+// (for ZDR keys) routes without zdr. A weight is exactly its share among available routes;
+// weight-0 routes are standbys, used only when no weighted route is available. When nothing
+// is available, wait is how soon the first cooldown ends.
+func (b *Board) Pick(routes []*catalog.Route, zdrOnly bool, tried []string) (r *catalog.Route, wait time.Duration) {
+	now := b.policy.Now()
+	var pool [8]*catalog.Route
+	cands := pool[:0]
+	for _, rt := range routes {
+		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) {
+			continue
+		}
+		st := b.State(rt.ID)
+		if !st.Available(now) {
+			if st != nil && st.CooldownUntil.After(now) {
+				if w := st.CooldownUntil.Sub(now); wait == 0 || w < wait {
+					wait = w
+				}
+			}
+			continue
+		}
+		cands = append(cands, rt)
+	}
+	for len(cands) > 0 {
+		i := weightedIndex(cands)
+		if b.State(cands[i].ID).Claim(now) {
+			return cands[i], 0
+		}
+		cands = append(cands[:i], cands[i+1:]...) // lost the half-open probe to another request
+	}
+	return nil, wait
+}
+
+func weightedIndex(cands []*catalog.Route) int {
+	total := 0
+	for _, c := range cands {
+		total += c.Weight
+	}
+	if total == 0 {
+		return rand.IntN(len(cands))
+	}
+	n := rand.IntN(total)
+	for i, c := range cands {
+		if n < c.Weight {
+			return i
+		}
+		n -= c.Weight
+	}
+	return len(cands) - 1
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+const adminUsage = `modelgate admin: operator commands, sent to a running gateway's admin API.
+
+  modelgate admin accounts create --email E [--plan P]
+  modelgate admin accounts get ID
+  modelgate admin keys create --account ID --name N [--models a,b] [--zdr] [--import SECRET]
+  modelgate admin keys list --account ID
+  modelgate admin keys revoke KEY_ID
+  modelgate admin usage --account ID [--from T] [--to T]    (T: RFC 3339 or unix seconds)
+
+Every command takes --url (MODELGATE_URL, default http://127.0.0.1:8080) and --token
+(MODELGATE_ADMIN_TOKEN, else read from <--data>/admin-token, default ./data).
+`
+
+// adminClient talks to /admin/v1 with the admin token.
+type adminClient struct {
+	url, token string
+	out        io.Writer
+}
+
+func adminCmd(args []string, out io.Writer) error {
+	if len(args) < 2 {
+		fmt.Fprint(out, adminUsage)
+		if len(args) == 1 && args[0] == "help" {
+			return nil
+		}
+		return errors.New("admin needs a resource and an action")
+	}
+	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
+	baseURL := fs.String("url", env("MODELGATE_URL", "http://127.0.0.1:8080"), "gateway URL")
+	token := fs.String("token", os.Getenv("MODELGATE_ADMIN_TOKEN"), "admin token")
+	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory holding admin-token")
+	email := fs.String("email", "", "account e-mail")
+	plan := fs.String("plan", "", "plan name")
+	account := fs.String("account", "", "account id")
+	name := fs.String("name", "", "key name")
+	models := fs.String("models", "", "comma-separated models the key may call (empty: all)")
+	zdr := fs.Bool("zdr", false, "zero-data-retention key")
+	imp := fs.String("import", "", "existing sk-user-/sk-token- secret to import")
+	from := fs.String("from", "", "usage from")
+	to := fs.String("to", "", "usage to")
+	resource, action := args[0], args[1]
+	rest := args[2:]
+	var positional string
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		positional, rest = rest[0], rest[1:]
+	}
+	if resource == "usage" { // "usage" has no action word
+		rest, action = args[1:], ""
+		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+			return fmt.Errorf("usage takes flags only")
+		}
+	}
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if *token == "" {
+		b, err := os.ReadFile(filepath.Join(*data, "admin-token"))
+		if err != nil {
+			return errors.New("no admin token: pass --token, set MODELGATE_ADMIN_TOKEN, or point --data at the gateway's data directory")
+		}
+		*token = strings.TrimSpace(string(b))
+	}
+	c := adminClient{url: strings.TrimRight(*baseURL, "/"), token: *token, out: out}
+	need := func(v, what string) error {
+		if v == "" {
+			return fmt.Errorf("%s %s needs %s", resource, action, what)
+		}
+		return nil
+	}
+	switch resource + " " + action {
+	case "accounts create":
+		if err := need(*email, "--email"); err != nil {
+			return err
+		}
+		return c.do(http.MethodPost, "/admin/v1/accounts", map[string]string{"email": *email, "plan": *plan})
+	case "accounts get":
+		if err := need(positional, "an account id"); err != nil {
+			return err
+		}
+		return c.do(http.MethodGet, "/admin/v1/accounts/"+positional, nil)
+	case "keys create":
+		if err := need(*account, "--account"); err != nil {
+			return err
+		}
+		body := map[string]any{"name": *name, "zdr": *zdr, "models": splitList(*models)}
+		if *imp != "" {
+			body["import_key"] = *imp
+		}
+		return c.do(http.MethodPost, "/admin/v1/accounts/"+*account+"/keys", body)
+	case "keys list":
+		if err := need(*account, "--account"); err != nil {
+			return err
+		}
+		return c.do(http.MethodGet, "/admin/v1/accounts/"+*account+"/keys", nil)
+	case "keys revoke":
+		if err := need(positional, "a key id"); err != nil {
+			return err
+		}
+		return c.do(http.MethodDelete, "/admin/v1/keys/"+positional, nil)
+	case "usage ":
+		if err := need(*account, "--account"); err != nil {
+			return err
+		}
+		q := "?from=" + url.QueryEscape(*from) + "&to=" + url.QueryEscape(*to)
+		return c.do(http.MethodGet, "/admin/v1/accounts/"+*account+"/usage"+q, nil)
+	}
+	fmt.Fprint(out, adminUsage)
+	return fmt.Errorf("unknown admin command %q", strings.TrimSpace(resource+" "+action))
+}
+
+func (c adminClient) do(method, path string, body any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.url+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, raw, "", "  ") == nil {
+		raw = append(pretty.Bytes(), '\n')
+	}
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(raw)))
+	}
+	_, err = c.out.Write(raw)
+	return err
+}
+
+func splitList(s string) []string {
+	out := []string{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/simulator"
+	"github.com/modelgate/modelgate/transport/node"
+)
+
+//go:embed demo.yaml
+var demoCatalog string
+
+// credentials is <data>/demo-credentials.json.
+type credentials struct {
+	APIKey     string `json:"api_key"`
+	AdminToken string `json:"admin_token"`
+	BaseURL    string `json:"base_url"`
+}
+
+const demoEmail = "demo@modelgate.local"
+
+// demo runs the gateway with the simulator as its upstream and a ready account.
+func demo(args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory")
+	addr := fs.String("addr", env("MODELGATE_ADDR", "127.0.0.1:8080"), "listen address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger := newLogger()
+	n, creds, stopSim, err := startDemo(*data, *addr)
+	if err != nil {
+		return err
+	}
+	defer stopSim()
+	logger.Info("modelgate demo serving", "base_url", creds.BaseURL, "credentials", filepath.Join(*data, "demo-credentials.json"))
+	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  admin token: %s\n  (saved in %s)\n\n",
+		creds.BaseURL, creds.APIKey, creds.AdminToken, filepath.Join(*data, "demo-credentials.json"))
+	return run(n, logger)
+}
+
+// startDemo starts the simulator and a node over it, and makes sure the demo account and
+// key exist. A second start with the same data directory reuses them.
+func startDemo(dataDir, addr string) (*node.Node, credentials, func(), error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, credentials{}, nil, err
+	}
+	_, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, credentials{}, nil, fmt.Errorf("simulator: %w", err)
+	}
+	if os.Getenv("MODELGATE_SIM_KEY") == "" {
+		os.Setenv("MODELGATE_SIM_KEY", "sim-demo-credential") // the simulator accepts any bearer
+	}
+	catPath := filepath.Join(dataDir, "demo-catalog.yaml")
+	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(demoCatalog, "{{SIM}}", simURL)), 0o600); err != nil {
+		stopSim()
+		return nil, credentials{}, nil, err
+	}
+	n, err := node.Start(node.Config{DataDir: dataDir, CatalogPath: catPath, Addr: addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN")})
+	if err != nil {
+		stopSim()
+		return nil, credentials{}, nil, err
+	}
+	creds, err := demoAccount(n, dataDir)
+	if err != nil {
+		n.Close(context.Background())
+		stopSim()
+		return nil, credentials{}, nil, err
+	}
+	return n, creds, stopSim, nil
+}
+
+func demoAccount(n *node.Node, dataDir string) (credentials, error) {
+	path := filepath.Join(dataDir, "demo-credentials.json")
+	creds := credentials{AdminToken: n.AdminToken, BaseURL: n.URL + "/v1"}
+	var old credentials
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && old.APIKey != "" {
+		if k, err := n.Store.LookupKey(old.APIKey); err == nil && k.RevokedAt == 0 {
+			creds.APIKey = old.APIKey
+		}
+	}
+	if creds.APIKey == "" {
+		acct, err := findOrCreateDemoAccount(n.Store)
+		if err != nil {
+			return creds, err
+		}
+		_, secret, err := n.Store.CreateKey(acct.ID, persistence.KeySpec{Name: "demo"})
+		if err != nil {
+			return creds, err
+		}
+		creds.APIKey = secret
+	}
+	b, _ := json.MarshalIndent(creds, "", "  ")
+	return creds, os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+func findOrCreateDemoAccount(s *persistence.Store) (persistence.Account, error) {
+	accts, err := s.ListAccounts()
+	if err != nil {
+		return persistence.Account{}, err
+	}
+	for _, a := range accts {
+		if a.Email == demoEmail {
+			return a, nil
+		}
+	}
+	a, err := s.CreateAccount(demoEmail, "demo")
+	if err != nil {
+		return a, errors.Join(errors.New("demo account"), err)
+	}
+	return a, nil
+}

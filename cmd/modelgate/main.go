@@ -1,0 +1,52 @@
+// Command modelgate runs the gateway (serve), the self-contained demo (demo), and the
+// operator's admin commands (admin).
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `modelgate: a unified model gateway
+
+Usage:
+  modelgate serve --config FILE [--data DIR] [--addr HOST:PORT]
+  modelgate demo  [--data DIR] [--addr HOST:PORT]
+  modelgate admin <accounts|keys|usage> ...   (modelgate admin help)
+
+Environment: MODELGATE_CONFIG, MODELGATE_DATA (default ./data), MODELGATE_ADDR
+(default 127.0.0.1:8080), MODELGATE_ADMIN_TOKEN, MODELGATE_LOG_LEVEL (debug|info|warn|error).
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "demo":
+		err = demo(os.Args[2:])
+	case "admin":
+		err = adminCmd(os.Args[2:], os.Stdout)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "modelgate: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "modelgate:", err)
+		os.Exit(1)
+	}
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

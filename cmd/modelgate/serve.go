@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelgate/modelgate/transport/node"
+)
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	config := fs.String("config", env("MODELGATE_CONFIG", ""), "catalog YAML file")
+	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory (Pebble store, admin token)")
+	addr := fs.String("addr", env("MODELGATE_ADDR", "127.0.0.1:8080"), "listen address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *config == "" {
+		return errors.New("serve needs --config FILE (or MODELGATE_CONFIG)")
+	}
+	logger := newLogger()
+	n, err := node.Start(node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"), Logger: logger})
+	if err != nil {
+		return err
+	}
+	logger.Info("modelgate serving", "url", n.URL, "catalog", *config, "data", *data, "models", len(n.Catalog.Load().Models()))
+	return run(n, logger)
+}
+
+// run serves until SIGINT/SIGTERM, reloading the catalog on SIGHUP.
+func run(n *node.Node, logger *slog.Logger) error {
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	for s := range sig {
+		if s == syscall.SIGHUP {
+			if err := n.Reload(); err != nil {
+				logger.Error("catalog reload failed; keeping the current catalog", "err", err)
+			} else {
+				logger.Info("catalog reloaded", "models", len(n.Catalog.Load().Models()))
+			}
+			continue
+		}
+		logger.Info("shutting down", "signal", s.String())
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return n.Close(ctx)
+	}
+	return nil
+}
+
+func newLogger() *slog.Logger {
+	var level slog.Level
+	switch strings.ToLower(os.Getenv("MODELGATE_LOG_LEVEL")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	l := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(l)
+	return l
+}

@@ -1,0 +1,163 @@
+package persistence
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Account is a billing identity that owns API keys.
+type Account struct {
+	ID        string `msgpack:"id" json:"id"` // "acct_" + 20 random base62
+	Email     string `msgpack:"email" json:"email"`
+	Plan      string `msgpack:"plan" json:"plan"`
+	CreatedAt int64  `msgpack:"created_at" json:"created_at"` // unix seconds UTC
+}
+
+const (
+	accountIDPrefix = "acct_"
+	maxEmailLen     = 254 // RFC 5321 path limit
+	maxPlanLen      = 64
+)
+
+// CreateAccount stores a new account. Emails are stored as given (no case
+// folding) and are not required to be unique.
+func (s *Store) CreateAccount(email, plan string) (Account, error) {
+	if err := validateEmail(email); err != nil {
+		return Account{}, err
+	}
+	if err := validatePlan(plan); err != nil {
+		return Account{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The mutex makes the collision check meaningful; with 62^20 ids a
+	// collision is practically impossible, but overwriting an account would
+	// silently hand its keys to someone else, so it is cheap insurance.
+	for {
+		a := Account{
+			ID:        accountIDPrefix + randBase62(20),
+			Email:     email,
+			Plan:      plan,
+			CreatedAt: nowUTC().Unix(),
+		}
+		k := dbKey(nsAccount, a.ID)
+		exists, err := s.has(k)
+		if err != nil {
+			return Account{}, fmt.Errorf("persistence: create account: %w", err)
+		}
+		if exists {
+			continue
+		}
+		if err := s.putAccount(k, a); err != nil {
+			return Account{}, fmt.Errorf("persistence: create account %s: %w", a.ID, err)
+		}
+		return a, nil
+	}
+}
+
+// GetAccount returns the account with the given id.
+func (s *Store) GetAccount(id string) (Account, error) {
+	var a Account
+	if err := s.getMsgpack(dbKey(nsAccount, id), &a); err != nil {
+		return Account{}, fmt.Errorf("persistence: account %q: %w", id, err)
+	}
+	return a, nil
+}
+
+// SetAccountPlan changes an account's plan and returns the updated account.
+func (s *Store) SetAccountPlan(id, plan string) (Account, error) {
+	if err := validatePlan(plan); err != nil {
+		return Account{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.GetAccount(id)
+	if err != nil {
+		return Account{}, err
+	}
+	if a.Plan == plan {
+		return a, nil // nothing to write
+	}
+	a.Plan = plan
+	if err := s.putAccount(dbKey(nsAccount, id), a); err != nil {
+		return Account{}, fmt.Errorf("persistence: set plan of %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// ListAccounts returns every account, oldest first (ties broken by id). It
+// never returns a nil slice, so JSON callers get [] rather than null.
+func (s *Store) ListAccounts() ([]Account, error) {
+	out := []Account{}
+	err := s.scanPrefix([]byte(nsAccount), func(k, v []byte) (bool, error) {
+		var a Account
+		if err := msgpack.Unmarshal(v, &a); err != nil {
+			return false, fmt.Errorf("decode %q: %w", k, err)
+		}
+		out = append(out, a)
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: list accounts: %w", err)
+	}
+	// Keys are ordered by random id; creation order is what a listing wants.
+	slices.SortFunc(out, func(a, b Account) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+func (s *Store) putAccount(k []byte, a Account) error {
+	b := s.db.NewBatch()
+	if err := putMsgpack(b, k, a); err != nil {
+		b.Close()
+		return err
+	}
+	return commit(b)
+}
+
+// validateEmail is deliberately shallow: exactly one '@' with text on both
+// sides, no whitespace or control characters, bounded length. Deliverability
+// is not this layer's business; keeping garbage out of the store is.
+func validateEmail(email string) error {
+	at := strings.IndexByte(email, '@')
+	switch {
+	case email == "":
+		return fmt.Errorf("persistence: %w: email is required", ErrInvalid)
+	case len(email) > maxEmailLen:
+		return fmt.Errorf("persistence: %w: email longer than %d bytes", ErrInvalid, maxEmailLen)
+	case at <= 0 || at == len(email)-1 || strings.Count(email, "@") != 1:
+		return fmt.Errorf("persistence: %w: email %q must contain one '@' with text on both sides", ErrInvalid, email)
+	case !utf8.ValidString(email) || strings.IndexFunc(email, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r)
+	}) >= 0:
+		return fmt.Errorf("persistence: %w: email %q contains whitespace, control characters or invalid UTF-8", ErrInvalid, email)
+	}
+	return nil
+}
+
+// validatePlan accepts any short, visible, single-line label; which plans
+// exist is decided elsewhere.
+func validatePlan(plan string) error {
+	switch {
+	case strings.TrimSpace(plan) == "":
+		return fmt.Errorf("persistence: %w: plan is required", ErrInvalid)
+	case len(plan) > maxPlanLen:
+		return fmt.Errorf("persistence: %w: plan longer than %d bytes", ErrInvalid, maxPlanLen)
+	case !validText(plan):
+		return fmt.Errorf("persistence: %w: plan %q contains control characters or invalid UTF-8", ErrInvalid, plan)
+	}
+	return nil
+}
+
+// validText reports whether s is valid UTF-8 without control characters
+// (which would corrupt logs and terminal output when displayed).
+func validText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}

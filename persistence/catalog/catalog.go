@@ -1,0 +1,163 @@
+// Package catalog loads and validates the operator's YAML file: the models the gateway
+// serves, their routes to upstream providers, prices, and the server's limits.
+package catalog
+
+import (
+	"sort"
+	"time"
+
+	"github.com/modelgate/modelgate/codec/money"
+)
+
+// Kinds of model; each endpoint serves one kind.
+const (
+	KindChat      = "chat"
+	KindEmbedding = "embedding"
+	KindImage     = "image"
+	KindVideo     = "video"
+)
+
+// Upstream wire formats a route can speak.
+const (
+	FormatChat      = "chat"
+	FormatMessages  = "messages"
+	FormatGemini    = "gemini"
+	FormatResponses = "responses"
+)
+
+// Reasoning classes (decisions.md, "Effort values").
+const (
+	ReasoningNone     = "none"      // no chain-of-thought
+	ReasoningAlwaysOn = "always_on" // thinks on every call; flags are ignored
+	ReasoningToggle   = "toggle"    // on/off, no effort levels
+	ReasoningEffort   = "effort"    // lists the efforts it accepts
+)
+
+// Context rules (decisions.md, "Context").
+const (
+	ContextSharedWindow = "shared_window"
+	ContextInputBudget  = "input_budget"
+)
+
+// Catalog is one loaded, validated file. It is immutable: a reload builds a new one.
+type Catalog struct {
+	Path   string
+	Server Server
+	models []*Model
+	byName map[string]*Model // ids and aliases
+	routes map[string]*Route // route id -> route
+}
+
+// Server holds the request limits the gateway enforces (decisions.md, "Limits not shown").
+type Server struct {
+	MaxBodyBytes      int64
+	ConnectTimeout    time.Duration
+	FirstByteTimeout  time.Duration
+	IdleStreamTimeout time.Duration
+}
+
+// Model is one entry of the catalog with every field of the spec's model record.
+type Model struct {
+	ID              string
+	Kind            string
+	DisplayName     string
+	OwnedBy         string
+	Created         int64
+	ContextLength   int64 // 0 = unpublished
+	MaxOutputTokens int64 // 0 = unpublished
+	ContextRule     string
+	Pricing         Pricing
+	QuotaMultiplier float64
+	Reasoning       Reasoning
+	Architecture    Architecture
+	Aliases         []string
+	DeprecatedAt    int64 // unix seconds, 0 = not deprecated
+	Replacement     string
+	Routes          []*Route
+}
+
+// Pricing is USD per token, exact.
+type Pricing struct {
+	Prompt     money.Amount
+	Completion money.Amount
+	CacheRead  money.Amount // defaults to Prompt
+	CacheWrite money.Amount // defaults to Prompt
+	// The operator's original strings, echoed unchanged in the model record.
+	PromptText, CompletionText string
+}
+
+// Reasoning describes how a model thinks and which controls it accepts.
+type Reasoning struct {
+	Class   string
+	Efforts []string // for ReasoningEffort, in the order low < medium < high < max
+	Inline  bool     // emits <think>…</think> at the start of content
+}
+
+// Supported reports whether the model can return chain-of-thought.
+func (r Reasoning) Supported() bool { return r.Class != ReasoningNone }
+
+// Architecture is the model's modality description.
+type Architecture struct {
+	Modality         string
+	InputModalities  []string
+	OutputModalities []string
+}
+
+// Route is one upstream way to serve a model.
+type Route struct {
+	ID            string
+	Model         string // the catalog model id it serves
+	Format        string
+	BaseURL       string
+	UpstreamModel string
+	CredentialEnv string
+	Weight        int
+	ZDR           bool
+	Timeouts      Timeouts
+}
+
+// Credential reads the route's secret from the environment at call time, so a rotated
+// variable needs no catalog change and the secret never sits in the file.
+func (r *Route) Credential() string { return lookupEnv(r.CredentialEnv) }
+
+// Timeouts bound one upstream attempt.
+type Timeouts struct {
+	Connect    time.Duration
+	FirstByte  time.Duration
+	IdleStream time.Duration
+}
+
+// Lookup resolves a model id or alias.
+func (c *Catalog) Lookup(name string) (*Model, bool) {
+	m, ok := c.byName[name]
+	return m, ok
+}
+
+// Models returns every model, sorted by id.
+func (c *Catalog) Models() []*Model { return c.models }
+
+// Route returns a route by id.
+func (c *Catalog) Route(id string) (*Route, bool) {
+	r, ok := c.routes[id]
+	return r, ok
+}
+
+// Routes returns every route of every model, sorted by id.
+func (c *Catalog) Routes() []*Route {
+	out := make([]*Route, 0, len(c.routes))
+	for _, r := range c.routes {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// HasZDRRoute reports whether a ZDR key may use the model.
+func (m *Model) HasZDRRoute() bool {
+	for _, r := range m.Routes {
+		if r.ZDR {
+			return true
+		}
+	}
+	return false
+}

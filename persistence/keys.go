@@ -1,0 +1,380 @@
+package persistence
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// KeySpec is the caller-chosen part of a new API key.
+type KeySpec struct {
+	Name   string
+	Models []string
+	ZDR    bool
+}
+
+// Key is an API key's metadata. The secret itself is never stored: only its
+// SHA-256 lives in the keyhash index, so a copy of the database cannot be
+// used to call the gateway.
+type Key struct {
+	ID        string   `msgpack:"id" json:"id"` // "key_" + 20 random base62
+	AccountID string   `msgpack:"account_id" json:"account_id"`
+	Name      string   `msgpack:"name" json:"name"`
+	Models    []string `msgpack:"models" json:"models"` // empty = unrestricted; never nil
+	ZDR       bool     `msgpack:"zdr" json:"zdr"`
+	Hint      string   `msgpack:"hint" json:"hint"` // prefix + "…" + last 4 chars, e.g. "sk-token-…a1B2"
+	CreatedAt int64    `msgpack:"created_at" json:"created_at"`
+	RevokedAt int64    `msgpack:"revoked_at" json:"revoked_at,omitempty"` // 0 = active
+}
+
+const (
+	keyIDPrefix       = "key_"
+	secretTokenPrefix = "sk-token-"
+	secretUserPrefix  = "sk-user-"
+	secretRandLen     = 48
+	minSecretLen      = 20
+	// maxSecretLen bounds imported secrets and lets LookupKey reject
+	// oversized Authorization headers without hashing them.
+	maxSecretLen  = 512
+	maxKeyNameLen = 100 // characters
+	maxModels     = 256
+	maxModelLen   = 256 // bytes
+	hashHexLen    = 2 * sha256.Size
+)
+
+// CreateKey mints a new key for an existing account and returns it together
+// with its secret. The secret is returned only here; afterwards only its hash
+// is known.
+func (s *Store) CreateKey(accountID string, spec KeySpec) (Key, string, error) {
+	secret := secretTokenPrefix + randBase62(secretRandLen)
+	k, err := s.insertKey(accountID, spec, secret, secretTokenPrefix)
+	if err != nil {
+		return Key{}, "", err
+	}
+	return k, secret, nil
+}
+
+// ImportKey registers a secret issued elsewhere (e.g. migrated "sk-user-"
+// keys). The secret must start with "sk-user-" or "sk-token-", be 20-512
+// printable ASCII characters without spaces, and not already be registered.
+func (s *Store) ImportKey(accountID string, spec KeySpec, secret string) (Key, error) {
+	prefix, err := validateImportSecret(secret)
+	if err != nil {
+		return Key{}, err
+	}
+	return s.insertKey(accountID, spec, secret, prefix)
+}
+
+// insertKey validates everything, then writes the key record, the hash index
+// and the per-account index in one synced batch, so no reader ever sees a
+// key without its indexes or an index pointing nowhere.
+func (s *Store) insertKey(accountID string, spec KeySpec, secret, prefix string) (Key, error) {
+	models, err := validateSpec(spec)
+	if err != nil {
+		return Key{}, err
+	}
+	hashKey := keyHashKey(secret)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.GetAccount(accountID); err != nil {
+		return Key{}, err
+	}
+	dup, err := s.has(hashKey)
+	if err != nil {
+		return Key{}, fmt.Errorf("persistence: create key: %w", err)
+	}
+	if dup {
+		// Deliberately does not say which key holds the secret.
+		return Key{}, fmt.Errorf("persistence: %w: secret is already registered", ErrConflict)
+	}
+	var id string
+	for {
+		id = keyIDPrefix + randBase62(20)
+		taken, err := s.has(dbKey(nsKey, id))
+		if err != nil {
+			return Key{}, fmt.Errorf("persistence: create key: %w", err)
+		}
+		if !taken {
+			break
+		}
+	}
+	now := nowUTC()
+	k := Key{
+		ID:        id,
+		AccountID: accountID,
+		Name:      spec.Name,
+		Models:    models,
+		ZDR:       spec.ZDR,
+		Hint:      prefix + "…" + secret[len(secret)-4:],
+		CreatedAt: now.Unix(),
+	}
+
+	b := s.db.NewBatch()
+	if err := putMsgpack(b, dbKey(nsKey, id), k); err != nil {
+		b.Close()
+		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
+	}
+	if err := b.Set(hashKey, []byte(id), nil); err != nil {
+		b.Close()
+		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
+	}
+	if err := b.Set(acctKeyKey(accountID, s.nextNanos(now.UnixNano()), id), nil, nil); err != nil {
+		b.Close()
+		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
+	}
+	if err := commit(b); err != nil {
+		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
+	}
+	return k, nil
+}
+
+// nextNanos returns a creation timestamp strictly greater than the previous
+// one handed out by this Store. Caller holds s.mu.
+func (s *Store) nextNanos(now int64) int64 {
+	if now <= s.lastNanos {
+		now = s.lastNanos + 1
+	}
+	s.lastNanos = now
+	return now
+}
+
+// GetKey returns the key with the given id, revoked or not.
+func (s *Store) GetKey(id string) (Key, error) {
+	k, err := s.getKey(dbKey(nsKey, id))
+	if err != nil {
+		return Key{}, fmt.Errorf("persistence: key %q: %w", id, err)
+	}
+	return k, nil
+}
+
+// ListKeys returns all keys of an account, revoked ones included, in
+// creation order. It never returns a nil slice.
+func (s *Store) ListKeys(accountID string) ([]Key, error) {
+	if _, err := s.GetAccount(accountID); err != nil {
+		return nil, err
+	}
+	prefix := dbKey(nsAcctKey, accountID, "/")
+	var ids []string
+	err := s.scanPrefix(prefix, func(k, _ []byte) (bool, error) {
+		// acctkey/<acct>/<8-byte nanos>/<id>
+		if len(k) <= len(prefix)+9 {
+			return false, fmt.Errorf("malformed index key %q", k)
+		}
+		ids = append(ids, string(k[len(prefix)+9:]))
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: list keys of %s: %w", accountID, err)
+	}
+	out := make([]Key, 0, len(ids))
+	for _, id := range ids {
+		k, err := s.GetKey(id)
+		if err != nil {
+			return nil, fmt.Errorf("persistence: list keys of %s: %w", accountID, err)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// RevokeKey marks a key revoked (durably) and returns it. Revoking a revoked
+// key is a no-op that keeps the original RevokedAt.
+func (s *Store) RevokeKey(id string) (Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, err := s.GetKey(id)
+	if err != nil {
+		return Key{}, err
+	}
+	if k.RevokedAt != 0 {
+		return k, nil
+	}
+	k.RevokedAt = nowUTC().Unix()
+	b := s.db.NewBatch()
+	if err := putMsgpack(b, dbKey(nsKey, id), k); err != nil {
+		b.Close()
+		return Key{}, fmt.Errorf("persistence: revoke key %s: %w", id, err)
+	}
+	if err := commit(b); err != nil {
+		return Key{}, fmt.Errorf("persistence: revoke key %s: %w", id, err)
+	}
+	return k, nil
+}
+
+// LookupKey finds the key whose secret is given, via its SHA-256. It runs on
+// every request, so it does exactly two point Gets and, thanks to a pooled
+// scratch area, allocates only the strings and slice of the returned Key.
+// Revoked keys are returned too; the caller checks RevokedAt so it can
+// answer "revoked" rather than "unknown". Errors never contain the secret.
+func (s *Store) LookupKey(secret string) (Key, error) {
+	if len(secret) < minSecretLen || len(secret) > maxSecretLen {
+		return Key{}, errUnknownSecret // no secret of ours looks like this
+	}
+	sc := lookupPool.Get().(*lookupScratch)
+	defer lookupPool.Put(sc)
+
+	// Hash from the scratch copy: []byte(secret) would allocate.
+	sum := sha256.Sum256(sc.secret[:copy(sc.secret[:], secret)])
+	hk := append(sc.key[:0], nsKeyHash...)
+	hk = hk[:len(nsKeyHash)+hashHexLen]
+	hex.Encode(hk[len(nsKeyHash):], sum[:])
+
+	id, closer, err := s.db.Get(hk)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Key{}, errUnknownSecret
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("persistence: lookup key: %w", err)
+	}
+	// id dies with closer; copy it into the second lookup key first. Pebble
+	// does not retain key arguments, so reusing sc.key is safe.
+	kk := append(append(sc.key[:0], nsKey...), id...)
+	closer.Close()
+
+	val, closer, err := s.db.Get(kk)
+	if err != nil {
+		// The index points at a missing record: corruption, not "unknown".
+		return Key{}, fmt.Errorf("persistence: lookup key: hash index points at %q: %w", kk[len(nsKey):], mapNotFound(err))
+	}
+	defer closer.Close()
+	// Decode into a zeroed scratch Key (a fresh Models slice, never one
+	// shared with an earlier caller), then return it by value.
+	sc.k = Key{}
+	sc.rd.Reset(val)
+	sc.dec.Reset(&sc.rd)
+	if err := sc.dec.Decode(&sc.k); err != nil {
+		return Key{}, fmt.Errorf("persistence: lookup key: decode %q: %w", kk, err)
+	}
+	k := sc.k
+	// Drop references so the pooled scratch pins neither Pebble's buffer
+	// nor the returned strings.
+	sc.k = Key{}
+	sc.rd.Reset(nil)
+	if k.Models == nil {
+		k.Models = []string{}
+	}
+	return k, nil
+}
+
+// lookupScratch is LookupKey's reusable working memory.
+type lookupScratch struct {
+	secret [maxSecretLen]byte
+	key    [len(nsKeyHash) + hashHexLen]byte // keyhash/<hex>, then key/<id>
+	rd     bytes.Reader
+	dec    *msgpack.Decoder
+	k      Key
+}
+
+var lookupPool = sync.Pool{New: func() any {
+	return &lookupScratch{dec: msgpack.NewDecoder(nil)}
+}}
+
+var errUnknownSecret = fmt.Errorf("persistence: no key matches the given secret: %w", ErrNotFound)
+
+func (s *Store) getKey(dbk []byte) (Key, error) {
+	var k Key
+	if err := s.getMsgpack(dbk, &k); err != nil {
+		return Key{}, err
+	}
+	if k.Models == nil {
+		k.Models = []string{} // msgpack round-trips [] as nil; keep JSON "[]"
+	}
+	return k, nil
+}
+
+// keyHashKey is keyhash/<hex sha256(secret)>.
+func keyHashKey(secret string) []byte {
+	sum := sha256.Sum256([]byte(secret))
+	k := make([]byte, len(nsKeyHash)+hashHexLen)
+	copy(k, nsKeyHash)
+	hex.Encode(k[len(nsKeyHash):], sum[:])
+	return k
+}
+
+// acctKeyKey is acctkey/<acct>/<8-byte big-endian nanos>/<id>; big-endian
+// makes byte order equal creation order for non-negative times.
+func acctKeyKey(accountID string, nanos int64, id string) []byte {
+	k := make([]byte, 0, len(nsAcctKey)+len(accountID)+1+8+1+len(id))
+	k = append(k, nsAcctKey...)
+	k = append(k, accountID...)
+	k = append(k, '/')
+	k = binary.BigEndian.AppendUint64(k, uint64(nanos))
+	k = append(k, '/')
+	return append(k, id...)
+}
+
+// validateSpec checks a KeySpec and returns a private copy of its model list
+// (so later changes to the caller's slice cannot alter the stored key).
+func validateSpec(spec KeySpec) ([]string, error) {
+	n := utf8.RuneCountInString(spec.Name)
+	switch {
+	case strings.TrimSpace(spec.Name) == "":
+		return nil, fmt.Errorf("persistence: %w: key name is required", ErrInvalid)
+	case n > maxKeyNameLen:
+		return nil, fmt.Errorf("persistence: %w: key name is %d characters, max %d", ErrInvalid, n, maxKeyNameLen)
+	case !validText(spec.Name):
+		return nil, fmt.Errorf("persistence: %w: key name contains control characters or invalid UTF-8", ErrInvalid)
+	case len(spec.Models) > maxModels:
+		return nil, fmt.Errorf("persistence: %w: models has %d entries, max %d", ErrInvalid, len(spec.Models), maxModels)
+	}
+	models := make([]string, 0, len(spec.Models))
+	seen := make(map[string]bool, len(spec.Models))
+	for i, m := range spec.Models {
+		switch {
+		case m == "":
+			return nil, fmt.Errorf("persistence: %w: models[%d] is empty", ErrInvalid, i)
+		case len(m) > maxModelLen:
+			return nil, fmt.Errorf("persistence: %w: models[%d] longer than %d bytes", ErrInvalid, i, maxModelLen)
+		case !printableASCII(m):
+			return nil, fmt.Errorf("persistence: %w: models[%d] %q must be printable ASCII without spaces", ErrInvalid, i, m)
+		case seen[m]:
+			return nil, fmt.Errorf("persistence: %w: models[%d] %q is listed twice", ErrInvalid, i, m)
+		}
+		seen[m] = true
+		models = append(models, m)
+	}
+	return models, nil
+}
+
+// validateImportSecret returns the secret's prefix (for the hint) or an
+// ErrInvalid error. The message never echoes the secret.
+func validateImportSecret(secret string) (string, error) {
+	var prefix string
+	switch {
+	case strings.HasPrefix(secret, secretUserPrefix):
+		prefix = secretUserPrefix
+	case strings.HasPrefix(secret, secretTokenPrefix):
+		prefix = secretTokenPrefix
+	default:
+		return "", fmt.Errorf("persistence: %w: secret must start with %q or %q", ErrInvalid, secretUserPrefix, secretTokenPrefix)
+	}
+	switch {
+	case len(secret) < minSecretLen:
+		return "", fmt.Errorf("persistence: %w: secret is %d characters, min %d", ErrInvalid, len(secret), minSecretLen)
+	case len(secret) > maxSecretLen:
+		return "", fmt.Errorf("persistence: %w: secret is %d characters, max %d", ErrInvalid, len(secret), maxSecretLen)
+	case !printableASCII(secret):
+		return "", fmt.Errorf("persistence: %w: secret must be printable ASCII without spaces", ErrInvalid)
+	}
+	return prefix, nil
+}
+
+// printableASCII reports whether every byte of s is in '!'..'~'.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '!' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}

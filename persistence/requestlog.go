@@ -1,0 +1,197 @@
+package persistence
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// LogEntry is the metadata of one proxied request. It deliberately has no
+// room for prompt or completion content.
+type LogEntry struct {
+	RequestID        string `msgpack:"rid" json:"request_id"`
+	Time             int64  `msgpack:"t" json:"time"` // unix nanoseconds UTC (start of request)
+	AccountID        string `msgpack:"acct" json:"account_id"`
+	KeyID            string `msgpack:"key" json:"key_id"`
+	Model            string `msgpack:"model" json:"model"`
+	Route            string `msgpack:"route" json:"route"`
+	Status           int    `msgpack:"status" json:"status"`
+	InputTokens      int64  `msgpack:"in" json:"input_tokens"`      // uncached input
+	CachedTokens     int64  `msgpack:"cached" json:"cached_tokens"` // cache read
+	CacheWriteTokens int64  `msgpack:"cwrite" json:"cache_write_tokens"`
+	OutputTokens     int64  `msgpack:"out" json:"output_tokens"` // excluding reasoning
+	ReasoningTokens  int64  `msgpack:"reason" json:"reasoning_tokens"`
+	LatencyMs        int64  `msgpack:"lat" json:"latency_ms"`
+	TTFTMs           int64  `msgpack:"ttft" json:"ttft_ms"`
+	Cost             int64  `msgpack:"cost" json:"-"` // pico-USD (see codec/money)
+	ClientFormat     string `msgpack:"cf" json:"client_format"`
+	UpstreamFormat   string `msgpack:"uf" json:"upstream_format"`
+	Attempts         int    `msgpack:"att" json:"attempts"`
+	Stream           bool   `msgpack:"stream" json:"stream"`
+}
+
+// MaxLogLimit caps how many entries one ListLog call returns.
+const MaxLogLimit = 1000
+
+const (
+	maxLogIDLen    = 128 // account, key and request ids
+	maxLogLabelLen = 256 // model, route, formats
+)
+
+// AppendLog durably stores a batch of entries. Either all entries are
+// written (one batch, committed with Sync) or, if any entry is invalid, none
+// are. An entry is identified by (account, time, request id): re-appending
+// the same entry overwrites it instead of duplicating it, while distinct
+// requests that share a timestamp are all kept.
+func (s *Store) AppendLog(entries []LogEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	for i := range entries {
+		if err := validateLogEntry(&entries[i]); err != nil {
+			return fmt.Errorf("persistence: append log: entries[%d]: %w", i, err)
+		}
+	}
+	b := s.db.NewBatch()
+	for i := range entries {
+		e := &entries[i]
+		if err := putMsgpack(b, logKey(e.AccountID, e.Time, e.RequestID), e); err != nil {
+			b.Close()
+			return fmt.Errorf("persistence: append log: entries[%d]: %w", i, err)
+		}
+	}
+	if err := commit(b); err != nil {
+		return fmt.Errorf("persistence: append log: %w", err)
+	}
+	return nil
+}
+
+// ListLog returns an account's entries with from <= Time < to in ascending
+// time order. A zero to means no upper bound; a zero from means the
+// beginning. limit <= 0 or above MaxLogLimit means MaxLogLimit. The result is
+// never nil.
+func (s *Store) ListLog(accountID string, from, to time.Time, limit int) ([]LogEntry, error) {
+	if err := validateLogAccount(accountID); err != nil {
+		return nil, fmt.Errorf("persistence: list log: %w", err)
+	}
+	if limit <= 0 || limit > MaxLogLimit {
+		limit = MaxLogLimit
+	}
+	prefix := dbKey(nsLog, accountID, "/")
+	lower := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(clampNanos(from)))
+	upper := prefixUpper(prefix)
+	if !to.IsZero() {
+		toN := clampNanos(to)
+		if toN <= clampNanos(from) {
+			return []LogEntry{}, nil
+		}
+		if toN < math.MaxInt64 {
+			// Keys at time t sort after log/<acct>/<t>, so this exclusive
+			// bound drops exactly the entries with Time == to.
+			upper = binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(toN))
+		}
+	}
+	out := []LogEntry{}
+	err := s.scan(lower, upper, func(k, v []byte) (bool, error) {
+		var e LogEntry
+		if err := msgpack.Unmarshal(v, &e); err != nil {
+			return false, fmt.Errorf("decode %q: %w", k, err)
+		}
+		out = append(out, e)
+		return len(out) < limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: list log of %s: %w", accountID, err)
+	}
+	return out, nil
+}
+
+// clampNanos maps t onto the non-negative int64 nanosecond range that the
+// big-endian key encoding orders correctly; time.Time.UnixNano is undefined
+// outside 1678..2262, and the zero Time falls far before that.
+func clampNanos(t time.Time) int64 {
+	switch {
+	case t.IsZero() || t.Before(time.Unix(0, 0)):
+		return 0
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// logKey is log/<acct>/<8-byte big-endian nanos>/<rid>.
+func logKey(accountID string, nanos int64, rid string) []byte {
+	k := make([]byte, 0, len(nsLog)+len(accountID)+1+8+1+len(rid))
+	k = append(k, nsLog...)
+	k = append(k, accountID...)
+	k = append(k, '/')
+	k = binary.BigEndian.AppendUint64(k, uint64(nanos))
+	k = append(k, '/')
+	return append(k, rid...)
+}
+
+// validateLogAccount rejects account ids that could break key framing: a
+// '/' inside the id would let one account's prefix match another's keys.
+func validateLogAccount(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: account_id is required", ErrInvalid)
+	case len(id) > maxLogIDLen:
+		return fmt.Errorf("%w: account_id longer than %d bytes", ErrInvalid, maxLogIDLen)
+	case !printableASCII(id) || strings.IndexByte(id, '/') >= 0:
+		return fmt.Errorf("%w: account_id %q must be printable ASCII without spaces or '/'", ErrInvalid, id)
+	}
+	return nil
+}
+
+func validateLogEntry(e *LogEntry) error {
+	if err := validateLogAccount(e.AccountID); err != nil {
+		return err
+	}
+	switch {
+	case e.RequestID == "":
+		return fmt.Errorf("%w: request_id is required", ErrInvalid)
+	case len(e.RequestID) > maxLogIDLen || !printableASCII(e.RequestID):
+		return fmt.Errorf("%w: request_id %q must be 1-%d printable ASCII bytes", ErrInvalid, e.RequestID, maxLogIDLen)
+	case len(e.KeyID) > maxLogIDLen || !validText(e.KeyID):
+		return fmt.Errorf("%w: key_id %q is too long or not printable", ErrInvalid, e.KeyID)
+	case e.Time <= 0:
+		// Negative times would sort after every positive one; zero means
+		// the caller forgot to set it.
+		return fmt.Errorf("%w: time %d must be positive unix nanoseconds", ErrInvalid, e.Time)
+	case e.Status < 0 || e.Status > 999:
+		return fmt.Errorf("%w: status %d out of range", ErrInvalid, e.Status)
+	case e.Attempts < 0:
+		return fmt.Errorf("%w: attempts %d is negative", ErrInvalid, e.Attempts)
+	}
+	for _, f := range [...]struct {
+		name string
+		v    string
+	}{
+		{"model", e.Model}, {"route", e.Route},
+		{"client_format", e.ClientFormat}, {"upstream_format", e.UpstreamFormat},
+	} {
+		if len(f.v) > maxLogLabelLen || !validText(f.v) {
+			return fmt.Errorf("%w: %s %q is too long or not printable", ErrInvalid, f.name, f.v)
+		}
+	}
+	// Negative counters would silently corrupt usage and billing sums.
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{
+		{"input_tokens", e.InputTokens}, {"cached_tokens", e.CachedTokens},
+		{"cache_write_tokens", e.CacheWriteTokens}, {"output_tokens", e.OutputTokens},
+		{"reasoning_tokens", e.ReasoningTokens}, {"latency_ms", e.LatencyMs},
+		{"ttft_ms", e.TTFTMs}, {"cost", e.Cost},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%w: %s %d is negative", ErrInvalid, f.name, f.v)
+		}
+	}
+	return nil
+}

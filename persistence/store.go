@@ -1,0 +1,251 @@
+// Package persistence stores accounts, API keys and the request log in Pebble.
+//
+// It is the durable state of the gateway. Values are msgpack; keys are
+// namespaced byte strings ("acct/", "key/", "keyhash/", "acctkey/", "log/",
+// "meta/"); times are UTC unix integers. Every input is validated before
+// anything is written, and every change that touches more than one key goes
+// into a single batch committed with pebble.Sync, so a crash or a bad request
+// can never leave a half-written record or a dangling index entry behind.
+package persistence
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Sentinel errors. Returned errors wrap one of these (test with errors.Is)
+// and their messages name the offending field or id.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+	ErrInvalid  = errors.New("invalid")
+)
+
+// Key namespaces. Each ends in '/', so one namespace is never a prefix of
+// another ("key/" vs "keyhash/") and prefixUpper only has to bump that byte.
+const (
+	nsAccount = "acct/"
+	nsKey     = "key/"
+	nsKeyHash = "keyhash/"
+	nsAcctKey = "acctkey/"
+	nsLog     = "log/"
+	nsMeta    = "meta/"
+)
+
+// Store is the gateway's durable state. All methods are safe for concurrent
+// use.
+type Store struct {
+	db *pebble.DB
+
+	// mu serialises read-modify-write operations (uniqueness checks, plan
+	// changes, revocations). Pebble has no transactions, so without it two
+	// concurrent imports of the same secret could both pass the duplicate
+	// check. Plain reads and blind writes (log, meta) do not take it.
+	mu sync.Mutex
+	// lastNanos is the last creation timestamp handed out for the acctkey
+	// index (guarded by mu); it keeps ListKeys in creation order even if the
+	// wall clock steps backwards or two keys land in the same nanosecond.
+	lastNanos int64
+
+	closed atomic.Bool
+}
+
+// Open opens (creating if needed) the Pebble database whose files live
+// directly in dir.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("persistence: open: %w: empty dir", ErrInvalid)
+	}
+	// 0o700: the directory holds key hashes and account e-mails.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("persistence: open: %w", err)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{
+		// Newest format: this is a fresh store, no older binaries read it.
+		FormatMajorVersion: pebble.FormatNewest,
+		// Pebble's default logger chatters on stderr; the gateway has its
+		// own logging and surfaces errors through return values.
+		Logger: quietLogger{},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database. Every acknowledged write is already synced to
+// the WAL, so nothing is lost if Close is skipped; it releases the directory
+// lock and files. Calling it more than once is a no-op; using the Store
+// after Close is a programming error.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("persistence: close: %w", err)
+	}
+	return nil
+}
+
+// quietLogger drops Pebble's informational chatter (WAL replay notices on
+// every Open) but keeps errors visible and fatal errors fatal, as Pebble's
+// Logger contract requires.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
+	log.Printf("pebble: "+format, args...)
+}
+func (quietLogger) Fatalf(format string, args ...any) {
+	log.Fatalf("pebble: "+format, args...)
+}
+
+// getMsgpack decodes the value at key into v. A missing key yields a bare
+// ErrNotFound, which callers wrap with the id they were looking for.
+func (s *Store) getMsgpack(key []byte, v any) error {
+	val, closer, err := s.db.Get(key)
+	if err != nil {
+		return mapNotFound(err)
+	}
+	// val is only valid until closer.Close, so decode before closing.
+	err = msgpack.Unmarshal(val, v)
+	closer.Close()
+	if err != nil {
+		return fmt.Errorf("decode %q: %w", key, err)
+	}
+	return nil
+}
+
+// mapNotFound turns Pebble's not-found into ours so callers can use
+// errors.Is(err, ErrNotFound) without importing Pebble.
+func mapNotFound(err error) error {
+	if errors.Is(err, pebble.ErrNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// has reports whether key exists.
+func (s *Store) has(key []byte) (bool, error) {
+	_, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	closer.Close()
+	return true, nil
+}
+
+// putMsgpack encodes v into the batch at key. Encoding happens before
+// anything is committed, so an encode failure leaves the store untouched.
+func putMsgpack(b *pebble.Batch, key []byte, v any) error {
+	val, err := msgpack.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %q: %w", key, err)
+	}
+	return b.Set(key, val, nil)
+}
+
+// commit applies b durably and releases it. Every write in this package goes
+// through here so that nothing is acknowledged before it is on disk.
+func commit(b *pebble.Batch) error {
+	defer b.Close()
+	return b.Commit(pebble.Sync)
+}
+
+// scan calls fn for every key in [lower, upper) in ascending order until fn
+// returns false or an error. k and v are only valid during the call.
+func (s *Store) scan(lower, upper []byte, fn func(k, v []byte) (bool, error)) (err error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		more, err := fn(it.Key(), v)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// scanPrefix is scan over every key starting with prefix.
+func (s *Store) scanPrefix(prefix []byte, fn func(k, v []byte) (bool, error)) error {
+	return s.scan(prefix, prefixUpper(prefix), fn)
+}
+
+// prefixUpper returns the smallest key greater than every key with the given
+// prefix. Prefixes here always end in '/', so the last byte never overflows;
+// the loop still handles 0xff for safety.
+func prefixUpper(prefix []byte) []byte {
+	up := append([]byte(nil), prefix...)
+	for i := len(up) - 1; i >= 0; i-- {
+		if up[i] < 0xff {
+			up[i]++
+			return up[:i+1]
+		}
+	}
+	return nil // all 0xff: no upper bound
+}
+
+// dbKey concatenates a namespace and its components into a fresh key.
+func dbKey(parts ...string) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	k := make([]byte, 0, n)
+	for _, p := range parts {
+		k = append(k, p...)
+	}
+	return k
+}
+
+// nowUTC is the clock used for CreatedAt/RevokedAt; unix time is UTC by
+// definition.
+func nowUTC() time.Time { return time.Now().UTC() }
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// randBase62 returns n characters drawn uniformly from base62 using
+// crypto/rand. Bytes >= 248 (the largest multiple of 62 that fits in a byte)
+// are rejected rather than reduced mod 62, which would favour the first 8
+// characters.
+func randBase62(n int) string {
+	out := make([]byte, 0, n)
+	var buf [64]byte
+	for len(out) < n {
+		// crypto/rand.Read never returns an error (it panics on failure
+		// since Go 1.24), so there is nothing to handle here.
+		rand.Read(buf[:])
+		for _, b := range buf {
+			if b < 248 {
+				out = append(out, base62[b%62])
+				if len(out) == n {
+					break
+				}
+			}
+		}
+	}
+	return string(out)
+}

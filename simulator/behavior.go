@@ -1,0 +1,71 @@
+package simulator
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Behavior is how one route misbehaves. The zero value is a healthy upstream that answers at
+// once and streams as fast as the client reads.
+type Behavior struct {
+	// FirstByteDelay is waited before anything is written (headers included), so it looks like
+	// a slow time-to-first-token. A client that disconnects meanwhile ends the wait.
+	FirstByteDelay time.Duration
+	// TokensPerSecond paces streamed chunks: chunk i is sent no earlier than i/TokensPerSecond
+	// after the first. 0 sends them as fast as possible.
+	TokensPerSecond float64
+	// FailStatus, if non-zero, makes calls fail with this HTTP status (429, 500, 503, 529, ...)
+	// and the format's error body.
+	FailStatus int
+	// RetryAfter, in seconds, is sent as the Retry-After header on injected failures when > 0.
+	RetryAfter int
+	// FailFraction (0..1) is the share of calls that fail with FailStatus. 0 (or >= 1) with
+	// FailStatus set means every call fails.
+	FailFraction float64
+	// DropAfterChunks, for streams, closes the TCP connection abruptly after this many data
+	// chunks: no terminator, no [DONE], as when an upstream dies mid-answer. 0 never drops.
+	DropAfterChunks int
+}
+
+// fractionScale turns FailFraction into an integer rate so the failure pattern is exact
+// (0.3 * 10 calls is exactly 3 failures, with no floating-point drift).
+const fractionScale = 1_000_000
+
+// failsAt reports whether call k (1-based, counted since the behaviour was set) fails. Call k
+// fails when floor(k·f) steps past floor((k-1)·f): a counter instead of dice, so any n
+// consecutive calls contain round-down-or-up(n·f) failures and a test can assert the count.
+func (b Behavior) failsAt(k int64) bool {
+	if b.FailStatus == 0 {
+		return false
+	}
+	if b.FailFraction <= 0 || b.FailFraction >= 1 {
+		return true
+	}
+	rate := int64(math.Round(b.FailFraction * fractionScale))
+	return k*rate/fractionScale != (k-1)*rate/fractionScale
+}
+
+// chunkInterval is the gap between streamed chunks that TokensPerSecond asks for.
+func (b Behavior) chunkInterval() time.Duration {
+	if b.TokensPerSecond <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / b.TokensPerSecond)
+}
+
+// sleepCtx waits d, or less if ctx ends first. It reports whether the full wait elapsed, so
+// callers stop working for a client that has gone away.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,106 @@
+package simulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// routeJSON is the control API's view of a route: Behavior in JSON-friendly units, so the
+// standalone binary and tests in other processes can steer routes with curl.
+type routeJSON struct {
+	Route           string  `json:"route"`
+	FirstByteMS     int64   `json:"first_byte_ms"`
+	TokensPerSecond float64 `json:"tokens_per_second"`
+	FailStatus      int     `json:"fail_status"`
+	RetryAfter      int     `json:"retry_after"`
+	FailFraction    float64 `json:"fail_fraction"`
+	DropAfterChunks int     `json:"drop_after_chunks"`
+	Calls           int64   `json:"calls"`
+}
+
+// registerControl mounts the control API. {route...} also matches the empty name, so
+// /_sim/routes/ addresses the default route "".
+func (s *Server) registerControl() {
+	s.mux.HandleFunc("GET /_sim/routes/{route...}", s.getRoute)
+	s.mux.HandleFunc("PUT /_sim/routes/{route...}", s.putRoute)
+}
+
+func (s *Server) getRoute(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("route")
+	if strings.Contains(name, "/") {
+		writeControlError(w, fmt.Sprintf("route name %q must not contain '/'", name))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.routeView(name))
+}
+
+// putRoute replaces the route's behaviour. Fields left out are zero, so a PUT describes the
+// whole behaviour and `{}` heals a route. Unknown fields are rejected: a typo such as
+// "fail_rate" would otherwise silently leave the route healthy.
+func (s *Server) putRoute(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("route")
+	if strings.Contains(name, "/") {
+		writeControlError(w, fmt.Sprintf("route name %q must not contain '/'", name))
+		return
+	}
+	var in routeJSON
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		writeControlError(w, "invalid route behaviour JSON: "+err.Error())
+		return
+	}
+	if msg := validateRouteJSON(in); msg != "" {
+		writeControlError(w, msg)
+		return
+	}
+	s.SetBehavior(name, Behavior{
+		FirstByteDelay:  time.Duration(in.FirstByteMS) * time.Millisecond,
+		TokensPerSecond: in.TokensPerSecond,
+		FailStatus:      in.FailStatus,
+		RetryAfter:      in.RetryAfter,
+		FailFraction:    in.FailFraction,
+		DropAfterChunks: in.DropAfterChunks,
+	})
+	writeJSON(w, http.StatusOK, s.routeView(name))
+}
+
+// validateRouteJSON returns what is wrong with a requested behaviour, or "".
+func validateRouteJSON(in routeJSON) string {
+	switch {
+	case in.FirstByteMS < 0:
+		return "first_byte_ms must be >= 0"
+	case in.TokensPerSecond < 0:
+		return "tokens_per_second must be >= 0"
+	case in.FailStatus != 0 && (in.FailStatus < 400 || in.FailStatus > 599):
+		return fmt.Sprintf("fail_status must be 0 or 400..599, got %d", in.FailStatus)
+	case in.RetryAfter < 0:
+		return "retry_after must be >= 0"
+	case in.FailFraction < 0 || in.FailFraction > 1:
+		return fmt.Sprintf("fail_fraction must be within 0..1, got %v", in.FailFraction)
+	case in.DropAfterChunks < 0:
+		return "drop_after_chunks must be >= 0"
+	}
+	return ""
+}
+
+func (s *Server) routeView(name string) routeJSON {
+	b := s.Behavior(name)
+	return routeJSON{
+		Route:           name,
+		FirstByteMS:     b.FirstByteDelay.Milliseconds(),
+		TokensPerSecond: b.TokensPerSecond,
+		FailStatus:      b.FailStatus,
+		RetryAfter:      b.RetryAfter,
+		FailFraction:    b.FailFraction,
+		DropAfterChunks: b.DropAfterChunks,
+		Calls:           s.Calls(name),
+	}
+}
+
+func writeControlError(w http.ResponseWriter, msg string) {
+	writeOpenAIError(w, apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: msg})
+}

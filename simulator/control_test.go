@@ -1,0 +1,111 @@
+package simulator
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestControlEndpoint(t *testing.T) {
+	s, base := startSim(t)
+	resp, data := call(t, http.MethodPut, base+"/_sim/routes/beta", `{"first_byte_ms":5,
+		"tokens_per_second":50,"fail_status":503,"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4}`, "-")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT status %d: %s", resp.StatusCode, data)
+	}
+	assertJSON(t, data, `{"route":"beta","first_byte_ms":5,"tokens_per_second":50,"fail_status":503,
+		"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4,"calls":0}`)
+	want := Behavior{FirstByteDelay: 5 * time.Millisecond, TokensPerSecond: 50, FailStatus: 503,
+		RetryAfter: 2, FailFraction: 0.5, DropAfterChunks: 4}
+	if got := s.Behavior("beta"); got != want {
+		t.Errorf("Behavior(beta) = %+v, want %+v", got, want)
+	}
+
+	post(t, base+"/r/beta/v1/chat/completions", hiChat)
+	call(t, http.MethodGet, base+"/r/beta/v1/models", "", "")
+	_, data = call(t, http.MethodGet, base+"/_sim/routes/beta", "", "-")
+	assertJSON(t, data, `{"route":"beta","first_byte_ms":5,"tokens_per_second":50,"fail_status":503,
+		"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4,"calls":2}`)
+
+	// The empty name is the default route; an empty body heals a route.
+	call(t, http.MethodPut, base+"/_sim/routes/", `{"fail_status":429}`, "-")
+	if got := s.Behavior(""); got != (Behavior{FailStatus: 429}) {
+		t.Errorf("Behavior(\"\") = %+v", got)
+	}
+	call(t, http.MethodPut, base+"/_sim/routes/", `{}`, "-")
+	if got := s.Behavior(""); got != (Behavior{}) {
+		t.Errorf("after healing: %+v", got)
+	}
+
+	for _, bad := range []string{`{"fail_rate":0.5}`, `{"fail_fraction":1.5}`, `{"fail_status":200}`,
+		`{"first_byte_ms":-1}`, `{"drop_after_chunks":-2}`, `not json`} {
+		resp, data := call(t, http.MethodPut, base+"/_sim/routes/beta", bad, "-")
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("PUT %s: status %d (%s), want 400", bad, resp.StatusCode, data)
+		}
+	}
+	if got := s.Behavior("beta"); got != want {
+		t.Errorf("rejected PUTs changed the route: %+v", got)
+	}
+}
+
+func TestRoutesAreIsolatedAndRecorded(t *testing.T) {
+	s, base := startSim(t)
+	body := `{"model":"gpt-x","messages":[{"role":"user","content":"alpha only"}]}`
+	resp, data := callHeaders(t, http.MethodPost, base+"/r/alpha/v1/chat/completions", body,
+		map[string]string{"Authorization": "Bearer alpha-key", "X-Trace": "t-1"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	post(t, base+"/v1/chat/completions", hiChat)
+
+	if got := string(s.LastRequest("alpha")); got != body {
+		t.Errorf("LastRequest(alpha) = %q, want %q", got, body)
+	}
+	h := s.LastHeaders("alpha")
+	if h.Get("Authorization") != "Bearer alpha-key" || h.Get("X-Trace") != "t-1" {
+		t.Errorf("LastHeaders(alpha) = %v", h)
+	}
+	if got := string(s.LastRequest("")); got != hiChat {
+		t.Errorf("LastRequest(\"\") = %q", got)
+	}
+	for route, want := range map[string]int64{"alpha": 1, "": 1, "beta": 0} {
+		if got := s.Calls(route); got != want {
+			t.Errorf("Calls(%q) = %d, want %d", route, got, want)
+		}
+	}
+	if s.LastRequest("beta") != nil || s.LastHeaders("beta") != nil {
+		t.Error("an unused route has a recorded request")
+	}
+}
+
+func TestModelsHealthAndUnknownPaths(t *testing.T) {
+	_, base := startSim(t)
+	tests := []struct {
+		name, method, path, auth string
+		status                   int
+		body                     string
+	}{
+		{"models", http.MethodGet, "/v1/models", "", 200,
+			`{"object":"list","data":[{"id":"sim-model","object":"model","created":1700000000,"owned_by":"simulator"}]}`},
+		{"models on a route", http.MethodGet, "/r/x/v1/models", "", 200,
+			`{"object":"list","data":[{"id":"sim-model","object":"model","created":1700000000,"owned_by":"simulator"}]}`},
+		{"unknown path", http.MethodPost, "/r/x/v1/completions", "", 404,
+			`{"error":{"message":"Invalid URL (POST /r/x/v1/completions)","type":"invalid_request_error","param":null,"code":null}}`},
+		{"wrong method", http.MethodGet, "/v1/chat/completions", "", 404,
+			`{"error":{"message":"Invalid URL (GET /v1/chat/completions)","type":"invalid_request_error","param":null,"code":null}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, data := call(t, tc.method, base+tc.path, "", tc.auth)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, data)
+			}
+			assertJSON(t, data, tc.body)
+		})
+	}
+	resp, data := call(t, http.MethodGet, base+"/healthz", "", "-")
+	if resp.StatusCode != http.StatusOK || string(data) != "ok\n" {
+		t.Errorf("healthz: %d %q", resp.StatusCode, data)
+	}
+}

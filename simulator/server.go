@@ -1,0 +1,304 @@
+// Package simulator is a fake LLM upstream that speaks the providers' wire formats over real
+// HTTP, so the gateway's tests, demo and benchmarks exercise real sockets, real SSE framing and
+// real failure modes without calling a paid API.
+//
+// One process serves many named upstream routes: /r/{route}/v1/... for route "{route}", and
+// /v1/... for route "". Each route has its own Behavior (latency, pacing, injected failures,
+// dropped streams), its own call counter and a record of the last request it received, so a
+// test can point several gateway routes at one simulator and assert what each one forwarded.
+// Answers are deterministic (see chat.go) so tests can assert exact content and usage.
+//
+// Each wire format lives in its own files (chat.go, embeddings.go, ...) and plugs into the
+// shared request pipeline (Server.endpoint) through a dialect: how that format authenticates
+// and how it renders an error.
+package simulator
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxBodyBytes bounds what one request may upload; real providers cap bodies too, and a
+// runaway test should get a 413 rather than exhaust memory.
+const maxBodyBytes = 32 << 20
+
+// Server is a simulated upstream. Create it with New (then serve Handler) or with Start.
+// All methods are safe for concurrent use, including while traffic is flowing.
+type Server struct {
+	mux    *http.ServeMux
+	idSeed [8]byte       // random per server, so two simulator processes never share ids
+	ids    atomic.Uint64 // feeds newID so every response and tool call gets a distinct id
+
+	mu     sync.RWMutex
+	routes map[string]*routeState
+}
+
+// routeState is everything the simulator knows about one route.
+type routeState struct {
+	calls atomic.Int64
+
+	mu          sync.Mutex
+	behavior    Behavior
+	failSeq     int64 // calls judged for failure since the behaviour was last set
+	lastBody    []byte
+	lastHeaders http.Header
+}
+
+// New returns a simulator with every route healthy and instant.
+func New() *Server {
+	s := &Server{mux: http.NewServeMux(), routes: make(map[string]*routeState)}
+	_, _ = rand.Read(s.idSeed[:]) // never fails (crypto/rand panics rather than erring)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	s.registerControl()
+	s.registerOpenAI()
+	// Unknown paths get an OpenAI-shaped 404, as api.openai.com does, so a misconfigured
+	// gateway base URL fails with a readable upstream error instead of an HTML page.
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeOpenAIError(w, apiError{Status: http.StatusNotFound, Type: "invalid_request_error",
+			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
+	})
+	return s
+}
+
+// Handler serves the simulated APIs, the /_sim control API and /healthz.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// handleRoutes registers h for path both with and without the /r/{route} prefix, so one
+// process serves the default route and any number of named ones.
+func (s *Server) handleRoutes(method, path string, h http.Handler) {
+	s.mux.Handle(method+" "+path, h)
+	s.mux.Handle(method+" /r/{route}"+path, h)
+}
+
+// SetBehavior replaces the behaviour of route ("" is the route without a /r/ prefix). It also
+// restarts the FailFraction pattern, so the calls after SetBehavior fail in a known order.
+func (s *Server) SetBehavior(route string, b Behavior) {
+	rt := s.state(route)
+	rt.mu.Lock()
+	rt.behavior = b
+	rt.failSeq = 0
+	rt.mu.Unlock()
+}
+
+// Behavior returns the current behaviour of route.
+func (s *Server) Behavior(route string) Behavior {
+	rt := s.lookup(route)
+	if rt == nil {
+		return Behavior{}
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.behavior
+}
+
+// Calls is the number of requests that reached route on any API endpoint, counted on arrival
+// (before delays, auth and injected failures).
+func (s *Server) Calls(route string) int64 {
+	rt := s.lookup(route)
+	if rt == nil {
+		return 0
+	}
+	return rt.calls.Load()
+}
+
+// LastRequest is a copy of the raw body of the last request to route (nil if none), so tests
+// can assert exactly what the gateway forwarded.
+func (s *Server) LastRequest(route string) []byte {
+	rt := s.lookup(route)
+	if rt == nil {
+		return nil
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.lastBody == nil {
+		return nil
+	}
+	return append([]byte(nil), rt.lastBody...)
+}
+
+// LastHeaders is a copy of the headers of the last request to route (nil if none).
+func (s *Server) LastHeaders(route string) http.Header {
+	rt := s.lookup(route)
+	if rt == nil {
+		return nil
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.lastHeaders.Clone()
+}
+
+func (s *Server) lookup(route string) *routeState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.routes[route]
+}
+
+// state returns the route's state, creating it on first use: any route name works without
+// being declared first, which keeps test setup to one line.
+func (s *Server) state(route string) *routeState {
+	if rt := s.lookup(route); rt != nil {
+		return rt
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt := s.routes[route]
+	if rt == nil {
+		rt = &routeState{}
+		s.routes[route] = rt
+	}
+	return rt
+}
+
+// arrive counts and records one request and returns the behaviour in force for it. The
+// behaviour is a snapshot: a SetBehavior racing with the request affects only later requests.
+func (rt *routeState) arrive(body []byte, h http.Header) Behavior {
+	rt.calls.Add(1)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.lastBody = body
+	rt.lastHeaders = h.Clone()
+	return rt.behavior
+}
+
+// judge advances the route's failure pattern by one call and reports whether it fails.
+func (rt *routeState) judge(b Behavior) bool {
+	if b.FailStatus == 0 {
+		return false
+	}
+	rt.mu.Lock()
+	rt.failSeq++
+	k := rt.failSeq
+	rt.mu.Unlock()
+	return b.failsAt(k)
+}
+
+// dialect is what differs between wire formats in the shared request pipeline.
+type dialect struct {
+	authorized   func(*http.Request) bool
+	unauthorized apiError
+	failure      func(status int) apiError // the format's error for an injected failure
+	writeError   func(http.ResponseWriter, apiError)
+}
+
+// exchange is one request that passed the shared pipeline and is ready to be answered.
+type exchange struct {
+	w        http.ResponseWriter
+	r        *http.Request
+	route    string
+	body     []byte
+	behavior Behavior
+}
+
+// endpoint wraps a format handler in the pipeline every simulated API call goes through:
+// record → first-byte delay → auth → injected failure → handler. The delay comes first so a
+// slow upstream is slow even when it is about to refuse the call, as real ones are.
+func (s *Server) endpoint(d dialect, serve func(*exchange)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("route")
+		rt := s.state(name)
+		body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		b := rt.arrive(body, r.Header)
+		if !sleepCtx(r.Context(), b.FirstByteDelay) {
+			return // the client gave up; there is no one to answer
+		}
+		w.Header().Set("X-Request-Id", s.newID("req_"))
+		if readErr != nil {
+			status := http.StatusBadRequest
+			if _, ok := errors.AsType[*http.MaxBytesError](readErr); ok {
+				status = http.StatusRequestEntityTooLarge
+			}
+			d.writeError(w, apiError{Status: status, Type: "invalid_request_error",
+				Message: "could not read request body: " + readErr.Error()})
+			return
+		}
+		if !d.authorized(r) {
+			d.writeError(w, d.unauthorized)
+			return
+		}
+		if rt.judge(b) {
+			if b.RetryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(b.RetryAfter))
+			}
+			d.writeError(w, d.failure(b.FailStatus))
+			return
+		}
+		serve(&exchange{w: w, r: r, route: name, body: body, behavior: b})
+	})
+}
+
+// newID returns prefix plus 24 hex characters, distinct for every call: a hash of a per-server
+// seed and a counter looks like a provider id, cannot collide across processes and is cheap.
+func (s *Server) newID(prefix string) string {
+	sum := sha256.Sum256(strconv.AppendUint(s.idSeed[:], s.ids.Add(1), 10))
+	return prefix + hex.EncodeToString(sum[:12])
+}
+
+// Start listens on addr ("127.0.0.1:0" picks a free port) and serves a new simulator in a
+// goroutine. It returns the base URL (e.g. "http://127.0.0.1:41234") and a function that stops
+// the server and closes its connections.
+func Start(addr string) (*Server, string, func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("simulator: listen on %s: %w", addr, err)
+	}
+	s := New()
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln) // always ErrServerClosed once stop runs
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = srv.Close()
+			<-served
+		})
+	}
+	return s, baseURL(ln.Addr()), stop, nil
+}
+
+// baseURL turns a listener address into a URL a client can dial: a wildcard listen address
+// (":9090", "0.0.0.0:9090") is reachable on loopback.
+func baseURL(a net.Addr) string {
+	host, port := "127.0.0.1", ""
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		port = strconv.Itoa(tcp.Port)
+		if !tcp.IP.IsUnspecified() {
+			host = tcp.IP.String()
+		}
+	} else {
+		h, p, _ := net.SplitHostPort(a.String())
+		host, port = h, p
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// writeJSON writes v as a JSON response with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // bodies are for API clients, not browsers; keep "<" readable
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, "simulator: encoding response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}

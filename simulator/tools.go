@@ -1,0 +1,222 @@
+package simulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// chatTool is one entry of a chat request's "tools".
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// isFunction reports whether the tool is a function tool, the only kind the simulator calls.
+// Custom (free-form) tools are accepted but never chosen.
+func (t chatTool) isFunction() bool { return t.Type == "" || t.Type == "function" }
+
+// toolChoice is a parsed "tool_choice": a mode ("none", "auto", "required") or a forced name.
+type toolChoice struct {
+	mode   string
+	forced string
+}
+
+// parseToolChoice accepts every tool_choice shape in the spec. allowed_tools is treated like
+// auto: the simulator already calls only the tools it was given.
+func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return toolChoice{mode: "auto"}, nil
+	}
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		switch mode {
+		case "none", "auto", "required":
+			return toolChoice{mode: mode}, nil
+		}
+		return toolChoice{}, fmt.Errorf("invalid tool_choice %q: expected none, auto, required or an object", mode)
+	}
+	var obj struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return toolChoice{}, errors.New("invalid tool_choice: expected a string or an object")
+	}
+	switch obj.Type {
+	case "function":
+		if obj.Function.Name == "" {
+			return toolChoice{}, errors.New("tool_choice.function.name is required")
+		}
+		return toolChoice{mode: "required", forced: obj.Function.Name}, nil
+	case "allowed_tools":
+		return toolChoice{mode: "auto"}, nil
+	}
+	return toolChoice{}, fmt.Errorf("unsupported tool_choice type %q", obj.Type)
+}
+
+// validateTools checks what the simulator relies on: a name per function tool, and
+// parameters that are a JSON object when present.
+func validateTools(tools []chatTool) *apiError {
+	for i, t := range tools {
+		if !t.isFunction() {
+			continue
+		}
+		if t.Function.Name == "" {
+			param := fmt.Sprintf("tools[%d].function.name", i)
+			return badRequest(param, "Missing required parameter: '"+param+"'.")
+		}
+		if _, _, err := toolProperties(t.Function.Parameters); err != nil {
+			return badRequest(fmt.Sprintf("tools[%d].function.parameters", i),
+				fmt.Sprintf("Invalid 'tools[%d].function.parameters': %v.", i, err))
+		}
+	}
+	return nil
+}
+
+// toolsToCall picks which tools the answer calls, or nil for a text answer. The rules make
+// every case reachable from a test prompt: a forced tool, the first tool, or all tools when
+// the user asks for "parallel" and parallel calls are allowed.
+func toolsToCall(req *chatRequest, choice toolChoice, lastUser string) ([]chatTool, *apiError) {
+	var fns []chatTool
+	for _, t := range req.Tools {
+		if t.isFunction() {
+			fns = append(fns, t)
+		}
+	}
+	var forced []chatTool
+	if choice.forced != "" {
+		for _, t := range fns {
+			if t.Function.Name == choice.forced {
+				forced = []chatTool{t}
+			}
+		}
+		if forced == nil {
+			return nil, badRequest("tool_choice",
+				fmt.Sprintf("Invalid value for 'tool_choice': tool %q is not in 'tools'.", choice.forced))
+		}
+	}
+	// Only a user turn gets tool calls: after tool results the model answers in text, so a
+	// gateway's agent loop against the simulator terminates.
+	last := req.Messages[len(req.Messages)-1]
+	if len(fns) == 0 || choice.mode == "none" || last.Role != "user" {
+		return nil, nil
+	}
+	if forced != nil {
+		return forced, nil
+	}
+	parallelAllowed := req.ParallelToolCalls == nil || *req.ParallelToolCalls
+	if parallelAllowed && parallelRe.MatchString(lastUser) {
+		return fns, nil
+	}
+	return fns[:1], nil
+}
+
+// sampleArguments builds a call's arguments: a JSON object with one sample value per property
+// of the tool's parameters, in the schema's own order (as a model writes them). It also
+// returns the number of properties, which counts toward completion tokens.
+func sampleArguments(params json.RawMessage) (string, int) {
+	names, schemas, _ := toolProperties(params) // validated by validateTools
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(name)
+		b.Write(key)
+		b.WriteByte(':')
+		b.WriteString(sampleValue(schemas[i]))
+	}
+	b.WriteByte('}')
+	return b.String(), len(names)
+}
+
+// toolProperties returns the property names and schemas of a tool's parameters schema.
+func toolProperties(params json.RawMessage) ([]string, []json.RawMessage, error) {
+	keys, values, err := objectMembers(params)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, k := range keys {
+		if k == "properties" {
+			names, schemas, err := objectMembers(values[i])
+			if err != nil {
+				return nil, nil, fmt.Errorf("properties %w", err)
+			}
+			return names, schemas, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// sampleValue is the placeholder for a property, chosen by its JSON-schema type. A type list
+// such as ["string","null"] uses its first non-null entry.
+func sampleValue(schema json.RawMessage) string {
+	var s struct {
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(schema, &s) // a malformed schema just gets the default sample
+	var typ string
+	if json.Unmarshal(s.Type, &typ) != nil {
+		var types []string
+		_ = json.Unmarshal(s.Type, &types)
+		for _, t := range types {
+			if t != "null" {
+				typ = t
+				break
+			}
+		}
+	}
+	switch typ {
+	case "integer", "number":
+		return "1"
+	case "boolean":
+		return "true"
+	case "array":
+		return "[]"
+	case "object":
+		return "{}"
+	default:
+		return `"sample"`
+	}
+}
+
+// objectMembers splits a JSON object into its keys and raw values, keeping their order (a Go
+// map would sort them). Empty or null input is an empty object.
+func objectMembers(raw json.RawMessage) ([]string, []json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, errors.New("must be a JSON object")
+	}
+	var keys []string
+	var values []json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, tok.(string))
+		values = append(values, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, err
+	}
+	return keys, values, nil
+}

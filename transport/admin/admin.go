@@ -1,0 +1,241 @@
+// Package admin serves the operator API under /admin/v1: accounts, keys and usage, guarded
+// by the operator's admin token.
+package admin
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// Store is what the admin API changes.
+type Store interface {
+	CreateAccount(email, plan string) (persistence.Account, error)
+	GetAccount(id string) (persistence.Account, error)
+	CreateKey(accountID string, spec persistence.KeySpec) (persistence.Key, string, error)
+	ImportKey(accountID string, spec persistence.KeySpec, secret string) (persistence.Key, error)
+	ListKeys(accountID string) ([]persistence.Key, error)
+	RevokeKey(id string) (persistence.Key, error)
+	ListLog(accountID string, from, to time.Time, limit int) ([]persistence.LogEntry, error)
+}
+
+// Server is the admin API.
+type Server struct {
+	store     Store
+	tokenHash [32]byte
+	flushLog  func() error // makes queued log entries readable before a usage query
+}
+
+// New guards the API with the SHA-256 of the admin token.
+func New(store Store, tokenHash [32]byte, flushLog func() error) *Server {
+	return &Server{store: store, tokenHash: tokenHash, flushLog: flushLog}
+}
+
+// Register adds the routes.
+func (s *Server) Register(r *mux.Router) {
+	a := r.PathPrefix("/admin/v1").Subrouter()
+	a.Use(s.guard)
+	a.HandleFunc("/accounts", s.createAccount).Methods(http.MethodPost)
+	a.HandleFunc("/accounts/{id}", s.getAccount).Methods(http.MethodGet)
+	a.HandleFunc("/accounts/{id}/keys", s.createKey).Methods(http.MethodPost)
+	a.HandleFunc("/accounts/{id}/keys", s.listKeys).Methods(http.MethodGet)
+	a.HandleFunc("/accounts/{id}/usage", s.usage).Methods(http.MethodGet)
+	a.HandleFunc("/keys/{id}", s.revokeKey).Methods(http.MethodDelete)
+}
+
+// guard compares hashes in constant time, so neither the token nor its length leaks.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+		if !ok || subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) != 1 {
+			fail(w, http.StatusUnauthorized, "authentication_error", "invalid_admin_token", "", "the admin API needs 'Authorization: Bearer <admin token>'")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Email string `json:"email"`
+		Plan  string `json:"plan"`
+	}
+	if !decode(w, r, &in) {
+		return
+	}
+	if in.Plan == "" {
+		in.Plan = "default"
+	}
+	acct, err := s.store.CreateAccount(in.Email, in.Plan)
+	if storeFailed(w, err) {
+		return
+	}
+	writeJSON(w, http.StatusCreated, acct)
+}
+
+func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
+	acct, err := s.store.GetAccount(mux.Vars(r)["id"])
+	if storeFailed(w, err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, acct)
+}
+
+// createdKey is the one answer that shows a key's secret.
+type createdKey struct {
+	persistence.Key
+	Secret string `json:"key"`
+}
+
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Name   string   `json:"name"`
+		Models []string `json:"models"`
+		ZDR    bool     `json:"zdr"`
+		Import string   `json:"import_key"` // an existing sk-user-/sk-token- secret to import
+	}
+	if !decode(w, r, &in) {
+		return
+	}
+	spec := persistence.KeySpec{Name: in.Name, Models: in.Models, ZDR: in.ZDR}
+	acct := mux.Vars(r)["id"]
+	if in.Import != "" {
+		k, err := s.store.ImportKey(acct, spec, in.Import)
+		if storeFailed(w, err) {
+			return
+		}
+		writeJSON(w, http.StatusCreated, k)
+		return
+	}
+	k, secret, err := s.store.CreateKey(acct, spec)
+	if storeFailed(w, err) {
+		return
+	}
+	writeJSON(w, http.StatusCreated, createdKey{Key: k, Secret: secret})
+}
+
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	if _, err := s.store.GetAccount(id); storeFailed(w, err) {
+		return
+	}
+	keys, err := s.store.ListKeys(id)
+	if storeFailed(w, err) {
+		return
+	}
+	if keys == nil {
+		keys = []persistence.Key{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": keys})
+}
+
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
+	k, err := s.store.RevokeKey(mux.Vars(r)["id"])
+	if storeFailed(w, err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, k)
+}
+
+// usageEntry is a log entry with its exact cost as a decimal string.
+type usageEntry struct {
+	persistence.LogEntry
+	CostUSD string `json:"cost_usd"`
+}
+
+func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	if _, err := s.store.GetAccount(id); storeFailed(w, err) {
+		return
+	}
+	from, ok1 := parseTime(w, r, "from")
+	to, ok2 := parseTime(w, r, "to")
+	if !ok1 || !ok2 {
+		return
+	}
+	if s.flushLog != nil {
+		if err := s.flushLog(); err != nil {
+			fail(w, http.StatusInternalServerError, "server_error", "log_unavailable", "", "the request log could not be written: "+err.Error())
+			return
+		}
+	}
+	entries, err := s.store.ListLog(id, from, to, 1000)
+	if storeFailed(w, err) {
+		return
+	}
+	out := make([]usageEntry, len(entries))
+	var total money.Amount
+	for i, e := range entries {
+		out[i] = usageEntry{LogEntry: e, CostUSD: money.Amount(e.Cost).String()}
+		total += money.Amount(e.Cost)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "total_cost_usd": total.String()})
+}
+
+// parseTime accepts RFC 3339 or unix seconds; empty is the zero time (no bound).
+func parseTime(w http.ResponseWriter, r *http.Request, name string) (time.Time, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return time.Time{}, true
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, true
+	}
+	var secs int64
+	if err := json.Unmarshal([]byte(v), &secs); err == nil {
+		return time.Unix(secs, 0), true
+	}
+	fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_time", name, name+" must be an RFC 3339 time (2026-11-22T00:00:00Z) or unix seconds")
+	return time.Time{}, false
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be a JSON object of the documented fields: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func storeFailed(w http.ResponseWriter, err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, persistence.ErrNotFound):
+		fail(w, http.StatusNotFound, "invalid_request_error", "not_found", "", err.Error())
+	case errors.Is(err, persistence.ErrInvalid):
+		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
+	case errors.Is(err, persistence.ErrConflict):
+		fail(w, http.StatusConflict, "invalid_request_error", "conflict", "", err.Error())
+	default:
+		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store failed: "+err.Error())
+	}
+	return true
+}
+
+func fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(chat.ErrorBody(msg, typ, code, param))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "text->text", not "text-\u003etext"
+	enc.Encode(v)
+}

@@ -1,0 +1,100 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// authenticate reads the key from Authorization: Bearer or x-api-key.
+func (s *Server) authenticate(r *http.Request, c *call) *apiError {
+	secret := r.Header.Get("x-api-key")
+	if auth := r.Header.Get("Authorization"); secret == "" && auth != "" {
+		scheme, token, ok := strings.Cut(auth, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return errUnauthorized("the Authorization header must be 'Bearer <API key>'")
+		}
+		secret = strings.TrimSpace(token)
+	}
+	if secret == "" {
+		return errUnauthorized("no API key: send 'Authorization: Bearer <API key>' or 'x-api-key: <API key>'")
+	}
+	if !strings.HasPrefix(secret, "sk-token-") && !strings.HasPrefix(secret, "sk-user-") {
+		return errUnauthorized("invalid API key: keys start with sk-token- or sk-user-")
+	}
+	key, err := s.Keys.LookupKey(secret)
+	switch {
+	case errors.Is(err, persistence.ErrNotFound):
+		return errUnauthorized("invalid API key")
+	case err != nil:
+		s.Logger.Error("key lookup failed", "request_id", c.id, "err", err)
+		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "the key could not be checked; try again"}
+	case key.RevokedAt != 0:
+		return errUnauthorized("this API key has been revoked")
+	}
+	c.key = key
+	return nil
+}
+
+// resolveModel applies the catalog and the key's policy to a requested model name.
+func (s *Server) resolveModel(c *call, name, kind string) (*catalog.Model, *apiError) {
+	m, ok := c.catalog.Lookup(name)
+	if !ok {
+		return nil, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+			Message: "the model " + strconv.Quote(name) + " does not exist; GET /v1/models lists the models this key can use"}
+	}
+	if !keyAllows(c.key, m, name) {
+		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "model_not_allowed", Param: "model",
+			Message: "this API key is restricted and may not call " + strconv.Quote(name)}
+	}
+	if c.key.ZDR && !m.HasZDRRoute() {
+		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "model_not_available_in_zdr_mode", Param: "model",
+			Message: "this API key is in zero-data-retention mode and " + strconv.Quote(name) + " has no zero-data-retention route"}
+	}
+	if m.Kind != kind {
+		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "model_not_supported_on_endpoint", Param: "model",
+			Message: strconv.Quote(name) + " is " + article(m.Kind) + " model and cannot be used on " + endpointPath(c.endpoint)}
+	}
+	return m, nil
+}
+
+// keyAllows: an unrestricted key may call anything; a restricted one the listed ids or aliases.
+func keyAllows(k persistence.Key, m *catalog.Model, requested string) bool {
+	if len(k.Models) == 0 {
+		return true
+	}
+	for _, allowed := range k.Models {
+		if allowed == m.ID || allowed == requested {
+			return true
+		}
+		for _, a := range m.Aliases {
+			if allowed == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func article(kind string) string {
+	if kind == catalog.KindImage || kind == catalog.KindEmbedding {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+func endpointPath(endpoint string) string {
+	switch endpoint {
+	case "chat":
+		return "/v1/chat/completions"
+	case "embeddings":
+		return "/v1/embeddings"
+	}
+	return "this endpoint"
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

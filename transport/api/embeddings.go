@@ -1,0 +1,59 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
+	c := s.begin(w, "embeddings")
+	rec := s.newRecord(c, codec.FormatEmbeddings)
+	defer s.done(rec)
+	if e := s.authenticate(r, c); e != nil {
+		rec.fail(w, e)
+		return
+	}
+	body, e := s.readBody(w, r, c)
+	if e != nil {
+		rec.fail(w, e)
+		return
+	}
+	req, err := chat.ParseEmbeddingsRequest(body)
+	if err != nil {
+		rec.fail(w, invalidFrom(err))
+		return
+	}
+	m, e := s.resolveModel(c, req.Model, catalog.KindEmbedding)
+	if e != nil {
+		rec.fail(w, e)
+		return
+	}
+	rec.entry.Model, rec.prices = m.ID, pricesOf(m)
+	setDeprecation(w, m)
+	build := func(rt *catalog.Route) (upstream.Request, bool) {
+		if rt.Format != catalog.FormatChat { // the embeddings API of chat-completions providers
+			return upstream.Request{}, false
+		}
+		return upstream.Request{Route: rt, Timeouts: rt.Effective(c.catalog.Server), Path: "/embeddings",
+			Body: req.UpstreamBody(rt.UpstreamModel), Header: forwardHeaders(c)}, true
+	}
+	for {
+		a, ue, e := s.dial(r.Context(), c, m, build, &rec.tried)
+		switch {
+		case e != nil:
+			rec.fail(w, e)
+			return
+		case ue != nil:
+			rec.passError(w, ue)
+			return
+		}
+		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format
+		if s.relayWhole(w, rec, a, req.Model) {
+			return
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// modelRecord is the spec's model record, plus kind and aliases.
+type modelRecord struct {
+	ID              string        `json:"id"`
+	Object          string        `json:"object"`
+	Created         int64         `json:"created"`
+	OwnedBy         string        `json:"owned_by"`
+	Permission      []any         `json:"permission"`
+	Root            string        `json:"root"`
+	Parent          *string       `json:"parent"`
+	Kind            string        `json:"kind"`
+	ContextLength   int64         `json:"context_length,omitempty"`
+	MaxOutputTokens int64         `json:"max_output_tokens,omitempty"`
+	Pricing         modelPricing  `json:"pricing"`
+	QuotaMultiplier float64       `json:"quota_multiplier"`
+	Reasoning       modelThinking `json:"reasoning"`
+	Architecture    modelArch     `json:"architecture"`
+	Aliases         []string      `json:"aliases,omitempty"`
+	DeprecatedAt    int64         `json:"deprecated_at,omitempty"`
+	Replacement     string        `json:"replacement,omitempty"`
+}
+
+type modelPricing struct {
+	Prompt     string `json:"prompt"`
+	Completion string `json:"completion"`
+}
+
+type modelThinking struct {
+	Supported       bool     `json:"supported"`
+	SupportedEffort []string `json:"supported_efforts,omitempty"`
+}
+
+type modelArch struct {
+	Modality         string   `json:"modality"`
+	InputModalities  []string `json:"input_modalities"`
+	OutputModalities []string `json:"output_modalities"`
+}
+
+func recordOf(m *catalog.Model) modelRecord {
+	rec := modelRecord{
+		ID: m.ID, Object: "model", Created: m.Created, OwnedBy: m.OwnedBy, Permission: []any{}, Root: m.ID,
+		Kind: m.Kind, ContextLength: m.ContextLength, MaxOutputTokens: m.MaxOutputTokens,
+		Pricing:         modelPricing{Prompt: m.Pricing.PromptText, Completion: m.Pricing.CompletionText},
+		QuotaMultiplier: m.QuotaMultiplier,
+		Reasoning:       modelThinking{Supported: m.Reasoning.Supported()},
+		Architecture:    modelArch{Modality: m.Architecture.Modality, InputModalities: m.Architecture.InputModalities, OutputModalities: m.Architecture.OutputModalities},
+		Aliases:         m.Aliases, DeprecatedAt: m.DeprecatedAt, Replacement: m.Replacement,
+	}
+	if m.Reasoning.Class == catalog.ReasoningEffort {
+		rec.Reasoning.SupportedEffort = m.Reasoning.Efforts
+	}
+	return rec
+}
+
+// visible reports whether the key may see the model in the list.
+func visible(c *call, m *catalog.Model) bool {
+	return keyAllows(c.key, m, m.ID) && (!c.key.ZDR || m.HasZDRRoute())
+}
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	c := s.begin(w, "models")
+	if e := s.authenticate(r, c); e != nil {
+		render(w, c.id, e)
+		return
+	}
+	data := []modelRecord{}
+	for _, m := range c.catalog.Models() {
+		if visible(c, m) {
+			data = append(data, recordOf(m))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
+	c := s.begin(w, "models")
+	if e := s.authenticate(r, c); e != nil {
+		render(w, c.id, e)
+		return
+	}
+	name := mux.Vars(r)["model"]
+	m, ok := c.catalog.Lookup(name)
+	if !ok || !visible(c, m) {
+		render(w, c.id, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+			Message: "the model \"" + name + "\" does not exist or this key may not use it"})
+		return
+	}
+	writeJSON(w, http.StatusOK, recordOf(m))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "text->text", not "text-\u003etext"
+	enc.Encode(v)
+}

@@ -1,0 +1,93 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/sse"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// record follows one request to its log entry and metrics. It never holds content.
+type record struct {
+	s      *Server
+	c      *call
+	entry  persistence.LogEntry
+	model  string // as the client named it, for metrics before resolution
+	route  string
+	tried  []string
+	status int
+	usage  codec.Usage
+	prices codec.Prices
+	first  time.Time
+}
+
+func (s *Server) newRecord(c *call, clientFormat string) *record {
+	s.Metrics.InFlight(1)
+	return &record{s: s, c: c, entry: persistence.LogEntry{RequestID: c.id, ClientFormat: clientFormat}}
+}
+
+func (r *record) firstByte() { r.first = time.Now() }
+
+// fail answers with the gateway's own error.
+func (r *record) fail(w http.ResponseWriter, e *apiError) {
+	r.status = e.Status
+	if e.Status == 499 {
+		return // nobody is listening
+	}
+	render(w, r.c.id, e)
+}
+
+// passError hands an upstream's verdict on the request (a 4xx) to the client unchanged: the
+// route speaks the client's format, so its message is the most precise one available.
+func (r *record) passError(w http.ResponseWriter, ue *upstream.Error) {
+	r.status = ue.Status
+	ct := ue.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "application/json"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(ue.Status)
+	w.Write(ue.Body)
+}
+
+// streamBroke ends a stream the upstream cut: the chat format's in-band error event, which
+// the official SDKs raise as an error.
+func (r *record) streamBroke(out *sse.Writer, cause error) {
+	r.status = http.StatusBadGateway
+	msg := "the upstream stream broke before it finished; the answer is incomplete"
+	if cause == upstream.ErrIdle {
+		msg = "the upstream stream went silent past the idle time-out; the answer is incomplete"
+	}
+	out.Write("", chat.ErrorBody(msg+" (request "+r.c.id+")", "upstream_error", "stream_interrupted", ""))
+}
+
+// done writes the log entry and metrics.
+func (s *Server) done(r *record) {
+	s.Metrics.InFlight(-1)
+	total := time.Since(r.c.start)
+	var ttfb time.Duration
+	if !r.first.IsZero() {
+		ttfb = r.first.Sub(r.c.start)
+	}
+	model := r.entry.Model
+	if model == "" {
+		model = "unknown" // bounded label: never the client's free text
+	}
+	s.Metrics.Request(r.c.endpoint, model, r.route, r.status, total, ttfb)
+	if r.c.key.ID == "" {
+		return // not authenticated: no account to log against
+	}
+	e := &r.entry
+	e.Time = r.c.start.UnixNano()
+	e.AccountID, e.KeyID = r.c.key.AccountID, r.c.key.ID
+	e.Route, e.Status, e.Attempts = r.route, r.status, len(r.tried)
+	e.InputTokens, e.CachedTokens, e.CacheWriteTokens = r.usage.Input, r.usage.CacheRead, r.usage.CacheWrite
+	e.OutputTokens, e.ReasoningTokens = r.usage.Output, r.usage.Reasoning
+	e.LatencyMs, e.TTFTMs = total.Milliseconds(), ttfb.Milliseconds()
+	e.Cost = int64(r.usage.Cost(r.prices))
+	s.Log(*e)
+}

@@ -1,0 +1,117 @@
+// Package api serves the client endpoints under /v1: authentication, policy (catalog, key
+// restrictions, ZDR), route choice with failover, streaming, and the request log.
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/metrics"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// Keys is the part of the store that authenticates callers.
+type Keys interface {
+	LookupKey(secret string) (persistence.Key, error)
+}
+
+// Deps are the parts a Server is built from.
+type Deps struct {
+	Keys     Keys
+	Catalog  *catalog.Holder
+	Board    *routehealth.Board
+	Upstream *upstream.Client
+	Metrics  *metrics.Metrics
+	Log      func(persistence.LogEntry) // queues one entry; must not block
+	Logger   *slog.Logger
+}
+
+// Server is the /v1 API.
+type Server struct{ Deps }
+
+// New builds the server.
+func New(d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	return &Server{Deps: d}
+}
+
+// Register adds the /v1 routes to r.
+func (s *Server) Register(r *mux.Router) {
+	v1 := r.PathPrefix("/v1").Subrouter()
+	v1.HandleFunc("/chat/completions", s.chatCompletions).Methods(http.MethodPost)
+	v1.HandleFunc("/embeddings", s.embeddings).Methods(http.MethodPost)
+	v1.HandleFunc("/models", s.listModels).Methods(http.MethodGet)
+	v1.HandleFunc("/models/{model:.+}", s.getModel).Methods(http.MethodGet)
+	r.HandleFunc("/metrics", s.metrics).Methods(http.MethodGet)
+}
+
+// call is what one request carries through the pipeline.
+type call struct {
+	id       string
+	start    time.Time
+	endpoint string
+	key      persistence.Key
+	catalog  *catalog.Catalog
+}
+
+func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {
+	c := &call{id: newRequestID(), start: time.Now(), endpoint: endpoint, catalog: s.Catalog.Load()}
+	w.Header().Set("X-Request-Id", c.id)
+	return c
+}
+
+func newRequestID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+// readBody reads the whole body within the catalog's limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c *call) ([]byte, *apiError) {
+	limit := c.catalog.Server.MaxBodyBytes
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
+			Message: "the request body is larger than this gateway's limit of " + byteSize(limit)}
+	case err != nil:
+		return nil, errInvalid("", "the request body could not be read: "+err.Error())
+	}
+	return body, nil
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return itoa(n>>20) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return itoa(n>>10) + " KiB"
+	}
+	return itoa(n) + " bytes"
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	now := s.Board.Now()
+	for _, rt := range s.Catalog.Load().Routes() {
+		st := s.Board.State(rt.ID)
+		var inflight int64
+		if st != nil {
+			inflight = st.InFlight
+		}
+		s.Metrics.Route(rt.ID, st.Available(now), inflight)
+	}
+	s.Metrics.Handler().ServeHTTP(w, r)
+}

@@ -1,0 +1,92 @@
+// Package metrics exposes the gateway's Prometheus metrics.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics is one registry; tests make their own so they do not share counters.
+type Metrics struct {
+	Registry  *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	ttft      *prometheus.HistogramVec
+	attempts  *prometheus.CounterVec
+	inFlight  prometheus.Gauge
+	routeUp   *prometheus.GaugeVec
+	routeFlow *prometheus.GaugeVec
+	logDrops  prometheus.Counter
+}
+
+// New registers every metric, plus the Go runtime and process collectors.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: r,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_requests_total", Help: "Requests answered, by endpoint, model, final route and HTTP status.",
+		}, []string{"endpoint", "model", "route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "modelgate_request_duration_seconds", Help: "Time from request to last byte, by endpoint and model.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"endpoint", "model"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "modelgate_time_to_first_byte_seconds", Help: "Time from request to the first byte sent to the client.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"endpoint", "model"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_upstream_attempts_total", Help: "Upstream attempts by route and outcome (ok, failed, rate_limited, client_error).",
+		}, []string{"route", "outcome"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "modelgate_requests_in_flight", Help: "Requests being served now.",
+		}),
+		routeUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "modelgate_route_available", Help: "1 when the route takes traffic, 0 while it cools down.",
+		}, []string{"route"}),
+		routeFlow: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "modelgate_route_in_flight", Help: "Attempts in flight per route.",
+		}, []string{"route"}),
+		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "modelgate_request_log_errors_total", Help: "Request log entries that could not be queued.",
+		}),
+	}
+	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.inFlight, m.routeUp, m.routeFlow, m.logDrops,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the text exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}
+
+// Request records one finished request.
+func (m *Metrics) Request(endpoint, model, route string, status int, total, firstByte time.Duration) {
+	m.requests.WithLabelValues(endpoint, model, route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(endpoint, model).Observe(total.Seconds())
+	if firstByte > 0 {
+		m.ttft.WithLabelValues(endpoint, model).Observe(firstByte.Seconds())
+	}
+}
+
+// Attempt records one upstream attempt.
+func (m *Metrics) Attempt(route, outcome string) { m.attempts.WithLabelValues(route, outcome).Inc() }
+
+// InFlight moves the in-flight gauge.
+func (m *Metrics) InFlight(delta float64) { m.inFlight.Add(delta) }
+
+// Route publishes a route's health.
+func (m *Metrics) Route(route string, available bool, inFlight int64) {
+	v := 0.0
+	if available {
+		v = 1
+	}
+	m.routeUp.WithLabelValues(route).Set(v)
+	m.routeFlow.WithLabelValues(route).Set(float64(inFlight))
+}

@@ -1,0 +1,213 @@
+// Package node assembles one gateway node: the Pebble store, the actor engine and its actors,
+// the catalog, and the HTTP front end.
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+	"github.com/gorilla/mux"
+
+	"github.com/modelgate/modelgate/actors/reqlog"
+	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/admin"
+	"github.com/modelgate/modelgate/transport/api"
+	"github.com/modelgate/modelgate/transport/metrics"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// Config says where a node keeps its data and listens.
+type Config struct {
+	DataDir     string
+	CatalogPath string
+	Addr        string // host:port; port 0 picks a free one
+	AdminToken  string // empty: read <data>/admin-token, or create it
+	Health      routehealth.Policy
+	LogBatch    reqlog.Config
+	Logger      *slog.Logger
+}
+
+// Node is a running gateway.
+type Node struct {
+	cfg        Config
+	Store      *persistence.Store
+	Engine     *actor.Engine
+	Board      *routehealth.Board
+	Catalog    *catalog.Holder
+	Metrics    *metrics.Metrics
+	AdminToken string // empty when the token was created by an earlier start (only its file has it)
+	URL        string // http://host:port
+	logPID     *actor.PID
+	http       *http.Server
+	ln         net.Listener
+	done       chan error
+}
+
+// Start opens everything and serves in the background.
+func Start(cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Health.Now == nil {
+		cfg.Health = routehealth.DefaultPolicy()
+	}
+	if cfg.LogBatch.MaxBatch == 0 {
+		cfg.LogBatch = reqlog.DefaultConfig()
+	}
+	cat, err := catalog.LoadFile(cfg.CatalogPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	tokenHash, shown, err := adminToken(cfg.DataDir, cfg.AdminToken)
+	if err != nil {
+		return nil, err
+	}
+	store, err := persistence.Open(filepath.Join(cfg.DataDir, "pebble"))
+	if err != nil {
+		return nil, err
+	}
+	engine, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1)}
+	locator := cluster.NewLocal(engine)
+	n.Board = routehealth.NewBoard(locator, cfg.Health)
+	n.Board.Sync(cat.Routes())
+	n.logPID = reqlog.Start(engine, store, cfg.LogBatch)
+
+	r := mux.NewRouter()
+	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}`))
+	}).Methods(http.MethodGet)
+	api.New(api.Deps{
+		Keys: store, Catalog: n.Catalog, Board: n.Board, Upstream: upstream.New(), Metrics: n.Metrics,
+		Log: func(e persistence.LogEntry) { engine.Send(n.logPID, e) }, Logger: cfg.Logger,
+	}).Register(r)
+	admin.New(store, tokenHash, n.FlushLog).Register(r)
+	r.NotFoundHandler = http.HandlerFunc(notFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
+
+	n.ln, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		n.shutdownActors()
+		return nil, err
+	}
+	n.URL = "http://" + n.ln.Addr().String()
+	n.http = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	go func() { n.done <- n.http.Serve(n.ln) }()
+	return n, nil
+}
+
+// Reload re-reads the catalog. A bad file changes nothing; requests in flight keep the
+// catalog they started with, and routes that stay keep their health.
+func (n *Node) Reload() error {
+	cat, err := catalog.LoadFile(n.cfg.CatalogPath)
+	if err != nil {
+		return err
+	}
+	n.Board.Sync(cat.Routes())
+	n.Catalog.Store(cat)
+	return nil
+}
+
+// FlushLog makes every queued request log entry durable.
+func (n *Node) FlushLog() error {
+	done := make(chan error, 1)
+	n.Engine.Send(n.logPID, reqlog.Flush{Done: done})
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		return errors.New("request log writer did not answer in 10 s")
+	}
+}
+
+// Close stops taking requests, lets those in flight finish (until ctx ends), writes the
+// queued log entries and closes the store.
+func (n *Node) Close(ctx context.Context) error {
+	err := n.http.Shutdown(ctx)
+	if err != nil {
+		n.http.Close()
+	}
+	n.shutdownActors()
+	return err
+}
+
+func (n *Node) shutdownActors() {
+	if n.logPID != nil {
+		<-n.Engine.Poison(n.logPID).Done() // graceful: the writer flushes on Stopped
+	}
+	n.Store.Close()
+}
+
+// adminToken returns the hash to check and, when this start created or was given the
+// token, the token itself to show. A created token is written to <data>/admin-token (0600).
+func adminToken(dataDir, given string) ([32]byte, string, error) {
+	if given != "" {
+		return sha256.Sum256([]byte(given)), given, nil
+	}
+	path := filepath.Join(dataDir, "admin-token")
+	if b, err := os.ReadFile(path); err == nil {
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return [32]byte{}, "", fmt.Errorf("%s is empty; delete it to create a new admin token", path)
+		}
+		return sha256.Sum256([]byte(t)), t, nil
+	}
+	t := "mg-admin-" + RandomBase62(40)
+	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
+		return [32]byte{}, "", fmt.Errorf("admin token: %w", err)
+	}
+	return sha256.Sum256([]byte(t)), t, nil
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// RandomBase62 returns n uniformly random base62 characters.
+func RandomBase62(n int) string {
+	b := make([]byte, n)
+	max := big.NewInt(62)
+	for i := range b {
+		v, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic(err) // crypto/rand does not fail on supported platforms
+		}
+		b[i] = base62[v.Int64()]
+	}
+	return string(b)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	w.Write(chat.ErrorBody("no endpoint at "+r.URL.Path+"; the API lives under /v1", "invalid_request_error", "unknown_url", ""))
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	w.Write(chat.ErrorBody("method "+r.Method+" is not allowed on "+r.URL.Path, "invalid_request_error", "method_not_allowed", ""))
+}

@@ -1,0 +1,197 @@
+// Package nodetest starts a whole gateway node in front of the upstream simulator, over real
+// loopback sockets, for tests and benchmarks.
+package nodetest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/actors/reqlog"
+	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/simulator"
+	"github.com/modelgate/modelgate/transport/node"
+)
+
+// Env is one simulator and one gateway node with an account and key.
+type Env struct {
+	TB      testing.TB
+	Sim     *simulator.Server
+	SimURL  string
+	Node    *node.Node
+	DataDir string
+	Account persistence.Account
+	Key     string // the account's unrestricted key
+	Client  *http.Client
+	cfg     node.Config
+	stopSim func()
+}
+
+// Options tune the node; zero values take the defaults.
+type Options struct {
+	Health  routehealth.Policy
+	DataDir string // reuse a data directory (restart tests)
+}
+
+// DefaultCatalog is a chat model with two simulator routes (3:1, the first ZDR), a model
+// with no ZDR route, and an embedding model. {{SIM}} is replaced by the simulator URL.
+const DefaultCatalog = `
+server: {first_byte_timeout: 5s, idle_stream_timeout: 5s, max_body_bytes: 65536}
+models:
+  - id: chat
+    kind: chat
+    context_length: 1000
+    max_output_tokens: 100
+    pricing: {prompt: "0.000001", completion: "0.000002", cache_read: "0.0000001"}
+    aliases: [chat-latest]
+    routes:
+      - {id: a, format: chat, base_url: "{{SIM}}/r/a/v1", upstream_model: up-a, credential_env: NODETEST_SIM_KEY, weight: 3, zdr: true}
+      - {id: b, format: chat, base_url: "{{SIM}}/r/b/v1", upstream_model: up-b, credential_env: NODETEST_SIM_KEY, weight: 1}
+  - id: open-only
+    kind: chat
+    routes:
+      - {id: c, format: chat, base_url: "{{SIM}}/r/c/v1", credential_env: NODETEST_SIM_KEY}
+  - id: embed
+    kind: embedding
+    pricing: {prompt: "0.0000001"}
+    routes:
+      - {id: e, format: chat, base_url: "{{SIM}}/r/e/v1", upstream_model: up-e, credential_env: NODETEST_SIM_KEY}
+`
+
+// Start brings up a simulator and a node with catalogYAML (DefaultCatalog if empty).
+func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
+	tb.Helper()
+	os.Setenv("NODETEST_SIM_KEY", "sim-test-credential")
+	sim, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if catalogYAML == "" {
+		catalogYAML = DefaultCatalog
+	}
+	dir := opt.DataDir
+	if dir == "" {
+		dir = tb.TempDir()
+	}
+	catPath := filepath.Join(dir, "catalog.yaml")
+	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", AdminToken: "test-admin-token",
+		Health: opt.Health, LogBatch: reqlog.Config{MaxBatch: 64, Interval: 20 * time.Millisecond, MaxQueue: 10000}}
+	n, err := node.Start(cfg)
+	if err != nil {
+		stopSim()
+		tb.Fatal(err)
+	}
+	e := &Env{TB: tb, Sim: sim, SimURL: simURL, Node: n, DataDir: dir, cfg: cfg, stopSim: stopSim,
+		Client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	if opt.DataDir == "" {
+		e.Account, err = n.Store.CreateAccount("test@example.com", "default")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e.Key = e.NewKey(persistence.KeySpec{Name: "test"})
+	}
+	tb.Cleanup(e.Close)
+	return e
+}
+
+// NewKey creates a key on the env's account and returns its secret.
+func (e *Env) NewKey(spec persistence.KeySpec) string {
+	_, secret, err := e.Node.Store.CreateKey(e.Account.ID, spec)
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	return secret
+}
+
+// Close stops the node and the simulator (idempotent).
+func (e *Env) Close() {
+	if e.Node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		e.Node.Close(ctx)
+		cancel()
+		e.Node = nil
+	}
+	if e.stopSim != nil {
+		e.stopSim()
+		e.stopSim = nil
+	}
+}
+
+// Restart stops the node and starts a new one on the same data directory and catalog.
+func (e *Env) Restart() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	e.Node.Close(ctx)
+	cancel()
+	n, err := node.Start(e.cfg)
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	e.Node = n
+}
+
+// Post sends a JSON body with the given key (no key when empty) and extra headers.
+func (e *Env) Post(path, key, body string, headers ...string) *http.Response {
+	return e.Do(http.MethodPost, path, key, body, headers...)
+}
+
+// Do sends a request to the node.
+func (e *Env) Do(method, path, key, body string, headers ...string) *http.Response {
+	e.TB.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.Node.URL+path, rd)
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := e.Client.Do(req)
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	return resp
+}
+
+// Read returns the whole body and closes it.
+func Read(tb testing.TB, resp *http.Response) []byte {
+	tb.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// Admin sends an admin API request with the env's admin token.
+func (e *Env) Admin(method, path, body string) *http.Response {
+	e.TB.Helper()
+	var rd io.Reader = bytes.NewReader(nil)
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, e.Node.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer test-admin-token")
+	resp, err := e.Client.Do(req)
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	return resp
+}

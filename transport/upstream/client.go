@@ -1,0 +1,151 @@
+// Package upstream calls provider APIs over HTTP: one client with tuned connection pools,
+// each provider format's auth and paths, time-outs for connect, first byte and idle stream,
+// and the classification of what went wrong.
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// Client makes upstream calls. It is safe for concurrent use.
+type Client struct {
+	mu         sync.Mutex
+	transports map[time.Duration]*http.Transport // by connect time-out
+}
+
+// New returns a client.
+func New() *Client { return &Client{transports: map[time.Duration]*http.Transport{}} }
+
+func (c *Client) transport(connect time.Duration) *http.Transport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.transports[connect]; ok {
+		return t
+	}
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   connect,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true, // bytes pass through; the gateway reads usage from them
+		ForceAttemptHTTP2:     true,
+	}
+	c.transports[connect] = t
+	return t
+}
+
+// Request is one attempt against one route.
+type Request struct {
+	Route    *catalog.Route
+	Timeouts catalog.Timeouts
+	Path     string // appended to the route's base URL, e.g. "/chat/completions"
+	Body     []byte
+	Header   http.Header // extra headers to forward (already filtered)
+}
+
+// Response is a 2xx answer; Body enforces the idle-stream time-out and must be closed.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   io.ReadCloser
+}
+
+// Do sends the request. Anything but a 2xx answer is an *Error.
+func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, req.Route.BaseURL+req.Path, bytes.NewReader(req.Body))
+	if err != nil {
+		cancel(nil)
+		return nil, &Error{Kind: Misconfigured, Err: err}
+	}
+	for k, vs := range req.Header {
+		hreq.Header[k] = vs
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	authorize(hreq, req.Route)
+
+	firstByte := time.AfterFunc(req.Timeouts.FirstByte, func() { cancel(errFirstByte) })
+	resp, err := c.transport(req.Timeouts.Connect).RoundTrip(hreq)
+	firstByte.Stop()
+	if err != nil {
+		cause := context.Cause(ctx)
+		cancel(nil)
+		if errors.Is(cause, errFirstByte) {
+			return nil, &Error{Kind: TimedOut, Err: fmt.Errorf("no answer within %s", req.Timeouts.FirstByte)}
+		}
+		if ctx.Err() != nil && cause != nil {
+			return nil, &Error{Kind: Canceled, Err: cause}
+		}
+		return nil, &Error{Kind: Unreachable, Err: err}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		cancel(nil)
+		return nil, statusError(resp, body)
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: newIdleBody(resp.Body, req.Timeouts.IdleStream, cancel)}, nil
+}
+
+var errFirstByte = errors.New("first byte time-out")
+
+// authorize adds the route's credential the way its provider expects it.
+func authorize(r *http.Request, route *catalog.Route) {
+	cred := route.Credential()
+	if cred == "" {
+		return
+	}
+	switch route.Format {
+	case catalog.FormatMessages:
+		r.Header.Set("x-api-key", cred)
+	case catalog.FormatGemini:
+		r.Header.Set("x-goog-api-key", cred)
+	default:
+		r.Header.Set("Authorization", "Bearer "+cred)
+	}
+}
+
+// idleBody cancels the call when no byte arrives for the idle time-out.
+type idleBody struct {
+	rc     io.ReadCloser
+	idle   time.Duration
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
+}
+
+// ErrIdle is the cause of a stream cut for silence.
+var ErrIdle = errors.New("upstream stream idle time-out")
+
+func newIdleBody(rc io.ReadCloser, idle time.Duration, cancel context.CancelCauseFunc) *idleBody {
+	b := &idleBody{rc: rc, idle: idle, cancel: cancel}
+	b.timer = time.AfterFunc(idle, func() { cancel(ErrIdle) })
+	return b
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	err := b.rc.Close()
+	b.cancel(nil)
+	return err
+}
