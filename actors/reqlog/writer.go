@@ -36,7 +36,9 @@ type Config struct {
 }
 
 // DefaultConfig writes every 100 ms or 256 entries.
-func DefaultConfig() Config { return Config{MaxBatch: 256, Interval: 100 * time.Millisecond, MaxQueue: 100_000} }
+func DefaultConfig() Config {
+	return Config{MaxBatch: 256, Interval: 100 * time.Millisecond, MaxQueue: 100_000}
+}
 
 type writer struct {
 	store   Appender

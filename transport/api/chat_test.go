@@ -244,3 +244,16 @@ func TestEmbeddings(t *testing.T) {
 		t.Fatalf("log = %+v", e)
 	}
 }
+
+// A stream that goes silent past the idle time-out ends with an error event naming it.
+func TestChatStreamIdleTimeout(t *testing.T) {
+	env := nodetest.Start(t, strings.Replace(nodetest.DefaultCatalog, "idle_stream_timeout: 5s", "idle_stream_timeout: 150ms", 1), nodetest.Options{})
+	for _, r := range []string{"a", "b"} {
+		env.Sim.SetBehavior(r, simulator.Behavior{TokensPerSecond: 2}) // a chunk every 500 ms
+	}
+	resp := env.Post("/v1/chat/completions", env.Key, `{"model":"chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	raw := string(nodetest.Read(t, resp))
+	if resp.StatusCode != 200 || !strings.Contains(raw, "idle time-out") || strings.Contains(raw, "[DONE]") {
+		t.Fatalf("%d %q", resp.StatusCode, raw)
+	}
+}

@@ -88,6 +88,8 @@ func (s *Server) done(r *record) {
 	e.InputTokens, e.CachedTokens, e.CacheWriteTokens = r.usage.Input, r.usage.CacheRead, r.usage.CacheWrite
 	e.OutputTokens, e.ReasoningTokens = r.usage.Output, r.usage.Reasoning
 	e.LatencyMs, e.TTFTMs = total.Milliseconds(), ttfb.Milliseconds()
-	e.Cost = int64(r.usage.Cost(r.prices))
+	if r.status < 500 { // upstream failures and broken streams cost nothing
+		e.Cost = int64(r.usage.Cost(r.prices))
+	}
 	s.Log(*e)
 }

@@ -1,0 +1,190 @@
+package chat
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/sse"
+)
+
+func TestParseRequest(t *testing.T) {
+	cases := []struct {
+		name         string
+		body         string
+		model        string
+		stream       bool
+		includeUsage bool
+		param        string // expected InvalidError param; "-" = no error
+	}{
+		{"minimal", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, "m", false, false, "-"},
+		{"stream with usage", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`, "m", true, true, "-"},
+		{"null stream_options", `{"model":"m","stream":true,"stream_options":null,"messages":[{"role":"user","content":"x"}]}`, "m", true, false, "-"},
+		{"not an object", `[1,2]`, "", false, false, ""},
+		{"null body", `null`, "", false, false, ""},
+		{"model missing", `{"messages":[{"role":"user","content":"x"}]}`, "", false, false, "model"},
+		{"model not a string", `{"model":7,"messages":[{"role":"user","content":"x"}]}`, "", false, false, "model"},
+		{"messages not array", `{"model":"m","messages":{}}`, "", false, false, "messages"},
+		{"role missing", `{"model":"m","messages":[{"role":"user","content":"x"},{"content":"y"}]}`, "", false, false, "messages[1].role"},
+		{"stream not bool", `{"model":"m","stream":"yes","messages":[{"role":"user","content":"x"}]}`, "", false, false, "stream"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := ParseRequest([]byte(c.body))
+			if c.param == "-" {
+				if err != nil || r.Model != c.model || r.Stream != c.stream || r.IncludeUsage != c.includeUsage {
+					t.Fatalf("got %+v, %v", r, err)
+				}
+				return
+			}
+			var inv *InvalidError
+			if !errors.As(err, &inv) || inv.Param != c.param {
+				t.Fatalf("err = %v, want param %q", err, c.param)
+			}
+		})
+	}
+}
+
+func TestUpstreamBody(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"model swapped, unknown fields kept", `{"model":"alias","messages":[],"x_new":{"deep":[1]},"temperature":0.5}`,
+			`{"messages":[],"model":"up","temperature":0.5,"x_new":{"deep":[1]}}`},
+		{"stream forces include_usage, keeps other options", `{"model":"a","stream":true,"stream_options":{"include_obfuscation":false},"messages":[]}`,
+			`{"messages":[],"model":"up","stream":true,"stream_options":{"include_obfuscation":false,"include_usage":true}}`},
+		{"stream without options", `{"model":"a","stream":true,"messages":[]}`,
+			`{"messages":[],"model":"up","stream":true,"stream_options":{"include_usage":true}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var fields map[string]json.RawMessage
+			json.Unmarshal([]byte(c.body), &fields)
+			r := &Request{fields: fields}
+			json.Unmarshal(fields["stream"], &r.Stream)
+			got, err := r.UpstreamBody("up")
+			if err != nil || string(got) != c.want {
+				t.Fatalf("got %s, %v\nwant %s", got, err, c.want)
+			}
+		})
+	}
+}
+
+// Usage is normalized once: chat's prompt_tokens include cached tokens and its
+// completion_tokens include reasoning tokens; the normalized fields are disjoint.
+func TestResponseUsage(t *testing.T) {
+	cases := []struct {
+		body string
+		want codec.Usage
+		ok   bool
+	}{
+		{`{"usage":{"prompt_tokens":82,"completion_tokens":17}}`, codec.Usage{Input: 82, Output: 17}, true},
+		{`{"usage":{"prompt_tokens":100,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":60,"cache_write_tokens":10},"completion_tokens_details":{"reasoning_tokens":20}}}`,
+			codec.Usage{Input: 30, CacheRead: 60, CacheWrite: 10, Output: 30, Reasoning: 20}, true},
+		{`{"usage":{"prompt_tokens":8,"total_tokens":8}}`, codec.Usage{Input: 8}, true}, // embeddings
+		{`{"usage":null}`, codec.Usage{}, false},
+		{`{"choices":[]}`, codec.Usage{}, false},
+		{`not json`, codec.Usage{}, false},
+	}
+	for _, c := range cases {
+		got, ok := ResponseUsage([]byte(c.body))
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: got %+v %v, want %+v %v", c.body, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestStreamFixture(t *testing.T) {
+	f, err := os.Open("../../testdata/chat/stream_usage.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := sse.NewReader(f)
+	var usage codec.Usage
+	var rewritten []string
+	usageOnly := 0
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if IsDone(ev.Data) {
+			rewritten = append(rewritten, "[DONE]")
+			break
+		}
+		if u, only, ok := ChunkUsage(ev.Data); ok {
+			usage = u
+			if only {
+				usageOnly++
+			}
+		}
+		rewritten = append(rewritten, string(RewriteModel(ev.Data, "up-model", "client-model")))
+	}
+	if want := (codec.Usage{Input: 50, CacheRead: 40, Output: 18, Reasoning: 12}); usage != want || usageOnly != 1 {
+		t.Fatalf("usage %+v (usage-only chunks %d), want %+v", usage, usageOnly, want)
+	}
+	if len(rewritten) != 6 || rewritten[5] != "[DONE]" {
+		t.Fatalf("events: %d", len(rewritten))
+	}
+	for _, ev := range rewritten[:5] {
+		if !strings.Contains(ev, `"model":"client-model"`) || strings.Count(ev, `"model":"up-model"`) != 0 && !strings.Contains(ev, `\"model\":\"up-model\"`) {
+			t.Fatalf("model not swapped: %s", ev)
+		}
+	}
+	// Content that merely looks like the model pair is escaped inside its string and untouched.
+	if !strings.Contains(rewritten[2], `lo \"model\":\"up-model\"`) {
+		t.Fatalf("content changed: %s", rewritten[2])
+	}
+}
+
+func TestCost(t *testing.T) {
+	u := codec.Usage{Input: 50, CacheRead: 40, CacheWrite: 5, Output: 18, Reasoning: 12}
+	p := codec.Prices{Input: 2_500_000, CacheRead: 250_000, CacheWrite: 3_125_000, Output: 10_000_000}
+	// 50*2.5e-6 + 40*2.5e-7 + 5*3.125e-6 + 30*1e-5 = 0.000125 + 0.00001 + 0.000015625 + 0.0003
+	if got := u.Cost(p).String(); got != "0.000450625" {
+		t.Fatalf("cost %s", got)
+	}
+}
+
+func TestErrorBody(t *testing.T) {
+	got := string(ErrorBody("bad \"x\"", "invalid_request_error", "", "messages"))
+	want := `{"error":{"message":"bad \"x\"","type":"invalid_request_error","param":"messages","code":null}}`
+	if got != want {
+		t.Fatalf("%s", got)
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}`))
+	f.Add([]byte(`{"model":"m","messages":[{"role":null}]}`))
+	f.Add([]byte(`{"stream_options":1}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := ParseRequest(body)
+		if err != nil {
+			return
+		}
+		out, err := r.UpstreamBody("up")
+		if err != nil {
+			return
+		}
+		var check map[string]json.RawMessage
+		if json.Unmarshal(out, &check) != nil || string(check["model"]) != `"up"` {
+			t.Fatalf("upstream body broken: %s", out)
+		}
+	})
+}
+
+func BenchmarkChunkPassThrough(b *testing.B) {
+	chunk := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1694268190,"model":"up-model","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}],"usage":null}`)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		ChunkUsage(chunk)
+		RewriteModel(chunk, "up-model", "client-model")
+	}
+}
