@@ -32,7 +32,7 @@ type tick struct{}
 type Config struct {
 	MaxBatch int           // entries that trigger a write at once
 	Interval time.Duration // longest an entry waits
-	MaxQueue int           // entries kept while the store fails; the oldest are dropped past it
+	MaxQueue int           // entries kept while the store fails; each failed retry drops the oldest past it
 }
 
 // DefaultConfig writes every 100 ms or 256 entries.
@@ -46,6 +46,7 @@ type writer struct {
 	pending []persistence.LogEntry
 	repeat  actor.SendRepeater
 	started bool
+	failing bool // the last write failed: retry on ticks only, not on every new entry
 }
 
 // Start spawns the writer.
@@ -62,7 +63,9 @@ func (w *writer) Receive(c *actor.Context) {
 		}
 	case persistence.LogEntry:
 		w.pending = append(w.pending, m)
-		if len(w.pending) >= w.cfg.MaxBatch {
+		// While the store fails, a full batch waits for the next tick: retrying the whole
+		// queue on every new entry would burn CPU and flood the log during an outage.
+		if len(w.pending) >= w.cfg.MaxBatch && !w.failing {
 			w.write()
 		}
 	case tick:
@@ -81,7 +84,9 @@ func (w *writer) write() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	if err := w.store.AppendLog(w.pending); err != nil {
+	err := w.store.AppendLog(w.pending)
+	w.failing = err != nil
+	if err != nil {
 		slog.Error("request log write failed; will retry", "entries", len(w.pending), "err", err)
 		if over := len(w.pending) - w.cfg.MaxQueue; over > 0 {
 			slog.Error("request log queue full; dropping oldest entries", "dropped", over)

@@ -80,7 +80,7 @@ func adminCmd(args []string, out io.Writer) error {
 	c := adminClient{url: strings.TrimRight(*baseURL, "/"), token: *token, out: out}
 	need := func(v, what string) error {
 		if v == "" {
-			return fmt.Errorf("%s %s needs %s", resource, action, what)
+			return fmt.Errorf("%s needs %s", strings.TrimSpace(resource+" "+action), what)
 		}
 		return nil
 	}
@@ -147,7 +147,8 @@ func (c adminClient) do(method, path string, body any) error {
 		return err
 	}
 	var pretty bytes.Buffer
-	if json.Indent(&pretty, raw, "", "  ") == nil {
+	// The server ends its JSON with a newline; Indent would keep it and add a blank line.
+	if json.Indent(&pretty, bytes.TrimSpace(raw), "", "  ") == nil {
 		raw = append(pretty.Bytes(), '\n')
 	}
 	if resp.StatusCode >= 300 {

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/node/nodetest"
+)
+
+// adminTestEnv starts a node and clears the environment adminCmd reads defaults from.
+func adminTestEnv(t *testing.T) *nodetest.Env {
+	t.Helper()
+	t.Setenv("MODELGATE_URL", "")
+	t.Setenv("MODELGATE_ADMIN_TOKEN", "")
+	t.Setenv("MODELGATE_DATA", t.TempDir()) // holds no admin-token
+	return nodetest.Start(t, "", nodetest.Options{})
+}
+
+// runAdmin runs adminCmd against env with the admin token and returns its output.
+func runAdmin(t *testing.T, env *nodetest.Env, args ...string) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	args = append(args, "--url", env.Node.URL, "--token", "test-admin-token")
+	if err := adminCmd(args, &out); err != nil {
+		t.Fatalf("admin %s: %v (output %s)", strings.Join(args, " "), err, out.Bytes())
+	}
+	return out.Bytes()
+}
+
+// adminJSON decodes a command's output, which must be indented JSON ending in a newline.
+func adminJSON(t *testing.T, out []byte, v any) {
+	t.Helper()
+	if !bytes.HasSuffix(out, []byte("}\n")) || !bytes.Contains(out, []byte("\n  \"")) {
+		t.Fatalf("output is not indented JSON: %q", out)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+}
+
+type adminKeyOut struct {
+	persistence.Key
+	Secret string `json:"key"`
+}
+
+func TestAdminCmdAccounts(t *testing.T) {
+	env := adminTestEnv(t)
+	var a persistence.Account
+	adminJSON(t, runAdmin(t, env, "accounts", "create", "--email", "ops@example.com", "--plan", "pro"), &a)
+	if !strings.HasPrefix(a.ID, "acct_") || a.Email != "ops@example.com" || a.Plan != "pro" {
+		t.Fatalf("created %+v", a)
+	}
+	var d persistence.Account
+	adminJSON(t, runAdmin(t, env, "accounts", "create", "--email", "dev@example.com"), &d)
+	if d.Plan != "default" {
+		t.Fatalf("no --plan gives plan %q, want default", d.Plan)
+	}
+	var got persistence.Account
+	adminJSON(t, runAdmin(t, env, "accounts", "get", a.ID), &got)
+	if got != a {
+		t.Fatalf("get = %+v, want %+v", got, a)
+	}
+	stored, err := env.Node.Store.GetAccount(a.ID)
+	if err != nil || stored != a {
+		t.Fatalf("store has %+v, %v", stored, err)
+	}
+}
+
+func TestAdminCmdKeysAndUsage(t *testing.T) {
+	env := adminTestEnv(t)
+	acct := env.Account.ID
+
+	var k adminKeyOut
+	adminJSON(t, runAdmin(t, env, "keys", "create", "--account", acct, "--name", "ci", "--models", "chat, embed,", "--zdr"), &k)
+	if !regexp.MustCompile(`^sk-token-[A-Za-z0-9]{48}$`).MatchString(k.Secret) || k.Name != "ci" ||
+		!slices.Equal(k.Models, []string{"chat", "embed"}) || !k.ZDR || k.AccountID != acct {
+		t.Fatalf("created %+v", k)
+	}
+	var plain adminKeyOut
+	adminJSON(t, runAdmin(t, env, "keys", "create", "--account", acct, "--name", "plain"), &plain)
+	if plain.ZDR || plain.Models == nil || len(plain.Models) != 0 || plain.Secret == "" {
+		t.Fatalf("created %+v", plain)
+	}
+	const imported = "sk-user-ImportedByTheCommand0123456789"
+	out := runAdmin(t, env, "keys", "create", "--account", acct, "--name", "legacy", "--import", imported)
+	if bytes.Contains(out, []byte(imported)) {
+		t.Fatalf("import output shows the secret: %s", out)
+	}
+	var imp adminKeyOut
+	adminJSON(t, out, &imp)
+	if imp.Secret != "" || imp.Hint != "sk-user-…6789" || imp.Name != "legacy" {
+		t.Fatalf("imported %+v", imp)
+	}
+	if _, err := env.Node.Store.LookupKey(imported); err != nil {
+		t.Fatalf("imported key not stored: %v", err)
+	}
+
+	out = runAdmin(t, env, "keys", "list", "--account", acct)
+	for _, s := range []string{env.Key, k.Secret, plain.Secret, imported} {
+		if bytes.Contains(out, []byte(s)) {
+			t.Fatalf("key list shows a secret: %s", out)
+		}
+	}
+	var list struct {
+		Object string        `json:"object"`
+		Data   []adminKeyOut `json:"data"`
+	}
+	adminJSON(t, out, &list)
+	var names []string
+	for _, d := range list.Data {
+		names = append(names, d.Name)
+	}
+	if list.Object != "list" || !slices.Equal(names, []string{"test", "ci", "plain", "legacy"}) {
+		t.Fatalf("list = %s", out)
+	}
+
+	var rev persistence.Key
+	adminJSON(t, runAdmin(t, env, "keys", "revoke", plain.ID), &rev)
+	if rev.ID != plain.ID || rev.RevokedAt == 0 {
+		t.Fatalf("revoked %+v", rev)
+	}
+	resp := env.Post("/v1/chat/completions", plain.Secret, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
+	if nodetest.Read(t, resp); resp.StatusCode != 401 {
+		t.Fatalf("revoked key answered %d", resp.StatusCode)
+	}
+
+	// Usage: one request of 3 prompt words and the simulator's 16 answer words costs
+	// 3 × 0.000001 + 16 × 0.000002 = 0.000035.
+	resp = env.Post("/v1/chat/completions", env.Key, `{"model":"chat","messages":[{"role":"user","content":"one two three"}]}`)
+	if raw := nodetest.Read(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("chat: %d %s", resp.StatusCode, raw)
+	}
+	type usage struct {
+		Data []struct {
+			CostUSD     string `json:"cost_usd"`
+			InputTokens int64  `json:"input_tokens"`
+		} `json:"data"`
+		Total string `json:"total_cost_usd"`
+	}
+	now := time.Now()
+	cases := []struct {
+		name    string
+		args    []string
+		entries int
+		total   string
+	}{
+		{"no bounds", nil, 1, "0.000035"},
+		{"rfc3339", []string{"--from", now.Add(-time.Hour).UTC().Format(time.RFC3339), "--to", now.Add(time.Hour).Format(time.RFC3339)}, 1, "0.000035"},
+		{"unix seconds", []string{"--from", strconv.FormatInt(now.Add(-time.Hour).Unix(), 10)}, 1, "0.000035"},
+		{"window in the future", []string{"--from", strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}, 0, "0"},
+		{"window in the past", []string{"--to", "2020-01-01T00:00:00+01:00"}, 0, "0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var u usage
+			adminJSON(t, runAdmin(t, env, append([]string{"usage", "--account", acct}, tc.args...)...), &u)
+			if len(u.Data) != tc.entries || u.Total != tc.total {
+				t.Fatalf("usage = %+v, want %d entries totalling %s", u, tc.entries, tc.total)
+			}
+			if tc.entries == 1 && (u.Data[0].CostUSD != "0.000035" || u.Data[0].InputTokens != 3) {
+				t.Fatalf("entry = %+v", u.Data[0])
+			}
+		})
+	}
+}
+
+func TestAdminCmdErrors(t *testing.T) {
+	env := adminTestEnv(t)
+	conn := []string{"--url", env.Node.URL, "--token", "test-admin-token"}
+	cases := []struct {
+		name      string
+		args      []string
+		err       string // the error's exact text, or with a trailing "…" its prefix
+		showsHelp bool
+	}{
+		{"nothing", nil, "admin needs a resource and an action", true},
+		{"resource only", []string{"accounts"}, "admin needs a resource and an action", true},
+		{"accounts create without email", append([]string{"accounts", "create", "--plan", "pro"}, conn...), "accounts create needs --email", false},
+		{"accounts get without id", append([]string{"accounts", "get"}, conn...), "accounts get needs an account id", false},
+		{"keys create without account", append([]string{"keys", "create", "--name", "x"}, conn...), "keys create needs --account", false},
+		{"keys list without account", append([]string{"keys", "list"}, conn...), "keys list needs --account", false},
+		{"keys revoke without id", append([]string{"keys", "revoke"}, conn...), "keys revoke needs a key id", false},
+		{"usage without account", append([]string{"usage", "--from", "0"}, conn...), "usage needs --account", false},
+		{"usage with an action", append([]string{"usage", "list", "--account", "x"}, conn...), "usage takes flags only", false},
+		{"unknown action", append([]string{"accounts", "delete", "acct_x"}, conn...), `unknown admin command "accounts delete"`, true},
+		{"unknown resource", append([]string{"widgets", "list"}, conn...), `unknown admin command "widgets list"`, true},
+		{"unknown flag", []string{"keys", "list", "--acount", "x"}, "flag provided but not defined: -acount", false},
+		{"api error", append([]string{"accounts", "get", "acct_doesnotexist000000"}, conn...),
+			"GET /admin/v1/accounts/acct_doesnotexist000000: 404 Not Found: {…", false},
+		{"api refusal", append([]string{"keys", "create", "--account", env.Account.ID}, conn...),
+			"POST /admin/v1/accounts/" + env.Account.ID + "/keys: 400 Bad Request: {…", false},
+		{"wrong token", []string{"accounts", "get", env.Account.ID, "--url", env.Node.URL, "--token", "nope"},
+			"GET /admin/v1/accounts/" + env.Account.ID + ": 401 Unauthorized: {…", false},
+		{"no token anywhere", []string{"accounts", "get", env.Account.ID, "--url", env.Node.URL, "--data", t.TempDir()},
+			"no admin token: pass --token, set MODELGATE_ADMIN_TOKEN, or point --data at the gateway's data directory", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := adminCmd(tc.args, &out)
+			if err == nil {
+				t.Fatalf("no error; output %s", out.Bytes())
+			}
+			if prefix, ok := strings.CutSuffix(tc.err, "…"); ok && !strings.HasPrefix(err.Error(), prefix) || !ok && err.Error() != tc.err {
+				t.Fatalf("error %q, want %q", err, tc.err)
+			}
+			if tc.showsHelp != (out.String() == adminUsage) || !tc.showsHelp && out.Len() != 0 {
+				t.Fatalf("output %q (help expected: %v)", out.String(), tc.showsHelp)
+			}
+		})
+	}
+	// Refused commands changed nothing.
+	if accts, _ := env.Node.Store.ListAccounts(); len(accts) != 1 {
+		t.Fatalf("accounts = %+v", accts)
+	}
+	if keys, _ := env.Node.Store.ListKeys(env.Account.ID); len(keys) != 1 {
+		t.Fatalf("keys = %+v", keys)
+	}
+
+	// "help" prints the usage and succeeds.
+	var out bytes.Buffer
+	if err := adminCmd([]string{"help"}, &out); err != nil || out.String() != adminUsage {
+		t.Fatalf("help: %v %q", err, out.String())
+	}
+}
+
+func TestAdminCmdTokenSources(t *testing.T) {
+	env := adminTestEnv(t)
+	get := []string{"accounts", "get", env.Account.ID}
+
+	// --data DIR: the token is read from DIR/admin-token, surrounding space trimmed.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "admin-token"), []byte("  test-admin-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := adminCmd(append(get, "--url", env.Node.URL, "--data", dir), &out); err != nil {
+		t.Fatalf("token from --data: %v", err)
+	}
+	var a persistence.Account
+	adminJSON(t, out.Bytes(), &a)
+	if a != env.Account {
+		t.Fatalf("got %+v", a)
+	}
+
+	// --token wins over the file.
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "admin-token"), []byte("wrong\n"), 0o600)
+	out.Reset()
+	if err := adminCmd(append(get, "--url", env.Node.URL, "--data", bad, "--token", "test-admin-token"), &out); err != nil {
+		t.Fatalf("--token with a wrong file: %v", err)
+	}
+	out.Reset()
+	if err := adminCmd(append(get, "--url", env.Node.URL, "--data", bad), &out); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("wrong file token: %v", err)
+	}
+
+	// MODELGATE_DATA, MODELGATE_URL and MODELGATE_ADMIN_TOKEN supply the defaults.
+	t.Setenv("MODELGATE_DATA", dir)
+	t.Setenv("MODELGATE_URL", env.Node.URL+"/")
+	out.Reset()
+	if err := adminCmd(get, &out); err != nil {
+		t.Fatalf("token from MODELGATE_DATA: %v", err)
+	}
+	t.Setenv("MODELGATE_DATA", bad)
+	t.Setenv("MODELGATE_ADMIN_TOKEN", "test-admin-token")
+	out.Reset()
+	if err := adminCmd(get, &out); err != nil {
+		t.Fatalf("token from MODELGATE_ADMIN_TOKEN: %v", err)
+	}
+}

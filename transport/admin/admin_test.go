@@ -1,0 +1,611 @@
+package admin_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/node/nodetest"
+)
+
+// apiError is the OpenAI-style error body every failure carries.
+type apiError struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+// keyOut is the answer to a key creation: the key's metadata plus, for minted keys only,
+// its secret.
+type keyOut struct {
+	persistence.Key
+	Secret string `json:"key"`
+}
+
+type usageOut struct {
+	Object string `json:"object"`
+	Data   []struct {
+		persistence.LogEntry
+		CostUSD string `json:"cost_usd"`
+	} `json:"data"`
+	Total string `json:"total_cost_usd"`
+}
+
+var secretRe = regexp.MustCompile(`^sk-token-[A-Za-z0-9]{48}$`)
+
+// admin sends an admin request with the right token and returns the status and body.
+func admin(t *testing.T, env *nodetest.Env, method, path, body string) (int, []byte) {
+	t.Helper()
+	resp := env.Admin(method, path, body)
+	raw := nodetest.Read(t, resp)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s %s: Content-Type %q", method, path, ct)
+	}
+	return resp.StatusCode, raw
+}
+
+func decode(t *testing.T, raw []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+// wantError checks an error answer's status, type, code and param, and that its message
+// contains every one of words.
+func wantError(t *testing.T, status int, raw []byte, wantStatus int, typ, code, param string, words ...string) {
+	t.Helper()
+	if status != wantStatus {
+		t.Fatalf("status %d, want %d: %s", status, wantStatus, raw)
+	}
+	var e apiError
+	decode(t, raw, &e)
+	gotParam, gotCode := "", ""
+	if e.Error.Param != nil {
+		gotParam = *e.Error.Param
+	}
+	if e.Error.Code != nil {
+		gotCode = *e.Error.Code
+	}
+	if e.Error.Type != typ || gotCode != code || gotParam != param {
+		t.Fatalf("error = %s, want type %q code %q param %q", raw, typ, code, param)
+	}
+	for _, w := range words {
+		if !strings.Contains(e.Error.Message, w) {
+			t.Fatalf("message %q does not mention %q", e.Error.Message, w)
+		}
+	}
+}
+
+func accountCount(t *testing.T, env *nodetest.Env) int {
+	t.Helper()
+	accts, err := env.Node.Store.ListAccounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(accts)
+}
+
+// createKey makes a key through the admin API and returns the answer.
+func createKey(t *testing.T, env *nodetest.Env, acct, body string) keyOut {
+	t.Helper()
+	status, raw := admin(t, env, http.MethodPost, "/admin/v1/accounts/"+acct+"/keys", body)
+	if status != http.StatusCreated {
+		t.Fatalf("create key: %d %s", status, raw)
+	}
+	var k keyOut
+	decode(t, raw, &k)
+	return k
+}
+
+// modelIDs lists the models GET /v1/models shows the key, or fails with the status.
+func modelIDs(t *testing.T, env *nodetest.Env, key string) []string {
+	t.Helper()
+	resp := env.Do(http.MethodGet, "/v1/models", key, "")
+	raw := nodetest.Read(t, resp)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/models: %d %s", resp.StatusCode, raw)
+	}
+	var out struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	decode(t, raw, &out)
+	ids := []string{}
+	for _, m := range out.Data {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+func chatStatus(t *testing.T, env *nodetest.Env, key, text string) (int, []byte) {
+	t.Helper()
+	resp := env.Post("/v1/chat/completions", key, `{"model":"chat","messages":[{"role":"user","content":"`+text+`"}]}`)
+	return resp.StatusCode, nodetest.Read(t, resp)
+}
+
+func TestCreateAndGetAccount(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	cases := []struct {
+		name       string
+		body       string
+		status     int
+		email      string
+		plan       string
+		code       string // error code when status is not 201
+		mentioning string // a word the error message must contain
+	}{
+		{name: "with plan", body: `{"email":"ops@example.com","plan":"pro"}`, status: 201, email: "ops@example.com", plan: "pro"},
+		{name: "plan defaults", body: `{"email":"dev@example.com"}`, status: 201, email: "dev@example.com", plan: "default"},
+		{name: "invalid email", body: `{"email":"not-an-email"}`, status: 400, code: "invalid_request", mentioning: "email"},
+		{name: "missing email", body: `{"plan":"pro"}`, status: 400, code: "invalid_request", mentioning: "email"},
+		{name: "email with space", body: `{"email":"a b@example.com"}`, status: 400, code: "invalid_request", mentioning: "email"},
+		{name: "unknown field", body: `{"email":"x@example.com","role":"owner"}`, status: 400, code: "invalid_json", mentioning: `"role"`},
+		{name: "malformed json", body: `{"email":`, status: 400, code: "invalid_json"},
+		{name: "wrong type", body: `{"email":42}`, status: 400, code: "invalid_json", mentioning: "email"},
+	}
+	created := 0
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := time.Now().Unix()
+			status, raw := admin(t, env, http.MethodPost, "/admin/v1/accounts", tc.body)
+			if tc.status != 201 {
+				wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, "", tc.mentioning)
+				return
+			}
+			if status != 201 {
+				t.Fatalf("status %d: %s", status, raw)
+			}
+			created++
+			var a persistence.Account
+			decode(t, raw, &a)
+			if !regexp.MustCompile(`^acct_[A-Za-z0-9]{20}$`).MatchString(a.ID) || a.Email != tc.email || a.Plan != tc.plan ||
+				a.CreatedAt < before || a.CreatedAt > time.Now().Unix() {
+				t.Fatalf("account = %s", raw)
+			}
+			// The account reads back identically.
+			status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/"+a.ID, "")
+			var got persistence.Account
+			decode(t, raw, &got)
+			if status != 200 || got != a {
+				t.Fatalf("get = %d %s, want %+v", status, raw, a)
+			}
+		})
+	}
+	if n := accountCount(t, env); n != 1+created || created != 2 {
+		t.Fatalf("accounts = %d after %d creations; refused requests must create nothing", n, created)
+	}
+}
+
+func TestGetAccount(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+env.Account.ID, "")
+	var a persistence.Account
+	decode(t, raw, &a)
+	if status != 200 || a != env.Account {
+		t.Fatalf("get = %d %s, want %+v", status, raw, env.Account)
+	}
+	for _, id := range []string{"acct_doesnotexist000000", "nope"} {
+		status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/"+id, "")
+		wantError(t, status, raw, 404, "invalid_request_error", "not_found", "", id)
+	}
+}
+
+func TestCreateKey(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	path := "/admin/v1/accounts/" + env.Account.ID + "/keys"
+	cases := []struct {
+		name    string
+		body    string
+		models  []string
+		zdr     bool
+		visible []string // GET /v1/models with the new key
+	}{
+		// ZDR hides "open-only" and "embed", which have no ZDR route.
+		{name: "restricted zdr", body: `{"name":"ci","models":["chat","embed"],"zdr":true}`, models: []string{"chat", "embed"}, zdr: true, visible: []string{"chat"}},
+		{name: "restricted", body: `{"name":"ci-2","models":["embed"]}`, models: []string{"embed"}, visible: []string{"embed"}},
+		{name: "unrestricted", body: `{"name":"plain"}`, models: []string{}, visible: []string{"chat", "embed", "open-only"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := time.Now().Unix()
+			status, raw := admin(t, env, http.MethodPost, path, tc.body)
+			if status != 201 {
+				t.Fatalf("status %d: %s", status, raw)
+			}
+			var k keyOut
+			decode(t, raw, &k)
+			if !secretRe.MatchString(k.Secret) {
+				t.Fatalf("key %q does not look like sk-token-<48 base62>", k.Secret)
+			}
+			if !regexp.MustCompile(`^key_[A-Za-z0-9]{20}$`).MatchString(k.ID) || k.AccountID != env.Account.ID ||
+				!slices.Equal(k.Models, tc.models) || k.ZDR != tc.zdr || k.Hint != "sk-token-…"+k.Secret[len(k.Secret)-4:] ||
+				k.CreatedAt < before || k.CreatedAt > time.Now().Unix() || k.RevokedAt != 0 {
+				t.Fatalf("key = %s", raw)
+			}
+			if tc.models != nil && len(tc.models) == 0 && !bytes.Contains(raw, []byte(`"models":[]`)) {
+				t.Fatalf("unrestricted models must be [] not null: %s", raw)
+			}
+			if bytes.Contains(raw, []byte("revoked_at")) {
+				t.Fatalf("an active key shows revoked_at: %s", raw)
+			}
+			// The store agrees, and the secret works with exactly the key's policy.
+			stored, err := env.Node.Store.LookupKey(k.Secret)
+			if err != nil || stored.ID != k.ID {
+				t.Fatalf("lookup = %+v, %v", stored, err)
+			}
+			if got := modelIDs(t, env, k.Secret); !slices.Equal(got, tc.visible) {
+				t.Fatalf("visible models %v, want %v", got, tc.visible)
+			}
+		})
+	}
+
+	errCases := []struct {
+		name, path, body string
+		status           int
+		code, mentioning string
+	}{
+		{"unknown account", "/admin/v1/accounts/acct_doesnotexist000000/keys", `{"name":"x"}`, 404, "not_found", "acct_doesnotexist000000"},
+		{"missing name", path, `{"models":["chat"]}`, 400, "invalid_request", "name"},
+		{"duplicate model", path, `{"name":"x","models":["chat","chat"]}`, 400, "invalid_request", "models[1]"},
+		{"empty model", path, `{"name":"x","models":[""]}`, 400, "invalid_request", "models[0]"},
+		{"unknown field", path, `{"name":"x","secret":"sk-token-abc"}`, 400, "invalid_json", `"secret"`},
+		{"models not a list", path, `{"name":"x","models":"chat"}`, 400, "invalid_json", "models"},
+	}
+	for _, tc := range errCases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, raw := admin(t, env, http.MethodPost, tc.path, tc.body)
+			wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, "", tc.mentioning)
+		})
+	}
+	keys, _ := env.Node.Store.ListKeys(env.Account.ID)
+	if len(keys) != 1+len(cases) {
+		t.Fatalf("keys = %d; refused requests must create nothing", len(keys))
+	}
+}
+
+func TestImportKey(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	const secret = "sk-user-LegacyIssuedKey0123456789abcdefWXYZ"
+	path := "/admin/v1/accounts/" + env.Account.ID + "/keys"
+	status, raw := admin(t, env, http.MethodPost, path, `{"name":"legacy","models":["chat"],"import_key":"`+secret+`"}`)
+	if status != 201 {
+		t.Fatalf("import: %d %s", status, raw)
+	}
+	if bytes.Contains(raw, []byte(secret)) || bytes.Contains(raw, []byte(`"key"`)) {
+		t.Fatalf("the import answer echoes the secret: %s", raw)
+	}
+	var k keyOut
+	decode(t, raw, &k)
+	if k.AccountID != env.Account.ID || k.Name != "legacy" || !slices.Equal(k.Models, []string{"chat"}) || k.ZDR || k.Hint != "sk-user-…WXYZ" {
+		t.Fatalf("imported key = %s", raw)
+	}
+	// The imported secret authenticates, with the key's restriction.
+	if got := modelIDs(t, env, secret); !slices.Equal(got, []string{"chat"}) {
+		t.Fatalf("models for imported key = %v", got)
+	}
+	if s, raw := chatStatus(t, env, secret, "hello"); s != 200 {
+		t.Fatalf("chat with imported key: %d %s", s, raw)
+	}
+
+	other, err := env.Node.Store.CreateAccount("other@example.com", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, acct, body string
+		status           int
+		code, mentioning string
+	}{
+		{"same account again", env.Account.ID, `{"name":"again","import_key":"` + secret + `"}`, 409, "conflict", "already registered"},
+		{"another account", other.ID, `{"name":"stolen","import_key":"` + secret + `"}`, 409, "conflict", "already registered"},
+		{"minted secret re-imported", env.Account.ID, `{"name":"dup","import_key":"` + env.Key + `"}`, 409, "conflict", "already registered"},
+		{"bad prefix", env.Account.ID, `{"name":"x","import_key":"pk-live-0123456789abcdefghijkl"}`, 400, "invalid_request", "sk-user-"},
+		{"too short", env.Account.ID, `{"name":"x","import_key":"sk-user-short"}`, 400, "invalid_request", "min 20"},
+		{"unknown account", "acct_doesnotexist000000", `{"name":"x","import_key":"sk-user-AnotherLegacyKey0123456789"}`, 404, "not_found", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, raw := admin(t, env, http.MethodPost, "/admin/v1/accounts/"+tc.acct+"/keys", tc.body)
+			wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, "", tc.mentioning)
+			var in struct {
+				Import string `json:"import_key"`
+			}
+			decode(t, []byte(tc.body), &in)
+			if bytes.Contains(raw, []byte(in.Import)) {
+				t.Fatalf("the error echoes the secret: %s", raw)
+			}
+		})
+	}
+	if keys, _ := env.Node.Store.ListKeys(other.ID); len(keys) != 0 {
+		t.Fatalf("the refused import left keys on the other account: %+v", keys)
+	}
+}
+
+func TestListKeysNeverShowsSecrets(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	path := "/admin/v1/accounts/" + env.Account.ID + "/keys"
+	minted1 := createKey(t, env, env.Account.ID, `{"name":"one"}`)
+	minted2 := createKey(t, env, env.Account.ID, `{"name":"two","models":["embed"],"zdr":true}`)
+	const imported = "sk-user-ImportedSecretForListing0123456789"
+	imp := createKey(t, env, env.Account.ID, `{"name":"three","import_key":"`+imported+`"}`)
+	revoked := createKey(t, env, env.Account.ID, `{"name":"four"}`)
+	if s, raw := admin(t, env, http.MethodDelete, "/admin/v1/keys/"+revoked.ID, ""); s != 200 {
+		t.Fatalf("revoke: %d %s", s, raw)
+	}
+
+	status, raw := admin(t, env, http.MethodGet, path, "")
+	if status != 200 {
+		t.Fatalf("list: %d %s", status, raw)
+	}
+	for _, secret := range []string{env.Key, minted1.Secret, minted2.Secret, imported, revoked.Secret} {
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Fatalf("the key list shows secret %q: %s", secret, raw)
+		}
+		// Not even the random part without its prefix.
+		if i := strings.LastIndex(secret, "-"); bytes.Contains(raw, []byte(secret[i+1:])) {
+			t.Fatalf("the key list shows the body of secret %q: %s", secret, raw)
+		}
+	}
+	var out struct {
+		Object string   `json:"object"`
+		Data   []keyOut `json:"data"`
+	}
+	decode(t, raw, &out)
+	envKey, _ := env.Node.Store.LookupKey(env.Key)
+	want := []struct {
+		id, name, hint string
+		revoked        bool
+	}{
+		{envKey.ID, "test", "sk-token-…" + env.Key[len(env.Key)-4:], false},
+		{minted1.ID, "one", minted1.Hint, false},
+		{minted2.ID, "two", minted2.Hint, false},
+		{imp.ID, "three", "sk-user-…6789", false},
+		{revoked.ID, "four", revoked.Hint, true},
+	}
+	if out.Object != "list" || len(out.Data) != len(want) {
+		t.Fatalf("list = %s", raw)
+	}
+	for i, w := range want {
+		k := out.Data[i]
+		if k.Secret != "" || k.ID != w.id || k.Name != w.name || k.Hint != w.hint || (k.RevokedAt != 0) != w.revoked || k.AccountID != env.Account.ID {
+			t.Fatalf("data[%d] = %+v, want %+v", i, k, w)
+		}
+	}
+	if !slices.Equal(out.Data[2].Models, []string{"embed"}) || !out.Data[2].ZDR {
+		t.Fatalf("policy not listed: %+v", out.Data[2])
+	}
+
+	// An account with no keys lists an empty array; an unknown one is 404.
+	empty, _ := env.Node.Store.CreateAccount("empty@example.com", "default")
+	status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/"+empty.ID+"/keys", "")
+	if status != 200 || !bytes.Equal(bytes.TrimSpace(raw), []byte(`{"data":[],"object":"list"}`)) {
+		t.Fatalf("empty list = %d %s", status, raw)
+	}
+	status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/acct_doesnotexist000000/keys", "")
+	wantError(t, status, raw, 404, "invalid_request_error", "not_found", "", "acct_doesnotexist000000")
+}
+
+func TestRevokeKey(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	k := createKey(t, env, env.Account.ID, `{"name":"doomed"}`)
+	if s, raw := chatStatus(t, env, k.Secret, "before"); s != 200 {
+		t.Fatalf("before revocation: %d %s", s, raw)
+	}
+	before := time.Now().Unix()
+	status, raw := admin(t, env, http.MethodDelete, "/admin/v1/keys/"+k.ID, "")
+	if status != 200 {
+		t.Fatalf("revoke: %d %s", status, raw)
+	}
+	var got keyOut
+	decode(t, raw, &got)
+	if got.ID != k.ID || got.Name != "doomed" || got.RevokedAt < before || got.RevokedAt > time.Now().Unix() || got.Secret != "" {
+		t.Fatalf("revoked key = %s", raw)
+	}
+	s, raw := chatStatus(t, env, k.Secret, "after")
+	wantError(t, s, raw, 401, "authentication_error", "invalid_api_key", "", "revoked")
+	// Other keys of the account keep working.
+	if s, raw := chatStatus(t, env, env.Key, "others"); s != 200 {
+		t.Fatalf("the account's other key: %d %s", s, raw)
+	}
+	// Revoking again keeps the first revocation time.
+	status, raw = admin(t, env, http.MethodDelete, "/admin/v1/keys/"+k.ID, "")
+	var again keyOut
+	decode(t, raw, &again)
+	if status != 200 || again.RevokedAt != got.RevokedAt {
+		t.Fatalf("second revoke = %d %s", status, raw)
+	}
+	status, raw = admin(t, env, http.MethodDelete, "/admin/v1/keys/key_doesnotexist00000000", "")
+	wantError(t, status, raw, 404, "invalid_request_error", "not_found", "", "key_doesnotexist00000000")
+}
+
+func TestUsage(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	acct := env.Account.ID
+	keyID := func() string { k, _ := env.Node.Store.LookupKey(env.Key); return k.ID }()
+
+	// Three entries written straight to the store at known times, with known costs
+	// (pico-USD), to pin the bounds.
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	var old []persistence.LogEntry
+	for i, cost := range []int64{1_000_000, 2_500_000, 4_000_000} {
+		old = append(old, persistence.LogEntry{RequestID: "req_old" + strconv.Itoa(i), Time: day(i + 1).UnixNano(), AccountID: acct,
+			KeyID: keyID, Model: "chat", Route: "a", Status: 200, Cost: cost, ClientFormat: "chat", UpstreamFormat: "chat", Attempts: 1})
+	}
+	if err := env.Node.Store.AppendLog(old); err != nil {
+		t.Fatal(err)
+	}
+	// Another account's traffic never shows.
+	other, _ := env.Node.Store.CreateAccount("other@example.com", "default")
+	if err := env.Node.Store.AppendLog([]persistence.LogEntry{{RequestID: "req_x", Time: day(2).UnixNano(), AccountID: other.ID, Status: 200, Cost: 7}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two real requests. The simulator counts prompt words as tokens and answers 16 words:
+	//   3 prompt words: 3 × 0.000001 + 16 × 0.000002 = 0.000035
+	//   7 prompt words: 7 × 0.000001 + 16 × 0.000002 = 0.000039
+	start := time.Now().Add(-time.Second).UTC()
+	for _, text := range []string{"one two three", "one two three four five six seven"} {
+		if s, raw := chatStatus(t, env, env.Key, text); s != 200 {
+			t.Fatalf("chat: %d %s", s, raw)
+		}
+	}
+	// No flush here: the usage endpoint must flush the writer itself.
+
+	unix := func(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
+	cases := []struct {
+		name     string
+		query    string
+		requests []string // request ids, "live" for the real requests
+		costs    []string
+		total    string
+	}{
+		{name: "no bounds", query: "", requests: []string{"req_old0", "req_old1", "req_old2", "live", "live"},
+			costs: []string{"0.000001", "0.0000025", "0.000004", "0.000035", "0.000039"}, total: "0.0000815"},
+		{name: "rfc3339, to is exclusive", query: "?from=" + day(2).Format(time.RFC3339) + "&to=" + day(3).Format(time.RFC3339),
+			requests: []string{"req_old1"}, costs: []string{"0.0000025"}, total: "0.0000025"},
+		{name: "rfc3339 with offset", query: "?from=" + url.QueryEscape(day(2).In(time.FixedZone("", -5*3600)).Format(time.RFC3339)),
+			requests: []string{"req_old1", "req_old2", "live", "live"}, costs: []string{"0.0000025", "0.000004", "0.000035", "0.000039"}, total: "0.0000805"},
+		{name: "unix seconds", query: "?from=" + unix(day(2)) + "&to=" + unix(day(3).Add(time.Second)),
+			requests: []string{"req_old1", "req_old2"}, costs: []string{"0.0000025", "0.000004"}, total: "0.0000065"},
+		{name: "only to", query: "?to=" + unix(day(2)), requests: []string{"req_old0"}, costs: []string{"0.000001"}, total: "0.000001"},
+		{name: "only the live requests", query: "?from=" + start.Format(time.RFC3339Nano),
+			requests: []string{"live", "live"}, costs: []string{"0.000035", "0.000039"}, total: "0.000074"},
+		{name: "empty window", query: "?from=" + unix(day(5)) + "&to=" + unix(day(6)), requests: []string{}, costs: []string{}, total: "0"},
+		{name: "to before from", query: "?from=" + unix(day(3)) + "&to=" + unix(day(1)), requests: []string{}, costs: []string{}, total: "0"},
+		{name: "empty values are no bound", query: "?from=&to=", requests: []string{"req_old0", "req_old1", "req_old2", "live", "live"},
+			costs: []string{"0.000001", "0.0000025", "0.000004", "0.000035", "0.000039"}, total: "0.0000815"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage"+tc.query, "")
+			if status != 200 {
+				t.Fatalf("usage: %d %s", status, raw)
+			}
+			var out usageOut
+			decode(t, raw, &out)
+			if out.Object != "list" || out.Total != tc.total || len(out.Data) != len(tc.requests) {
+				t.Fatalf("usage = %s, want %d entries totalling %s", raw, len(tc.requests), tc.total)
+			}
+			if !bytes.Contains(raw, []byte(`"data":[`)) {
+				t.Fatalf("data must be an array, not null: %s", raw)
+			}
+			for i, e := range out.Data {
+				if e.AccountID != acct || e.CostUSD != tc.costs[i] || e.KeyID != keyID {
+					t.Fatalf("data[%d] = %+v, want cost %s", i, e, tc.costs[i])
+				}
+				if tc.requests[i] != "live" {
+					if e.RequestID != tc.requests[i] {
+						t.Fatalf("data[%d] = %s, want %s", i, e.RequestID, tc.requests[i])
+					}
+					continue
+				}
+				if strings.HasPrefix(e.RequestID, "req_old") || e.Time < start.UnixNano() || e.Model != "chat" || e.Status != 200 || e.OutputTokens != 16 {
+					t.Fatalf("data[%d] = %+v, want a live request", i, e)
+				}
+			}
+			if bytes.Contains(raw, []byte(`"cost"`)) {
+				t.Fatalf("the raw pico-USD cost leaks: %s", raw)
+			}
+		})
+	}
+	// The live entries carry the exact token counts the costs come from.
+	status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?from="+unix(start), "")
+	var live usageOut
+	decode(t, raw, &live)
+	if status != 200 || len(live.Data) != 2 || live.Data[0].InputTokens != 3 || live.Data[1].InputTokens != 7 {
+		t.Fatalf("live usage = %d %s", status, raw)
+	}
+
+	errCases := []struct {
+		name, path string
+		status     int
+		code       string
+		param      string
+	}{
+		{"invalid from", "/admin/v1/accounts/" + acct + "/usage?from=yesterday", 400, "invalid_time", "from"},
+		{"invalid to", "/admin/v1/accounts/" + acct + "/usage?to=2026-13-01", 400, "invalid_time", "to"},
+		{"fractional unix", "/admin/v1/accounts/" + acct + "/usage?from=1.5", 400, "invalid_time", "from"},
+		{"date only", "/admin/v1/accounts/" + acct + "/usage?to=2026-01-02", 400, "invalid_time", "to"},
+		{"unknown account", "/admin/v1/accounts/acct_doesnotexist000000/usage", 404, "not_found", ""},
+	}
+	for _, tc := range errCases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, raw := admin(t, env, http.MethodGet, tc.path, "")
+			wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, tc.param, tc.param)
+		})
+	}
+}
+
+// TestGuard: every route refuses every request without the exact bearer admin token, and
+// a refused request changes nothing.
+func TestGuard(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	envKey, _ := env.Node.Store.LookupKey(env.Key)
+	acct := env.Account.ID
+	routes := []struct{ method, path, body string }{
+		{http.MethodPost, "/admin/v1/accounts", `{"email":"intruder@example.com"}`},
+		{http.MethodGet, "/admin/v1/accounts/" + acct, ""},
+		{http.MethodPost, "/admin/v1/accounts/" + acct + "/keys", `{"name":"intruder"}`},
+		{http.MethodGet, "/admin/v1/accounts/" + acct + "/keys", ""},
+		{http.MethodGet, "/admin/v1/accounts/" + acct + "/usage", ""},
+		{http.MethodDelete, "/admin/v1/keys/" + envKey.ID, ""},
+	}
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:test-admin-token"))
+	auths := []struct {
+		name    string
+		headers []string
+	}{
+		{"no token", nil},
+		{"wrong token", []string{"Authorization", "Bearer wrong-token"}},
+		{"token prefix", []string{"Authorization", "Bearer test-admin"}},
+		{"token with suffix", []string{"Authorization", "Bearer test-admin-token2"}},
+		{"basic scheme", []string{"Authorization", basic}},
+		{"basic with raw token", []string{"Authorization", "Basic test-admin-token"}},
+		{"token without scheme", []string{"Authorization", "test-admin-token"}},
+		{"empty bearer", []string{"Authorization", "Bearer "}},
+		{"api key header", []string{"x-api-key", "test-admin-token"}},
+		{"user api key", []string{"Authorization", "Bearer " + env.Key}},
+	}
+	for _, rt := range routes {
+		for _, a := range auths {
+			t.Run(rt.method+" "+rt.path+"/"+a.name, func(t *testing.T) {
+				resp := env.Do(rt.method, rt.path, "", rt.body, a.headers...)
+				raw := nodetest.Read(t, resp)
+				wantError(t, resp.StatusCode, raw, 401, "authentication_error", "invalid_admin_token", "", "Bearer")
+				for _, secret := range []string{acct, env.Account.Email, envKey.ID, "intruder"} {
+					if bytes.Contains(raw, []byte(secret)) {
+						t.Fatalf("a refused request answers with data (%q): %s", secret, raw)
+					}
+				}
+			})
+		}
+	}
+	// The right token passes on the same routes (the GETs, which change nothing).
+	for _, rt := range routes {
+		if rt.method == http.MethodGet {
+			if s, raw := admin(t, env, rt.method, rt.path, rt.body); s != 200 {
+				t.Fatalf("%s %s with the admin token: %d %s", rt.method, rt.path, s, raw)
+			}
+		}
+	}
+	if n := accountCount(t, env); n != 1 {
+		t.Fatalf("accounts = %d: a refused request created one", n)
+	}
+	if keys, _ := env.Node.Store.ListKeys(acct); len(keys) != 1 || keys[0].RevokedAt != 0 {
+		t.Fatalf("keys = %+v: a refused request created or revoked one", keys)
+	}
+}
