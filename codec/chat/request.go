@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/modelgate/modelgate/codec/ir"
 )
 
 // InvalidError is a request the client must fix; Param names the field.
@@ -66,18 +68,37 @@ func ParseRequest(body []byte) (*Request, error) {
 		return nil, invalid("stream_options", "stream_options must be an object")
 	}
 	r.IncludeUsage = so.IncludeUsage
+	var t ir.Thinking
+	if e := decodeThinking(fields, &t); e != nil {
+		return nil, invalid(e.Param, "%s", e.Message)
+	}
 	return r, nil
 }
 
-// UpstreamBody is the body for a chat-format route: the route's model id, and for streams
+// Thinking reads the request's reasoning controls.
+func (r *Request) Thinking() ir.Thinking {
+	var t ir.Thinking
+	decodeThinking(r.fields, &t) // already validated by ParseRequest
+	return t
+}
+
+// UpstreamBody is the body for a chat-format route: the route's model id, the effort the
+// model's catalog entry resolved (when it differs from the client's), and for streams
 // include_usage forced on so the gateway can bill what it streamed.
-func (r *Request) UpstreamBody(upstreamModel string) ([]byte, error) {
+func (r *Request) UpstreamBody(upstreamModel, effort string) ([]byte, error) {
 	out := make(map[string]json.RawMessage, len(r.fields))
 	for k, v := range r.fields {
 		out[k] = v
 	}
 	m, _ := json.Marshal(upstreamModel)
 	out["model"] = m
+	if effort != "" {
+		var given string
+		unmarshalField(r.fields, "reasoning_effort", &given)
+		if given != effort {
+			out["reasoning_effort"], _ = json.Marshal(effort)
+		}
+	}
 	if r.Stream {
 		opts := map[string]json.RawMessage{}
 		if raw, ok := r.fields["stream_options"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/reasoning"
 	"github.com/modelgate/modelgate/codec/sse"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
@@ -18,8 +19,17 @@ import (
 const maxUpstreamBody = 64 << 20
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	c := s.begin(w, "chat")
-	rec := s.newRecord(c, codec.FormatChat)
+	s.generate(w, r, chatClient)
+}
+
+// generate serves one chat, messages or responses request: policy, route choice with
+// failover, and the answer relayed as it is (same format) or converted through the IR.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSpec) {
+	c := s.begin(w, spec.name)
+	if spec.name != codec.FormatChat {
+		c.client = spec.format
+	}
+	rec := s.newRecord(c, spec.name)
 	defer s.done(rec)
 	if e := s.authenticate(r, c); e != nil {
 		rec.fail(w, e)
@@ -30,52 +40,78 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		rec.fail(w, e)
 		return
 	}
-	req, err := chat.ParseRequest(body)
-	if err != nil {
-		rec.fail(w, invalidFrom(err))
-		return
-	}
-	rec.model = req.Model
-	m, e := s.resolveModel(c, req.Model, catalog.KindChat)
-	if e != nil {
+	g := &generation{client: spec, body: body, header: clientHeaders(r)}
+	rec.gen = g
+	if e := g.decode(); e != nil {
 		rec.fail(w, e)
 		return
 	}
-	rec.entry.Model, rec.entry.Stream = m.ID, req.Stream
-	rec.prices = pricesOf(m)
-	setDeprecation(w, m)
-	build := func(rt *catalog.Route) (upstream.Request, bool) {
-		if rt.Format != catalog.FormatChat {
-			return upstream.Request{}, false
-		}
-		b, err := req.UpstreamBody(rt.UpstreamModel)
-		if err != nil {
-			return upstream.Request{}, false
-		}
-		return upstream.Request{Route: rt, Timeouts: rt.Effective(c.catalog.Server), Path: "/chat/completions", Body: b, Header: forwardHeaders(c)}, true
+	if e := s.prepare(c, g); e != nil {
+		rec.fail(w, e)
+		return
 	}
+	rec.entry.Model, rec.entry.Stream = g.model.ID, g.stream
+	rec.prices = pricesOf(g.model)
+	setDeprecation(w, g.model)
+	build := func(rt *catalog.Route) (upstream.Request, bool) { return g.build(c, rt) }
 	for {
-		a, ue, e := s.dial(r.Context(), c, m, build, &rec.tried)
+		a, ue, e := s.dial(r.Context(), c, g.model, build, &rec.tried)
 		switch {
 		case e != nil:
 			rec.fail(w, e)
 			return
 		case ue != nil:
-			rec.passError(w, ue)
+			s.passUpstreamError(w, rec, g, ue)
 			return
 		}
 		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format
-		var sent bool
-		if req.Stream {
-			sent = s.streamChat(w, rec, a, req)
-		} else {
-			sent = s.relayWhole(w, rec, a, req.Model)
-		}
-		if sent {
+		if s.relay(w, rec, g, a) {
 			return
 		}
 		// The attempt broke before the client saw a byte: try the next route.
 	}
+}
+
+// prepare applies the catalog and the key's policy, and resolves reasoning for the model.
+func (s *Server) prepare(c *call, g *generation) *apiError {
+	m, e := s.resolveModel(c, g.clientModel, catalog.KindChat)
+	if e != nil {
+		return e
+	}
+	g.model = m
+	if g.needsCanonical() {
+		if _, e := g.canonical(); e != nil {
+			return e
+		}
+	}
+	if g.req != nil && g.req.PreviousResponseID != "" {
+		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "previous_response_not_found", Param: "previous_response_id",
+			Message: "previous_response_id " + g.req.PreviousResponseID + " was not found: this gateway stores no responses; send the whole conversation in input"}
+	}
+	g.decision = reasoning.Resolve(m, g.thinking())
+	return nil
+}
+
+// relay answers from an open attempt; false means it broke before anything was sent.
+func (s *Server) relay(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
+	same := a.route.Format == g.client.name
+	switch {
+	case same && g.chatReq != nil && !g.decision.SplitInline:
+		g.announce(w)
+		if g.stream {
+			return s.streamChat(w, rec, a, g.chatReq)
+		}
+		return s.relayWhole(w, rec, a, g.clientModel)
+	case same && !g.decision.SplitInline:
+		g.announce(w)
+		if g.stream {
+			return s.streamPass(w, rec, g, a)
+		}
+		return s.wholePass(w, rec, g, a)
+	case g.stream:
+		return s.streamConverted(w, rec, g, a)
+	}
+	return s.wholeConverted(w, rec, g, a)
 }
 
 // relayWhole relays a whole answer (chat or embeddings). It returns false, having written nothing, when the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/ir"
 )
 
 // apiError is an error as the client sees it; render writes it in the client's format.
@@ -28,20 +29,60 @@ func errUnauthorized(msg string) *apiError {
 	return &apiError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key", Message: msg}
 }
 
-// render writes the error in the chat-completions shape, the shape of every endpoint served
-// so far; the request id travels in the body as well as the header so it survives logs.
-func render(w http.ResponseWriter, requestID string, e *apiError) {
+// render writes the error in the client's format (the chat shape unless the endpoint speaks
+// another). The request id travels in the body as well as the header so it survives logs.
+func render(w http.ResponseWriter, c *call, e *apiError) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	w.WriteHeader(e.Status)
-	body := chat.ErrorBody(e.Message, e.Type, e.Code, e.Param)
-	// Splice the request id into the error object: {"error":{...,"request_id":"…"}}.
-	if len(body) > 2 && requestID != "" {
-		id, _ := json.Marshal(requestID)
-		body = append(body[:len(body)-2], append(append([]byte(`,"request_id":`), id...), '}', '}')...)
+	var body []byte
+	if c.client == nil {
+		body = chat.ErrorBody(e.Message, e.Type, e.Code, e.Param)
+		body = spliceRequestID(body, 2, c.id) // {"error":{…,"request_id":"…"}}
+	} else {
+		body = c.client.EncodeError(&ir.Error{Status: e.Status, Kind: kindOf(e.Status), Code: e.Code, Param: e.Param, Message: e.Message})
+		body = spliceRequestID(body, 1, c.id) // {…,"request_id":"…"}
 	}
 	w.Write(body)
+}
+
+// spliceRequestID adds "request_id" before the last depth closing braces of a JSON object.
+func spliceRequestID(body []byte, depth int, id string) []byte {
+	if len(body) <= depth || id == "" {
+		return body
+	}
+	q, _ := json.Marshal(id)
+	cut := len(body) - depth
+	out := append([]byte{}, body[:cut]...)
+	out = append(out, `,"request_id":`...)
+	out = append(out, q...)
+	return append(out, body[cut:]...)
+}
+
+// kindOf is the neutral error class of a status, for formats other than chat.
+func kindOf(status int) ir.ErrorKind {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return ir.ErrInvalidRequest
+	case http.StatusUnauthorized:
+		return ir.ErrAuthentication
+	case http.StatusPaymentRequired:
+		return ir.ErrBilling
+	case http.StatusForbidden:
+		return ir.ErrPermission
+	case http.StatusNotFound:
+		return ir.ErrNotFound
+	case http.StatusRequestEntityTooLarge:
+		return ir.ErrTooLarge
+	case http.StatusTooManyRequests:
+		return ir.ErrRateLimit
+	case http.StatusServiceUnavailable, 529:
+		return ir.ErrOverloaded
+	case http.StatusGatewayTimeout:
+		return ir.ErrTimeout
+	}
+	return ir.ErrServer
 }

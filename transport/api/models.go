@@ -70,7 +70,7 @@ func visible(c *call, m *catalog.Model) bool {
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	c := s.begin(w, "models")
 	if e := s.authenticate(r, c); e != nil {
-		render(w, c.id, e)
+		render(w, c, e)
 		return
 	}
 	data := []modelRecord{}
@@ -85,13 +85,13 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 	c := s.begin(w, "models")
 	if e := s.authenticate(r, c); e != nil {
-		render(w, c.id, e)
+		render(w, c, e)
 		return
 	}
 	name := mux.Vars(r)["model"]
 	m, ok := c.catalog.Lookup(name)
 	if !ok || !visible(c, m) {
-		render(w, c.id, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "the model \"" + name + "\" does not exist or this key may not use it"})
 		return
 	}

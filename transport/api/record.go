@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/sse"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/upstream"
@@ -23,6 +24,23 @@ type record struct {
 	usage  codec.Usage
 	prices codec.Prices
 	first  time.Time
+	gen    *generation // nil for endpoints without conversion
+	// streamErr is an error the upstream reported inside a stream.
+	streamErr *ir.Error
+}
+
+// observe takes usage and errors from a stream's events.
+func (r *record) observe(e ir.Event) {
+	switch e.Kind {
+	case ir.EvUsage:
+		r.usage = e.Usage
+	case ir.EvFinish:
+		if e.Usage.Known() {
+			r.usage = e.Usage
+		}
+	case ir.EvError:
+		r.streamErr = e.Err
+	}
 }
 
 func (s *Server) newRecord(c *call, clientFormat string) *record {
@@ -38,7 +56,7 @@ func (r *record) fail(w http.ResponseWriter, e *apiError) {
 	if e.Status == 499 {
 		return // nobody is listening
 	}
-	render(w, r.c.id, e)
+	render(w, r.c, e)
 }
 
 // passError hands an upstream's verdict on the request (a 4xx) to the client unchanged: the
@@ -78,6 +96,9 @@ func (s *Server) done(r *record) {
 		model = "unknown" // bounded label: never the client's free text
 	}
 	s.Metrics.Request(r.c.endpoint, model, r.route, r.status, total, ttfb)
+	if r.gen != nil && len(r.gen.dropped) > 0 {
+		s.Metrics.Dropped(r.entry.ClientFormat, r.entry.UpstreamFormat, r.gen.dropped)
+	}
 	if r.c.key.ID == "" {
 		return // not authenticated: no account to log against
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/metrics"
@@ -64,6 +65,7 @@ type call struct {
 	endpoint string
 	key      persistence.Key
 	catalog  *catalog.Catalog
+	client   ir.ClientFormat // the format errors are rendered in; nil = chat
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {

@@ -22,6 +22,7 @@ type Metrics struct {
 	routeUp   *prometheus.GaugeVec
 	routeFlow *prometheus.GaugeVec
 	logDrops  prometheus.Counter
+	dropped   *prometheus.CounterVec
 }
 
 // New registers every metric, plus the Go runtime and process collectors.
@@ -52,11 +53,14 @@ func New() *Metrics {
 		routeFlow: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "modelgate_route_in_flight", Help: "Attempts in flight per route.",
 		}, []string{"route"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_conversion_dropped_fields_total", Help: "Request fields a format conversion could not express, by client format, upstream format and field.",
+		}, []string{"client_format", "upstream_format", "field"}),
 		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "modelgate_request_log_errors_total", Help: "Request log entries that could not be queued.",
 		}),
 	}
-	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.inFlight, m.routeUp, m.routeFlow, m.logDrops,
+	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.inFlight, m.routeUp, m.routeFlow, m.logDrops, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -89,4 +93,11 @@ func (m *Metrics) Route(route string, available bool, inFlight int64) {
 	}
 	m.routeUp.WithLabelValues(route).Set(v)
 	m.routeFlow.WithLabelValues(route).Set(float64(inFlight))
+}
+
+// Dropped counts fields a conversion could not express.
+func (m *Metrics) Dropped(client, upstream string, fields []string) {
+	for _, f := range fields {
+		m.dropped.WithLabelValues(client, upstream, f).Inc()
+	}
 }

@@ -1,0 +1,240 @@
+package chat
+
+import (
+	"encoding/json"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/ir"
+)
+
+// streamDecoder reads a chat-format upstream stream into IR events.
+type streamDecoder struct {
+	started bool
+	calls   map[int]int    // upstream tool_calls index -> 0-based call counter
+	ids     map[int]string // upstream tool_calls index -> the id it carried
+	next    int
+	stop    string
+	sawTool bool
+	usage   codec.Usage
+}
+
+// NewStreamDecoder returns a decoder for one answer.
+func NewStreamDecoder() ir.StreamDecoder {
+	return &streamDecoder{calls: map[int]int{}, ids: map[int]string{}}
+}
+
+func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
+	if IsDone(data) {
+		return []ir.Event{d.finish()}, true, nil
+	}
+	var c wireCompletion
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, false, err
+	}
+	if c.Error != nil {
+		return []ir.Event{{Kind: ir.EvError, Err: errorFromWire(0, c.Error)}}, true, nil
+	}
+	var evs []ir.Event
+	if !d.started {
+		d.started = true
+		evs = append(evs, ir.Event{Kind: ir.EvStart, ID: c.ID, Model: c.Model})
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 || ch.Delta == nil {
+			if ch.FinishReason != nil && ch.Index == 0 {
+				d.stop = *ch.FinishReason
+			}
+			continue
+		}
+		evs = d.delta(evs, ch.Delta)
+		if ch.FinishReason != nil {
+			d.stop = *ch.FinishReason
+		}
+	}
+	if c.Usage != nil {
+		d.usage = c.Usage.normalize()
+		evs = append(evs, ir.Event{Kind: ir.EvUsage, Usage: d.usage})
+	}
+	return evs, false, nil
+}
+
+func (d *streamDecoder) delta(evs []ir.Event, m *wireMessage) []ir.Event {
+	if rc := firstNonEmpty(m.ReasoningContent, m.Reasoning); rc != "" {
+		evs = append(evs, ir.Event{Kind: ir.EvReasoning, Text: rc})
+	}
+	for _, b := range m.ThinkingBlocks {
+		if b.Signature != "" {
+			evs = append(evs, ir.Event{Kind: ir.EvSignature, Signature: b.Signature, Format: "messages"})
+		}
+	}
+	var content string
+	if len(m.Content) > 0 && json.Unmarshal(m.Content, &content) == nil && content != "" {
+		evs = append(evs, ir.Event{Kind: ir.EvText, Text: content})
+	}
+	for _, tc := range m.ToolCalls {
+		up := 0
+		if tc.Index != nil {
+			up = *tc.Index
+		}
+		idx, known := d.calls[up]
+		// A new id on a known index is a new call: some providers number every call 0.
+		if !known || tc.ID != "" && tc.ID != d.ids[up] {
+			idx = d.next
+			d.next++
+			d.calls[up], d.ids[up] = idx, tc.ID
+			d.sawTool = true
+			ev := ir.Event{Kind: ir.EvToolStart, Index: idx}
+			ev.ID, ev.Signature = ir.SplitCallID(tc.ID)
+			if ev.Signature != "" {
+				ev.Format = "gemini"
+			}
+			if tc.Function != nil {
+				ev.Name = tc.Function.Name
+			}
+			evs = append(evs, ev)
+		}
+		if tc.Function != nil && tc.Function.Arguments != "" {
+			evs = append(evs, ir.Event{Kind: ir.EvToolArgs, Index: idx, Text: tc.Function.Arguments})
+		}
+	}
+	return evs
+}
+
+func (d *streamDecoder) finish() ir.Event {
+	return ir.Event{Kind: ir.EvFinish, Stop: stopFrom(d.stop, d.sawTool), Usage: d.usage}
+}
+
+// streamEncoder writes IR events as chat chunks.
+type streamEncoder struct {
+	out          ir.Frames
+	id, model    string
+	created      int64
+	includeUsage bool
+	sawTool      bool
+	started      bool
+	ended        bool
+	usage        codec.Usage
+	buf          []byte
+}
+
+// NewStreamEncoder renders events for a chat client.
+func NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
+	return &streamEncoder{out: out, model: model, includeUsage: req != nil && req.IncludeUsage}
+}
+
+type chunkDelta struct {
+	Role             string              `json:"role,omitempty"`
+	Content          *string             `json:"content,omitempty"`
+	ReasoningContent string              `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []wireThinkingBlock `json:"thinking_blocks,omitempty"`
+	ToolCalls        []chunkToolCall     `json:"tool_calls,omitempty"`
+}
+
+type chunkToolCall struct {
+	Index    int           `json:"index"`
+	ID       string        `json:"id,omitempty"`
+	Type     string        `json:"type,omitempty"`
+	Function chunkFunction `json:"function"`
+}
+
+type chunkFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type chunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   any           `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int        `json:"index"`
+	Delta        chunkDelta `json:"delta"`
+	Logprobs     any        `json:"logprobs"`
+	FinishReason *string    `json:"finish_reason"`
+}
+
+func (e *streamEncoder) write(d chunkDelta, finish *string) error {
+	c := chunk{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model,
+		Choices: []chunkChoice{{Delta: d, FinishReason: finish}}}
+	b, _ := json.Marshal(c)
+	return e.out.Write("", b)
+}
+
+func (e *streamEncoder) Encode(ev ir.Event) error {
+	if e.ended {
+		return nil
+	}
+	if !e.started && ev.Kind != ir.EvError {
+		e.started = true
+		e.id, e.created = chatID(ev.ID), created(0)
+		empty := ""
+		if err := e.write(chunkDelta{Role: "assistant", Content: &empty}, nil); err != nil {
+			return err
+		}
+	}
+	switch ev.Kind {
+	case ir.EvText:
+		t := ev.Text
+		return e.write(chunkDelta{Content: &t}, nil)
+	case ir.EvReasoning:
+		return e.write(chunkDelta{ReasoningContent: ev.Text}, nil)
+	case ir.EvSignature:
+		if ev.Format == "messages" {
+			return e.write(chunkDelta{ThinkingBlocks: []wireThinkingBlock{{Type: "thinking", Signature: ev.Signature}}}, nil)
+		}
+	case ir.EvRedacted:
+		return e.write(chunkDelta{ThinkingBlocks: []wireThinkingBlock{{Type: "redacted_thinking", Data: ev.Text}}}, nil)
+	case ir.EvToolStart:
+		e.sawTool = true
+		id := ev.ID
+		if ev.Format == "gemini" {
+			id = ir.JoinCallID(id, ev.Signature)
+		}
+		return e.write(chunkDelta{ToolCalls: []chunkToolCall{{Index: ev.Index, ID: id, Type: "function", Function: chunkFunction{Name: ev.Name}}}}, nil)
+	case ir.EvToolArgs:
+		return e.write(chunkDelta{ToolCalls: []chunkToolCall{{Index: ev.Index, Function: chunkFunction{Arguments: ev.Text}}}}, nil)
+	case ir.EvUsage:
+		e.usage = ev.Usage
+	case ir.EvFinish:
+		e.ended = true
+		if ev.Usage.Known() {
+			e.usage = ev.Usage
+		}
+		stop := ev.Stop
+		if e.sawTool {
+			stop = ir.StopToolUse
+		}
+		fr := finishReason(stop)
+		if err := e.write(chunkDelta{}, &fr); err != nil {
+			return err
+		}
+		if e.includeUsage {
+			c := chunk{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model, Choices: []chunkChoice{}, Usage: usageJSON(e.usage)}
+			b, _ := json.Marshal(c)
+			if err := e.out.Write("", b); err != nil {
+				return err
+			}
+		}
+		return e.out.Write("", []byte("[DONE]"))
+	case ir.EvError:
+		e.ended = true
+		return e.out.Write("", EncodeError(ev.Err))
+	}
+	return nil
+}
+
+// Close ends a stream that got neither a finish nor an error: the client must not take a
+// cut stream for a whole one.
+func (e *streamEncoder) Close() error {
+	if e.ended {
+		return nil
+	}
+	e.ended = true
+	return e.out.Write("", EncodeError(&ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream_interrupted",
+		Message: "the upstream stream broke before it finished; the answer is incomplete"}))
+}

@@ -1,0 +1,239 @@
+package api
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/reasoning"
+	"github.com/modelgate/modelgate/codec/sse"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// wholeConverted decodes a whole answer in the route's format and encodes it in the client's.
+func (s *Server) wholeConverted(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
+	body, ok := s.readWhole(a)
+	if !ok {
+		return false
+	}
+	resp, err := upstreamFormats[a.route.Format].DecodeResponse(body)
+	if err != nil {
+		s.finish(a, routehealth.Failed, a.resp.Status)
+		s.Logger.Warn("upstream answer could not be decoded; failing over", "request_id", rec.c.id, "route", a.route.ID, "err", err)
+		return false
+	}
+	s.finish(a, routehealth.Succeeded, a.resp.Status)
+	if g.decision.SplitInline {
+		resp.Parts = reasoning.SplitParts(resp.Parts)
+	}
+	rec.usage = resp.Usage
+	g.announce(w)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	rec.firstByte()
+	w.Write(g.client.format.EncodeResponse(resp, g.clientModel))
+	rec.status = http.StatusOK
+	return true
+}
+
+// wholePass relays a same-format answer with the client's model name, reading its usage.
+func (s *Server) wholePass(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
+	body, ok := s.readWhole(a)
+	if !ok {
+		return false
+	}
+	s.finish(a, routehealth.Succeeded, a.resp.Status)
+	if resp, err := upstreamFormats[a.route.Format].DecodeResponse(body); err == nil {
+		rec.usage = resp.Usage
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	rec.firstByte()
+	w.Write(chat.RewriteModel(body, a.route.UpstreamModel, g.clientModel))
+	rec.status = http.StatusOK
+	return true
+}
+
+func (s *Server) readWhole(a *attempt) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(a.resp.Body, maxUpstreamBody))
+	a.resp.Body.Close()
+	if err != nil {
+		s.finish(a, routehealth.Failed, 0)
+		return nil, false
+	}
+	return body, true
+}
+
+// streamOut starts the client's event stream on the first event, so a route that breaks
+// before it answers can still be failed over.
+type streamOut struct {
+	w       http.ResponseWriter
+	rec     *record
+	g       *generation
+	frames  *sse.Writer
+	started bool
+}
+
+func newStreamOut(w http.ResponseWriter, rec *record, g *generation) *streamOut {
+	flusher, _ := w.(http.Flusher)
+	return &streamOut{w: w, rec: rec, g: g, frames: sse.NewWriter(w, func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	})}
+}
+
+// Write implements ir.Frames.
+func (o *streamOut) Write(name string, data []byte) error {
+	if !o.started {
+		o.started = true
+		o.g.announce(o.w)
+		h := o.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		o.w.WriteHeader(http.StatusOK)
+		o.rec.status = http.StatusOK
+		o.rec.firstByte()
+	}
+	return o.frames.Write(name, data)
+}
+
+// streamConverted runs upstream events through the route format's decoder, the inline
+// reasoning splitter when the model needs it, and the client format's encoder.
+func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
+	defer a.resp.Body.Close()
+	out := newStreamOut(w, rec, g)
+	var req *ir.Request
+	if g.req != nil {
+		req = g.req
+	} else {
+		req = &ir.Request{IncludeUsage: g.chatReq.IncludeUsage}
+	}
+	enc := g.client.format.NewStreamEncoder(out, req, g.clientModel)
+	dec := upstreamFormats[a.route.Format].NewStreamDecoder()
+	var split *reasoning.Splitter
+	if g.decision.SplitInline {
+		split = &reasoning.Splitter{}
+	}
+	rd := sse.NewReader(a.resp.Body)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return s.streamEnded(rec, a, out, enc, err)
+		}
+		events, done, err := dec.Decode(ev.Name, ev.Data)
+		if err != nil {
+			return s.streamEnded(rec, a, out, enc, err)
+		}
+		for _, e := range events {
+			for _, e := range filter(split, e) {
+				rec.observe(e)
+				if err := enc.Encode(e); err != nil {
+					s.finish(a, routehealth.Succeeded, http.StatusOK) // the client left
+					rec.status = 499
+					return true
+				}
+			}
+		}
+		if done {
+			enc.Close()
+			s.streamDone(rec, a, out)
+			return true
+		}
+	}
+}
+
+func filter(split *reasoning.Splitter, e ir.Event) []ir.Event {
+	if split == nil {
+		return []ir.Event{e}
+	}
+	return split.Filter(e)
+}
+
+// streamPass relays a same-format stream frame by frame with the client's model name; the
+// route format's decoder reads usage, the end and errors on the side.
+func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
+	defer a.resp.Body.Close()
+	out := newStreamOut(w, rec, g)
+	dec := upstreamFormats[a.route.Format].NewStreamDecoder()
+	rd := sse.NewReader(a.resp.Body)
+	var enc ir.StreamEncoder // made only to end a broken stream in the client's format
+	for {
+		ev, err := rd.Next()
+		if err == nil {
+			var events []ir.Event
+			var done bool
+			events, done, err = dec.Decode(ev.Name, ev.Data)
+			for _, e := range events {
+				rec.observe(e)
+			}
+			if err == nil {
+				if werr := out.Write(string(ev.Name), chat.RewriteModel(ev.Data, a.route.UpstreamModel, g.clientModel)); werr != nil {
+					s.finish(a, routehealth.Succeeded, http.StatusOK)
+					rec.status = 499
+					return true
+				}
+				if done {
+					s.streamDone(rec, a, out)
+					return true
+				}
+				continue
+			}
+		}
+		if out.started {
+			enc = g.client.format.NewStreamEncoder(out, g.req, g.clientModel)
+		}
+		return s.streamEnded(rec, a, out, enc, err)
+	}
+}
+
+// streamDone settles a stream that reached its end marker.
+func (s *Server) streamDone(rec *record, a *attempt, out *streamOut) {
+	if rec.streamErr == nil {
+		s.finish(a, routehealth.Succeeded, http.StatusOK)
+		return
+	}
+	// The upstream reported an error in the stream: the route failed this request.
+	s.finish(a, routehealth.Failed, http.StatusOK)
+	rec.status = rec.streamErr.Status
+	if rec.status < 500 {
+		rec.status = http.StatusBadGateway
+	}
+}
+
+// streamEnded handles a stream that stopped without its end marker: before the first byte it
+// is failed over (false); after, the client gets its format's error event.
+func (s *Server) streamEnded(rec *record, a *attempt, out *streamOut, enc ir.StreamEncoder, cause error) bool {
+	if !out.started {
+		s.finish(a, routehealth.Failed, 0)
+		return false
+	}
+	s.finish(a, routehealth.Failed, http.StatusOK)
+	rec.status = http.StatusBadGateway
+	msg := "the upstream stream broke before it finished; the answer is incomplete"
+	if cause == upstream.ErrIdle {
+		msg = "the upstream stream went silent past the idle time-out; the answer is incomplete"
+	}
+	if enc != nil {
+		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: http.StatusBadGateway, Kind: ir.ErrServer, Code: "stream_interrupted", Message: msg + " (request " + rec.c.id + ")"}})
+	}
+	return true
+}
+
+// passUpstreamError hands an upstream's verdict on the request (a 4xx) to the client: as it
+// is when the route speaks the client's format, else translated into the client's envelope.
+func (s *Server) passUpstreamError(w http.ResponseWriter, rec *record, g *generation, ue *upstream.Error) {
+	route, ok := rec.c.catalog.Route(rec.tried[len(rec.tried)-1])
+	if !ok || route.Format == g.client.name {
+		rec.passError(w, ue)
+		return
+	}
+	e := upstreamFormats[route.Format].DecodeError(ue.Status, ue.Body)
+	rec.status = ue.Status
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(ue.Status)
+	w.Write(g.client.format.EncodeError(e))
+}

@@ -1,0 +1,167 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/reasoning"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// generation is one chat, messages or responses request on its way to a route.
+type generation struct {
+	client      *clientSpec
+	body        []byte
+	clientModel string
+	stream      bool
+	chatReq     *chat.Request // chat clients: the cheap pass-through view
+	req         *ir.Request   // the canonical request (decoded lazily for chat clients)
+	model       *catalog.Model
+	decision    reasoning.Decision
+	loss        ir.Loss
+	header      http.Header // client headers a same-format route receives
+	dropped     []string    // what the answer's conversion reported, for the metrics
+}
+
+// decode reads the body in the client's format. Chat clients get the light parse first: a
+// chat route takes their body as it is, and the IR is only built when a route needs it.
+func (g *generation) decode() *apiError {
+	if g.client.name == codec.FormatChat {
+		req, err := chat.ParseRequest(g.body)
+		if err != nil {
+			return invalidFrom(err)
+		}
+		g.chatReq, g.clientModel, g.stream = req, req.Model, req.Stream
+		return nil
+	}
+	req, err := g.client.format.DecodeRequest(g.body)
+	if err != nil {
+		return irInvalid(err)
+	}
+	g.req, g.clientModel, g.stream = req, req.Model, req.Stream
+	return nil
+}
+
+// canonical returns the IR, decoding a chat body the first time it is needed.
+func (g *generation) canonical() (*ir.Request, *apiError) {
+	if g.req == nil {
+		req, err := chat.DecodeIR(g.body)
+		if err != nil {
+			return nil, irInvalid(err)
+		}
+		g.req = req
+	}
+	return g.req, nil
+}
+
+func irInvalid(err error) *apiError {
+	if e, ok := err.(*ir.Error); ok {
+		return errInvalid(e.Param, e.Message)
+	}
+	return errInvalid("", err.Error())
+}
+
+// needsCanonical reports whether any route of the model speaks another format, so a chat
+// body is fully validated before the first attempt rather than in the middle of failover.
+func (g *generation) needsCanonical() bool {
+	for _, r := range g.model.Routes {
+		if r.Format != g.client.name {
+			return true
+		}
+	}
+	return false
+}
+
+// thinking is what the client asked for, before the model's class is applied.
+func (g *generation) thinking() ir.Thinking {
+	if g.req != nil {
+		return g.req.Thinking
+	}
+	return g.chatReq.Thinking()
+}
+
+// build makes the upstream request for one route.
+func (g *generation) build(c *call, rt *catalog.Route) (upstream.Request, bool) {
+	uf, ok := upstreamFormats[rt.Format]
+	if !ok {
+		return upstream.Request{}, false
+	}
+	req := upstream.Request{Route: rt, Timeouts: rt.Effective(c.catalog.Server), Path: uf.Path(rt.UpstreamModel, g.stream), Header: forwardHeaders(c)}
+	var err error
+	if rt.Format == g.client.name {
+		req.Body, err = g.passBody(rt)
+		for k, v := range g.header {
+			req.Header[k] = v
+		}
+	} else {
+		req.Body, err = g.convertBody(rt, uf)
+	}
+	if rt.Format == catalog.FormatMessages && req.Header.Get("anthropic-version") == "" {
+		req.Header.Set("anthropic-version", "2023-06-01")
+	}
+	return req, err == nil
+}
+
+// passBody is the client's own body with the route's model id and the parameter
+// translations the model's catalog entry calls for.
+func (g *generation) passBody(rt *catalog.Route) ([]byte, error) {
+	if g.chatReq != nil {
+		return g.chatReq.UpstreamBody(rt.UpstreamModel, g.decision.EffortUsed)
+	}
+	set := map[string]any{"model": rt.UpstreamModel}
+	if e := g.decision.EffortUsed; e != "" && g.client.name == codec.FormatResponses && e != g.req.Thinking.Effort {
+		set["reasoning"] = map[string]string{"effort": e}
+	}
+	return codec.SetFields(g.body, set)
+}
+
+// convertBody renders the canonical request in the route's format.
+func (g *generation) convertBody(rt *catalog.Route, uf ir.UpstreamFormat) ([]byte, error) {
+	src, e := g.canonical()
+	if e != nil {
+		return nil, e
+	}
+	req := *src
+	req.Thinking = g.decision.Thinking
+	if rt.Format != g.client.name {
+		for name := range req.Extra { // fields of the client's format mean nothing to another
+			g.loss.Drop(name)
+		}
+		req.Extra = nil
+	}
+	if req.MaxTokens == 0 && rt.Format == catalog.FormatMessages {
+		req.MaxTokens = int(g.model.MaxOutputTokens)
+		if req.MaxTokens == 0 {
+			req.MaxTokens = 4096
+		}
+	}
+	return uf.EncodeRequest(&req, rt.UpstreamModel, &g.loss)
+}
+
+// forwardedHeaders are the client headers a same-format messages route must see.
+var forwardedHeaders = []string{"anthropic-version", "anthropic-beta"}
+
+func clientHeaders(r *http.Request) http.Header {
+	h := http.Header{}
+	for _, name := range forwardedHeaders {
+		if v := r.Header.Values(name); len(v) > 0 {
+			h[http.CanonicalHeaderKey(name)] = v
+		}
+	}
+	return h
+}
+
+// announce sets the headers that describe the translation, before the status is written.
+func (g *generation) announce(w http.ResponseWriter) {
+	if d := g.loss.Fields(); len(d) > 0 {
+		w.Header().Set("X-Modelgate-Dropped", strings.Join(d, ", "))
+		g.dropped = d
+	}
+	if g.decision.EffortUsed != "" {
+		w.Header().Set("X-Reasoning-Effort", g.decision.EffortUsed)
+	}
+}
