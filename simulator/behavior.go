@@ -13,7 +13,9 @@ type Behavior struct {
 	// a slow time-to-first-token. A client that disconnects meanwhile ends the wait.
 	FirstByteDelay time.Duration
 	// TokensPerSecond paces streamed chunks: chunk i is sent no earlier than i/TokensPerSecond
-	// after the first. 0 sends them as fast as possible.
+	// after the first. 0 sends them as fast as possible. A chunk is one event of the stream (a
+	// chat chunk, an Anthropic or Responses event, a Gemini response chunk); terminators such
+	// as data: [DONE] are not chunks.
 	TokensPerSecond float64
 	// FailStatus, if non-zero, makes calls fail with this HTTP status (429, 500, 503, 529, ...)
 	// and the format's error body.
@@ -23,8 +25,9 @@ type Behavior struct {
 	// FailFraction (0..1) is the share of calls that fail with FailStatus. 0 (or >= 1) with
 	// FailStatus set means every call fails.
 	FailFraction float64
-	// DropAfterChunks, for streams, closes the TCP connection abruptly after this many data
-	// chunks: no terminator, no [DONE], as when an upstream dies mid-answer. 0 never drops.
+	// DropAfterChunks, for streams, closes the TCP connection abruptly after this many chunks
+	// (events, as for TokensPerSecond): no terminator, no [DONE], no message_stop, as when an
+	// upstream dies mid-answer. 0 never drops.
 	DropAfterChunks int
 }
 

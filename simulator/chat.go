@@ -6,16 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
 
 // OpenAI Chat Completions (POST /v1/chat/completions). The answer is a pure function of the
-// request (apart from ids and timestamps):
-//   - tools offered, tool_choice not "none", last message from the user → tool calls;
-//   - otherwise text: "Simulated reply from <model>." plus filler words, 16 words in all, or N
-//     when the last user message says "reply with N words", capped by max(_completion)_tokens;
-//   - "cached N" in the last user message reports N cached prompt tokens.
+// request apart from ids and timestamps; answer.go has the rules shared by every format. The
+// chat-specific parts: max_tokens and max_completion_tokens both cap the output (the smaller
+// wins), reasoning_effort other than none/minimal turns thinking on (counted in
+// reasoning_tokens; OpenAI never returns the reasoning text), and "stop" holds stop sequences.
 
 // systemFingerprint is constant so streamed and non-streamed answers match byte for byte.
 const systemFingerprint = "fp_simulator"
@@ -30,6 +30,8 @@ type chatRequest struct {
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stop                json.RawMessage `json:"stop"`
+	ReasoningEffort     string          `json:"reasoning_effort"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -68,28 +70,24 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
-// chatAnswer is what the simulated model says, independent of how it is delivered.
+// chatAnswer is the shared answer with the chat-specific envelope: ids and timestamp.
 type chatAnswer struct {
 	id        string
 	created   int64
 	model     string
-	words     []string // text answer; unused when toolCalls is set
+	answer    answer
 	toolCalls []chatToolCall
 	finish    string
 	usage     chatUsage
 }
 
 func (s *Server) chatCompletions(ex *exchange) {
-	req, msgText, apiErr := decodeChat(ex.body)
+	q, req, apiErr := decodeChat(ex.body)
 	if apiErr != nil {
 		writeOpenAIError(ex.w, *apiErr)
 		return
 	}
-	ans, apiErr := s.answerChat(req, msgText)
-	if apiErr != nil {
-		writeOpenAIError(ex.w, *apiErr)
-		return
-	}
+	ans := s.chatAnswerFor(req.Model, decide(q))
 	if req.Stream {
 		streamChat(ex, ans, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 		return
@@ -97,51 +95,108 @@ func (s *Server) chatCompletions(ex *exchange) {
 	writeJSON(ex.w, http.StatusOK, completionBody(ans))
 }
 
-// decodeChat parses and validates a chat request and returns the text of each message. Every
-// rejection names the offending field in "param", as OpenAI does.
-func decodeChat(body []byte) (*chatRequest, []string, *apiError) {
+// decodeChat parses and validates a chat request into the shared ask. Every rejection names
+// the offending field in "param", as OpenAI does.
+func decodeChat(body []byte) (ask, *chatRequest, *apiError) {
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
-			return nil, nil, badRequest(te.Field,
+			return ask{}, nil, badRequest(te.Field,
 				fmt.Sprintf("Invalid type for '%s': expected %s, got %s.", te.Field, te.Type, te.Value))
 		}
-		return nil, nil, badRequest("", "We could not parse the JSON body of your request. "+
+		return ask{}, nil, badRequest("", "We could not parse the JSON body of your request. "+
 			"The OpenAI API expects a JSON payload: "+err.Error())
 	}
 	if req.Model == "" {
-		return nil, nil, badRequest("model", "Missing required parameter: 'model'.")
+		return ask{}, nil, badRequest("model", "Missing required parameter: 'model'.")
 	}
 	if len(req.Messages) == 0 {
-		return nil, nil, badRequest("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
+		return ask{}, nil, badRequest("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
 	}
-	texts := make([]string, len(req.Messages))
+	q := ask{model: req.Model, parallel: req.ParallelToolCalls == nil || *req.ParallelToolCalls}
 	for i, m := range req.Messages {
 		if m.Role == "" {
-			return nil, nil, badRequest(fmt.Sprintf("messages[%d].role", i),
+			return ask{}, nil, badRequest(fmt.Sprintf("messages[%d].role", i),
 				fmt.Sprintf("Missing required parameter: 'messages[%d].role'.", i))
 		}
 		t, ok := contentText(m.Content)
 		if !ok {
-			return nil, nil, badRequest(fmt.Sprintf("messages[%d].content", i),
+			return ask{}, nil, badRequest(fmt.Sprintf("messages[%d].content", i),
 				fmt.Sprintf("Invalid 'messages[%d].content': expected a string or an array of content parts.", i))
 		}
-		texts[i] = t
+		q.promptTokens += countWords(t)
+		for _, tc := range m.ToolCalls {
+			q.promptTokens += countWords(tc.Function.Arguments)
+		}
+		if m.Role == "user" {
+			q.lastUser = t
+		}
 	}
+	q.userTurn = req.Messages[len(req.Messages)-1].Role == "user"
 	for _, f := range []struct {
 		name string
 		v    *int
 	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}} {
-		if f.v != nil && *f.v < 1 {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 1 {
 			e := badRequest(f.name, fmt.Sprintf("Invalid '%s': integer below minimum value. Expected a value >= 1, but got %d instead.", f.name, *f.v))
 			e.Code = "integer_below_min_value"
-			return nil, nil, e
+			return ask{}, nil, e
+		}
+		if q.maxTokens == 0 || *f.v < q.maxTokens {
+			q.maxTokens = *f.v
 		}
 	}
-	if apiErr := validateTools(req.Tools); apiErr != nil {
-		return nil, nil, apiErr
+	stop, ok := stringOrStrings(req.Stop)
+	if !ok || len(stop) > 4 {
+		return ask{}, nil, badRequest("stop", "Invalid 'stop': expected a string or an array of at most 4 strings.")
 	}
-	return &req, texts, nil
+	q.stop = stop
+	switch req.ReasoningEffort {
+	case "", "none", "minimal":
+	case "low", "medium", "high", "xhigh", "max":
+		q.thinking = true
+	default:
+		return ask{}, nil, badRequest("reasoning_effort", fmt.Sprintf("Invalid value: '%s'. Supported values are: "+
+			"'none', 'minimal', 'low', 'medium', 'high', 'xhigh' and 'max'.", req.ReasoningEffort))
+	}
+	if apiErr := validateTools(req.Tools); apiErr != nil {
+		return ask{}, nil, apiErr
+	}
+	choice, err := parseToolChoice(req.ToolChoice)
+	if err != nil {
+		return ask{}, nil, badRequest("tool_choice", err.Error())
+	}
+	q.choice = choice
+	for _, t := range req.Tools {
+		if t.isFunction() {
+			q.tools = append(q.tools, toolSpec{name: t.Function.Name, params: t.Function.Parameters})
+		}
+	}
+	if choice.forced != "" && !slices.ContainsFunc(q.tools, func(t toolSpec) bool { return t.name == choice.forced }) {
+		return ask{}, nil, badRequest("tool_choice",
+			fmt.Sprintf("Invalid value for 'tool_choice': tool %q is not in 'tools'.", choice.forced))
+	}
+	return q, &req, nil
+}
+
+// stringOrStrings accepts a JSON string, an array of strings, or nothing.
+func stringOrStrings(raw json.RawMessage) ([]string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, true
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, true
+	}
+	var many []string
+	if json.Unmarshal(raw, &many) != nil {
+		return nil, false
+	}
+	return many, true
 }
 
 // contentText is the text of a message's content: the string itself, or the text parts of a
@@ -172,62 +227,22 @@ func contentText(raw json.RawMessage) (string, bool) {
 	return strings.Join(texts, " "), true
 }
 
-// answerChat decides the answer and its usage.
-func (s *Server) answerChat(req *chatRequest, texts []string) (chatAnswer, *apiError) {
-	choice, err := parseToolChoice(req.ToolChoice)
-	if err != nil {
-		return chatAnswer{}, badRequest("tool_choice", err.Error())
+// chatAnswerFor wraps the shared answer in chat ids, finish reason and usage.
+func (s *Server) chatAnswerFor(model string, a answer) chatAnswer {
+	ans := chatAnswer{id: s.newID("chatcmpl-"), created: time.Now().Unix(), model: model, answer: a}
+	for _, c := range a.calls {
+		tc := chatToolCall{ID: s.newID("call_"), Type: "function"}
+		tc.Function.Name, tc.Function.Arguments = c.name, c.arguments
+		ans.toolCalls = append(ans.toolCalls, tc)
 	}
-	lastUser := ""
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			lastUser = texts[i]
-			break
-		}
-	}
-	tools, apiErr := toolsToCall(req, choice, lastUser)
-	if apiErr != nil {
-		return chatAnswer{}, apiErr
-	}
-
-	ans := chatAnswer{id: s.newID("chatcmpl-"), created: time.Now().Unix(), model: req.Model}
-	prompt := 0
-	for i, m := range req.Messages {
-		prompt += countWords(texts[i])
-		for _, tc := range m.ToolCalls {
-			prompt += countWords(tc.Function.Arguments)
-		}
-	}
-	ans.usage.PromptTokens = max(prompt, 1)
-	if n, ok := directiveInt(cachedRe, lastUser); ok {
-		ans.usage.PromptTokensDetails.CachedTokens = min(n, ans.usage.PromptTokens)
-	}
-
-	if len(tools) > 0 {
-		ans.finish = "tool_calls"
-		for _, t := range tools {
-			args, props := sampleArguments(t.Function.Parameters)
-			tc := chatToolCall{ID: s.newID("call_"), Type: "function"}
-			tc.Function.Name, tc.Function.Arguments = t.Function.Name, args
-			ans.toolCalls = append(ans.toolCalls, tc)
-			ans.usage.CompletionTokens += 1 + props
-		}
-	} else {
-		n := defaultReplyWords
-		if asked, ok := directiveInt(replyWithRe, lastUser); ok {
-			n = min(asked, maxReplyWords)
-		}
-		ans.finish = "stop"
-		for _, limit := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
-			if limit != nil && *limit < n {
-				n, ans.finish = *limit, "length"
-			}
-		}
-		ans.words = replyWords(req.Model, n)
-		ans.usage.CompletionTokens = n
-	}
-	ans.usage.TotalTokens = ans.usage.PromptTokens + ans.usage.CompletionTokens
-	return ans, nil
+	ans.finish = map[finishReason]string{finishStop: "stop", finishStopSequence: "stop",
+		finishLength: "length", finishToolCalls: "tool_calls"}[a.finish]
+	ans.usage.PromptTokens = a.promptTokens
+	ans.usage.CompletionTokens = a.outputTokens
+	ans.usage.TotalTokens = a.promptTokens + a.outputTokens
+	ans.usage.PromptTokensDetails.CachedTokens = a.cachedTokens
+	ans.usage.CompletionTokensDetails.ReasoningTokens = a.reasoningTokens
+	return ans
 }
 
 // chatCompletion is the non-streaming response object.
@@ -259,7 +274,7 @@ type chatReplyMessage struct {
 func completionBody(a chatAnswer) chatCompletion {
 	msg := chatReplyMessage{Role: "assistant", ToolCalls: a.toolCalls}
 	if len(a.toolCalls) == 0 {
-		text := strings.Join(a.words, " ")
+		text := a.answer.text()
 		msg.Content = &text
 	}
 	return chatCompletion{

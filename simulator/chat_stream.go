@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"encoding/json"
+	"net/http"
 	"unicode/utf8"
 )
 
@@ -58,20 +59,31 @@ type toolCallFragment struct {
 }
 
 // streamChat sends the answer as chunks: role, one chunk per word or argument fragment, the
-// finish_reason chunk, the usage chunk (only with include_usage), then [DONE].
+// finish_reason chunk, the usage chunk (only with include_usage), then [DONE]. A mid-stream
+// failure is a data chunk holding only an "error" object (openai-go turns any such chunk into
+// a stream error), after which the stream ends without [DONE].
 func streamChat(ex *exchange, a chatAnswer, includeUsage bool) {
-	sse := startSSE(ex.w, ex.r, ex.behavior)
-	for _, c := range chatChunks(a, includeUsage) {
-		if sse.send("", c) != nil {
+	sc := chatChunks(a, includeUsage)
+	st := startSSE(ex.w, ex.r, ex.behavior)
+	for _, ev := range sc.events {
+		if st.emit(ev) != nil {
 			return // client gone or connection dropped on purpose
 		}
 	}
-	_ = sse.sendRaw("data: [DONE]\n\n")
+	if !sc.failed {
+		_ = st.sendRaw("data: [DONE]\n\n")
+	}
 }
 
-// chatChunks lays out the whole stream up front, so what is sent is decided in one place and
-// how it is sent (pacing, dropping) in another.
-func chatChunks(a chatAnswer, includeUsage bool) []chatChunk {
+// chatMidstreamError is the error chunk of a stream that fails after HTTP 200.
+func chatMidstreamError() []sseEvent {
+	e := openAIFailure(http.StatusInternalServerError)
+	return []sseEvent{{data: obj{{"error", obj{
+		{"message", e.Message}, {"type", e.Type}, {"param", nil}, {"code", nil}}}}}}
+}
+
+// chatChunks lays out the whole stream up front.
+func chatChunks(a chatAnswer, includeUsage bool) *script {
 	var usageNull json.RawMessage
 	if includeUsage {
 		usageNull = json.RawMessage("null")
@@ -84,41 +96,43 @@ func chatChunks(a chatAnswer, includeUsage bool) []chatChunk {
 			Usage:             usageNull,
 		}
 	}
+	sc := newScript(a.answer, chatMidstreamError)
 
 	open := roleDelta{Role: "assistant"}
 	if len(a.toolCalls) == 0 {
 		open.Content = new(string)
 	}
-	chunks := []chatChunk{chunk(open, nil)}
+	sc.add("", chunk(open, nil))
 	if len(a.toolCalls) == 0 {
-		for i, w := range a.words {
+		for i, w := range a.answer.words {
 			if i > 0 {
 				w = " " + w
 			}
-			chunks = append(chunks, chunk(contentDelta{Content: w}, nil))
+			sc.addDelta("", chunk(contentDelta{Content: w}, nil))
 		}
 	}
 	for i, tc := range a.toolCalls {
 		first := toolCallFragment{Index: i, ID: tc.ID, Type: tc.Type}
 		first.Function.Name = tc.Function.Name
-		chunks = append(chunks, chunk(toolCallsDelta{[]toolCallFragment{first}}, nil))
+		sc.add("", chunk(toolCallsDelta{[]toolCallFragment{first}}, nil))
 		for _, piece := range splitUTF8(tc.Function.Arguments, argumentFragmentBytes) {
 			next := toolCallFragment{Index: i}
 			next.Function.Arguments = piece
-			chunks = append(chunks, chunk(toolCallsDelta{[]toolCallFragment{next}}, nil))
+			sc.addDelta("", chunk(toolCallsDelta{[]toolCallFragment{next}}, nil))
 		}
 	}
+	sc.ending()
 	finish := a.finish
-	chunks = append(chunks, chunk(struct{}{}, &finish))
+	sc.add("", chunk(struct{}{}, &finish))
 
 	if includeUsage {
 		usage, _ := json.Marshal(a.usage) // a struct of ints cannot fail to encode
 		last := chunk(nil, nil)
 		last.Choices = []chunkChoice{}
 		last.Usage = usage
-		chunks = append(chunks, last)
+		sc.add("", last)
 	}
-	return chunks
+	return sc
 }
 
 // splitUTF8 cuts s into pieces of at most limit bytes without splitting a character: JSON

@@ -252,6 +252,9 @@ func TestChatRejectsBadRequests(t *testing.T) {
 		{"forced tool not offered", `{"model":"m","tools":` + toolsJSON + `,"tool_choice":{"type":"function","function":{"name":"nope"}},"messages":[{"role":"user","content":"hi"}]}`, "tool_choice", ""},
 		{"tool without name", `{"model":"m","tools":[{"type":"function","function":{}}],"messages":[{"role":"user","content":"hi"}]}`, "tools[0].function.name", ""},
 		{"parameters not an object", `{"model":"m","tools":[{"type":"function","function":{"name":"f","parameters":"x"}}],"messages":[{"role":"user","content":"hi"}]}`, "tools[0].function.parameters", ""},
+		{"stop of wrong type", `{"model":"m","stop":5,"messages":[{"role":"user","content":"hi"}]}`, "stop", ""},
+		{"five stop sequences", `{"model":"m","stop":["a","b","c","d","e"],"messages":[{"role":"user","content":"hi"}]}`, "stop", ""},
+		{"unknown reasoning_effort", `{"model":"m","reasoning_effort":"huge","messages":[{"role":"user","content":"hi"}]}`, "reasoning_effort", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,6 +297,7 @@ func TestAuthRequired(t *testing.T) {
 		{"chat with basic auth", http.MethodPost, "/v1/chat/completions", chatBody, "Basic dXNlcjpwYXNz"},
 		{"embeddings", http.MethodPost, "/v1/embeddings", `{"model":"e","input":"x"}`, "-"},
 		{"models", http.MethodGet, "/r/a/v1/models", "", "-"},
+		{"responses", http.MethodPost, "/v1/responses", `{"model":"m","input":"hi"}`, "-"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -307,5 +311,35 @@ func TestAuthRequired(t *testing.T) {
 	// Refused calls still reached the route: the gateway did send them.
 	if got := s.Calls("a"); got != 2 {
 		t.Errorf("Calls(a) = %d, want 2", got)
+	}
+}
+
+func TestChatReasoningAndStop(t *testing.T) {
+	_, base := startSim(t)
+	tests := []struct {
+		name, extra, user, content, finish string
+		completion, reasoning              int
+	}{
+		{"reasoning_effort counts reasoning tokens", `,"reasoning_effort":"high"`, "reply with 2 words",
+			"Simulated reply", "stop", 10, 8},
+		{"reasoning shares max_completion_tokens", `,"reasoning_effort":"low","max_completion_tokens":9`, "reply with 2 words",
+			"Simulated", "length", 9, 8},
+		{"reasoning can use up the cap", `,"reasoning_effort":"low","max_completion_tokens":5`, "hi", "", "length", 5, 5},
+		{"effort none does not reason", `,"reasoning_effort":"none"`, "reply with 2 words", "Simulated reply", "stop", 2, 0},
+		{"stop string", `,"stop":"charlie"`, "hi", "Simulated reply from m1. alpha bravo", "stop", 6, 0},
+		{"stop array, first match wins", `,"stop":["zulu","alpha"]`, "hi", "Simulated reply from m1.", "stop", 4, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := chat(t, base, `{"model":"m1","messages":[{"role":"user","content":"`+tc.user+`"}]`+tc.extra+`}`)
+			var content string
+			_ = json.Unmarshal(r.Choices[0].Message.Content, &content)
+			u := r.Usage
+			if content != tc.content || r.Choices[0].FinishReason != tc.finish || u.CompletionTokens != tc.completion ||
+				u.CompletionTokensDetails.ReasoningTokens != tc.reasoning || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+				t.Errorf("content %q finish %q usage %+v, want %q %q completion %d reasoning %d",
+					content, r.Choices[0].FinishReason, u, tc.content, tc.finish, tc.completion, tc.reasoning)
+			}
+		})
 	}
 }

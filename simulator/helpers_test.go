@@ -97,3 +97,91 @@ func without(t *testing.T, data []byte, keys ...string) []byte {
 	}
 	return out
 }
+
+// sseEventT is one parsed stream event.
+type sseEventT struct {
+	name string // the "event:" line, "" if none
+	data string // the "data:" payload, or the whole block of a bare event
+	bare bool   // the block had no "data:" line (a Gemini mid-stream error)
+}
+
+// parseEvents splits a stream into events separated by sep ("\n\n", or "\r\n\r\n" for
+// Gemini), requiring every event to be at most one "event:" line then one "data:" line, or a
+// bare JSON object.
+func parseEvents(t *testing.T, body, sep string) []sseEventT {
+	t.Helper()
+	if !strings.HasSuffix(body, sep) {
+		t.Fatalf("stream does not end with %q: %q", sep, body)
+	}
+	var out []sseEventT
+	for _, block := range strings.Split(strings.TrimSuffix(body, sep), sep) {
+		var ev sseEventT
+		rest := block
+		if name, after, ok := strings.Cut(rest, "\n"); ok && strings.HasPrefix(name, "event: ") {
+			ev.name, rest = strings.TrimPrefix(name, "event: "), after
+		}
+		data, ok := strings.CutPrefix(rest, "data: ")
+		if !ok {
+			if ev.name != "" || !strings.HasPrefix(rest, "{") {
+				t.Fatalf("malformed event %q", block)
+			}
+			data, ev.bare = rest, true
+		}
+		if strings.ContainsAny(data, "\r\n") {
+			t.Fatalf("multi-line event %q", block)
+		}
+		ev.data = data
+		out = append(out, ev)
+	}
+	return out
+}
+
+// object decodes a JSON object, failing the test otherwise.
+func object(t *testing.T, data string) map[string]any {
+	t.Helper()
+	m, ok := decode(t, []byte(data)).(map[string]any)
+	if !ok {
+		t.Fatalf("not a JSON object: %s", data)
+	}
+	return m
+}
+
+// path walks a decoded JSON value by object keys and array indexes.
+func path(v any, steps ...any) any {
+	for _, s := range steps {
+		switch k := s.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			a, _ := v.([]any)
+			if k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+// str is path as a string ("" when absent).
+func str(v any, steps ...any) string {
+	s, _ := path(v, steps...).(string)
+	return s
+}
+
+// num is path as an int (0 when absent).
+func num(v any, steps ...any) int {
+	f, _ := path(v, steps...).(float64)
+	return int(f)
+}
+
+// marshal encodes v for assertJSON.
+func marshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -8,6 +8,7 @@ import (
 // registerOpenAI mounts the OpenAI-compatible endpoints, for the default route and /r/{route}.
 func (s *Server) registerOpenAI() {
 	s.handleRoutes(http.MethodPost, "/v1/chat/completions", s.endpoint(openAI, s.chatCompletions))
+	s.handleRoutes(http.MethodPost, "/v1/responses", s.endpoint(openAI, s.responses))
 	s.handleRoutes(http.MethodPost, "/v1/embeddings", s.endpoint(openAI, s.embeddings))
 	s.handleRoutes(http.MethodGet, "/v1/models", s.endpoint(openAI, s.models))
 }
@@ -38,6 +39,9 @@ type apiError struct {
 	Code    string // "" is sent as null
 	Param   string // "" is sent as null
 	Message string
+	// RetryAfter is the injected failure's Retry-After in seconds (0: none), for formats
+	// that also say it in the body (Gemini's RetryInfo).
+	RetryAfter int
 }
 
 // openAIFailure is the error OpenAI sends for a status, so gateways see the type and code they

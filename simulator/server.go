@@ -2,15 +2,27 @@
 // HTTP, so the gateway's tests, demo and benchmarks exercise real sockets, real SSE framing and
 // real failure modes without calling a paid API.
 //
-// One process serves many named upstream routes: /r/{route}/v1/... for route "{route}", and
-// /v1/... for route "". Each route has its own Behavior (latency, pacing, injected failures,
+// One process serves many named upstream routes: /r/{route}/... for route "{route}", and the
+// bare paths for route "". Each route has its own Behavior (latency, pacing, injected failures,
 // dropped streams), its own call counter and a record of the last request it received, so a
 // test can point several gateway routes at one simulator and assert what each one forwarded.
-// Answers are deterministic (see chat.go) so tests can assert exact content and usage.
+// Per route it serves, with each provider's auth, errors and streaming:
 //
-// Each wire format lives in its own files (chat.go, embeddings.go, ...) and plugs into the
-// shared request pipeline (Server.endpoint) through a dialect: how that format authenticates
-// and how it renders an error.
+//	POST /v1/chat/completions                        OpenAI Chat Completions (Bearer)
+//	POST /v1/responses                               OpenAI Responses (Bearer)
+//	POST /v1/embeddings, GET /v1/models              OpenAI (Bearer)
+//	POST /v1/messages, /v1/messages/count_tokens     Anthropic Messages (x-api-key or Bearer, anthropic-version)
+//	POST /v1beta/models/{model}:generateContent      Gemini (x-goog-api-key, ?key= or Bearer; also under /v1)
+//	POST /v1beta/models/{model}:streamGenerateContent[?alt=sse], :countTokens
+//
+// Answers are deterministic and the same in every format (answer.go), so tests can assert
+// exact content and usage and compare formats; golden.go normalizes the ids and timestamps that
+// do vary. The control API (PUT/GET /_sim/routes/{route}) steers routes from other processes.
+//
+// Each wire format lives in its own files (chat*.go, messages*.go, gemini*.go, responses*.go,
+// embeddings.go) and plugs into the shared request pipeline (Server.endpoint) through a
+// dialect: how that format authenticates and how it renders an error. Each renders the shared
+// format-neutral answer; no format is derived from another.
 package simulator
 
 import (
@@ -66,6 +78,8 @@ func New() *Server {
 	})
 	s.registerControl()
 	s.registerOpenAI()
+	s.registerMessages()
+	s.registerGemini()
 	// Unknown paths get an OpenAI-shaped 404, as api.openai.com does, so a misconfigured
 	// gateway base URL fails with a readable upstream error instead of an HTML page.
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -193,6 +207,9 @@ type dialect struct {
 	unauthorized apiError
 	failure      func(status int) apiError // the format's error for an injected failure
 	writeError   func(http.ResponseWriter, apiError)
+	// requestIDHeader, if set, also carries the request id (Anthropic's "request-id");
+	// X-Request-Id is always sent.
+	requestIDHeader string
 }
 
 // exchange is one request that passed the shared pipeline and is ready to be answered.
@@ -216,14 +233,19 @@ func (s *Server) endpoint(d dialect, serve func(*exchange)) http.Handler {
 		if !sleepCtx(r.Context(), b.FirstByteDelay) {
 			return // the client gave up; there is no one to answer
 		}
-		w.Header().Set("X-Request-Id", s.newID("req_"))
+		id := s.newID("req_")
+		w.Header().Set("X-Request-Id", id)
+		if d.requestIDHeader != "" {
+			w.Header().Set(d.requestIDHeader, id)
+		}
 		if readErr != nil {
 			status := http.StatusBadRequest
 			if _, ok := errors.AsType[*http.MaxBytesError](readErr); ok {
 				status = http.StatusRequestEntityTooLarge
 			}
-			d.writeError(w, apiError{Status: status, Type: "invalid_request_error",
-				Message: "could not read request body: " + readErr.Error()})
+			e := d.failure(status)
+			e.Message = "could not read request body: " + readErr.Error()
+			d.writeError(w, e)
 			return
 		}
 		if !d.authorized(r) {
@@ -231,10 +253,12 @@ func (s *Server) endpoint(d dialect, serve func(*exchange)) http.Handler {
 			return
 		}
 		if rt.judge(b) {
+			e := d.failure(b.FailStatus)
 			if b.RetryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(b.RetryAfter))
+				e.RetryAfter = b.RetryAfter
 			}
-			d.writeError(w, d.failure(b.FailStatus))
+			d.writeError(w, e)
 			return
 		}
 		serve(&exchange{w: w, r: r, route: name, body: body, behavior: b})

@@ -250,3 +250,27 @@ func TestTokensPerSecondPacesChunks(t *testing.T) {
 		t.Errorf("stream took %v, want at least %v", elapsed, min)
 	}
 }
+
+func TestChatMidstreamError(t *testing.T) {
+	_, base := startSim(t)
+	tests := []struct {
+		name, request string
+		chunks        int // chunks before the error: the role chunk, then content
+	}{
+		{"text", `"messages":[{"role":"user","content":"midstream error"}]`, 3},
+		{"tool call", `"tools":` + toolsJSON + `,"messages":[{"role":"user","content":"midstream error"}]`, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, data := post(t, base+"/v1/chat/completions", `{"model":"m","stream":true,`+tc.request+`}`)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			events := parseSSE(t, string(data))
+			if len(events) != tc.chunks+1 {
+				t.Fatalf("%d events, want %d chunks and the error: %q", len(events), tc.chunks, events)
+			}
+			assertJSON(t, []byte(events[len(events)-1]), `{"error":{"message":"The server had an error while processing your request (simulated).","type":"server_error","param":null,"code":null}}`)
+		})
+	}
+}

@@ -36,7 +36,12 @@ func countWords(s string) int { return len(strings.Fields(s)) }
 // replyWords returns the first n words of the simulator's answer for model:
 // "Simulated reply from <model>." followed by filler words.
 func replyWords(model string, n int) []string {
-	prefix := strings.Fields("Simulated reply from " + model + ".")
+	return prefixedWords("Simulated reply from "+model+".", n)
+}
+
+// prefixedWords returns the first n words of head followed by filler words.
+func prefixedWords(head string, n int) []string {
+	prefix := strings.Fields(head)
 	out := make([]string, 0, n)
 	for i := range n {
 		if i < len(prefix) {

@@ -8,6 +8,9 @@ import (
 	"strings"
 )
 
+// Tool helpers shared by the formats: the chat tool and tool_choice shapes, and the sample
+// arguments every format's tool calls carry.
+
 // chatTool is one entry of a chat request's "tools".
 type chatTool struct {
 	Type     string `json:"type"`
@@ -82,44 +85,6 @@ func validateTools(tools []chatTool) *apiError {
 	return nil
 }
 
-// toolsToCall picks which tools the answer calls, or nil for a text answer. The rules make
-// every case reachable from a test prompt: a forced tool, the first tool, or all tools when
-// the user asks for "parallel" and parallel calls are allowed.
-func toolsToCall(req *chatRequest, choice toolChoice, lastUser string) ([]chatTool, *apiError) {
-	var fns []chatTool
-	for _, t := range req.Tools {
-		if t.isFunction() {
-			fns = append(fns, t)
-		}
-	}
-	var forced []chatTool
-	if choice.forced != "" {
-		for _, t := range fns {
-			if t.Function.Name == choice.forced {
-				forced = []chatTool{t}
-			}
-		}
-		if forced == nil {
-			return nil, badRequest("tool_choice",
-				fmt.Sprintf("Invalid value for 'tool_choice': tool %q is not in 'tools'.", choice.forced))
-		}
-	}
-	// Only a user turn gets tool calls: after tool results the model answers in text, so a
-	// gateway's agent loop against the simulator terminates.
-	last := req.Messages[len(req.Messages)-1]
-	if len(fns) == 0 || choice.mode == "none" || last.Role != "user" {
-		return nil, nil
-	}
-	if forced != nil {
-		return forced, nil
-	}
-	parallelAllowed := req.ParallelToolCalls == nil || *req.ParallelToolCalls
-	if parallelAllowed && parallelRe.MatchString(lastUser) {
-		return fns, nil
-	}
-	return fns[:1], nil
-}
-
 // sampleArguments builds a call's arguments: a JSON object with one sample value per property
 // of the tool's parameters, in the schema's own order (as a model writes them). It also
 // returns the number of properties, which counts toward completion tokens.
@@ -176,7 +141,7 @@ func sampleValue(schema json.RawMessage) string {
 			}
 		}
 	}
-	switch typ {
+	switch strings.ToLower(typ) { // Gemini schemas spell types in capitals
 	case "integer", "number":
 		return "1"
 	case "boolean":

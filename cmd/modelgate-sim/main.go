@@ -1,6 +1,7 @@
 // Command modelgate-sim runs the upstream simulator as a standalone process, for the demo
-// (make run), the bench harness and multi-process tests. Steer routes over HTTP with
-// PUT /_sim/routes/{route}; see package simulator.
+// (make run), the bench harness and multi-process tests. It speaks OpenAI Chat Completions
+// and Responses, Anthropic Messages and Gemini generateContent, on the default route and on
+// /r/{route}/...; steer routes over HTTP with PUT /_sim/routes/{route}; see package simulator.
 package main
 
 import (
@@ -28,7 +29,13 @@ func main() {
 	log.Info("modelgate-sim listening",
 		"base_url", base,
 		"openai_base_url", base+"/v1",
-		"route_base_url", base+"/r/{route}/v1",
+		"anthropic_base_url", base,
+		"gemini_base_url", base+"/v1beta",
+		"route_base_url", base+"/r/{route}",
+		"chat_completions", base+"/r/{route}/v1/chat/completions",
+		"responses", base+"/r/{route}/v1/responses",
+		"messages", base+"/r/{route}/v1/messages",
+		"gemini", base+"/r/{route}/v1beta/models/{model}:generateContent",
 		"control", base+"/_sim/routes/{route}")
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
