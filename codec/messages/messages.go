@@ -1,0 +1,321 @@
+// Package messages translates the Claude-style messages format.
+//
+// It is both a client format (requests in, answers, streams and errors out) and an upstream
+// format (requests out, answers, streams and errors in), always through codec/ir. The
+// conventions it follows are docs/conversion.md's; the wire shapes are wire-formats.md §3.
+//
+// What IR cannot hold travels in Request.Extra under names that cannot be top-level fields
+// of a real request, and that read well in the X-Modelgate-Dropped header when another format
+// drops them:
+//   - "tools[].<type>": server tools (web_search_20250305, bash_20250124, …) as a JSON array
+//     of the raw tool objects; re-emitted after the function tools for messages routes.
+//   - "tools[].<field>": a per-tool field IR has no place for (cache_control, defer_loading,
+//     input_examples, …) as a JSON object tool name → raw value; merged back into the tool.
+//   - "messages[].content[].<type>": a server-tool content block (server_tool_use,
+//     web_search_tool_result, …) that was dropped from the history; only a marker, so every
+//     encoder, this one included, reports it as lost.
+package messages
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/modelgate/modelgate/codec/ir"
+)
+
+// Format is the messages format as clients and routes speak it.
+var Format format
+
+type format struct{}
+
+var (
+	_ ir.ClientFormat   = format{}
+	_ ir.UpstreamFormat = format{}
+)
+
+// Path is the route-relative endpoint; the model travels in the body, the stream mode too.
+func (format) Path(string, bool) string { return "/messages" }
+
+// SignatureFormat is the value of ir.Reasoning.SignatureFormat (and ir.Event.Format) for
+// signatures and redacted data this format issued.
+const SignatureFormat = "messages"
+
+// Extra key prefixes of the pseudo-fields described in the package comment.
+const (
+	extraTools  = "tools[]."
+	extraBlocks = "messages[].content[]."
+)
+
+// errorTypes are the messages format's type names for each neutral kind.
+var errorTypes = map[ir.ErrorKind]string{
+	ir.ErrInvalidRequest: "invalid_request_error",
+	ir.ErrAuthentication: "authentication_error",
+	ir.ErrPermission:     "permission_error",
+	ir.ErrNotFound:       "not_found_error",
+	ir.ErrTooLarge:       "request_too_large",
+	ir.ErrRateLimit:      "rate_limit_error",
+	ir.ErrBilling:        "billing_error",
+	ir.ErrServer:         "api_error",
+	ir.ErrOverloaded:     "overloaded_error",
+	ir.ErrTimeout:        "timeout_error",
+}
+
+// kindOfType is the reverse of errorTypes.
+var kindOfType = func() map[string]ir.ErrorKind {
+	m := make(map[string]ir.ErrorKind, len(errorTypes))
+	for k, v := range errorTypes {
+		m[v] = k
+	}
+	return m
+}()
+
+type wireError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Code    string `json:"code,omitempty"`
+}
+
+type wireErrorEnvelope struct {
+	Type  string    `json:"type"`
+	Error wireError `json:"error"`
+}
+
+// EncodeError renders {"type":"error","error":{"type","message","code"?}}.
+func (format) EncodeError(e *ir.Error) []byte { return errorBody(e) }
+
+func errorBody(e *ir.Error) []byte {
+	typ := errorTypes[e.Kind]
+	if typ == "" {
+		typ = "api_error"
+	}
+	return marshal(wireErrorEnvelope{Type: "error", Error: wireError{Type: typ, Message: e.Message, Code: e.Code}})
+}
+
+// DecodeError reads a non-2xx answer: the messages envelope when there is one, else the
+// status decides the kind and the body (when short) becomes the message.
+func (format) DecodeError(status int, body []byte) *ir.Error {
+	var env struct {
+		Error *struct {
+			Type    string          `json:"type"`
+			Message string          `json:"message"`
+			Code    json.RawMessage `json:"code"`
+			Details struct {
+				ErrorCode string `json:"error_code"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error != nil && (env.Error.Type != "" || env.Error.Message != "") {
+		e := &ir.Error{Status: status, Message: env.Error.Message}
+		var code string
+		if json.Unmarshal(env.Error.Code, &code) == nil {
+			e.Code = code
+		}
+		if e.Code == "" {
+			e.Code = env.Error.Details.ErrorCode
+		}
+		kind, ok := kindOfType[env.Error.Type]
+		if !ok {
+			kind = kindForStatus(status)
+		}
+		e.Kind = kind
+		if e.Message == "" {
+			e.Message = http.StatusText(status)
+		}
+		return e
+	}
+	return &ir.Error{Status: status, Kind: kindForStatus(status), Message: upstreamMessage(status, body)}
+}
+
+func kindForStatus(status int) ir.ErrorKind {
+	switch {
+	case status == http.StatusUnauthorized:
+		return ir.ErrAuthentication
+	case status == http.StatusPaymentRequired:
+		return ir.ErrBilling
+	case status == http.StatusForbidden:
+		return ir.ErrPermission
+	case status == http.StatusNotFound:
+		return ir.ErrNotFound
+	case status == http.StatusRequestEntityTooLarge:
+		return ir.ErrTooLarge
+	case status == http.StatusTooManyRequests:
+		return ir.ErrRateLimit
+	case status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
+		return ir.ErrTimeout
+	case status == http.StatusServiceUnavailable || status == 529:
+		return ir.ErrOverloaded
+	case status >= 400 && status < 500:
+		return ir.ErrInvalidRequest
+	}
+	return ir.ErrServer
+}
+
+// statusOfKind is the HTTP status the messages API uses for a kind (§3.8), for in-band
+// stream errors that arrive without one.
+func statusOfKind(k ir.ErrorKind) int {
+	switch k {
+	case ir.ErrInvalidRequest:
+		return http.StatusBadRequest
+	case ir.ErrAuthentication:
+		return http.StatusUnauthorized
+	case ir.ErrBilling:
+		return http.StatusPaymentRequired
+	case ir.ErrPermission:
+		return http.StatusForbidden
+	case ir.ErrNotFound:
+		return http.StatusNotFound
+	case ir.ErrTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case ir.ErrRateLimit:
+		return http.StatusTooManyRequests
+	case ir.ErrTimeout:
+		return http.StatusGatewayTimeout
+	case ir.ErrOverloaded:
+		return 529
+	}
+	return http.StatusInternalServerError
+}
+
+func upstreamMessage(status int, body []byte) string {
+	msg := fmt.Sprintf("upstream answered %d %s", status, http.StatusText(status))
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && len(body) < 512 {
+		msg += ": " + string(body)
+	}
+	return msg
+}
+
+// RewriteModel swaps the upstream's model id for the one the client asked for, in a whole
+// answer or a message_start event, without a full decode. JSON escapes quotes inside strings,
+// so the quoted key-value pair cannot match inside text or partial_json; only the first
+// occurrence is replaced (the message's own model comes before its content).
+func RewriteModel(body []byte, upstream, client string) []byte {
+	if upstream == client {
+		return body
+	}
+	from := modelPair(upstream)
+	i := bytes.Index(body, from)
+	if i < 0 {
+		return body
+	}
+	to := modelPair(client)
+	out := make([]byte, 0, len(body)-len(from)+len(to))
+	out = append(out, body[:i]...)
+	out = append(out, to...)
+	return append(out, body[i+len(from):]...)
+}
+
+func modelPair(model string) []byte {
+	return append([]byte(`"model":`), marshal(model)...)
+}
+
+// IsDone reports the stream's terminator event (message_stop). An error event also ends a
+// stream, but not as a success.
+func IsDone(eventName []byte) bool { return string(eventName) == "message_stop" }
+
+// marshal is json.Marshal without HTML escaping: text, thinking and signatures travel as
+// the upstream and the client wrote them.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte("null")
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+const idChars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// randomID is 24 base62 characters.
+func randomID() string {
+	var b [24]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = idChars[int(b[i])%len(idChars)]
+	}
+	return string(b[:])
+}
+
+// messageID gives an answer the msg_ shape, minting an id when the source has none.
+func messageID(id string) string {
+	switch {
+	case strings.HasPrefix(id, "msg_"):
+		return id
+	case id == "":
+		return "msg_" + randomID()
+	}
+	return "msg_" + id
+}
+
+// sanitizeID makes a tool-call id valid for a messages upstream (^[a-zA-Z0-9_-]+$), the same
+// way every time so a tool_use and its tool_result keep matching.
+func sanitizeID(id string) string {
+	if id == "" {
+		return "toolu_" + randomID()
+	}
+	ok := true
+	for i := 0; i < len(id); i++ {
+		if !idByte(id[i]) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return id
+	}
+	b := []byte(id)
+	for i := range b {
+		if !idByte(b[i]) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func idByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// objectArgs turns tool-call arguments text into a JSON object for tool_use.input: blank
+// arguments are {}; anything that is not a JSON object is {} too (ok=false), the shape
+// anthropic-sdk-go itself gives a cut-off tool input.
+func objectArgs(args string) (obj json.RawMessage, ok bool) {
+	t := bytes.TrimSpace([]byte(args))
+	if len(t) == 0 {
+		return json.RawMessage("{}"), true
+	}
+	if t[0] != '{' || !json.Valid(t) {
+		return json.RawMessage("{}"), false
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, t) != nil {
+		return json.RawMessage("{}"), false
+	}
+	return buf.Bytes(), true
+}
+
+// compactObject re-encodes a wire tool input compactly as arguments text ("{}" for none).
+func compactObject(raw json.RawMessage) (string, bool) {
+	if isNull(raw) {
+		return "{}", true
+	}
+	t := bytes.TrimSpace(raw)
+	if t[0] != '{' {
+		return "", false
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, t) != nil {
+		return "", false
+	}
+	return buf.String(), true
+}

@@ -1,0 +1,399 @@
+package messages
+
+import (
+	"encoding/json"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/ir"
+)
+
+// NewStreamEncoder renders IR events as the messages stream (wire-formats §8.2):
+// message_start and a ping, content blocks one at a time with indices 0, 1, 2…, then
+// message_delta (stop reason, usage) and message_stop; or an error event.
+//
+// Blocks never overlap and tool blocks never interleave. While a tool block is open and
+// its arguments are not yet a complete JSON value, every other event (another call's
+// fragments, text) waits in a queue, replayed in arrival order once the block closes: when
+// its arguments complete (brace and bracket depth back to 0, outside strings) or at the
+// finish. A call that streamed no argument text gets one input_json_delta of "{}", which
+// every SDK accumulates to the input {}.
+func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
+	return &streamEncoder{out: out, model: model, calls: map[int]*callState{}}
+}
+
+type blockKind uint8
+
+const (
+	noBlock blockKind = iota
+	textBlockKind
+	thinkingBlockKind
+	toolBlockKind
+)
+
+type streamEncoder struct {
+	out     ir.Frames
+	model   string
+	started bool
+	ended   bool // message_stop or error written
+	err     error
+
+	next     int // index of the next block
+	open     blockKind
+	openIdx  int
+	openCall int // the call of an open tool block
+
+	calls   map[int]*callState
+	queue   []ir.Event // events held back while a tool block is open
+	sawTool bool
+	usage   codec.Usage
+}
+
+type callState struct {
+	id, name string
+	opened   bool
+	closed   bool
+	sent     bool // some argument text was written
+	scan     jsonScan
+}
+
+// jsonScan tracks whether streamed text has formed one complete JSON object or array.
+type jsonScan struct {
+	depth    int
+	inString bool
+	escaped  bool
+	began    bool
+	complete bool
+}
+
+func (s *jsonScan) feed(text string) {
+	for i := 0; i < len(text) && !s.complete; i++ {
+		c := text[i]
+		if s.inString {
+			switch {
+			case s.escaped:
+				s.escaped = false
+			case c == '\\':
+				s.escaped = true
+			case c == '"':
+				s.inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			s.inString = true
+		case '{', '[':
+			s.depth++
+			s.began = true
+		case '}', ']':
+			s.depth--
+			if s.began && s.depth <= 0 {
+				s.complete = true
+			}
+		}
+	}
+}
+
+// Wire shapes of the stream's events.
+type (
+	evMessageStart struct {
+		Type    string         `json:"type"`
+		Message evStartMessage `json:"message"`
+	}
+	evStartMessage struct {
+		ID           string     `json:"id"`
+		Type         string     `json:"type"`
+		Role         string     `json:"role"`
+		Model        string     `json:"model"`
+		Content      []outBlock `json:"content"`
+		StopReason   *string    `json:"stop_reason"`
+		StopSequence *string    `json:"stop_sequence"`
+		Usage        outUsage   `json:"usage"`
+	}
+	evBlockStart struct {
+		Type         string `json:"type"`
+		Index        int    `json:"index"`
+		ContentBlock any    `json:"content_block"`
+	}
+	evBlockDelta struct {
+		Type  string `json:"type"`
+		Index int    `json:"index"`
+		Delta any    `json:"delta"`
+	}
+	evBlockStop struct {
+		Type  string `json:"type"`
+		Index int    `json:"index"`
+	}
+	evMessageDelta struct {
+		Type  string `json:"type"`
+		Delta struct {
+			StopReason   string  `json:"stop_reason"`
+			StopSequence *string `json:"stop_sequence"`
+		} `json:"delta"`
+		Usage outUsage `json:"usage"`
+	}
+	textStart struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	thinkingStart struct {
+		Type      string `json:"type"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+	}
+	redactedStart struct {
+		Type string `json:"type"`
+		Data string `json:"data"`
+	}
+	toolStart struct {
+		Type  string          `json:"type"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	}
+	textDelta struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	thinkingDelta struct {
+		Type     string `json:"type"`
+		Thinking string `json:"thinking"`
+	}
+	signatureDelta struct {
+		Type      string `json:"type"`
+		Signature string `json:"signature"`
+	}
+	jsonDelta struct {
+		Type        string `json:"type"`
+		PartialJSON string `json:"partial_json"`
+	}
+)
+
+func (e *streamEncoder) write(name string, v any) {
+	if e.err != nil {
+		return
+	}
+	e.err = e.out.Write(name, marshal(v))
+}
+
+func (e *streamEncoder) Encode(ev ir.Event) error {
+	if e.ended || e.err != nil {
+		return e.err
+	}
+	switch ev.Kind {
+	case ir.EvStart:
+		e.addUsage(ev.Usage)
+		e.start(ev.ID)
+	case ir.EvUsage:
+		e.addUsage(ev.Usage)
+	case ir.EvFinish:
+		e.start("")
+		e.addUsage(ev.Usage)
+		e.finish(ev)
+	case ir.EvError:
+		e.fail(ev.Err)
+	default:
+		e.start("")
+		e.content(ev)
+	}
+	return e.err
+}
+
+// Close ends a stream that saw neither finish nor error with the error event: the client
+// must not take a cut answer for a whole one.
+func (e *streamEncoder) Close() error {
+	if !e.ended && e.err == nil {
+		e.fail(&ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream_interrupted",
+			Message: "the upstream stream ended before the answer was complete"})
+	}
+	return e.err
+}
+
+func (e *streamEncoder) addUsage(u codec.Usage) {
+	e.usage.Input = max(e.usage.Input, u.Input)
+	e.usage.CacheRead = max(e.usage.CacheRead, u.CacheRead)
+	e.usage.CacheWrite = max(e.usage.CacheWrite, u.CacheWrite)
+	e.usage.Output = max(e.usage.Output, u.Output)
+	e.usage.Reasoning = max(e.usage.Reasoning, u.Reasoning)
+}
+
+func (e *streamEncoder) start(id string) {
+	if e.started {
+		return
+	}
+	e.started = true
+	u := usageOut(codec.Usage{Input: e.usage.Input, CacheRead: e.usage.CacheRead, CacheWrite: e.usage.CacheWrite})
+	e.write("message_start", evMessageStart{Type: "message_start", Message: evStartMessage{
+		ID: messageID(id), Type: "message", Role: "assistant", Model: e.model, Content: []outBlock{}, Usage: u}})
+	e.write("ping", struct {
+		Type string `json:"type"`
+	}{"ping"})
+}
+
+func (e *streamEncoder) content(ev ir.Event) {
+	if e.open == toolBlockKind && (ev.Kind != ir.EvToolArgs || ev.Index != e.openCall) {
+		e.queue = append(e.queue, ev)
+		return
+	}
+	switch ev.Kind {
+	case ir.EvText:
+		if ev.Text != "" {
+			e.ensure(textBlockKind)
+			e.delta(textDelta{Type: "text_delta", Text: ev.Text})
+		}
+	case ir.EvReasoning:
+		if ev.Text != "" {
+			e.ensure(thinkingBlockKind)
+			e.delta(thinkingDelta{Type: "thinking_delta", Thinking: ev.Text})
+		}
+	case ir.EvSignature:
+		// Only signatures this format issued are valid for a messages client; others
+		// leave the thinking display-only.
+		if ev.Text != "" && ev.Format == SignatureFormat {
+			e.ensure(thinkingBlockKind)
+			e.delta(signatureDelta{Type: "signature_delta", Signature: ev.Text})
+		}
+	case ir.EvRedacted:
+		if ev.Text != "" && (ev.Format == "" || ev.Format == SignatureFormat) {
+			e.closeBlock()
+			e.write("content_block_start", evBlockStart{Type: "content_block_start", Index: e.next,
+				ContentBlock: redactedStart{Type: "redacted_thinking", Data: ev.Text}})
+			e.write("content_block_stop", evBlockStop{Type: "content_block_stop", Index: e.next})
+			e.next++
+		}
+	case ir.EvToolStart:
+		c := e.call(ev.Index, ev.ID, ev.Signature, ev.Format)
+		if c.name == "" {
+			c.name = ev.Name
+		}
+		if !c.opened {
+			e.openTool(ev.Index, c)
+		}
+	case ir.EvToolArgs:
+		if ev.Text == "" {
+			return
+		}
+		c := e.call(ev.Index, "", "", "")
+		if c.closed {
+			return // after a complete value: nothing a client could parse
+		}
+		if !c.opened {
+			e.openTool(ev.Index, c)
+		}
+		e.delta(jsonDelta{Type: "input_json_delta", PartialJSON: ev.Text})
+		c.sent = true
+		c.scan.feed(ev.Text)
+		if c.scan.complete {
+			e.closeBlock()
+			e.drain()
+		}
+	}
+}
+
+// call returns the state of tool call i, creating it (with a minted id when the upstream
+// gave none) the first time.
+func (e *streamEncoder) call(i int, id, sig, sigFormat string) *callState {
+	if c, ok := e.calls[i]; ok {
+		return c
+	}
+	if id == "" {
+		id = "toolu_" + randomID()
+	}
+	if sig != "" && sigFormat != SignatureFormat {
+		id = ir.JoinCallID(id, sig)
+	}
+	c := &callState{id: id}
+	e.calls[i] = c
+	e.sawTool = true
+	return c
+}
+
+func (e *streamEncoder) openTool(i int, c *callState) {
+	e.closeBlock()
+	c.opened = true
+	e.open, e.openIdx, e.openCall = toolBlockKind, e.next, i
+	e.next++
+	e.write("content_block_start", evBlockStart{Type: "content_block_start", Index: e.openIdx,
+		ContentBlock: toolStart{Type: "tool_use", ID: c.id, Name: c.name, Input: json.RawMessage("{}")}})
+}
+
+// ensure opens a text or thinking block unless one of that kind is open.
+func (e *streamEncoder) ensure(k blockKind) {
+	if e.open == k {
+		return
+	}
+	e.closeBlock()
+	e.open, e.openIdx = k, e.next
+	e.next++
+	var block any = textStart{Type: "text"}
+	if k == thinkingBlockKind {
+		block = thinkingStart{Type: "thinking"}
+	}
+	e.write("content_block_start", evBlockStart{Type: "content_block_start", Index: e.openIdx, ContentBlock: block})
+}
+
+func (e *streamEncoder) delta(d any) {
+	e.write("content_block_delta", evBlockDelta{Type: "content_block_delta", Index: e.openIdx, Delta: d})
+}
+
+func (e *streamEncoder) closeBlock() {
+	if e.open == noBlock {
+		return
+	}
+	if e.open == toolBlockKind {
+		c := e.calls[e.openCall]
+		if !c.sent {
+			e.delta(jsonDelta{Type: "input_json_delta", PartialJSON: "{}"})
+		}
+		c.closed = true
+	}
+	e.write("content_block_stop", evBlockStop{Type: "content_block_stop", Index: e.openIdx})
+	e.open = noBlock
+}
+
+// drain replays held-back events in arrival order; a tool block that opens and stays
+// incomplete holds the rest back again.
+func (e *streamEncoder) drain() {
+	for len(e.queue) > 0 && e.open != toolBlockKind {
+		q := e.queue
+		e.queue = nil
+		for _, ev := range q {
+			e.content(ev)
+		}
+	}
+}
+
+func (e *streamEncoder) finish(ev ir.Event) {
+	for {
+		if e.open == toolBlockKind {
+			e.closeBlock() // incomplete arguments: the finish closes them as they are
+		}
+		if len(e.queue) == 0 {
+			break
+		}
+		e.drain()
+	}
+	e.closeBlock()
+	stop := withTools(ev.Stop, e.sawTool)
+	var d evMessageDelta
+	d.Type = "message_delta"
+	d.Delta.StopReason = stopReason(stop)
+	d.Delta.StopSequence = stopSequence(stop, ev.StopSequence)
+	d.Usage = usageOut(e.usage)
+	e.write("message_delta", d)
+	e.write("message_stop", struct {
+		Type string `json:"type"`
+	}{"message_stop"})
+	e.ended = true
+}
+
+// fail writes the in-band error; nothing follows it.
+func (e *streamEncoder) fail(err *ir.Error) {
+	if err == nil {
+		err = &ir.Error{Kind: ir.ErrServer, Message: "the upstream failed"}
+	}
+	if e.err == nil {
+		e.err = e.out.Write("error", errorBody(err))
+	}
+	e.ended = true
+}
