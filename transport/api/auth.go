@@ -93,6 +93,10 @@ func endpointPath(endpoint string) string {
 		return "/v1/chat/completions"
 	case "embeddings":
 		return "/v1/embeddings"
+	case "messages":
+		return "/v1/messages"
+	case "responses":
+		return "/v1/responses"
 	}
 	return "this endpoint"
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/messages"
 )
 
 // clientSpec is a format clients speak, on its endpoint.
@@ -12,9 +13,13 @@ type clientSpec struct {
 	format ir.ClientFormat
 }
 
-var chatClient = &clientSpec{name: codec.FormatChat, format: chat.Format}
+var (
+	chatClient     = &clientSpec{name: codec.FormatChat, format: chat.Format}
+	messagesClient = &clientSpec{name: codec.FormatMessages, format: messages.Format}
+)
 
 // upstreamFormats are the formats routes may speak, by catalog name.
 var upstreamFormats = map[string]ir.UpstreamFormat{
-	codec.FormatChat: chat.Format,
+	codec.FormatChat:     chat.Format,
+	codec.FormatMessages: messages.Format,
 }

@@ -58,6 +58,13 @@ models:
     kind: chat
     routes:
       - {id: c, format: chat, base_url: "{{SIM}}/r/c/v1", credential_env: NODETEST_SIM_KEY}
+  - id: msg
+    kind: chat
+    max_output_tokens: 512
+    pricing: {prompt: "0.000003", completion: "0.000015", cache_read: "0.0000003", cache_write: "0.00000375"}
+    reasoning: {class: toggle}
+    routes:
+      - {id: m, format: messages, base_url: "{{SIM}}/r/m/v1", upstream_model: up-m, credential_env: NODETEST_SIM_KEY}
   - id: embed
     kind: embedding
     pricing: {prompt: "0.0000001"}

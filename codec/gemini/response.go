@@ -1,0 +1,225 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/ir"
+)
+
+// DecodeResponse parses a whole generateContent answer: the first candidate, its stop
+// reason (StopToolUse when it called a function) and the normalized usage.
+func (format) DecodeResponse(body []byte) (*ir.Response, error) {
+	var r response
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, badAnswer("the answer is not a GenerateContentResponse: " + err.Error())
+	}
+	if r.Error != nil {
+		return nil, r.Error.toIR(0)
+	}
+	out := &ir.Response{ID: r.ResponseID, Model: r.ModelVersion, Stop: ir.StopEnd}
+	if t, err := time.Parse(time.RFC3339Nano, r.CreateTime); err == nil {
+		out.Created = t.Unix()
+	}
+	if r.UsageMetadata != nil {
+		out.Usage = r.UsageMetadata.usage()
+	}
+	c := r.candidate0()
+	if c == nil {
+		if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
+			out.Stop = ir.StopContentFilter // the prompt was blocked: an empty answer
+		}
+		return out, nil
+	}
+	sawCall := false
+	pending := -1 // the latest reasoning part still without a signature
+	var parts []part
+	if c.Content != nil {
+		parts = c.Content.Parts
+	}
+	for _, p := range parts {
+		sig := p.ThoughtSignature
+		switch {
+		case p.FunctionCall != nil:
+			sawCall = true
+			tc := &ir.ToolCall{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name,
+				Arguments: callArgs(p.FunctionCall.Args)}
+			if tc.ID == "" {
+				tc.ID = newCallID()
+			}
+			if sig != "" {
+				tc.Signature, tc.SignatureFormat = sig, signatureFormat
+			}
+			out.Parts = append(out.Parts, ir.Part{Kind: ir.PartToolCall, ToolCall: tc})
+			continue
+		case p.Thought:
+			text := deref(p.Text)
+			if text == "" && (sig == "" || pending >= 0) {
+				break // nothing of its own: a signature goes to the reasoning before it
+			}
+			out.Parts = append(out.Parts, ir.Part{Kind: ir.PartReasoning, Reasoning: &ir.Reasoning{
+				Text: text, Signature: sig, SignatureFormat: signatureFormat}})
+			pending = -1
+			if sig == "" {
+				pending = len(out.Parts) - 1
+			}
+			continue
+		case p.Text != nil:
+			if *p.Text != "" {
+				out.Parts = append(out.Parts, ir.Part{Kind: ir.PartText, Text: *p.Text})
+			}
+		case p.InlineData != nil:
+			out.Parts = append(out.Parts, mediaFromWire(p.InlineData.MimeType, p.InlineData.Data, ""))
+		case p.FileData != nil:
+			out.Parts = append(out.Parts, mediaFromWire(p.FileData.MimeType, "", p.FileData.FileURI))
+		}
+		// A signature on a part that is no function call belongs to the reasoning so far;
+		// with no reasoning to carry it, it is dropped (Gemini only requires the signatures
+		// of function calls back, and no client format could echo this one).
+		if sig != "" && pending >= 0 {
+			out.Parts[pending].Reasoning.Signature = sig
+			pending = -1
+		}
+	}
+	out.Stop = stopReason(c.FinishReason, sawCall)
+	return out, nil
+}
+
+func mediaFromWire(mimeType, data, uri string) ir.Part {
+	if strings.HasPrefix(mimeType, "image/") {
+		return ir.Part{Kind: ir.PartImage, Image: &ir.Image{MediaType: mimeType, Data: data, URL: uri}}
+	}
+	return ir.Part{Kind: ir.PartFile, File: &ir.File{MediaType: mimeType, Data: data, URL: uri}}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func badAnswer(msg string) *ir.Error {
+	return &ir.Error{Status: http.StatusBadGateway, Kind: ir.ErrServer, Message: "gemini: " + msg}
+}
+
+// NewStreamDecoder parses streamGenerateContent?alt=sse: each data event is a whole
+// GenerateContentResponse holding only the new parts. Gemini sends no terminator; the
+// chunk that carries finishReason ends the answer (done).
+func (format) NewStreamDecoder() ir.StreamDecoder { return &streamDecoder{} }
+
+type streamDecoder struct {
+	started  bool
+	finished bool
+	sawCall  bool // across the whole stream: the call and STOP can be chunks apart
+	tools    int
+	usage    codec.Usage
+	// reasoningOpen: reasoning text was emitted since the last signature, so a signature
+	// on a later text part still has reasoning to belong to.
+	reasoningOpen bool
+}
+
+func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
+	if d.finished {
+		return nil, true, nil
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, false, nil
+	}
+	if bytes.Equal(data, []byte("[DONE]")) {
+		// Not Gemini's, but some Gemini-compatible proxies end streams this way: the answer
+		// ends here (a start is owed if nothing came before).
+		d.finished = true
+		var evs []ir.Event
+		if !d.started {
+			evs = append(evs, ir.Event{Kind: ir.EvStart})
+		}
+		return append(evs, ir.Event{Kind: ir.EvFinish, Stop: stopReason("", d.sawCall), Usage: d.usage}), true, nil
+	}
+	var r response
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, false, badAnswer("a stream chunk is not a GenerateContentResponse: " + err.Error())
+	}
+	if r.Error != nil {
+		d.finished = true
+		return []ir.Event{{Kind: ir.EvError, Err: r.Error.toIR(0)}}, true, nil
+	}
+	var evs []ir.Event
+	usageChanged := false
+	if r.UsageMetadata != nil {
+		u := r.UsageMetadata.usage()
+		usageChanged = u != d.usage
+		d.usage = u
+	}
+	if !d.started {
+		d.started = true
+		evs = append(evs, ir.Event{Kind: ir.EvStart, ID: r.ResponseID, Model: r.ModelVersion, Usage: d.usage})
+		usageChanged = false
+	}
+	finish := ""
+	c := r.candidate0()
+	if c != nil {
+		if c.Content != nil {
+			for _, p := range c.Content.Parts {
+				evs = d.part(evs, p)
+			}
+		}
+		finish = c.FinishReason
+	} else if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
+		d.finished = true
+		return append(evs, ir.Event{Kind: ir.EvFinish, Stop: ir.StopContentFilter, Usage: d.usage}), true, nil
+	}
+	if finish != "" {
+		d.finished = true
+		return append(evs, ir.Event{Kind: ir.EvFinish, Stop: stopReason(finish, d.sawCall), Usage: d.usage}), true, nil
+	}
+	if usageChanged {
+		evs = append(evs, ir.Event{Kind: ir.EvUsage, Usage: d.usage})
+	}
+	return evs, false, nil
+}
+
+func (d *streamDecoder) part(evs []ir.Event, p part) []ir.Event {
+	sig := p.ThoughtSignature
+	switch {
+	case p.FunctionCall != nil:
+		d.sawCall = true
+		id := p.FunctionCall.ID
+		if id == "" {
+			id = newCallID()
+		}
+		start := ir.Event{Kind: ir.EvToolStart, Index: d.tools, ID: id, Name: p.FunctionCall.Name}
+		if sig != "" {
+			start.Signature, start.Format = sig, signatureFormat
+		}
+		evs = append(evs, start,
+			ir.Event{Kind: ir.EvToolArgs, Index: d.tools, Text: callArgs(p.FunctionCall.Args)})
+		d.tools++
+		return evs
+	case p.Thought:
+		if t := deref(p.Text); t != "" {
+			evs = append(evs, ir.Event{Kind: ir.EvReasoning, Text: t})
+			d.reasoningOpen = true
+		}
+		if sig != "" {
+			d.reasoningOpen = false
+			evs = append(evs, ir.Event{Kind: ir.EvSignature, Text: sig, Format: signatureFormat})
+		}
+		return evs
+	case p.Text != nil:
+		if *p.Text != "" {
+			evs = append(evs, ir.Event{Kind: ir.EvText, Text: *p.Text})
+		}
+	}
+	// As in DecodeResponse: a signature on any other part belongs to the reasoning so far.
+	if sig != "" && d.reasoningOpen {
+		d.reasoningOpen = false
+		evs = append(evs, ir.Event{Kind: ir.EvSignature, Text: sig, Format: signatureFormat})
+	}
+	return evs
+}
