@@ -29,6 +29,7 @@ func adminTestEnv(t *testing.T) *nodetest.Env {
 func runAdmin(t *testing.T, env *nodetest.Env, args ...string) []byte {
 	t.Helper()
 	var out bytes.Buffer
+	env.WaitIdle() // usage must see the requests answered so far
 	args = append(args, "--url", env.Node.URL, "--token", "test-admin-token")
 	if err := adminCmd(args, &out); err != nil {
 		t.Fatalf("admin %s: %v (output %s)", strings.Join(args, " "), err, out.Bytes())

@@ -56,3 +56,58 @@ func TestChatClientToMessagesRouteStreamed(t *testing.T) {
 		t.Fatalf("log %+v", e)
 	}
 }
+
+func TestChatClientToGeminiRouteTools(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	body := `{"model":"gem","parallel_tool_calls":true,"tools":[
+	 {"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}},
+	 {"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{}}}}],
+	 "messages":[{"role":"user","content":"parallel please"}]}`
+	resp := env.Post("/v1/chat/completions", env.Key, body)
+	raw := nodetest.Read(t, resp)
+	var out struct {
+		Choices []struct {
+			Message struct {
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, raw)
+	}
+	calls := out.Choices[0].Message.ToolCalls
+	if out.Choices[0].FinishReason != "tool_calls" || len(calls) != 2 || calls[0].Function.Name != "get_weather" || calls[0].Function.Arguments != `{"city":"sample"}` || calls[1].Function.Arguments != `{}` || calls[0].ID == calls[1].ID {
+		t.Fatalf("answer %s", raw)
+	}
+	if d := resp.Header.Get("X-Modelgate-Dropped"); !strings.Contains(d, "additionalProperties") {
+		t.Fatalf("dropped header %q", d)
+	}
+	if h := env.Sim.LastHeaders("g"); h.Get("x-goog-api-key") != "sim-test-credential" {
+		t.Fatalf("gemini auth header %v", h)
+	}
+}
+
+func TestReasoningEffortMappedForGemini(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	resp := env.Post("/v1/chat/completions", env.Key, `{"model":"gem","reasoning_effort":"medium","messages":[{"role":"user","content":"hi"}]}`)
+	raw := nodetest.Read(t, resp)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Reasoning-Effort") != "high" || !strings.Contains(string(raw), `"reasoning_content":"Simulated reasoning.`) {
+		t.Fatalf("%d effort=%q %s", resp.StatusCode, resp.Header.Get("X-Reasoning-Effort"), raw)
+	}
+	var fwd struct {
+		GenerationConfig struct {
+			ThinkingConfig struct {
+				ThinkingBudget  int  `json:"thinkingBudget"`
+				IncludeThoughts bool `json:"includeThoughts"`
+			} `json:"thinkingConfig"`
+		} `json:"generationConfig"`
+	}
+	json.Unmarshal(env.Sim.LastRequest("g"), &fwd)
+	if tc := fwd.GenerationConfig.ThinkingConfig; tc.ThinkingBudget != 4096 || !tc.IncludeThoughts {
+		t.Fatalf("thinking config %+v", tc)
+	}
+}

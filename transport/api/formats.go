@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/messages"
 )
@@ -22,4 +23,5 @@ var (
 var upstreamFormats = map[string]ir.UpstreamFormat{
 	codec.FormatChat:     chat.Format,
 	codec.FormatMessages: messages.Format,
+	codec.FormatGemini:   gemini.Format,
 }

@@ -45,6 +45,7 @@ func (r *record) observe(e ir.Event) {
 
 func (s *Server) newRecord(c *call, clientFormat string) *record {
 	s.Metrics.InFlight(1)
+	s.inflight.Add(1)
 	return &record{s: s, c: c, entry: persistence.LogEntry{RequestID: c.id, ClientFormat: clientFormat}}
 }
 
@@ -85,6 +86,7 @@ func (r *record) streamBroke(out *sse.Writer, cause error) {
 
 // done writes the log entry and metrics.
 func (s *Server) done(r *record) {
+	defer s.inflight.Add(-1) // after the entry is queued, so "idle" means "all logged"
 	s.Metrics.InFlight(-1)
 	total := time.Since(r.c.start)
 	var ttfb time.Duration

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -38,7 +39,13 @@ type Deps struct {
 }
 
 // Server is the /v1 API.
-type Server struct{ Deps }
+type Server struct {
+	Deps
+	inflight atomic.Int64 // requests not yet logged
+}
+
+// InFlight is the number of requests whose log entry is not queued yet.
+func (s *Server) InFlight() int64 { return s.inflight.Load() }
 
 // New builds the server.
 func New(d Deps) *Server {

@@ -51,6 +51,7 @@ type Node struct {
 	Board      *routehealth.Board
 	Catalog    *catalog.Holder
 	Metrics    *metrics.Metrics
+	API        *api.Server
 	AdminToken string // empty when the token was created by an earlier start (only its file has it)
 	URL        string // http://host:port
 	logPID     *actor.PID
@@ -101,10 +102,11 @@ func Start(cfg Config) (*Node, error) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}`))
 	}).Methods(http.MethodGet)
-	api.New(api.Deps{
+	n.API = api.New(api.Deps{
 		Keys: store, Catalog: n.Catalog, Board: n.Board, Upstream: upstream.New(), Metrics: n.Metrics,
 		Log: func(e persistence.LogEntry) { engine.Send(n.logPID, e) }, Logger: cfg.Logger,
-	}).Register(r)
+	})
+	n.API.Register(r)
 	admin.New(store, tokenHash, n.FlushLog).Register(r)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)

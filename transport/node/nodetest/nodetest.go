@@ -65,6 +65,13 @@ models:
     reasoning: {class: toggle}
     routes:
       - {id: m, format: messages, base_url: "{{SIM}}/r/m/v1", upstream_model: up-m, credential_env: NODETEST_SIM_KEY}
+  - id: gem
+    kind: chat
+    max_output_tokens: 512
+    pricing: {prompt: "0.000001", completion: "0.000004"}
+    reasoning: {class: effort, efforts: [low, high]}
+    routes:
+      - {id: g, format: gemini, base_url: "{{SIM}}/r/g/v1beta", upstream_model: up-g, credential_env: NODETEST_SIM_KEY}
   - id: embed
     kind: embedding
     pricing: {prompt: "0.0000001"}
@@ -187,9 +194,21 @@ func Read(tb testing.TB, resp *http.Response) []byte {
 	return b
 }
 
-// Admin sends an admin API request with the env's admin token.
+// WaitIdle waits until every request the node answered has its log entry queued: a client
+// can read an answer's last byte a moment before the gateway logs it.
+func (e *Env) WaitIdle() {
+	for i := 0; i < 2000 && e.Node.API.InFlight() > 0; i++ {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Admin sends an admin API request with the env's admin token; usage queries wait for the
+// log to catch up first.
 func (e *Env) Admin(method, path, body string) *http.Response {
 	e.TB.Helper()
+	if strings.Contains(path, "/usage") {
+		e.WaitIdle()
+	}
 	var rd io.Reader = bytes.NewReader(nil)
 	if body != "" {
 		rd = strings.NewReader(body)

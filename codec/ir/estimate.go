@@ -1,0 +1,46 @@
+package ir
+
+// Per-item overheads of the estimate: what chat templates add around each message, and
+// what an image costs at a typical resolution.
+const (
+	messageOverhead = 4
+	imageTokens     = 1000
+)
+
+// EstimateTokens is a conservative count of a request's input tokens without a tokenizer:
+// one token per three bytes of text (tokenizers average about four for English and fewer for
+// code and other scripts, so this errs high), plus fixed costs per message and image.
+func EstimateTokens(r *Request) int {
+	n := 0
+	text := func(s string) { n += (len(s) + 2) / 3 }
+	var parts func([]Part)
+	parts = func(ps []Part) {
+		for _, p := range ps {
+			switch p.Kind {
+			case PartText:
+				text(p.Text)
+			case PartImage:
+				n += imageTokens
+			case PartFile:
+				n += (len(p.File.Data)*3/4 + 2) / 3
+			case PartToolCall:
+				text(p.ToolCall.Name)
+				text(p.ToolCall.Arguments)
+			case PartToolResult:
+				parts(p.ToolResult.Content)
+			case PartReasoning:
+				text(p.Reasoning.Text)
+			}
+		}
+	}
+	for _, m := range r.Messages {
+		n += messageOverhead
+		parts(m.Parts)
+	}
+	for _, t := range r.Tools {
+		text(t.Name)
+		text(t.Description)
+		text(string(t.Parameters))
+	}
+	return n
+}
