@@ -33,7 +33,7 @@ func (s *Server) wholeConverted(w http.ResponseWriter, rec *record, g *generatio
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	rec.firstByte()
-	w.Write(g.client.format.EncodeResponse(resp, g.clientModel))
+	w.Write(encodeAnswer(g.client.format, resp, g.req, g.clientModel))
 	rec.status = http.StatusOK
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/messages"
+	"github.com/modelgate/modelgate/codec/responses"
 )
 
 // clientSpec is a format clients speak, on its endpoint.
@@ -15,13 +16,28 @@ type clientSpec struct {
 }
 
 var (
-	chatClient     = &clientSpec{name: codec.FormatChat, format: chat.Format}
-	messagesClient = &clientSpec{name: codec.FormatMessages, format: messages.Format}
+	chatClient      = &clientSpec{name: codec.FormatChat, format: chat.Format}
+	messagesClient  = &clientSpec{name: codec.FormatMessages, format: messages.Format}
+	responsesClient = &clientSpec{name: codec.FormatResponses, format: responses.Format}
 )
+
+// requestAwareEncoder renders an answer that echoes its request (the Responses object does).
+type requestAwareEncoder interface {
+	EncodeResponseFor(r *ir.Response, req *ir.Request, model string) []byte
+}
+
+// encodeAnswer renders a whole answer in the client's format.
+func encodeAnswer(f ir.ClientFormat, resp *ir.Response, req *ir.Request, model string) []byte {
+	if e, ok := f.(requestAwareEncoder); ok && req != nil {
+		return e.EncodeResponseFor(resp, req, model)
+	}
+	return f.EncodeResponse(resp, model)
+}
 
 // upstreamFormats are the formats routes may speak, by catalog name.
 var upstreamFormats = map[string]ir.UpstreamFormat{
-	codec.FormatChat:     chat.Format,
-	codec.FormatMessages: messages.Format,
-	codec.FormatGemini:   gemini.Format,
+	codec.FormatChat:      chat.Format,
+	codec.FormatMessages:  messages.Format,
+	codec.FormatGemini:    gemini.Format,
+	codec.FormatResponses: responses.Format,
 }

@@ -15,6 +15,10 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	s.generate(w, r, messagesClient)
 }
 
+func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
+	s.generate(w, r, responsesClient)
+}
+
 // countTokens answers /v1/messages/count_tokens from the gateway's own estimate, so coding
 // clients get an answer for every model whatever its route's format, at no upstream cost.
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {

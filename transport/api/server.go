@@ -61,6 +61,7 @@ func (s *Server) Register(r *mux.Router) {
 	v1.HandleFunc("/chat/completions", s.chatCompletions).Methods(http.MethodPost)
 	v1.HandleFunc("/messages", s.messages).Methods(http.MethodPost)
 	v1.HandleFunc("/messages/count_tokens", s.countTokens).Methods(http.MethodPost)
+	v1.HandleFunc("/responses", s.responses).Methods(http.MethodPost)
 	v1.HandleFunc("/embeddings", s.embeddings).Methods(http.MethodPost)
 	v1.HandleFunc("/models", s.listModels).Methods(http.MethodGet)
 	v1.HandleFunc("/models/{model:.+}", s.getModel).Methods(http.MethodGet)

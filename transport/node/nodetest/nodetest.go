@@ -72,6 +72,13 @@ models:
     reasoning: {class: effort, efforts: [low, high]}
     routes:
       - {id: g, format: gemini, base_url: "{{SIM}}/r/g/v1beta", upstream_model: up-g, credential_env: NODETEST_SIM_KEY}
+  - id: resp
+    kind: chat
+    max_output_tokens: 512
+    pricing: {prompt: "0.0000025", completion: "0.00001", cache_read: "0.00000025"}
+    reasoning: {class: effort, efforts: [low, medium, high]}
+    routes:
+      - {id: r, format: responses, base_url: "{{SIM}}/r/r/v1", upstream_model: up-r, credential_env: NODETEST_SIM_KEY}
   - id: embed
     kind: embedding
     pricing: {prompt: "0.0000001"}
