@@ -27,7 +27,7 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	if IsDone(data) {
 		return []ir.Event{d.finish()}, true, nil
 	}
-	var c wireCompletion
+	var c streamChunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, false, err
 	}
@@ -58,7 +58,31 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	return evs, false, nil
 }
 
-func (d *streamDecoder) delta(evs []ir.Event, m *wireMessage) []ir.Event {
+// streamChunk is a chunk as the decoder reads it: deltas carry string content only, which
+// decodes without the second pass a json.RawMessage would need.
+type streamChunk struct {
+	ID      string        `json:"id"`
+	Model   string        `json:"model"`
+	Choices []streamDelta `json:"choices"`
+	Usage   *wireUsage    `json:"usage"`
+	Error   *wireError    `json:"error"`
+}
+
+type streamDelta struct {
+	Index        int        `json:"index"`
+	Delta        *deltaBody `json:"delta"`
+	FinishReason *string    `json:"finish_reason"`
+}
+
+type deltaBody struct {
+	Content          *string             `json:"content"`
+	ReasoningContent *string             `json:"reasoning_content"`
+	Reasoning        *string             `json:"reasoning"`
+	ThinkingBlocks   []wireThinkingBlock `json:"thinking_blocks"`
+	ToolCalls        []wireToolCall      `json:"tool_calls"`
+}
+
+func (d *streamDecoder) delta(evs []ir.Event, m *deltaBody) []ir.Event {
 	if rc := firstNonEmpty(m.ReasoningContent, m.Reasoning); rc != "" {
 		evs = append(evs, ir.Event{Kind: ir.EvReasoning, Text: rc})
 	}
@@ -67,9 +91,8 @@ func (d *streamDecoder) delta(evs []ir.Event, m *wireMessage) []ir.Event {
 			evs = append(evs, ir.Event{Kind: ir.EvSignature, Signature: b.Signature, Format: "messages"})
 		}
 	}
-	var content string
-	if len(m.Content) > 0 && json.Unmarshal(m.Content, &content) == nil && content != "" {
-		evs = append(evs, ir.Event{Kind: ir.EvText, Text: content})
+	if m.Content != nil && *m.Content != "" {
+		evs = append(evs, ir.Event{Kind: ir.EvText, Text: *m.Content})
 	}
 	for _, tc := range m.ToolCalls {
 		up := 0
