@@ -57,6 +57,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	for {
 		a, ue, e := s.dial(r.Context(), c, g.model, build, &rec.tried)
 		switch {
+		case e != nil && g.buildErr != nil && len(rec.tried) == 0:
+			rec.fail(w, g.buildErr) // no route could take the request as it is
+			return
 		case e != nil:
 			rec.fail(w, e)
 			return

@@ -111,3 +111,63 @@ func TestReasoningEffortMappedForGemini(t *testing.T) {
 		t.Fatalf("thinking config %+v", tc)
 	}
 }
+
+// Errors come in the client's own envelope.
+func TestErrorsInClientFormat(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	cases := []struct {
+		name, path, key, body string
+		status                int
+		want                  string
+	}{
+		{"messages 401", "/v1/messages", "", `{}`, 401, `{"type":"error","error":{"type":"authentication_error"`},
+		{"messages 404", "/v1/messages", env.Key, `{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, 404, `{"type":"error","error":{"type":"not_found_error"`},
+		{"messages 400 names the field", "/v1/messages", env.Key, `{"model":"msg","messages":[{"role":"user","content":"x"}]}`, 400, `"type":"invalid_request_error","message":"max_tokens`},
+		{"responses 404", "/v1/responses", env.Key, `{"model":"nope","input":"x"}`, 404, `{"error":{"message":`},
+		{"responses previous_response_id", "/v1/responses", env.Key, `{"model":"resp","input":"x","previous_response_id":"resp_123"}`, 400, `"code":"previous_response_not_found"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := env.Post(c.path, c.key, c.body, "anthropic-version", "2023-06-01")
+			raw := string(nodetest.Read(t, resp))
+			if resp.StatusCode != c.status || !strings.Contains(raw, c.want) || !strings.Contains(raw, `"request_id":"`+resp.Header.Get("X-Request-Id")+`"`) {
+				t.Fatalf("%d %s", resp.StatusCode, raw)
+			}
+		})
+	}
+}
+
+// An upstream's verdict on a request (a 4xx) reaches a client of another format translated,
+// and a request a route's format cannot carry is the client's 400, not a 502.
+func TestRequestErrorsAcrossFormats(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	orphan := `"messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"call_nope","content":"r"}]`
+	cases := []struct {
+		name, model string
+		status      int
+		want        string
+	}{
+		// The messages upstream refuses a tool_result that no tool_use announced.
+		{"messages upstream 400, chat envelope", "msg", 400, `"type":"invalid_request_error"`},
+		// Gemini needs the function name of every result; this one names no call.
+		{"gemini cannot express it", "gem", 400, `"param":"messages"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := env.Post("/v1/chat/completions", env.Key, `{"model":"`+c.model+`",`+orphan+`}`)
+			raw := string(nodetest.Read(t, resp))
+			if resp.StatusCode != c.status || !strings.HasPrefix(raw, `{"error":{"message":`) || !strings.Contains(raw, c.want) {
+				t.Fatalf("%d %s", resp.StatusCode, raw)
+			}
+		})
+	}
+}
+
+func TestCountTokens(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	resp := env.Post("/v1/messages/count_tokens", env.Key, `{"model":"gem","messages":[{"role":"user","content":"hello there, how are you"}]}`)
+	raw := string(nodetest.Read(t, resp))
+	if resp.StatusCode != 200 || raw != "{\"input_tokens\":12}\n" {
+		t.Fatalf("%d %s", resp.StatusCode, raw)
+	}
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -44,7 +45,11 @@ func render(w http.ResponseWriter, c *call, e *apiError) {
 		body = spliceRequestID(body, 2, c.id) // {"error":{…,"request_id":"…"}}
 	} else {
 		body = c.client.EncodeError(&ir.Error{Status: e.Status, Kind: kindOf(e.Status), Code: e.Code, Param: e.Param, Message: e.Message})
-		body = spliceRequestID(body, 1, c.id) // {…,"request_id":"…"}
+		depth := 2 // {"error":{…,"request_id":"…"}}
+		if bytes.HasPrefix(body, []byte(`{"type":"error"`)) {
+			depth = 1 // the messages envelope keeps it at the top, as its vendor does
+		}
+		body = spliceRequestID(body, depth, c.id)
 	}
 	w.Write(body)
 }

@@ -25,6 +25,7 @@ type generation struct {
 	loss        ir.Loss
 	header      http.Header // client headers a same-format route receives
 	dropped     []string    // what the answer's conversion reported, for the metrics
+	buildErr    *apiError   // why the last route could not take the request
 }
 
 // decode reads the body in the client's format. Chat clients get the light parse first: a
@@ -103,6 +104,14 @@ func (g *generation) build(c *call, rt *catalog.Route) (upstream.Request, bool) 
 	if rt.Format == catalog.FormatMessages && req.Header.Get("anthropic-version") == "" {
 		req.Header.Set("anthropic-version", "2023-06-01")
 	}
+	if err != nil {
+		// The request cannot be expressed for this route (say, a tool result no call
+		// names, for gemini). Another route may take it; if none does, the client hears why.
+		g.buildErr = irInvalid(err)
+		if ae, ok := err.(*apiError); ok {
+			g.buildErr = ae
+		}
+	}
 	return req, err == nil
 }
 
@@ -124,6 +133,9 @@ func (g *generation) convertBody(rt *catalog.Route, uf ir.UpstreamFormat) ([]byt
 	src, e := g.canonical()
 	if e != nil {
 		return nil, e
+	}
+	if g.model == nil {
+		return nil, errInvalid("model", "no model")
 	}
 	req := *src
 	req.Thinking = g.decision.Thinking

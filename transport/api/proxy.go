@@ -43,16 +43,18 @@ type upstreamCall func(r *catalog.Route) (upstream.Request, bool)
 // tried counts attempts for the log.
 func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upstreamCall, tried *[]string) (*attempt, *upstream.Error, *apiError) {
 	onlyBusy := true // every failure so far was the upstream saying "not now"
+	var skipped []string
 	for {
-		route, wait := s.Board.Pick(m.Routes, c.key.ZDR, *tried)
+		route, wait := s.Board.Pick(m.Routes, c.key.ZDR, append(skipped, *tried...))
 		if route == nil {
 			return nil, nil, s.exhausted(len(*tried), onlyBusy, wait)
 		}
-		*tried = append(*tried, route.ID)
 		req, ok := build(route)
 		if !ok {
-			continue // a format this endpoint cannot reach: not a fault of the route
+			skipped = append(skipped, route.ID) // cannot carry this request: not the route's fault
+			continue
 		}
+		*tried = append(*tried, route.ID)
 		a := &attempt{route: route, started: time.Now()}
 		s.Board.Begin(route.ID)
 		resp, err := s.Upstream.Do(ctx, req)
