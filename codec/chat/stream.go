@@ -88,7 +88,7 @@ func (d *streamDecoder) delta(evs []ir.Event, m *deltaBody) []ir.Event {
 	}
 	for _, b := range m.ThinkingBlocks {
 		if b.Signature != "" {
-			evs = append(evs, ir.Event{Kind: ir.EvSignature, Signature: b.Signature, Format: "messages"})
+			evs = append(evs, ir.Event{Kind: ir.EvSignature, Text: b.Signature, Format: "messages"})
 		}
 	}
 	if m.Content != nil && *m.Content != "" {
@@ -208,7 +208,7 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 		return e.write(chunkDelta{ReasoningContent: ev.Text}, nil)
 	case ir.EvSignature:
 		if ev.Format == "messages" {
-			return e.write(chunkDelta{ThinkingBlocks: []wireThinkingBlock{{Type: "thinking", Signature: ev.Signature}}}, nil)
+			return e.write(chunkDelta{ThinkingBlocks: []wireThinkingBlock{{Type: "thinking", Signature: ev.Text}}}, nil)
 		}
 	case ir.EvRedacted:
 		return e.write(chunkDelta{ThinkingBlocks: []wireThinkingBlock{{Type: "redacted_thinking", Data: ev.Text}}}, nil)

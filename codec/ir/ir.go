@@ -222,8 +222,8 @@ type Event struct {
 	ID           string
 	Name         string
 	Model        string
-	Signature    string
-	Format       string
+	Signature    string // EvToolStart only: the call's signature (EvSignature carries its own in Text)
+	Format       string // the format that issued a signature
 	Stop         StopReason
 	StopSequence string
 	Usage        codec.Usage
