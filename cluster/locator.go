@@ -73,14 +73,15 @@ func (l *Local) pid(kind, id string) *actor.PID {
 	return pid
 }
 
-// Stop implements Locator.
+// Stop implements Locator. It holds the lock until the old owner is gone, so a message sent
+// meanwhile waits and then activates a fresh owner, instead of racing a second actor with the
+// same id into the engine (where it would never start and the message would be lost).
 func (l *Local) Stop(kind, id string) {
 	key := kind + "/" + id
 	l.mu.Lock()
-	pid, ok := l.pids[key]
-	delete(l.pids, key)
-	l.mu.Unlock()
-	if ok {
+	defer l.mu.Unlock()
+	if pid, ok := l.pids[key]; ok {
+		delete(l.pids, key)
 		<-l.engine.Poison(pid).Done()
 	}
 }

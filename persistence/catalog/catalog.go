@@ -46,6 +46,7 @@ type Catalog struct {
 	models []*Model
 	byName map[string]*Model // ids and aliases
 	routes map[string]*Route // route id -> route
+	plans  *planSet
 }
 
 // Server holds the request limits the gateway enforces (decisions.md, "Limits not shown").

@@ -29,6 +29,7 @@ var lookupEnv = os.Getenv
 type fileDoc struct {
 	Server serverDoc  `yaml:"server"`
 	Models []modelDoc `yaml:"models"`
+	Plans  []planDoc  `yaml:"plans"`
 }
 
 type serverDoc struct {
@@ -105,6 +106,7 @@ func Parse(path string, data []byte) (*Catalog, error) {
 	v := &validator{path: path}
 	c := &Catalog{Path: path, byName: map[string]*Model{}, routes: map[string]*Route{}}
 	c.Server = v.server(doc.Server)
+	v.plans(c, doc.Plans)
 	if len(doc.Models) == 0 {
 		v.fail("", "models", "at least one model is required")
 	}

@@ -1,0 +1,112 @@
+package quota
+
+import (
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// Every request to an account actor carries its own reply channel (buffered, one slot):
+// the actor answers exactly once and never blocks on a caller that gave up. A panic while
+// handling one is answered through Fail (actors.Failer) by the recover middleware.
+
+// result is one reply.
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// reply is the one-slot channel a request carries. It carries a pointer: a large value
+// would be copied through the actor's frames.
+type reply[T any] chan *result[T]
+
+func newReply[T any]() reply[T] { return make(reply[T], 1) }
+
+// send answers unless an answer is already there (a panic after the real reply).
+func (r reply[T]) send(v T, err error) { r.put(&result[T]{v, err}) }
+
+// put is send for a result built in place.
+func (r reply[T]) put(res *result[T]) {
+	select {
+	case r <- res:
+	default:
+	}
+}
+
+// routed is a request that reached the actor through the directory; the actor counts them
+// so that it passivates only when none is in flight (see directory.retire). Requests travel
+// as pointers: the actor's frames stay small (Hollywood runs each burst of messages on a
+// fresh goroutine, whose stack would otherwise be copied to grow on every wake-up).
+type routed interface {
+	Fail(err error)
+}
+
+type admitMsg struct {
+	req   AdmitRequest
+	reply reply[Decision]
+}
+
+func (m *admitMsg) Fail(err error) { m.reply.send(Decision{}, err) }
+
+type settleMsg struct {
+	res   Reservation
+	out   Outcome
+	reply reply[Settlement]
+}
+
+func (m *settleMsg) Fail(err error) { m.reply.send(Settlement{}, err) }
+
+type creditMsg struct {
+	amount money.Amount
+	key    string
+	reply  reply[creditResult]
+}
+
+type creditResult struct {
+	balance money.Amount
+	added   bool
+}
+
+func (m *creditMsg) Fail(err error) { m.reply.send(creditResult{}, err) }
+
+type stateMsg struct {
+	plan  *catalog.Plan
+	reply reply[QuotaState]
+}
+
+func (m *stateMsg) Fail(err error) { m.reply.send(QuotaState{}, err) }
+
+// Media operations.
+type mediaOp int
+
+const (
+	mediaReserve mediaOp = iota
+	mediaCommit
+	mediaRelease
+)
+
+type mediaMsg struct {
+	op    mediaOp
+	kind  string // persistence.MediaImages or persistence.MediaVideo
+	plan  *catalog.Plan
+	n     int64  // reserve: amount asked; commit: amount produced
+	id    uint64 // commit, release
+	reply reply[MediaDecision]
+}
+
+func (m *mediaMsg) Fail(err error) { m.reply.send(MediaDecision{}, err) }
+
+// retireMsg asks the actor to write everything and passivate (Service.Close).
+type retireMsg struct {
+	reply     reply[struct{}]
+	written   bool   // the state was written at
+	writtenAt uint64 // this count of received messages
+}
+
+func (m *retireMsg) Fail(err error) { m.reply.send(struct{}{}, err) }
+
+// Internal messages, sent by the actor to itself (not routed, not counted).
+type (
+	tick        struct{}               // the idle timer fired
+	flushMsg    struct{}               // write what settles are waiting for (group commit)
+	retireAgain struct{ m *retireMsg } // a retire that found messages still in flight
+)

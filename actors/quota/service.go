@@ -1,0 +1,582 @@
+// Package quota owns every account's limits and money in one actor per account: the
+// sliding 60 s burst, the window allowance on its fixed schedule, the weekly cap, the abuse
+// throttle, the credit balance and spend, and the daily image and video counters. Admission
+// is one step in the owner (check every limit and reserve, or refuse); completion settles.
+//
+// Durability: a settle that counts or charges, a top-up, and every image/video operation
+// are written to Pebble with a synced batch before they are acknowledged (settles of one
+// account are group-committed: all settles queued behind each other share one sync).
+// Admissions and refunds are in memory only: a crash loses the in-flight reservations (those
+// calls then count nothing and cost nothing) and the burst and throttle history since the
+// last passivation. Nothing acknowledged is lost. Passivation writes everything, including
+// the burst and throttle history, so an idle spell loses nothing.
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// Kind is the actor kind for the locator.
+const Kind = "quota"
+
+// Errors. Returned errors wrap one of these.
+var (
+	ErrClosed              = errors.New("quota: service closed")
+	ErrInvalid             = errors.New("quota: invalid request")
+	ErrUnknownReservation  = errors.New("quota: unknown, settled or expired reservation")
+	ErrIdempotencyConflict = errors.New("quota: idempotency key already used with another amount")
+)
+
+// Limit names what refused a call.
+type Limit string
+
+const (
+	LimitBurst    Limit = "burst"                      // 429: the sliding 60 s burst limit
+	LimitThrottle Limit = "throttle"                   // 429: the key's abuse throttle
+	LimitWindow   Limit = "window"                     // 402: window allowance used up, no credit available (balance + overdraft - holds <= 0)
+	LimitWeekly   Limit = "weekly"                     // 402: weekly cap used up, no credit available
+	LimitCredits  Limit = "credits"                    // 402: allowance used up; the balance is below this call's estimated cost
+	LimitImages   Limit = "image_daily_limit_exceeded" // 429 until 00:00 UTC
+	LimitVideo    Limit = "video_daily_limit_exceeded" // 429 until 00:00 UTC
+)
+
+// Status is the HTTP status of a refusal by this limit (0 for none).
+func (l Limit) Status() int {
+	switch l {
+	case "":
+		return 0
+	case LimitWindow, LimitWeekly, LimitCredits:
+		return 402
+	}
+	return 429
+}
+
+// Units converts a model's quota_multiplier into the thousandths of a call it counts:
+// round(multiplier·1000), so 1.5 counts 1500.
+func Units(multiplier float64) int64 { return int64(math.Round(multiplier * 1000)) }
+
+// AdmitRequest is one call asking to start.
+type AdmitRequest struct {
+	Account string
+	KeyID   string // the calling key; the burst is per key when the plan says so, the throttle always is
+	Plan    *catalog.Plan
+	// Units is what the call counts, in thousandths of a call (Units(model.QuotaMultiplier));
+	// 0 means one plain call (1000).
+	Units int64
+	// EstimatedCost is the most the call can cost at the model's rates (for example with
+	// max_tokens of output). A call beyond the plan's allowance is admitted only when the
+	// credits (plus the plan's overdraft, minus what other in-flight paid calls hold) cover
+	// it, and that much is held until it settles. 0: any positive available credit admits.
+	EstimatedCost money.Amount
+}
+
+// Decision is the answer to an admission.
+type Decision struct {
+	Admitted    bool
+	Reservation Reservation // settle it exactly once (Settle); zero when refused
+	Paid        bool        // beyond the plan's allowance: settled from credits
+	Refused     Limit       // empty when admitted
+	// RetryAfter is exact: for burst and throttle, until the call holding the limiting slot
+	// leaves the sliding 60 s window; for window, weekly and credits, until ResetsAt.
+	RetryAfter time.Duration
+	ResetsAt   time.Time // window, weekly, credits: when the exhausted allowance returns
+	MaxRPM     int64     // the per-minute cap in force for this key (0 = none)
+	Burst      Budget    // for X-RateLimit-*: the cap in force (throttle when throttled), after this call
+}
+
+// Budget is a sliding 60 s budget: Limit calls, Remaining of them free now, and Reset,
+// when the oldest call in the window leaves it (now when the window is empty). Limit 0
+// means no per-minute cap.
+type Budget struct {
+	Limit, Remaining int64
+	Reset            time.Time
+}
+
+// Reservation identifies an admitted call until it settles.
+type Reservation struct {
+	Account string
+	ID      uint64
+}
+
+// Outcome is how an admitted call ended.
+type Outcome struct {
+	// Counts is false for upstream failures (502, 529, time-outs): the reservation is
+	// released, nothing counts, nothing is charged. Successful calls and client errors count.
+	Counts bool
+	// Cost is the call's actual cost at the model's rates (codec.Usage.Cost). It is charged
+	// only when the call was admitted beyond the plan (Decision.Paid), and never past the
+	// plan's overdraft floor.
+	Cost money.Amount
+	// Log, when set, is written in the same synced batch as the settlement, with AccountID
+	// filled in and Cost replaced by the amount actually charged, so the request log and the
+	// balance always agree.
+	Log *persistence.LogEntry
+}
+
+// Settlement is what a settle did.
+type Settlement struct {
+	Counted bool         // the call used allowance (in-plan) or was paid
+	Paid    bool         // it was beyond the plan
+	Charged money.Amount // taken from credits
+	Balance money.Amount // after it
+}
+
+// MediaDecision answers an image or video operation.
+type MediaDecision struct {
+	Admitted    bool
+	Reservation MediaReservation
+	Refused     Limit         // LimitImages or LimitVideo
+	RetryAfter  time.Duration // until the next 00:00 UTC
+	ResetsAt    time.Time
+	Daily       Daily // the counter after the operation
+}
+
+// MediaReservation identifies reserved images or video seconds until commit or release.
+// It survives restarts (it is stored), so a video task can commit after resuming.
+type MediaReservation struct {
+	Account string
+	Kind    string // persistence.MediaImages or persistence.MediaVideo
+	ID      uint64
+}
+
+// QuotaState is an account's limits as the admin API shows them. Counts of calls are in
+// thousandths of a call; a Limit of 0 means unlimited.
+type QuotaState struct {
+	Account   string
+	Plan      string
+	Balance   money.Amount
+	Spent     money.Amount
+	Held      money.Amount // held for in-flight paid calls
+	Overdraft money.Amount
+	Window    Allowance
+	Weekly    Allowance
+	Burst     Budget     // the account-wide burst (zero Limit when per key or unlimited)
+	Keys      []KeyState // keys with calls in the last minute, load history or a throttle
+	Images    Daily
+	Video     Daily
+	InFlight  int // admitted calls not yet settled
+}
+
+// Allowance is a counter on a fixed schedule.
+type Allowance struct {
+	Used, Reserved, Limit int64 // thousandths of a call
+	ResetsAt              time.Time
+}
+
+// Daily is a daily counter (images, or video seconds).
+type Daily struct {
+	Used, Reserved, Limit int64
+	ResetsAt              time.Time
+}
+
+// KeyState is one key's burst and throttle.
+type KeyState struct {
+	KeyID          string
+	Burst          Budget // per-key burst (burst_scope key) or the throttle cap when throttled
+	RecentCalls    int64  // calls counted toward the throttle rule
+	ThrottledUntil time.Time
+}
+
+// Store is the part of persistence the actors use.
+type Store interface {
+	LoadQuota(account string) (persistence.QuotaRecord, bool, error)
+	CreditGrantFor(account, key string) (persistence.CreditGrant, bool, error)
+	WriteQuota(persistence.QuotaWrite) error
+}
+
+// Config tunes the service. Zero values take the defaults.
+type Config struct {
+	Now            func() time.Time // business clock (limits, resets); default time.Now
+	IdleTimeout    time.Duration    // an account actor idle this long (up to twice) passivates; default 5m
+	ReservationTTL time.Duration    // an admitted call never settled is released after this; default 1h
+	Inbox          int              // initial inbox slots (it grows when needed); default 16
+}
+
+// Service is the client API of the quota actors. Handlers never hold an actor: every call
+// goes through the locator to the account's current owner.
+type Service struct {
+	loc    cluster.Locator
+	store  Store
+	cfg    Config
+	dir    directory
+	gen    atomic.Uint64
+	closed atomic.Bool
+
+	stopMu   sync.Mutex // counts actors being stopped (a WaitGroup may not grow during Wait)
+	stopping int
+	stopped  *sync.Cond
+
+	// hookRetire (tests) runs in the passivating actor after its final write, before the
+	// directory handshake (retired false) and after a successful one (retired true).
+	hookRetire func(account string, retired bool)
+}
+
+// NewService registers the account actor kind with the locator.
+func NewService(l *cluster.Local, st Store, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 5 * time.Minute
+	}
+	if cfg.ReservationTTL <= 0 {
+		cfg.ReservationTTL = time.Hour
+	}
+	if cfg.Inbox <= 0 {
+		cfg.Inbox = 16
+	}
+	s := &Service{loc: l, store: st, cfg: cfg}
+	s.stopped = sync.NewCond(&s.stopMu)
+	s.dir.init()
+	s.gen.Store(uint64(time.Now().UnixNano())) // incarnation ids never repeat within a process
+	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
+		return func() actor.Receiver { return newAccountActor(s, id) }
+	})
+	return s
+}
+
+// Admit checks every limit and reserves, or refuses, in one step of the account's owner.
+func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
+	if err := checkAccount(r.Account); err != nil {
+		return Decision{}, err
+	}
+	switch {
+	case r.Plan == nil:
+		return Decision{}, fmt.Errorf("%w: admit for %s: no plan", ErrInvalid, r.Account)
+	case r.Units < 0:
+		return Decision{}, fmt.Errorf("%w: admit for %s: units %d is negative", ErrInvalid, r.Account, r.Units)
+	case r.EstimatedCost < 0:
+		return Decision{}, fmt.Errorf("%w: admit for %s: estimated cost %s is negative", ErrInvalid, r.Account, r.EstimatedCost)
+	}
+	if r.Units == 0 {
+		r.Units = 1000
+	}
+	m := &admitMsg{req: r, reply: newReply[Decision]()}
+	if err := s.send(r.Account, m); err != nil {
+		return Decision{}, err
+	}
+	select {
+	case res := <-m.reply:
+		return res.v, res.err
+	case <-ctx.Done():
+		// The owner may still admit: give that reservation back, or it would hold the
+		// allowance until the reservation TTL.
+		go func() {
+			if res := <-m.reply; res.err == nil && res.v.Admitted {
+				s.Settle(context.Background(), res.v.Reservation, Outcome{})
+			}
+		}()
+		return Decision{}, ctx.Err()
+	}
+}
+
+// Settle ends an admitted call. When the call counts or a log entry is given, it returns
+// only after the change is durable; when money moved, the charge and the log entry are
+// in the same synced batch. An error means the settlement may not be durable (it stays
+// applied in the owner and is written with its next write). A cancelled ctx abandons only
+// the wait, never the settlement: settle with a context that outlives the client's request.
+func (s *Service) Settle(ctx context.Context, r Reservation, o Outcome) (Settlement, error) {
+	if err := checkAccount(r.Account); err != nil {
+		return Settlement{}, err
+	}
+	if o.Cost < 0 {
+		return Settlement{}, fmt.Errorf("%w: settle for %s: cost %s is negative", ErrInvalid, r.Account, o.Cost)
+	}
+	if o.Log != nil {
+		e := *o.Log
+		if e.AccountID == "" {
+			e.AccountID = r.Account
+		}
+		e.Cost = 0
+		if e.AccountID != r.Account {
+			return Settlement{}, fmt.Errorf("%w: settle for %s: log entry of account %q", ErrInvalid, r.Account, e.AccountID)
+		}
+		if err := persistence.ValidateLogEntry(&e); err != nil {
+			return Settlement{}, fmt.Errorf("%w: settle for %s: log entry: %v", ErrInvalid, r.Account, err)
+		}
+		o.Log = &e
+	}
+	m := &settleMsg{res: r, out: o, reply: newReply[Settlement]()}
+	return ask(ctx, s, r.Account, m, m.reply)
+}
+
+// AddCredits adds amount to the balance once per idempotency key: the same key again adds
+// nothing (added false) and returns the current balance; the same key with another amount
+// is ErrIdempotencyConflict. The new balance is durable before it returns.
+func (s *Service) AddCredits(ctx context.Context, account string, amount money.Amount, idempotencyKey string) (balance money.Amount, added bool, err error) {
+	if err := checkAccount(account); err != nil {
+		return 0, false, err
+	}
+	if amount <= 0 {
+		return 0, false, fmt.Errorf("%w: credits for %s: amount %s must be positive", ErrInvalid, account, amount)
+	}
+	if idempotencyKey == "" {
+		return 0, false, fmt.Errorf("%w: credits for %s: an idempotency key is required", ErrInvalid, account)
+	}
+	m := &creditMsg{amount: amount, key: idempotencyKey, reply: newReply[creditResult]()}
+	r, err := ask(ctx, s, account, m, m.reply)
+	return r.balance, r.added, err
+}
+
+// State reads an account's limits under plan (the account's current plan).
+func (s *Service) State(ctx context.Context, account string, plan *catalog.Plan) (QuotaState, error) {
+	if err := checkAccount(account); err != nil {
+		return QuotaState{}, err
+	}
+	if plan == nil {
+		return QuotaState{}, fmt.Errorf("%w: state of %s: no plan", ErrInvalid, account)
+	}
+	m := &stateMsg{plan: plan, reply: newReply[QuotaState]()}
+	return ask(ctx, s, account, m, m.reply)
+}
+
+// ReserveImages reserves n of today's images (plan.ImageDailyLimit), or refuses with
+// LimitImages and RetryAfter until 00:00 UTC. Durable before it returns.
+func (s *Service) ReserveImages(ctx context.Context, account string, plan *catalog.Plan, n int64) (MediaDecision, error) {
+	return s.media(ctx, account, &mediaMsg{op: mediaReserve, kind: persistence.MediaImages, plan: plan, n: n})
+}
+
+// ReserveVideoSeconds reserves seconds of today's video output (plan.VideoDailySeconds).
+func (s *Service) ReserveVideoSeconds(ctx context.Context, account string, plan *catalog.Plan, seconds int64) (MediaDecision, error) {
+	return s.media(ctx, account, &mediaMsg{op: mediaReserve, kind: persistence.MediaVideo, plan: plan, n: seconds})
+}
+
+// CommitImages ends an image reservation: n images were produced and count today (a
+// reservation made on an earlier day counts nothing: that day's counter is gone).
+func (s *Service) CommitImages(ctx context.Context, r MediaReservation, n int64) error {
+	return s.mediaEnd(ctx, r, persistence.MediaImages, mediaCommit, n)
+}
+
+// CommitVideoSeconds ends a video reservation with the seconds actually produced.
+func (s *Service) CommitVideoSeconds(ctx context.Context, r MediaReservation, seconds int64) error {
+	return s.mediaEnd(ctx, r, persistence.MediaVideo, mediaCommit, seconds)
+}
+
+// ReleaseImages gives an image reservation back: nothing counts.
+func (s *Service) ReleaseImages(ctx context.Context, r MediaReservation) error {
+	return s.mediaEnd(ctx, r, persistence.MediaImages, mediaRelease, 0)
+}
+
+// ReleaseVideoSeconds gives a video reservation back: nothing counts.
+func (s *Service) ReleaseVideoSeconds(ctx context.Context, r MediaReservation) error {
+	return s.mediaEnd(ctx, r, persistence.MediaVideo, mediaRelease, 0)
+}
+
+func (s *Service) media(ctx context.Context, account string, m *mediaMsg) (MediaDecision, error) {
+	if err := checkAccount(account); err != nil {
+		return MediaDecision{}, err
+	}
+	if m.plan == nil || m.n <= 0 {
+		return MediaDecision{}, fmt.Errorf("%w: %s reservation for %s needs a plan and a positive amount", ErrInvalid, m.kind, account)
+	}
+	m.reply = newReply[MediaDecision]()
+	return ask(ctx, s, account, m, m.reply)
+}
+
+func (s *Service) mediaEnd(ctx context.Context, r MediaReservation, kind string, op mediaOp, n int64) error {
+	if err := checkAccount(r.Account); err != nil {
+		return err
+	}
+	if r.Kind != kind || n < 0 {
+		return fmt.Errorf("%w: %s operation on a %q reservation with amount %d", ErrInvalid, kind, r.Kind, n)
+	}
+	m := &mediaMsg{op: op, kind: kind, n: n, id: r.ID, reply: newReply[MediaDecision]()}
+	_, err := ask(ctx, s, r.Account, m, m.reply)
+	return err
+}
+
+// Close writes every active account and stops its actor; calls after it fail with
+// ErrClosed. In-flight call reservations are dropped (their calls count nothing).
+func (s *Service) Close(ctx context.Context) error {
+	s.closed.Store(true)
+	var waits []reply[struct{}]
+	for _, acct := range s.dir.accounts() {
+		m := &retireMsg{reply: newReply[struct{}]()}
+		if s.dir.route(acct, s, m) == nil {
+			waits = append(waits, m.reply)
+		}
+	}
+	var first error
+	for _, w := range waits {
+		select {
+		case r := <-w:
+			if r.err != nil && first == nil {
+				first = r.err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.waitStops()
+	return first
+}
+
+// ask sends m and waits for its reply or ctx.
+func ask[T any](ctx context.Context, s *Service, account string, m routed, r reply[T]) (T, error) {
+	if err := s.send(account, m); err != nil {
+		var zero T
+		return zero, err
+	}
+	select {
+	case res := <-r:
+		return res.v, res.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+func (s *Service) send(account string, m routed) error {
+	return s.dir.route(account, s, m)
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now() }
+
+// stopLater retires an incarnation's actor once it has returned from Receive.
+func (s *Service) stopLater(id string) {
+	s.stopMu.Lock()
+	s.stopping++
+	s.stopMu.Unlock()
+	go func() {
+		s.loc.Stop(Kind, id)
+		s.stopMu.Lock()
+		if s.stopping--; s.stopping == 0 {
+			s.stopped.Broadcast()
+		}
+		s.stopMu.Unlock()
+	}()
+}
+
+// waitStops returns when no actor is being stopped.
+func (s *Service) waitStops() {
+	s.stopMu.Lock()
+	for s.stopping > 0 {
+		s.stopped.Wait()
+	}
+	s.stopMu.Unlock()
+}
+
+func checkAccount(a string) error {
+	if a == "" {
+		return fmt.Errorf("%w: no account", ErrInvalid)
+	}
+	for i := 0; i < len(a); i++ {
+		if a[i] <= ' ' || a[i] > '~' || a[i] == '/' || a[i] == '#' {
+			return fmt.Errorf("%w: account %q must be printable ASCII without spaces, '/' or '#'", ErrInvalid, a)
+		}
+	}
+	return nil
+}
+
+// directory maps an account to its current incarnation: the locator id of the actor that
+// owns it now. Passivation is a handshake through it that loses nothing: the actor first
+// writes its state, then retires only if every message routed to it has been received
+// (sent == received under the shard lock) — a message on its way keeps it alive. After
+// retiring, the entry is gone and the next message activates a new incarnation under a new
+// id, which loads the state just written. (A clustered locator takes this job over.)
+type directory struct {
+	shards [64]dirShard
+}
+
+type dirShard struct {
+	mu sync.Mutex
+	m  map[string]*incarnation
+}
+
+type incarnation struct {
+	id   string
+	sent uint64
+}
+
+func (d *directory) init() {
+	for i := range d.shards {
+		d.shards[i].m = map[string]*incarnation{}
+	}
+}
+
+func (d *directory) shard(account string) *dirShard {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(account); i++ {
+		h = (h ^ uint32(account[i])) * 16777619
+	}
+	return &d.shards[h%uint32(len(d.shards))]
+}
+
+// route delivers m to the account's current incarnation, activating one when needed.
+func (d *directory) route(account string, s *Service, m routed) error {
+	sh := d.shard(account)
+	sh.mu.Lock()
+	if s.closed.Load() {
+		if _, ok := m.(*retireMsg); !ok {
+			sh.mu.Unlock()
+			return ErrClosed
+		}
+	}
+	inc := sh.m[account]
+	if inc == nil {
+		if _, ok := m.(*retireMsg); ok {
+			sh.mu.Unlock()
+			return ErrClosed // already passivated
+		}
+		inc = &incarnation{id: account + "#" + strconv.FormatUint(s.gen.Add(1), 36)}
+		sh.m[account] = inc
+	}
+	inc.sent++
+	id := inc.id
+	sh.mu.Unlock()
+	s.loc.Send(Kind, id, m)
+	return nil
+}
+
+// retire removes the incarnation if it has received everything routed to it.
+func (d *directory) retire(account, id string, received uint64) bool {
+	sh := d.shard(account)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	inc := sh.m[account]
+	if inc == nil || inc.id != id || inc.sent != received {
+		return false
+	}
+	delete(sh.m, account)
+	return true
+}
+
+// accounts lists the accounts with an active incarnation.
+func (d *directory) accounts() []string {
+	var out []string
+	for i := range d.shards {
+		sh := &d.shards[i]
+		sh.mu.Lock()
+		for a := range sh.m {
+			out = append(out, a)
+		}
+		sh.mu.Unlock()
+	}
+	return out
+}
+
+// active counts active incarnations (tests, benchmarks).
+func (d *directory) active() int {
+	n := 0
+	for i := range d.shards {
+		sh := &d.shards[i]
+		sh.mu.Lock()
+		n += len(sh.m)
+		sh.mu.Unlock()
+	}
+	return n
+}
