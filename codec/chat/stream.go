@@ -137,7 +137,16 @@ type streamEncoder struct {
 	started      bool
 	ended        bool
 	usage        codec.Usage
-	buf          []byte
+	noArgs       []int // calls that have not had an argument fragment yet
+}
+
+func (e *streamEncoder) gotArgs(idx int) {
+	for i, n := range e.noArgs {
+		if n == idx {
+			e.noArgs = append(e.noArgs[:i], e.noArgs[i+1:]...)
+			return
+		}
+	}
 }
 
 // NewStreamEncoder renders events for a chat client.
@@ -214,12 +223,14 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 		return e.write(chunkDelta{ThinkingBlocks: []wireThinkingBlock{{Type: "redacted_thinking", Data: ev.Text}}}, nil)
 	case ir.EvToolStart:
 		e.sawTool = true
+		e.noArgs = append(e.noArgs, ev.Index)
 		id := ev.ID
 		if ev.Format == "gemini" {
 			id = ir.JoinCallID(id, ev.Signature)
 		}
 		return e.write(chunkDelta{ToolCalls: []chunkToolCall{{Index: ev.Index, ID: id, Type: "function", Function: chunkFunction{Name: ev.Name}}}}, nil)
 	case ir.EvToolArgs:
+		e.gotArgs(ev.Index)
 		return e.write(chunkDelta{ToolCalls: []chunkToolCall{{Index: ev.Index, Function: chunkFunction{Arguments: ev.Text}}}}, nil)
 	case ir.EvUsage:
 		e.usage = ev.Usage
@@ -227,6 +238,11 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 		e.ended = true
 		if ev.Usage.Known() {
 			e.usage = ev.Usage
+		}
+		for _, idx := range e.noArgs { // a call streamed without arguments has "{}", not ""
+			if err := e.write(chunkDelta{ToolCalls: []chunkToolCall{{Index: idx, Function: chunkFunction{Arguments: "{}"}}}}, nil); err != nil {
+				return err
+			}
 		}
 		stop := ev.Stop
 		if e.sawTool {

@@ -209,7 +209,7 @@ const (
 	EvRedacted                       // Text: redacted reasoning data
 	EvToolStart                      // Index (0-based per call), ID, Name, Signature
 	EvToolArgs                       // Index, Text: a fragment of the arguments JSON
-	EvUsage                          // Usage: counts so far (later events may raise them)
+	EvUsage                          // Usage: every count so far; a later event replaces it whole
 	EvFinish                         // Stop, StopSequence; Usage if known
 	EvError                          // Err: the stream failed after it began
 )

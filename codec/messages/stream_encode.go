@@ -209,12 +209,12 @@ func (e *streamEncoder) Close() error {
 	return e.err
 }
 
+// addUsage keeps the latest snapshot: every decoder reports all counts so far, and a later
+// report may lower one field (gemini moves tokens from input to cache read at the end).
 func (e *streamEncoder) addUsage(u codec.Usage) {
-	e.usage.Input = max(e.usage.Input, u.Input)
-	e.usage.CacheRead = max(e.usage.CacheRead, u.CacheRead)
-	e.usage.CacheWrite = max(e.usage.CacheWrite, u.CacheWrite)
-	e.usage.Output = max(e.usage.Output, u.Output)
-	e.usage.Reasoning = max(e.usage.Reasoning, u.Reasoning)
+	if u.Known() {
+		e.usage = u
+	}
 }
 
 func (e *streamEncoder) start(id string) {

@@ -227,9 +227,9 @@ func TestStreamEncode(t *testing.T) {
 			{Kind: ir.EvSignature, Text: "EqQBsig", Format: "messages"},
 			{Kind: ir.EvText, Text: "Hello"},
 			{Kind: ir.EvText, Text: ""},
-			{Kind: ir.EvUsage, Usage: codec.Usage{Output: 3}},
+			{Kind: ir.EvUsage, Usage: codec.Usage{Input: 10, CacheRead: 5, CacheWrite: 2, Output: 3}},
 			{Kind: ir.EvText, Text: " world"},
-			{Kind: ir.EvFinish, Stop: ir.StopSequence, StopSequence: "END", Usage: codec.Usage{Output: 7, Reasoning: 3}},
+			{Kind: ir.EvFinish, Stop: ir.StopSequence, StopSequence: "END", Usage: codec.Usage{Input: 10, CacheRead: 5, CacheWrite: 2, Output: 7, Reasoning: 3}},
 		}, nil},
 		{"interleaved_tools", []ir.Event{
 			{Kind: ir.EvStart, ID: "chatcmpl-1", Usage: u},
@@ -245,7 +245,7 @@ func TestStreamEncode(t *testing.T) {
 			{Kind: ir.EvToolStart, Index: 2, ID: "call_c", Name: "ping"},
 			{Kind: ir.EvToolArgs, Index: 2, Text: `{}`},
 			{Kind: ir.EvToolArgs, Index: 2, Text: ` `},
-			{Kind: ir.EvFinish, Stop: ir.StopEnd, Usage: codec.Usage{Output: 20}},
+			{Kind: ir.EvFinish, Stop: ir.StopEnd, Usage: codec.Usage{Input: 10, CacheRead: 5, CacheWrite: 2, Output: 20}},
 		}, map[string]string{"call_a": `{"city":"Pa}]ris"}`, "call_b": `{"zone":"UTC\"}"}`, "call_c": `{}`}},
 		{"empty_args_tool", []ir.Event{
 			{Kind: ir.EvStart, ID: "g-1"},

@@ -91,7 +91,7 @@ var encodeCases = []struct {
 		{Kind: ir.EvText, Text: "Hi"},
 		{Kind: ir.EvText, Text: ""},
 		{Kind: ir.EvText, Text: " there!"},
-		{Kind: ir.EvFinish, Stop: ir.StopEnd, Usage: codec.Usage{Output: 11}},
+		{Kind: ir.EvFinish, Stop: ir.StopEnd, Usage: codec.Usage{Input: 37, Output: 11}},
 	},
 }, {
 	name: "reasoning_text",
@@ -103,7 +103,7 @@ var encodeCases = []struct {
 		{Kind: ir.EvSignature, Text: "EqQBCkYIBxgCKkA", Format: "messages"},
 		{Kind: ir.EvText, Text: "Answer."},
 		{Kind: ir.EvUsage, Usage: codec.Usage{Input: 10, CacheRead: 5, CacheWrite: 3, Output: 2}},
-		{Kind: ir.EvFinish, Stop: ir.StopEnd, Usage: codec.Usage{Output: 7, Reasoning: 20}},
+		{Kind: ir.EvFinish, Stop: ir.StopEnd, Usage: codec.Usage{Input: 10, CacheRead: 5, CacheWrite: 3, Output: 7, Reasoning: 20}},
 	},
 }, {
 	name: "parallel_tools",

@@ -66,6 +66,11 @@ func (r *Reader) Next() (Event, error) {
 		if line[0] == ':' {
 			continue
 		}
+		if line[0] == '{' && !have {
+			// A bare JSON line: how Gemini reports an error in the middle of an SSE stream.
+			r.data = append(r.data, line...)
+			return Event{Data: r.data}, nil
+		}
 		field, value, _ := bytes.Cut(line, []byte(":"))
 		if len(value) > 0 && value[0] == ' ' {
 			value = value[1:]

@@ -21,6 +21,7 @@ func TestReader(t *testing.T) {
 		{"no space after colon", "data:{}\n\n", []string{"|{}"}, io.EOF},
 		{"cut mid-event", "data: {\"a\":1}\n\ndata: {\"b\"", []string{"|{\"a\":1}"}, io.ErrUnexpectedEOF},
 		{"cut after data line before blank", "data: x\n", nil, io.ErrUnexpectedEOF},
+		{"bare JSON error line (gemini)", "data: {\"a\":1}\r\n\r\n{\"error\":{\"code\":503}}\n", []string{"|{\"a\":1}", "|{\"error\":{\"code\":503}}"}, io.EOF},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

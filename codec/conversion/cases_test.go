@@ -1,0 +1,46 @@
+package conversion
+
+import "github.com/modelgate/modelgate/persistence/catalog"
+
+// testCase is one directory of testdata/conversion and the catalog model it is sent to.
+type testCase struct {
+	name string
+	// model is what the client's model resolves to: its reasoning class decides what thinking
+	// the upstream request carries, its max_output_tokens the messages default.
+	model catalog.Model
+	// noUsageChunk leaves stream_options.include_usage off in the streamed chat request, so the
+	// chat client must get no usage chunk.
+	noUsageChunk bool
+	// streamOnly: the case is about a stream (a failure after the first bytes); its answers are
+	// SSE only.
+	streamOnly bool
+}
+
+var (
+	plainModel  = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningNone}}
+	effortModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort, Efforts: []string{"low", "high"}}}
+	toggleModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningToggle}}
+	// inlineModel always thinks and writes its reasoning as <think>…</think> at the start of the
+	// text, which the gateway moves out of the content.
+	inlineModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningAlwaysOn, Inline: true}}
+)
+
+var cases = []testCase{
+	{name: "text", model: plainModel, noUsageChunk: true},
+	{name: "system_mid", model: plainModel},
+	{name: "tools_parallel", model: plainModel},
+	{name: "tool_results", model: plainModel},
+	{name: "tool_choice_required", model: plainModel},
+	{name: "tool_choice_named", model: plainModel},
+	{name: "tool_choice_none", model: plainModel},
+	{name: "images", model: plainModel},
+	{name: "empty_args", model: plainModel},
+	{name: "stop_length", model: plainModel},
+	{name: "reasoning_effort", model: effortModel},
+	{name: "reasoning_toggle", model: toggleModel},
+	{name: "usage_cache", model: plainModel},
+	{name: "upstream_error_midstream", model: plainModel, streamOnly: true},
+	{name: "unknown_fields", model: plainModel},
+	{name: "inline_think", model: inlineModel},
+	{name: "reasoning_history", model: effortModel},
+}

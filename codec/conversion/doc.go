@@ -1,0 +1,28 @@
+// Package conversion holds the golden conversion tests: every case under
+// testdata/conversion runs through every client format (chat, messages, responses) × every
+// upstream format (chat, messages, gemini, responses), plain and streamed, chained the way the
+// gateway chains the codecs (transport/api generate.go and convert.go), and is compared with
+// hand-checked transcripts.
+//
+// A case directory holds:
+//
+//   - client.<client>.json: the same request as each client format writes it.
+//   - upstream.<upstream>.json: the request the gateway must send to a route of that format
+//     (the plain variant; the streamed one differs only by the format's stream fields), and
+//     upstream.<upstream>.from-<client>.json where a client format cannot say the same thing.
+//   - answer.<upstream>.json and answer.<upstream>.sse: the route's answer, plain and streamed.
+//   - expect.<client>.json and expect.<client>.sse: what the client must get back, and
+//     expect.<client>.from-<upstream>.<ext> where an upstream format cannot say the same thing.
+//   - loss.<client>-<upstream>.txt: the fields the translation reports as dropped (ir.Loss),
+//     one per line; no file means nothing may be dropped.
+//   - notes.md: why each override exists.
+//
+// Ids, timestamps and created fields vary between runs and are compared as placeholders
+// (msg_<1>, <call-1>, <time>); JSON is compared canonically and streams frame by frame.
+// `go test ./codec/conversion -update` rewrites upstream.*, expect.* and loss.* from the
+// codecs' current behaviour; every rewritten file must be reviewed against wire-formats.md
+// before it is kept. answer.* files are inputs and are never rewritten.
+//
+// Same-format pairs run through IR too: the gateway relays them verbatim unless the model
+// needs inline reasoning split, but a codec must round-trip its own format either way.
+package conversion
