@@ -171,3 +171,17 @@ func TestCountTokens(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, raw)
 	}
 }
+
+// A responses client cannot carry a messages signature back: the answer says so.
+func TestAnswerSignatureLossReported(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	resp := env.Post("/v1/responses", env.Key, `{"model":"msg","reasoning":{"effort":"high"},"input":"reply with 2 words"}`)
+	raw := nodetest.Read(t, resp)
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("X-Modelgate-Dropped"), "answer.reasoning.signature") {
+		t.Fatalf("%d dropped=%q %s", resp.StatusCode, resp.Header.Get("X-Modelgate-Dropped"), raw)
+	}
+	metrics := string(nodetest.Read(t, env.Do("GET", "/metrics", "", "")))
+	if !strings.Contains(metrics, `modelgate_conversion_dropped_fields_total{client_format="responses",field="answer.reasoning.signature",upstream_format="messages"} 1`) {
+		t.Fatal("dropped-fields counter missing")
+	}
+}

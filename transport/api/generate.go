@@ -24,7 +24,6 @@ type generation struct {
 	decision    reasoning.Decision
 	loss        ir.Loss
 	header      http.Header // client headers a same-format route receives
-	dropped     []string    // what the answer's conversion reported, for the metrics
 	buildErr    *apiError   // why the last route could not take the request
 }
 
@@ -171,9 +170,34 @@ func clientHeaders(r *http.Request) http.Header {
 func (g *generation) announce(w http.ResponseWriter) {
 	if d := g.loss.Fields(); len(d) > 0 {
 		w.Header().Set("X-Modelgate-Dropped", strings.Join(d, ", "))
-		g.dropped = d
 	}
 	if g.decision.EffortUsed != "" {
 		w.Header().Set("X-Reasoning-Effort", g.decision.EffortUsed)
+	}
+}
+
+// carriesSignature says which formats' signatures a client format can hand back to us
+// (docs/conversion.md, "Signatures and other opaque reasoning state").
+var carriesSignature = map[string]map[string]bool{
+	codec.FormatChat:      {"messages": true},
+	codec.FormatMessages:  {"messages": true},
+	codec.FormatResponses: {"responses": true},
+}
+
+// answerLoss records a reasoning signature the client's format cannot carry back, so the
+// next turn cannot continue that reasoning (gemini signatures ride in tool-call ids and are
+// never lost).
+func (g *generation) answerLoss(sigFormat string) {
+	if sigFormat == "" || sigFormat == "gemini" || carriesSignature[g.client.name][sigFormat] {
+		return
+	}
+	g.loss.Drop("answer.reasoning.signature")
+}
+
+func (g *generation) answerLossParts(parts []ir.Part) {
+	for _, p := range parts {
+		if p.Kind == ir.PartReasoning && (p.Reasoning.Signature != "" || p.Reasoning.Redacted != "" || p.Reasoning.Encrypted != "") {
+			g.answerLoss(p.Reasoning.SignatureFormat)
+		}
 	}
 }

@@ -98,8 +98,10 @@ func (s *Server) done(r *record) {
 		model = "unknown" // bounded label: never the client's free text
 	}
 	s.Metrics.Request(r.c.endpoint, model, r.route, r.status, total, ttfb)
-	if r.gen != nil && len(r.gen.dropped) > 0 {
-		s.Metrics.Dropped(r.entry.ClientFormat, r.entry.UpstreamFormat, r.gen.dropped)
+	if r.gen != nil {
+		if d := r.gen.loss.Fields(); len(d) > 0 {
+			s.Metrics.Dropped(r.entry.ClientFormat, r.entry.UpstreamFormat, d)
+		}
 	}
 	if r.c.key.ID == "" {
 		return // not authenticated: no account to log against
