@@ -27,7 +27,8 @@ type LogEntry struct {
 	ReasoningTokens  int64  `msgpack:"reason" json:"reasoning_tokens"`
 	LatencyMs        int64  `msgpack:"lat" json:"latency_ms"`
 	TTFTMs           int64  `msgpack:"ttft" json:"ttft_ms"`
-	Cost             int64  `msgpack:"cost" json:"-"` // pico-USD (see codec/money)
+	Cost             int64  `msgpack:"cost" json:"-"`  // pico-USD charged to credits (see codec/money)
+	ListCost         int64  `msgpack:"lcost" json:"-"` // pico-USD the usage is worth at the model's prices
 	ClientFormat     string `msgpack:"cf" json:"client_format"`
 	UpstreamFormat   string `msgpack:"uf" json:"upstream_format"`
 	Attempts         int    `msgpack:"att" json:"attempts"`
@@ -187,7 +188,7 @@ func validateLogEntry(e *LogEntry) error {
 		{"input_tokens", e.InputTokens}, {"cached_tokens", e.CachedTokens},
 		{"cache_write_tokens", e.CacheWriteTokens}, {"output_tokens", e.OutputTokens},
 		{"reasoning_tokens", e.ReasoningTokens}, {"latency_ms", e.LatencyMs},
-		{"ttft_ms", e.TTFTMs}, {"cost", e.Cost},
+		{"ttft_ms", e.TTFTMs}, {"cost", e.Cost}, {"list_cost", e.ListCost},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%w: %s %d is negative", ErrInvalid, f.name, f.v)

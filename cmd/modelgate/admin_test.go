@@ -62,7 +62,7 @@ func TestAdminCmdAccounts(t *testing.T) {
 	}
 	var d persistence.Account
 	adminJSON(t, runAdmin(t, env, "accounts", "create", "--email", "dev@example.com"), &d)
-	if d.Plan != "default" {
+	if d.Plan != "free" {
 		t.Fatalf("no --plan gives plan %q, want default", d.Plan)
 	}
 	var got persistence.Account
@@ -142,10 +142,10 @@ func TestAdminCmdKeysAndUsage(t *testing.T) {
 	}
 	type usage struct {
 		Data []struct {
-			CostUSD     string `json:"cost_usd"`
+			CostUSD     string `json:"list_cost_usd"`
 			InputTokens int64  `json:"input_tokens"`
 		} `json:"data"`
-		Total string `json:"total_cost_usd"`
+		Total string `json:"total_list_cost_usd"`
 	}
 	now := time.Now()
 	cases := []struct {

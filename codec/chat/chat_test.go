@@ -67,7 +67,7 @@ func TestUpstreamBody(t *testing.T) {
 			json.Unmarshal([]byte(c.body), &fields)
 			r := &Request{fields: fields}
 			json.Unmarshal(fields["stream"], &r.Stream)
-			got, err := r.UpstreamBody("up", "")
+			got, err := r.UpstreamBody("up", Patch{})
 			if err != nil || string(got) != c.want {
 				t.Fatalf("got %s, %v\nwant %s", got, err, c.want)
 			}
@@ -169,7 +169,7 @@ func FuzzParseRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := r.UpstreamBody("up", "")
+		out, err := r.UpstreamBody("up", Patch{})
 		if err != nil {
 			return
 		}

@@ -27,6 +27,7 @@ type Request struct {
 	Model        string
 	Stream       bool
 	IncludeUsage bool // the client asked for the usage chunk itself
+	MaxTokens    int  // max_completion_tokens, else max_tokens; 0 = not given
 	fields       map[string]json.RawMessage
 }
 
@@ -68,6 +69,17 @@ func ParseRequest(body []byte) (*Request, error) {
 		return nil, invalid("stream_options", "stream_options must be an object")
 	}
 	r.IncludeUsage = so.IncludeUsage
+	var maxTokens, maxCompletion int
+	if err := unmarshalField(fields, "max_tokens", &maxTokens); err != nil || maxTokens < 0 {
+		return nil, invalid("max_tokens", "max_tokens must be a positive integer")
+	}
+	if err := unmarshalField(fields, "max_completion_tokens", &maxCompletion); err != nil || maxCompletion < 0 {
+		return nil, invalid("max_completion_tokens", "max_completion_tokens must be a positive integer")
+	}
+	r.MaxTokens = maxTokens
+	if maxCompletion > 0 {
+		r.MaxTokens = maxCompletion
+	}
 	var t ir.Thinking
 	if e := decodeThinking(fields, &t); e != nil {
 		return nil, invalid(e.Param, "%s", e.Message)
@@ -82,10 +94,16 @@ func (r *Request) Thinking() ir.Thinking {
 	return t
 }
 
-// UpstreamBody is the body for a chat-format route: the route's model id, the effort the
-// model's catalog entry resolved (when it differs from the client's), and for streams
-// include_usage forced on so the gateway can bill what it streamed.
-func (r *Request) UpstreamBody(upstreamModel, effort string) ([]byte, error) {
+// Patch is what the gateway changes in a body it passes through.
+type Patch struct {
+	Effort    string // the effort the model's catalog entry resolved, when it differs
+	MaxTokens int    // a cap the model's context window imposes; 0 = none
+}
+
+// UpstreamBody is the body for a chat-format route: the route's model id, the patch, and for
+// streams include_usage forced on so the gateway can bill what it streamed.
+func (r *Request) UpstreamBody(upstreamModel string, p Patch) ([]byte, error) {
+	effort := p.Effort
 	out := make(map[string]json.RawMessage, len(r.fields))
 	for k, v := range r.fields {
 		out[k] = v
@@ -98,6 +116,13 @@ func (r *Request) UpstreamBody(upstreamModel, effort string) ([]byte, error) {
 		if given != effort {
 			out["reasoning_effort"], _ = json.Marshal(effort)
 		}
+	}
+	if p.MaxTokens > 0 {
+		field := "max_tokens" // the field the client used, so reasoning models keep theirs
+		if _, ok := r.fields["max_completion_tokens"]; ok {
+			field = "max_completion_tokens"
+		}
+		out[field], _ = json.Marshal(p.MaxTokens)
 	}
 	if r.Stream {
 		opts := map[string]json.RawMessage{}

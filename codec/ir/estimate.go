@@ -1,10 +1,11 @@
 package ir
 
 // Per-item overheads of the estimate: what chat templates add around each message, and
-// what an image costs at a typical resolution.
+// the least an image costs (a low-detail image in the chat format), because the estimate
+// decides refusals and must not refuse a request that fits.
 const (
 	messageOverhead = 4
-	imageTokens     = 1000
+	imageTokens     = 85
 )
 
 // EstimateTokens is a conservative count of a request's input tokens without a tokenizer:

@@ -41,12 +41,13 @@ const (
 
 // Catalog is one loaded, validated file. It is immutable: a reload builds a new one.
 type Catalog struct {
-	Path   string
-	Server Server
-	models []*Model
-	byName map[string]*Model // ids and aliases
-	routes map[string]*Route // route id -> route
-	plans  *planSet
+	Path    string
+	Server  Server
+	Clients ClientRules
+	models  []*Model
+	byName  map[string]*Model // ids and aliases
+	routes  map[string]*Route // route id -> route
+	plans   *planSet
 }
 
 // Server holds the request limits the gateway enforces (decisions.md, "Limits not shown").

@@ -27,9 +27,10 @@ var lookupEnv = os.Getenv
 
 // fileDoc is the YAML layout; every field is documented in docs/catalog.md.
 type fileDoc struct {
-	Server serverDoc  `yaml:"server"`
-	Models []modelDoc `yaml:"models"`
-	Plans  []planDoc  `yaml:"plans"`
+	Clients *clientsDoc `yaml:"clients"`
+	Server  serverDoc   `yaml:"server"`
+	Models  []modelDoc  `yaml:"models"`
+	Plans   []planDoc   `yaml:"plans"`
 }
 
 type serverDoc struct {
@@ -106,6 +107,7 @@ func Parse(path string, data []byte) (*Catalog, error) {
 	v := &validator{path: path}
 	c := &Catalog{Path: path, byName: map[string]*Model{}, routes: map[string]*Route{}}
 	c.Server = v.server(doc.Server)
+	c.Clients = v.clients(doc.Clients)
 	v.plans(c, doc.Plans)
 	if len(doc.Models) == 0 {
 		v.fail("", "models", "at least one model is required")

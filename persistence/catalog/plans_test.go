@@ -152,4 +152,3 @@ func TestThrottleOnAndOff(t *testing.T) {
 		t.Fatalf("explicit throttle without burst = %+v", p.Throttle)
 	}
 }
-

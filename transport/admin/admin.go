@@ -13,15 +13,18 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 // Store is what the admin API changes.
 type Store interface {
 	CreateAccount(email, plan string) (persistence.Account, error)
 	GetAccount(id string) (persistence.Account, error)
+	SetAccountPlan(id, plan string) (persistence.Account, error)
 	CreateKey(accountID string, spec persistence.KeySpec) (persistence.Key, string, error)
 	ImportKey(accountID string, spec persistence.KeySpec, secret string) (persistence.Key, error)
 	ListKeys(accountID string) ([]persistence.Key, error)
@@ -29,17 +32,31 @@ type Store interface {
 	ListLog(accountID string, from, to time.Time, limit int) ([]persistence.LogEntry, error)
 }
 
+// Deps are what the admin API works with.
+type Deps struct {
+	Store     Store
+	TokenHash [32]byte     // SHA-256 of the admin token
+	FlushLog  func() error // makes queued log entries readable before a usage query
+	Catalog   *catalog.Holder
+	Quota     *quota.Service
+}
+
 // Server is the admin API.
 type Server struct {
 	store     Store
 	tokenHash [32]byte
-	flushLog  func() error // makes queued log entries readable before a usage query
+	flushLog  func() error
+	catalog   *catalog.Holder
+	quota     *quota.Service
 }
 
-// New guards the API with the SHA-256 of the admin token.
-func New(store Store, tokenHash [32]byte, flushLog func() error) *Server {
-	return &Server{store: store, tokenHash: tokenHash, flushLog: flushLog}
+// New builds the admin API.
+func New(d Deps) *Server {
+	return &Server{store: d.Store, tokenHash: d.TokenHash, flushLog: d.FlushLog, catalog: d.Catalog, quota: d.Quota}
 }
+
+// DefaultPlan is the plan of an account created without one.
+const DefaultPlan = "free"
 
 // Register adds the routes.
 func (s *Server) Register(r *mux.Router) {
@@ -50,6 +67,9 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/accounts/{id}/keys", s.createKey).Methods(http.MethodPost)
 	a.HandleFunc("/accounts/{id}/keys", s.listKeys).Methods(http.MethodGet)
 	a.HandleFunc("/accounts/{id}/usage", s.usage).Methods(http.MethodGet)
+	a.HandleFunc("/accounts/{id}/plan", s.setPlan).Methods(http.MethodPut)
+	a.HandleFunc("/accounts/{id}/credits", s.addCredits).Methods(http.MethodPost)
+	a.HandleFunc("/accounts/{id}/quota", s.quotaState).Methods(http.MethodGet)
 	a.HandleFunc("/keys/{id}", s.revokeKey).Methods(http.MethodDelete)
 }
 
@@ -75,7 +95,10 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Plan == "" {
-		in.Plan = "default"
+		in.Plan = DefaultPlan
+	}
+	if !s.planExists(w, in.Plan) {
+		return
 	}
 	acct, err := s.store.CreateAccount(in.Email, in.Plan)
 	if storeFailed(w, err) {
@@ -148,10 +171,13 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, k)
 }
 
-// usageEntry is a log entry with its exact cost as a decimal string.
+// usageEntry is a log entry with its exact costs as decimal strings: what the usage is worth
+// at the model's per-token prices, and what was charged to credits (calls within the plan's
+// allowance are charged nothing).
 type usageEntry struct {
 	persistence.LogEntry
-	CostUSD string `json:"cost_usd"`
+	ListCostUSD string `json:"list_cost_usd"`
+	CostUSD     string `json:"cost_usd"`
 }
 
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
@@ -175,12 +201,13 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]usageEntry, len(entries))
-	var total money.Amount
+	var total, list money.Amount
 	for i, e := range entries {
-		out[i] = usageEntry{LogEntry: e, CostUSD: money.Amount(e.Cost).String()}
+		out[i] = usageEntry{LogEntry: e, ListCostUSD: money.Amount(e.ListCost).String(), CostUSD: money.Amount(e.Cost).String()}
 		total += money.Amount(e.Cost)
+		list += money.Amount(e.ListCost)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "total_cost_usd": total.String()})
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "total_cost_usd": total.String(), "total_list_cost_usd": list.String()})
 }
 
 // parseTime accepts RFC 3339 or unix seconds; empty is the zero time (no bound).

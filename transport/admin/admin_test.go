@@ -38,9 +38,9 @@ type usageOut struct {
 	Object string `json:"object"`
 	Data   []struct {
 		persistence.LogEntry
-		CostUSD string `json:"cost_usd"`
+		CostUSD string `json:"list_cost_usd"` // the per-token worth; what was charged is cost_usd
 	} `json:"data"`
-	Total string `json:"total_cost_usd"`
+	Total string `json:"total_list_cost_usd"`
 }
 
 var secretRe = regexp.MustCompile(`^sk-token-[A-Za-z0-9]{48}$`)
@@ -149,7 +149,7 @@ func TestCreateAndGetAccount(t *testing.T) {
 		mentioning string // a word the error message must contain
 	}{
 		{name: "with plan", body: `{"email":"ops@example.com","plan":"pro"}`, status: 201, email: "ops@example.com", plan: "pro"},
-		{name: "plan defaults", body: `{"email":"dev@example.com"}`, status: 201, email: "dev@example.com", plan: "default"},
+		{name: "plan defaults", body: `{"email":"dev@example.com"}`, status: 201, email: "dev@example.com", plan: "free"},
 		{name: "invalid email", body: `{"email":"not-an-email"}`, status: 400, code: "invalid_request", mentioning: "email"},
 		{name: "missing email", body: `{"plan":"pro"}`, status: 400, code: "invalid_request", mentioning: "email"},
 		{name: "email with space", body: `{"email":"a b@example.com"}`, status: 400, code: "invalid_request", mentioning: "email"},
@@ -443,7 +443,7 @@ func TestUsage(t *testing.T) {
 	var old []persistence.LogEntry
 	for i, cost := range []int64{1_000_000, 2_500_000, 4_000_000} {
 		old = append(old, persistence.LogEntry{RequestID: "req_old" + strconv.Itoa(i), Time: day(i + 1).UnixNano(), AccountID: acct,
-			KeyID: keyID, Model: "chat", Route: "a", Status: 200, Cost: cost, ClientFormat: "chat", UpstreamFormat: "chat", Attempts: 1})
+			KeyID: keyID, Model: "chat", Route: "a", Status: 200, Cost: cost, ListCost: cost, ClientFormat: "chat", UpstreamFormat: "chat", Attempts: 1})
 	}
 	if err := env.Node.Store.AppendLog(old); err != nil {
 		t.Fatal(err)

@@ -53,6 +53,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	rec.entry.Model, rec.entry.Stream = g.model.ID, g.stream
 	rec.prices = pricesOf(g.model)
 	setDeprecation(w, g.model)
+	if rec.adm, e = s.admit(r, w, c, g.model, g.estimatedCost()); e != nil {
+		rec.fail(w, e)
+		return
+	}
 	build := func(rt *catalog.Route) (upstream.Request, bool) { return g.build(c, rt) }
 	for {
 		a, ue, e := s.dial(r.Context(), c, g.model, build, &rec.tried)
@@ -92,7 +96,7 @@ func (s *Server) prepare(c *call, g *generation) *apiError {
 			Message: "previous_response_id " + g.req.PreviousResponseID + " was not found: this gateway stores no responses; send the whole conversation in input"}
 	}
 	g.decision = reasoning.Resolve(m, g.thinking())
-	return nil
+	return g.applyContextRule()
 }
 
 // relay answers from an open attempt; false means it broke before anything was sent.

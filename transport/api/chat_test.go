@@ -75,7 +75,8 @@ func TestChatPlainPassThrough(t *testing.T) {
 
 type usageEntry struct {
 	persistence.LogEntry
-	CostUSD string `json:"cost_usd"`
+	CostUSD    string `json:"list_cost_usd"` // the usage at the model's prices
+	ChargedUSD string `json:"cost_usd"`      // what credits paid
 }
 
 func usage(t *testing.T, env *nodetest.Env) []usageEntry {
@@ -83,7 +84,7 @@ func usage(t *testing.T, env *nodetest.Env) []usageEntry {
 	resp := env.Admin(http.MethodGet, "/admin/v1/accounts/"+env.Account.ID+"/usage", "")
 	var out struct {
 		Data  []usageEntry `json:"data"`
-		Total string       `json:"total_cost_usd"`
+		Total string       `json:"total_list_cost_usd"`
 	}
 	raw := nodetest.Read(t, resp)
 	if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != 200 {

@@ -34,6 +34,10 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.entry.Model, rec.prices = m.ID, pricesOf(m)
 	setDeprecation(w, m)
+	if rec.adm, e = s.admit(r, w, c, m, m.Pricing.Prompt.Times(int64(len(body)/4+1))); e != nil {
+		rec.fail(w, e)
+		return
+	}
 	build := func(rt *catalog.Route) (upstream.Request, bool) {
 		if rt.Format != catalog.FormatChat { // the embeddings API of chat-completions providers
 			return upstream.Request{}, false

@@ -17,7 +17,8 @@ type apiError struct {
 	Code       string
 	Param      string
 	Message    string
-	RetryAfter int // seconds; sets Retry-After when > 0
+	RetryAfter int            // seconds; sets Retry-After when > 0
+	Extra      map[string]any // more members of the error object (retry_after_seconds, resets_at, …)
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -40,31 +41,39 @@ func render(w http.ResponseWriter, c *call, e *apiError) {
 	}
 	w.WriteHeader(e.Status)
 	var body []byte
+	depth := 2 // {"error":{…,"request_id":"…"}}
 	if c.client == nil {
 		body = chat.ErrorBody(e.Message, e.Type, e.Code, e.Param)
-		body = spliceRequestID(body, 2, c.id) // {"error":{…,"request_id":"…"}}
 	} else {
 		body = c.client.EncodeError(&ir.Error{Status: e.Status, Kind: kindOf(e.Status), Code: e.Code, Param: e.Param, Message: e.Message})
-		depth := 2 // {"error":{…,"request_id":"…"}}
 		if bytes.HasPrefix(body, []byte(`{"type":"error"`)) {
 			depth = 1 // the messages envelope keeps it at the top, as its vendor does
 		}
-		body = spliceRequestID(body, depth, c.id)
 	}
+	body = splice(body, 2, extraFields(e.Extra)) // limit details go in the error object
+	body = spliceRequestID(body, depth, c.id)
 	w.Write(body)
+}
+
+// splice inserts ,members before the last depth closing braces of a JSON object.
+func splice(body []byte, depth int, members []byte) []byte {
+	if len(members) == 0 || len(body) <= depth {
+		return body
+	}
+	cut := len(body) - depth
+	out := append([]byte{}, body[:cut]...)
+	out = append(out, ',')
+	out = append(out, members...)
+	return append(out, body[cut:]...)
 }
 
 // spliceRequestID adds "request_id" before the last depth closing braces of a JSON object.
 func spliceRequestID(body []byte, depth int, id string) []byte {
-	if len(body) <= depth || id == "" {
+	if id == "" {
 		return body
 	}
 	q, _ := json.Marshal(id)
-	cut := len(body) - depth
-	out := append([]byte{}, body[:cut]...)
-	out = append(out, `,"request_id":`...)
-	out = append(out, q...)
-	return append(out, body[cut:]...)
+	return splice(body, depth, append([]byte(`"request_id":`), q...))
 }
 
 // kindOf is the neutral error class of a status, for formats other than chat.

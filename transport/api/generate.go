@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/modelgate/modelgate/codec"
@@ -25,6 +26,9 @@ type generation struct {
 	loss        ir.Loss
 	header      http.Header // client headers a same-format route receives
 	buildErr    *apiError   // why the last route could not take the request
+	inputTokens int         // the input estimate
+	windowCap   int         // an output cap the context window imposes (0 = none)
+	clamped     int         // the client's max tokens cut to the model's max_output_tokens
 }
 
 // decode reads the body in the client's format. Chat clients get the light parse first: a
@@ -118,7 +122,7 @@ func (g *generation) build(c *call, rt *catalog.Route) (upstream.Request, bool) 
 // translations the model's catalog entry calls for.
 func (g *generation) passBody(rt *catalog.Route) ([]byte, error) {
 	if g.chatReq != nil {
-		return g.chatReq.UpstreamBody(rt.UpstreamModel, g.decision.EffortUsed)
+		return g.chatReq.UpstreamBody(rt.UpstreamModel, chat.Patch{Effort: g.decision.EffortUsed, MaxTokens: max(g.windowCap, g.clamped)})
 	}
 	set := map[string]any{"model": rt.UpstreamModel}
 	if e := g.decision.EffortUsed; e != "" && g.client.name == codec.FormatResponses && e != g.req.Thinking.Effort {
@@ -144,11 +148,8 @@ func (g *generation) convertBody(rt *catalog.Route, uf ir.UpstreamFormat) ([]byt
 		}
 		req.Extra = nil
 	}
-	if req.MaxTokens == 0 && rt.Format == catalog.FormatMessages {
-		req.MaxTokens = int(g.model.MaxOutputTokens)
-		if req.MaxTokens == 0 {
-			req.MaxTokens = 4096
-		}
+	if req.MaxTokens == 0 || g.clamped > 0 {
+		req.MaxTokens = g.maxTokensToSend(rt.Format)
 	}
 	return uf.EncodeRequest(&req, rt.UpstreamModel, &g.loss)
 }
@@ -173,6 +174,9 @@ func (g *generation) announce(w http.ResponseWriter) {
 	}
 	if g.decision.EffortUsed != "" {
 		w.Header().Set("X-Reasoning-Effort", g.decision.EffortUsed)
+	}
+	if g.clamped > 0 {
+		w.Header().Set("X-Max-Tokens", strconv.Itoa(g.clamped))
 	}
 }
 

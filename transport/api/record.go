@@ -25,6 +25,7 @@ type record struct {
 	prices codec.Prices
 	first  time.Time
 	gen    *generation // nil for endpoints without conversion
+	adm    *admission  // the quota reservation, once admitted
 	// streamErr is an error the upstream reported inside a stream.
 	streamErr *ir.Error
 }
@@ -86,7 +87,12 @@ func (r *record) streamBroke(out *sse.Writer, cause error) {
 
 // done writes the log entry and metrics.
 func (s *Server) done(r *record) {
-	defer s.inflight.Add(-1) // after the entry is queued, so "idle" means "all logged"
+	settling := false
+	defer func() {
+		if !settling {
+			s.inflight.Add(-1) // after the entry is queued, so "idle" means "all logged"
+		}
+	}()
 	s.Metrics.InFlight(-1)
 	total := time.Since(r.c.start)
 	var ttfb time.Duration
@@ -113,8 +119,15 @@ func (s *Server) done(r *record) {
 	e.InputTokens, e.CachedTokens, e.CacheWriteTokens = r.usage.Input, r.usage.CacheRead, r.usage.CacheWrite
 	e.OutputTokens, e.ReasoningTokens = r.usage.Output, r.usage.Reasoning
 	e.LatencyMs, e.TTFTMs = total.Milliseconds(), ttfb.Milliseconds()
-	if r.status < 500 { // upstream failures and broken streams cost nothing
-		e.Cost = int64(r.usage.Cost(r.prices))
+	counts := r.status < 500 // upstream failures and broken streams are refunded
+	cost := r.usage.Cost(r.prices)
+	if counts {
+		e.ListCost = int64(cost)
 	}
-	s.Log(*e)
+	if r.adm != nil {
+		settling = true
+		s.settle(r.adm, counts, cost, *e, func() { s.inflight.Add(-1) })
+		return
+	}
+	s.Log(*e) // not admitted: nothing was charged
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/persistence"
@@ -30,6 +31,8 @@ type Keys interface {
 // Deps are the parts a Server is built from.
 type Deps struct {
 	Keys     Keys
+	Accounts Accounts
+	Quota    *quota.Service
 	Catalog  *catalog.Holder
 	Board    *routehealth.Board
 	Upstream *upstream.Client

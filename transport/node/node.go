@@ -20,6 +20,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 	"github.com/gorilla/mux"
 
+	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/reqlog"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/cluster"
@@ -39,6 +40,7 @@ type Config struct {
 	Addr        string // host:port; port 0 picks a free one
 	AdminToken  string // empty: read <data>/admin-token, or create it
 	Health      routehealth.Policy
+	Quota       quota.Config
 	LogBatch    reqlog.Config
 	Logger      *slog.Logger
 }
@@ -49,6 +51,7 @@ type Node struct {
 	Store      *persistence.Store
 	Engine     *actor.Engine
 	Board      *routehealth.Board
+	Quota      *quota.Service
 	Catalog    *catalog.Holder
 	Metrics    *metrics.Metrics
 	API        *api.Server
@@ -96,6 +99,7 @@ func Start(cfg Config) (*Node, error) {
 	n.Board = routehealth.NewBoard(locator, cfg.Health)
 	n.Board.Sync(cat.Routes())
 	n.logPID = reqlog.Start(engine, store, cfg.LogBatch)
+	n.Quota = quota.NewService(locator, store, cfg.Quota)
 
 	r := mux.NewRouter()
 	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -103,11 +107,11 @@ func Start(cfg Config) (*Node, error) {
 		w.Write([]byte(`{"status":"ok"}`))
 	}).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
-		Keys: store, Catalog: n.Catalog, Board: n.Board, Upstream: upstream.New(), Metrics: n.Metrics,
+		Keys: store, Accounts: store, Quota: n.Quota, Catalog: n.Catalog, Board: n.Board, Upstream: upstream.New(), Metrics: n.Metrics,
 		Log: func(e persistence.LogEntry) { engine.Send(n.logPID, e) }, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
-	admin.New(store, tokenHash, n.FlushLog).Register(r)
+	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, FlushLog: n.FlushLog, Catalog: n.Catalog, Quota: n.Quota}).Register(r)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 
@@ -159,6 +163,13 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) shutdownActors() {
+	if n.Quota != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := n.Quota.Close(ctx); err != nil { // every account's state written
+			n.cfg.Logger.Error("quota state not fully written at shutdown", "err", err)
+		}
+		cancel()
+	}
 	if n.logPID != nil {
 		<-n.Engine.Poison(n.logPID).Done() // graceful: the writer flushes on Stopped
 	}

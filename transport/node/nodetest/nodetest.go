@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/reqlog"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/persistence"
@@ -37,7 +38,9 @@ type Env struct {
 // Options tune the node; zero values take the defaults.
 type Options struct {
 	Health  routehealth.Policy
+	Quota   quota.Config
 	DataDir string // reuse a data directory (restart tests)
+	Plan    string // the env account's plan (default "demo")
 }
 
 // DefaultCatalog is a chat model with two simulator routes (3:1, the first ZDR), a model
@@ -106,7 +109,7 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 		tb.Fatal(err)
 	}
 	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", AdminToken: "test-admin-token",
-		Health: opt.Health, LogBatch: reqlog.Config{MaxBatch: 64, Interval: 20 * time.Millisecond, MaxQueue: 10000}}
+		Health: opt.Health, Quota: opt.Quota, LogBatch: reqlog.Config{MaxBatch: 64, Interval: 20 * time.Millisecond, MaxQueue: 10000}}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
@@ -115,7 +118,11 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	e := &Env{TB: tb, Sim: sim, SimURL: simURL, Node: n, DataDir: dir, cfg: cfg, stopSim: stopSim,
 		Client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	if opt.DataDir == "" {
-		e.Account, err = n.Store.CreateAccount("test@example.com", "default")
+		plan := opt.Plan
+		if plan == "" {
+			plan = "demo"
+		}
+		e.Account, err = n.Store.CreateAccount("test@example.com", plan)
 		if err != nil {
 			tb.Fatal(err)
 		}

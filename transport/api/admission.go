@@ -1,0 +1,142 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// Accounts is the part of the store that tells an account's plan.
+type Accounts interface {
+	GetAccount(id string) (persistence.Account, error)
+}
+
+// admission is what the quota owner reserved for one call.
+type admission struct {
+	reservation quota.Reservation
+	paid        bool
+}
+
+// admit classifies the client and asks the account's quota owner for the call, in that
+// order: a refused client never uses quota. It sets the X-RateLimit headers either way.
+func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catalog.Model, estimated money.Amount) (*admission, *apiError) {
+	acct, err := s.Accounts.GetAccount(c.key.AccountID)
+	if err != nil {
+		s.Logger.Error("account lookup failed", "request_id", c.id, "account", c.key.AccountID, "err", err)
+		return nil, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "the account could not be read; try again"}
+	}
+	plan, ok := c.catalog.Plan(acct.Plan)
+	if !ok {
+		s.Logger.Error("account on a plan the catalog does not define", "request_id", c.id, "account", acct.ID, "plan", acct.Plan)
+		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "plan_not_found",
+			Message: "this account's plan " + strconv.Quote(acct.Plan) + " is not offered any more; ask the operator to move it to another plan"}
+	}
+	if !plan.AllowAutomated && !c.catalog.Clients.IsInteractive(r.Header) {
+		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "coding_agent_required",
+			Message: "coding agent required: this plan serves interactive coding clients, identified by their User-Agent; automated and unknown clients need a plan that admits them"}
+	}
+	d, err := s.Quota.Admit(r.Context(), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
+		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated})
+	if err != nil {
+		if r.Context().Err() != nil {
+			return nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}
+		}
+		s.Logger.Error("quota admission failed", "request_id", c.id, "account", acct.ID, "err", err)
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "quota_unavailable", RetryAfter: 1,
+			Message: "the account's limits could not be checked; retry shortly"}
+	}
+	setRateHeaders(w, d.Burst, s.now())
+	if d.Admitted {
+		return &admission{reservation: d.Reservation, paid: d.Paid}, nil
+	}
+	return nil, refusal(d, s.now())
+}
+
+func (s *Server) now() time.Time { return s.Board.Now() }
+
+// setRateHeaders publishes the burst budget: X-RateLimit-Reset is the seconds until the
+// sliding 60-second window next frees a call.
+func setRateHeaders(w http.ResponseWriter, b quota.Budget, now time.Time) {
+	if b.Limit == 0 {
+		return // no per-minute cap on this plan
+	}
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.FormatInt(b.Limit, 10))
+	h.Set("X-RateLimit-Remaining", strconv.FormatInt(b.Remaining, 10))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(b.Reset.Sub(now))))
+}
+
+func ceilSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(math.Ceil(d.Seconds()))
+}
+
+// refusal turns a quota refusal into the client's error: 429 with Retry-After for the burst
+// limit and the throttle, 402 with resets_at when the allowance is gone and no credits remain.
+func refusal(d quota.Decision, now time.Time) *apiError {
+	e := &apiError{Status: d.Refused.Status(), Code: string(d.Refused)}
+	switch d.Refused {
+	case quota.LimitBurst:
+		e.Code, e.Message = "burst_limit_exceeded", "per-minute burst limit reached"
+	case quota.LimitThrottle:
+		e.Code, e.Message = "key_throttled", "this key is temporarily limited to a lower per-minute rate after sustained heavy load"
+	case quota.LimitWindow:
+		e.Code, e.Message = "window_allowance_exhausted", "the plan's request allowance for this window is used up and the account has no credits"
+	case quota.LimitWeekly:
+		e.Code, e.Message = "weekly_cap_exhausted", "the plan's weekly request cap is used up and the account has no credits"
+	case quota.LimitCredits:
+		e.Code, e.Message = "insufficient_credits", "the plan's allowance is used up and the account's credits do not cover this call"
+	default:
+		e.Message = "limit reached"
+	}
+	if e.Status == http.StatusTooManyRequests {
+		e.Type = "rate_limit_error"
+		e.RetryAfter = max(ceilSeconds(d.RetryAfter), 1)
+		e.Message += "; retry in " + strconv.Itoa(e.RetryAfter) + " s"
+		e.Extra = map[string]any{"retry_after_seconds": e.RetryAfter, "max_rpm": d.MaxRPM}
+		return e
+	}
+	e.Type = "insufficient_quota"
+	resets := d.ResetsAt.UTC().Format(time.RFC3339)
+	e.Message += "; it returns at " + resets
+	e.Extra = map[string]any{"resets_at": resets}
+	return e
+}
+
+// settle ends an admitted call: upstream failures (status ≥ 500) are refunded, anything else
+// counts and is charged its exact cost. The log entry travels with the charge, in one
+// durable write. It runs after the answer is out, on its own goroutine, so the client never
+// waits on the disk.
+func (s *Server) settle(a *admission, counts bool, cost money.Amount, entry persistence.LogEntry, done func()) {
+	go func() {
+		defer done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if !counts {
+			cost = 0
+		}
+		entry.Cost = int64(cost)
+		if _, err := s.Quota.Settle(ctx, a.reservation, quota.Outcome{Counts: counts, Cost: cost, Log: &entry}); err != nil {
+			s.Logger.Error("settle failed; the owner retries with its next write", "request_id", entry.RequestID, "err", err)
+		}
+	}()
+}
+
+// extraFields renders an error's extra members for splicing into its error object.
+func extraFields(extra map[string]any) []byte {
+	if len(extra) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(extra)
+	return b[1 : len(b)-1] // without the braces
+}
