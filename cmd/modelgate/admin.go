@@ -19,6 +19,9 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
 
   modelgate admin accounts create --email E [--plan P]
   modelgate admin accounts get ID
+  modelgate admin accounts plan ID --plan P
+  modelgate admin accounts credits ID --amount 25.00 --key IDEMPOTENCY_KEY
+  modelgate admin accounts quota ID
   modelgate admin keys create --account ID --name N [--models a,b] [--zdr] [--import SECRET]
   modelgate admin keys list --account ID
   modelgate admin keys revoke KEY_ID
@@ -55,6 +58,8 @@ func adminCmd(args []string, out io.Writer) error {
 	imp := fs.String("import", "", "existing sk-user-/sk-token- secret to import")
 	from := fs.String("from", "", "usage from")
 	to := fs.String("to", "", "usage to")
+	amount := fs.String("amount", "", "credits to add, USD as a decimal string")
+	idem := fs.String("key", "", "idempotency key of a credit top-up (the same key twice adds once)")
 	resource, action := args[0], args[1]
 	rest := args[2:]
 	var positional string
@@ -95,6 +100,30 @@ func adminCmd(args []string, out io.Writer) error {
 			return err
 		}
 		return c.do(http.MethodGet, "/admin/v1/accounts/"+positional, nil)
+	case "accounts plan":
+		if err := need(positional, "an account id"); err != nil {
+			return err
+		}
+		if err := need(*plan, "--plan"); err != nil {
+			return err
+		}
+		return c.do(http.MethodPut, "/admin/v1/accounts/"+positional+"/plan", map[string]string{"plan": *plan})
+	case "accounts credits":
+		if err := need(positional, "an account id"); err != nil {
+			return err
+		}
+		if err := need(*amount, "--amount"); err != nil {
+			return err
+		}
+		if err := need(*idem, "--key"); err != nil {
+			return err
+		}
+		return c.do(http.MethodPost, "/admin/v1/accounts/"+positional+"/credits", map[string]string{"amount_usd": *amount, "idempotency_key": *idem})
+	case "accounts quota":
+		if err := need(positional, "an account id"); err != nil {
+			return err
+		}
+		return c.do(http.MethodGet, "/admin/v1/accounts/"+positional+"/quota", nil)
 	case "keys create":
 		if err := need(*account, "--account"); err != nil {
 			return err

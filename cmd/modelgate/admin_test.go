@@ -279,3 +279,37 @@ func TestAdminCmdTokenSources(t *testing.T) {
 		t.Fatalf("token from MODELGATE_ADMIN_TOKEN: %v", err)
 	}
 }
+
+func TestAdminBillingCommands(t *testing.T) {
+	env := adminTestEnv(t)
+	var a persistence.Account
+	adminJSON(t, runAdmin(t, env, "accounts", "create", "--email", "pay@example.com", "--plan", "free"), &a)
+	var moved persistence.Account
+	adminJSON(t, runAdmin(t, env, "accounts", "plan", a.ID, "--plan", "pro"), &moved)
+	if moved.Plan != "pro" {
+		t.Fatalf("plan %q", moved.Plan)
+	}
+	var credit struct {
+		Balance string `json:"balance_usd"`
+		Added   bool   `json:"added"`
+	}
+	for i, want := range []bool{true, false} {
+		adminJSON(t, runAdmin(t, env, "accounts", "credits", a.ID, "--amount", "12.50", "--key", "k1"), &credit)
+		if credit.Balance != "12.5" || credit.Added != want {
+			t.Fatalf("top-up %d: %+v", i, credit)
+		}
+	}
+	var q struct {
+		Plan    string `json:"plan"`
+		Balance string `json:"balance_usd"`
+	}
+	adminJSON(t, runAdmin(t, env, "accounts", "quota", a.ID), &q)
+	if q.Plan != "pro" || q.Balance != "12.5" {
+		t.Fatalf("quota %+v", q)
+	}
+	var out bytes.Buffer
+	err := adminCmd([]string{"accounts", "plan", a.ID, "--plan", "gold", "--url", env.Node.URL, "--token", "test-admin-token"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "plan gold is not in the catalog") {
+		t.Fatalf("unknown plan: %v", err)
+	}
+}
