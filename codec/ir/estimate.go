@@ -12,8 +12,14 @@ const (
 // one token per three bytes of text (tokenizers average about four for English and fewer for
 // code and other scripts, so this errs high), plus fixed costs per message and image.
 func EstimateTokens(r *Request) int {
+	return CountTokens(r, func(s string) int { return (len(s) + 2) / 3 })
+}
+
+// CountTokens counts a request's input tokens with a text counter (a real tokenizer when
+// the model's family has one), adding the same per-message and per-image costs.
+func CountTokens(r *Request, count func(string) int) int {
 	n := 0
-	text := func(s string) { n += (len(s) + 2) / 3 }
+	text := func(s string) { n += count(s) }
 	var parts func([]Part)
 	parts = func(ps []Part) {
 		for _, p := range ps {

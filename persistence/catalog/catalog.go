@@ -68,6 +68,7 @@ type Model struct {
 	ContextLength   int64 // 0 = unpublished
 	MaxOutputTokens int64 // 0 = unpublished
 	ContextRule     string
+	Tokenizer       string // a vocabulary of codec/tokens for input estimates; "" = estimate
 	Pricing         Pricing
 	QuotaMultiplier float64
 	Reasoning       Reasoning

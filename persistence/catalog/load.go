@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/tokens"
 )
 
 // Defaults of decisions.md, "Limits not shown".
@@ -49,6 +50,7 @@ type modelDoc struct {
 	ContextLength   int64    `yaml:"context_length"`
 	MaxOutputTokens int64    `yaml:"max_output_tokens"`
 	ContextRule     string   `yaml:"context_rule"`
+	Tokenizer       string   `yaml:"tokenizer"`
 	QuotaMultiplier *float64 `yaml:"quota_multiplier"`
 	Aliases         []string `yaml:"aliases"`
 	DeprecatedAt    string   `yaml:"deprecated_at"`
@@ -214,7 +216,7 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 	}
 	m := &Model{
 		ID: id, Kind: d.Kind, DisplayName: d.DisplayName, OwnedBy: d.OwnedBy, Created: d.Created,
-		ContextLength: d.ContextLength, MaxOutputTokens: d.MaxOutputTokens, ContextRule: d.ContextRule,
+		ContextLength: d.ContextLength, MaxOutputTokens: d.MaxOutputTokens, ContextRule: d.ContextRule, Tokenizer: d.Tokenizer,
 		Aliases: d.Aliases, Replacement: d.Replacement,
 		Reasoning:    Reasoning{Class: d.Reasoning.Class, Efforts: d.Reasoning.Efforts, Inline: d.Reasoning.Inline},
 		Architecture: Architecture{Modality: d.Architecture.Modality, InputModalities: d.Architecture.InputModalities, OutputModalities: d.Architecture.OutputModalities},
@@ -238,6 +240,9 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 		m.ContextRule = ContextSharedWindow
 	} else if !oneOf(m.ContextRule, ContextSharedWindow, ContextInputBudget) {
 		v.fail(id, "context_rule", fmt.Sprintf("%q must be shared_window or input_budget", m.ContextRule))
+	}
+	if m.Tokenizer != "" && !tokens.Known(m.Tokenizer) {
+		v.fail(id, "tokenizer", fmt.Sprintf("%q must be one of %s", m.Tokenizer, strings.Join(tokens.Names, ", ")))
 	}
 	m.QuotaMultiplier = 1
 	if d.QuotaMultiplier != nil {

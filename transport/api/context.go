@@ -6,15 +6,24 @@ import (
 
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/tokens"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 // defaultMaxTokens is what an answer may take when neither the client nor the model says.
 const defaultMaxTokens = 4096
 
-// estimateInput is the request's input tokens: from the IR when it was decoded, else from the
-// body's size (a chat body passed through is not decoded in full).
+// estimateInput is the request's input tokens: counted with the model's tokenizer when the
+// catalog names one, else estimated from the IR, or from the body's size for a chat body
+// passed through without a full decode.
 func (g *generation) estimateInput() int {
+	if g.model.Tokenizer != "" {
+		if count, err := tokens.For(g.model.Tokenizer); err == nil {
+			if req, e := g.canonical(); e == nil {
+				return ir.CountTokens(req, count)
+			}
+		}
+	}
 	if g.req != nil {
 		return ir.EstimateTokens(g.req)
 	}

@@ -185,3 +185,14 @@ func TestAnswerSignatureLossReported(t *testing.T) {
 		t.Fatal("dropped-fields counter missing")
 	}
 }
+
+// A model whose catalog entry names a tokenizer is counted with it: "hello world" is 2
+// o200k tokens plus 4 for the message.
+func TestCountTokensWithTokenizer(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	resp := env.Post("/v1/messages/count_tokens", env.Key, `{"model":"resp","messages":[{"role":"user","content":"hello world"}]}`)
+	raw := string(nodetest.Read(t, resp))
+	if resp.StatusCode != 200 || raw != "{\"input_tokens\":6}\n" {
+		t.Fatalf("%d %s", resp.StatusCode, raw)
+	}
+}

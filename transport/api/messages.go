@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/messages"
+	"github.com/modelgate/modelgate/codec/tokens"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -44,10 +45,15 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		render(w, c, irInvalid(err))
 		return
 	}
-	if _, e := s.resolveModel(c, req.Model, catalog.KindChat); e != nil {
+	m, e := s.resolveModel(c, req.Model, catalog.KindChat)
+	if e != nil {
 		render(w, c, e)
 		return
 	}
+	n := ir.EstimateTokens(req)
+	if count, err := tokens.For(m.Tokenizer); err == nil && m.Tokenizer != "" {
+		n = ir.CountTokens(req, count)
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]int{"input_tokens": ir.EstimateTokens(req)})
+	json.NewEncoder(w).Encode(map[string]int{"input_tokens": n})
 }

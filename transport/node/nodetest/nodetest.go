@@ -78,6 +78,7 @@ models:
   - id: resp
     kind: chat
     max_output_tokens: 512
+    tokenizer: o200k_base
     pricing: {prompt: "0.0000025", completion: "0.00001", cache_read: "0.00000025"}
     reasoning: {class: effort, efforts: [low, medium, high]}
     routes:
