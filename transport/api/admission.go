@@ -23,6 +23,8 @@ type Accounts interface {
 type admission struct {
 	reservation quota.Reservation
 	paid        bool
+	account     string
+	plan        *catalog.Plan
 }
 
 // admit classifies the client and asks the account's quota owner for the call, in that
@@ -55,7 +57,7 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 	}
 	setRateHeaders(w, d.Burst, s.now())
 	if d.Admitted {
-		return &admission{reservation: d.Reservation, paid: d.Paid}, nil
+		return &admission{reservation: d.Reservation, paid: d.Paid, account: acct.ID, plan: plan}, nil
 	}
 	return nil, refusal(d, s.now())
 }

@@ -95,6 +95,10 @@ func endpointPath(endpoint string) string {
 		return "/v1/embeddings"
 	case "messages":
 		return "/v1/messages"
+	case "images":
+		return "/v1/images/generations"
+	case "videos":
+		return "/v1/videos"
 	case "responses":
 		return "/v1/responses"
 	}

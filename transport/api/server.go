@@ -3,6 +3,7 @@
 package api
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -33,6 +34,7 @@ type Deps struct {
 	Keys     Keys
 	Accounts Accounts
 	Quota    *quota.Service
+	Assets   Assets
 	Catalog  *catalog.Holder
 	Board    *routehealth.Board
 	Upstream *upstream.Client
@@ -66,9 +68,11 @@ func (s *Server) Register(r *mux.Router) {
 	v1.HandleFunc("/messages/count_tokens", s.countTokens).Methods(http.MethodPost)
 	v1.HandleFunc("/responses", s.responses).Methods(http.MethodPost)
 	v1.HandleFunc("/embeddings", s.embeddings).Methods(http.MethodPost)
+	v1.HandleFunc("/images/generations", s.imagesGenerations).Methods(http.MethodPost)
 	v1.HandleFunc("/models", s.listModels).Methods(http.MethodGet)
 	v1.HandleFunc("/models/{model:.+}", s.getModel).Methods(http.MethodGet)
 	r.HandleFunc("/metrics", s.metrics).Methods(http.MethodGet)
+	r.HandleFunc("/assets/{kind:gen|vid}/{file}", s.serveAsset).Methods(http.MethodGet, http.MethodHead)
 }
 
 // call is what one request carries through the pipeline.
@@ -130,3 +134,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Metrics.Handler().ServeHTTP(w, r)
 }
+
+func muxVar(r *http.Request, name string) string { return mux.Vars(r)[name] }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

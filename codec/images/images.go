@@ -1,0 +1,277 @@
+// Package images translates image generation: the client's request (the chat-completions
+// providers' images format), the body each upstream format takes, and the answers back.
+package images
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/modelgate/modelgate/codec/ir"
+)
+
+// Sizes are the sizes the gateway serves (gateway-api.md, POST /images/generations); any other
+// size maps to the one with the closest aspect ratio.
+var Sizes = []string{"2048x2048", "2752x1536", "1536x2752", "1664x2496", "2496x1664", "1760x2368", "2368x1760",
+	"1824x2272", "2272x1824", "3072x1376", "1344x3136", "2560x720", "3072x864"}
+
+// DefaultSize is used when the client names none (or "auto").
+const DefaultSize = "2048x2048"
+
+// Request is a checked image request.
+type Request struct {
+	Model          string
+	Prompt         string
+	Size           string // one of Sizes
+	ResponseFormat string // url | b64_json
+	User           string
+}
+
+func bad(param, format string, args ...any) *ir.Error {
+	return &ir.Error{Status: 400, Kind: ir.ErrInvalidRequest, Code: "invalid_request", Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// DecodeRequest checks a client's image request.
+func DecodeRequest(body []byte) (*Request, error) {
+	var in struct {
+		Model          string          `json:"model"`
+		Prompt         *string         `json:"prompt"`
+		N              *int            `json:"n"`
+		Size           string          `json:"size"`
+		ResponseFormat string          `json:"response_format"`
+		User           string          `json:"user"`
+		Stream         json.RawMessage `json:"stream"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, bad("", "the request body must be a JSON object of the images format: %v", err)
+	}
+	if in.Model == "" {
+		return nil, bad("model", "model is required")
+	}
+	if in.Prompt == nil || strings.TrimSpace(*in.Prompt) == "" {
+		return nil, bad("prompt", "prompt is required")
+	}
+	if in.N != nil && *in.N != 1 {
+		return nil, bad("n", "n must be 1: one image per request")
+	}
+	r := &Request{Model: in.Model, Prompt: *in.Prompt, ResponseFormat: in.ResponseFormat, User: in.User}
+	switch r.ResponseFormat {
+	case "":
+		r.ResponseFormat = "url"
+	case "url", "b64_json":
+	default:
+		return nil, bad("response_format", "response_format %q must be url or b64_json", in.ResponseFormat)
+	}
+	size, err := MapSize(in.Size)
+	if err != nil {
+		return nil, err
+	}
+	r.Size = size
+	return r, nil
+}
+
+// MapSize maps WIDTHxHEIGHT to the supported size with the closest aspect ratio.
+func MapSize(s string) (string, error) {
+	if s == "" || s == "auto" {
+		return DefaultSize, nil
+	}
+	w, h, ok := parseSize(s)
+	if !ok {
+		return "", bad("size", "size %q must be WIDTHxHEIGHT, for example 2048x2048", s)
+	}
+	want := math.Log(float64(w) / float64(h))
+	best, bestDiff := DefaultSize, math.Inf(1)
+	for _, c := range Sizes {
+		cw, ch, _ := parseSize(c)
+		if d := math.Abs(math.Log(float64(cw)/float64(ch)) - want); d < bestDiff-1e-12 {
+			best, bestDiff = c, d
+		}
+	}
+	return best, nil
+}
+
+func parseSize(s string) (int, int, bool) {
+	a, b, ok := strings.Cut(strings.ToLower(s), "x")
+	w, err1 := strconv.Atoi(a)
+	h, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || w <= 0 || h <= 0 {
+		return 0, 0, false
+	}
+	return w, h, true
+}
+
+// AspectRatio is the size's ratio reduced, e.g. "16:9" for 2560x1440 (gemini's imageConfig).
+func AspectRatio(size string) string {
+	w, h, _ := parseSize(size)
+	g := gcd(w, h)
+	return fmt.Sprintf("%d:%d", w/g, h/g)
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// Image is an upstream's answer: the bytes (or a URL to download them from) and usage.
+type Image struct {
+	Data          []byte
+	URL           string // when the upstream answered with a link instead of bytes
+	MediaType     string
+	RevisedPrompt string
+	InputTokens   int64
+	OutputTokens  int64
+}
+
+// ChatBody is the upstream request for a chat-format route's images API. The gateway asks for
+// b64_json so the bytes come in the answer; a URL answer is downloaded.
+func ChatBody(r *Request, upstreamModel string) []byte {
+	b, _ := json.Marshal(map[string]any{"model": upstreamModel, "prompt": r.Prompt, "n": 1, "size": r.Size, "response_format": "b64_json"})
+	return b
+}
+
+// DecodeChat reads a chat-format images answer.
+func DecodeChat(body []byte) (*Image, error) {
+	var out struct {
+		Data []struct {
+			B64JSON       string `json:"b64_json"`
+			URL           string `json:"url"`
+			RevisedPrompt string `json:"revised_prompt"`
+		} `json:"data"`
+		OutputFormat string `json:"output_format"`
+		Usage        struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Data) == 0 {
+		return nil, fmt.Errorf("the images answer has no data")
+	}
+	d := out.Data[0]
+	img := &Image{URL: d.URL, RevisedPrompt: d.RevisedPrompt, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
+		MediaType: "image/" + orDefault(out.OutputFormat, "png")}
+	if d.B64JSON != "" {
+		data, err := base64.StdEncoding.DecodeString(d.B64JSON)
+		if err != nil {
+			return nil, fmt.Errorf("b64_json is not base64: %w", err)
+		}
+		img.Data, img.MediaType = data, Sniff(data, img.MediaType)
+	}
+	if img.Data == nil && img.URL == "" {
+		return nil, fmt.Errorf("the images answer has neither b64_json nor url")
+	}
+	return img, nil
+}
+
+// GeminiBody asks a gemini-format route for an image (responseModalities IMAGE).
+func GeminiBody(r *Request) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"contents": []map[string]any{{"role": "user", "parts": []map[string]string{{"text": r.Prompt}}}},
+		"generationConfig": map[string]any{
+			"responseModalities": []string{"TEXT", "IMAGE"},
+			"imageConfig":        map[string]string{"aspectRatio": AspectRatio(r.Size)},
+		},
+	})
+	return b
+}
+
+// DecodeGemini reads the first inline image of a generateContent answer.
+func DecodeGemini(body []byte) (*Image, error) {
+	var out struct {
+		Candidates []struct {
+			Content struct {
+				Parts []struct {
+					Text       string `json:"text"`
+					InlineData *struct {
+						MimeType string `json:"mimeType"`
+						Data     string `json:"data"`
+					} `json:"inlineData"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+		UsageMetadata struct {
+			PromptTokenCount     int64 `json:"promptTokenCount"`
+			CandidatesTokenCount int64 `json:"candidatesTokenCount"`
+		} `json:"usageMetadata"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		return nil, err
+	}
+	for _, c := range out.Candidates {
+		for _, p := range c.Content.Parts {
+			if p.InlineData != nil && strings.HasPrefix(p.InlineData.MimeType, "image/") {
+				data, err := base64.StdEncoding.DecodeString(p.InlineData.Data)
+				if err != nil {
+					return nil, fmt.Errorf("inlineData is not base64: %w", err)
+				}
+				return &Image{Data: data, MediaType: Sniff(data, p.InlineData.MimeType),
+					InputTokens: out.UsageMetadata.PromptTokenCount, OutputTokens: out.UsageMetadata.CandidatesTokenCount}, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("the answer holds no image")
+}
+
+// Sniff trusts the bytes over the label: PNG, JPEG, WEBP and GIF by their magic numbers.
+func Sniff(data []byte, fallback string) string {
+	switch {
+	case len(data) > 8 && string(data[:8]) == "\x89PNG\r\n\x1a\n":
+		return "image/png"
+	case len(data) > 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF:
+		return "image/jpeg"
+	case len(data) > 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
+		return "image/webp"
+	case len(data) > 6 && (string(data[:6]) == "GIF87a" || string(data[:6]) == "GIF89a"):
+		return "image/gif"
+	}
+	return fallback
+}
+
+// Extension is the file extension of a media type.
+func Extension(mediaType string) string {
+	switch mediaType {
+	case "image/jpeg":
+		return "jpg"
+	case "image/webp":
+		return "webp"
+	case "image/gif":
+		return "gif"
+	}
+	return "png"
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Result is the spec's image record.
+type Result struct {
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Data    []ResultItem `json:"data"`
+	Usage   ResultUsage  `json:"usage"`
+}
+
+// ResultItem holds url or b64_json.
+type ResultItem struct {
+	URL           string `json:"url,omitempty"`
+	B64JSON       string `json:"b64_json,omitempty"`
+	RevisedPrompt string `json:"revised_prompt,omitempty"`
+}
+
+// ResultUsage counts tokens as integers.
+type ResultUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	TotalTokens  int64 `json:"total_tokens"`
+}

@@ -1,0 +1,78 @@
+package images
+
+import (
+	"encoding/base64"
+	"testing"
+
+	"github.com/modelgate/modelgate/codec/ir"
+)
+
+func TestMapSize(t *testing.T) {
+	cases := map[string]string{
+		"":          "2048x2048",
+		"auto":      "2048x2048",
+		"1024x1024": "2048x2048",
+		"1792x1024": "2752x1536", // 1.75: 2752x1536 (1.79) is closer than 2496x1664 (1.5)
+		"1024x1792": "1536x2752",
+		"1920x1080": "2752x1536",
+		"2560x720":  "2560x720",
+		"100x300":   "1344x3136",
+		"4000x1000": "2560x720", // 2560x720 and 3072x864 share 32:9; the first listed wins
+	}
+	for in, want := range cases {
+		got, err := MapSize(in)
+		if err != nil || got != want {
+			t.Errorf("MapSize(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"big", "0x10", "10x", "x10", "-5x5"} {
+		if _, err := MapSize(bad); err == nil {
+			t.Errorf("MapSize(%q) accepted", bad)
+		}
+	}
+}
+
+func TestDecodeRequest(t *testing.T) {
+	cases := []struct {
+		body  string
+		param string // "" = valid
+	}{
+		{`{"model":"m","prompt":"a cat"}`, ""},
+		{`{"model":"m","prompt":"a cat","n":1,"response_format":"b64_json","size":"1024x1024"}`, ""},
+		{`{"model":"m"}`, "prompt"},
+		{`{"model":"m","prompt":"  "}`, "prompt"},
+		{`{"prompt":"x"}`, "model"},
+		{`{"model":"m","prompt":"x","n":2}`, "n"},
+		{`{"model":"m","prompt":"x","response_format":"jpeg"}`, "response_format"},
+		{`{"model":"m","prompt":"x","size":"huge"}`, "size"},
+	}
+	for _, c := range cases {
+		_, err := DecodeRequest([]byte(c.body))
+		if c.param == "" && err != nil || c.param != "" && (err == nil || err.(*ir.Error).Param != c.param) {
+			t.Errorf("%s: err %v, want param %q", c.body, err, c.param)
+		}
+	}
+}
+
+func TestDecodeAnswers(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\nrest")
+	b64 := base64.StdEncoding.EncodeToString(png)
+	img, err := DecodeChat([]byte(`{"created":1,"data":[{"b64_json":"` + b64 + `","revised_prompt":"r"}],"usage":{"input_tokens":3,"output_tokens":1056}}`))
+	if err != nil || string(img.Data) != string(png) || img.MediaType != "image/png" || img.InputTokens != 3 || img.OutputTokens != 1056 || img.RevisedPrompt != "r" {
+		t.Fatalf("chat: %+v %v", img, err)
+	}
+	img, err = DecodeChat([]byte(`{"data":[{"url":"http://x/y.png"}]}`))
+	if err != nil || img.URL != "http://x/y.png" || img.Data != nil {
+		t.Fatalf("chat url: %+v %v", img, err)
+	}
+	img, err = DecodeGemini([]byte(`{"candidates":[{"content":{"parts":[{"text":"here"},{"inlineData":{"mimeType":"image/png","data":"` + b64 + `"}}]}}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":1290}}`))
+	if err != nil || string(img.Data) != string(png) || img.InputTokens != 4 || img.OutputTokens != 1290 {
+		t.Fatalf("gemini: %+v %v", img, err)
+	}
+	if _, err := DecodeGemini([]byte(`{"candidates":[{"content":{"parts":[{"text":"no"}]}}]}`)); err == nil {
+		t.Fatal("answer without image accepted")
+	}
+	if AspectRatio("2560x720") != "32:9" || AspectRatio("2048x2048") != "1:1" {
+		t.Fatal(AspectRatio("2560x720"))
+	}
+}

@@ -1,0 +1,227 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/images"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// Assets keeps generated files and serves them back.
+type Assets interface {
+	// Put stores a file and returns its public path (/assets/gen/<id>.<ext>).
+	Put(kind, account, contentType string, r io.Reader) (path string, err error)
+	// Open returns a stored file by its public path's id.
+	Open(kind, id string) (contentType string, modified time.Time, content io.ReadSeekCloser, err error)
+}
+
+// maxImageBytes bounds an image read from an upstream.
+const maxImageBytes = 32 << 20
+
+func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
+	c := s.begin(w, "images")
+	rec := s.newRecord(c, "images")
+	defer s.done(rec)
+	if e := s.authenticate(r, c); e != nil {
+		rec.fail(w, e)
+		return
+	}
+	body, e := s.readBody(w, r, c)
+	if e != nil {
+		rec.fail(w, e)
+		return
+	}
+	req, err := images.DecodeRequest(body)
+	if err != nil {
+		rec.fail(w, irInvalid(err))
+		return
+	}
+	m, e := s.resolveModel(c, req.Model, catalog.KindImage)
+	if e != nil {
+		rec.fail(w, e)
+		return
+	}
+	if s.Assets == nil {
+		rec.fail(w, &apiError{Status: http.StatusNotImplemented, Type: "server_error", Code: "no_asset_store", Message: "this gateway has no asset store configured for generated images"})
+		return
+	}
+	rec.entry.Model, rec.prices = m.ID, pricesOf(m)
+	setDeprecation(w, m)
+	prompt := int64(len(req.Prompt)/3 + 1)
+	estimated := m.Pricing.Prompt.Times(prompt) + m.Pricing.Completion.Times(defaultMaxTokens)
+	if rec.adm, e = s.admit(r, w, c, m, estimated); e != nil {
+		rec.fail(w, e)
+		return
+	}
+	daily, err := s.Quota.ReserveImages(r.Context(), rec.adm.account, rec.adm.plan, 1)
+	if err != nil || !daily.Admitted {
+		rec.fail(w, dailyRefusal(daily, err, "image_daily_limit_exceeded", "the account's daily image limit is reached"))
+		return
+	}
+	committed := false
+	defer func() {
+		if !committed { // nothing was produced: the day's count is given back
+			s.Quota.ReleaseImages(context.Background(), daily.Reservation)
+		}
+	}()
+	build := func(rt *catalog.Route) (upstream.Request, bool) {
+		ur := upstream.Request{Route: rt, Timeouts: rt.Effective(c.catalog.Server), Header: forwardHeaders(c)}
+		switch rt.Format {
+		case catalog.FormatChat:
+			ur.Path, ur.Body = "/images/generations", images.ChatBody(req, rt.UpstreamModel)
+		case catalog.FormatGemini:
+			ur.Path, ur.Body = upstreamFormats[catalog.FormatGemini].Path(rt.UpstreamModel, false), images.GeminiBody(req)
+		default:
+			return ur, false
+		}
+		return ur, true
+	}
+	for {
+		a, ue, e := s.dial(r.Context(), c, m, build, &rec.tried)
+		switch {
+		case e != nil:
+			rec.fail(w, e)
+			return
+		case ue != nil:
+			rec.passError(w, ue)
+			return
+		}
+		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format
+		img, ok := s.fetchImage(r.Context(), a)
+		if !ok {
+			continue // a broken answer: the next route may do better
+		}
+		path, err := s.Assets.Put("gen", rec.adm.account, img.MediaType, bytesReader(img.Data))
+		if err != nil {
+			s.Logger.Error("image could not be stored", "request_id", c.id, "err", err)
+			rec.fail(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "asset_store_failed", Message: "the generated image could not be stored; nothing was charged"})
+			return
+		}
+		s.Quota.CommitImages(context.Background(), daily.Reservation, 1)
+		committed = true
+		rec.usage = codec.Usage{Input: img.InputTokens, Output: img.OutputTokens}
+		item := images.ResultItem{RevisedPrompt: img.RevisedPrompt}
+		if req.ResponseFormat == "b64_json" {
+			item.B64JSON = base64.StdEncoding.EncodeToString(img.Data)
+		} else {
+			item.URL = baseURL(r) + path
+		}
+		rec.firstByte()
+		writeJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: m.DisplayName, Data: []images.ResultItem{item},
+			Usage: images.ResultUsage{InputTokens: img.InputTokens, OutputTokens: img.OutputTokens, TotalTokens: img.InputTokens + img.OutputTokens}})
+		rec.status = http.StatusOK
+		return
+	}
+}
+
+// fetchImage reads an upstream's image answer, downloading the file when it sent a link.
+func (s *Server) fetchImage(ctx context.Context, a *attempt) (*images.Image, bool) {
+	body, ok := s.readWhole(a)
+	if !ok {
+		return nil, false
+	}
+	decode := images.DecodeChat
+	if a.route.Format == catalog.FormatGemini {
+		decode = images.DecodeGemini
+	}
+	img, err := decode(body)
+	if err == nil && img.Data == nil {
+		img.Data, img.MediaType, err = download(ctx, img.URL, img.MediaType)
+	}
+	if err != nil {
+		s.finish(a, routehealth.Failed, a.resp.Status)
+		s.Logger.Warn("upstream image answer unusable; failing over", "route", a.route.ID, "err", err)
+		return nil, false
+	}
+	s.finish(a, routehealth.Succeeded, a.resp.Status)
+	return img, true
+}
+
+var downloadClient = &http.Client{Timeout: 60 * time.Second}
+
+// download fetches an image an upstream linked to (providers' links expire within hours,
+// so the gateway keeps its own copy).
+func download(ctx context.Context, url, fallback string) ([]byte, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	resp, err := downloadClient.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", fmt.Errorf("image download answered %d", resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxImageBytes+1))
+	if err != nil {
+		return nil, "", err
+	}
+	if len(data) > maxImageBytes {
+		return nil, "", fmt.Errorf("image larger than %d bytes", maxImageBytes)
+	}
+	return data, images.Sniff(data, resp.Header.Get("Content-Type")), nil
+}
+
+// dailyRefusal is the 429 of a daily media limit, with Retry-After until 00:00 UTC.
+func dailyRefusal(d quota.MediaDecision, err error, code, msg string) *apiError {
+	if err != nil {
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "quota_unavailable", RetryAfter: 1, Message: "the account's daily limits could not be checked; retry shortly"}
+	}
+	secs := max(ceilSeconds(d.RetryAfter), 1)
+	return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: code, RetryAfter: secs,
+		Message: msg + " (" + strconv.FormatInt(d.Daily.Limit, 10) + " a day); it resets at " + d.ResetsAt.UTC().Format(time.RFC3339),
+		Extra:   map[string]any{"retry_after_seconds": secs, "resets_at": d.ResetsAt.UTC().Format(time.RFC3339)}}
+}
+
+// baseURL is the scheme and host the client used, for links to the gateway's own assets.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host
+}
+
+// serveAsset serves a stored file by its unguessable id, with ranges (video players seek).
+func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
+	kind, file := muxVar(r, "kind"), muxVar(r, "file")
+	id := file
+	if i := lastDot(file); i > 0 {
+		id = file[:i]
+	}
+	ct, mod, content, err := s.Assets.Open(kind, id)
+	if err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"error":{"message":"no such asset","type":"invalid_request_error","param":null,"code":"not_found"}}`))
+		return
+	}
+	defer content.Close()
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	http.ServeContent(w, r, file, mod, content)
+}
+
+func lastDot(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '.' {
+			return i
+		}
+	}
+	return -1
+}
