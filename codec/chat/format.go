@@ -89,27 +89,7 @@ func errorFromWire(status int, w *wireError) *ir.Error {
 	return e
 }
 
-func kindForStatus(status int) ir.ErrorKind {
-	switch {
-	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
-		return ir.ErrInvalidRequest
-	case status == http.StatusUnauthorized:
-		return ir.ErrAuthentication
-	case status == http.StatusForbidden:
-		return ir.ErrPermission
-	case status == http.StatusNotFound:
-		return ir.ErrNotFound
-	case status == http.StatusRequestEntityTooLarge:
-		return ir.ErrTooLarge
-	case status == http.StatusTooManyRequests:
-		return ir.ErrRateLimit
-	case status == http.StatusServiceUnavailable || status == 529:
-		return ir.ErrOverloaded
-	case status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
-		return ir.ErrTimeout
-	}
-	return ir.ErrServer
-}
+func kindForStatus(status int) ir.ErrorKind { return ir.KindForStatus(status) }
 
 func upstreamMessage(status int, body []byte) string {
 	msg := http.StatusText(status)

@@ -84,30 +84,7 @@ func (e *apiError) reason() string {
 	return ""
 }
 
-func kindForStatus(status int) ir.ErrorKind {
-	switch status {
-	case http.StatusUnauthorized:
-		return ir.ErrAuthentication
-	case http.StatusPaymentRequired:
-		return ir.ErrBilling
-	case http.StatusForbidden:
-		return ir.ErrPermission
-	case http.StatusNotFound:
-		return ir.ErrNotFound
-	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
-		return ir.ErrTimeout
-	case http.StatusRequestEntityTooLarge:
-		return ir.ErrTooLarge
-	case http.StatusTooManyRequests:
-		return ir.ErrRateLimit
-	case http.StatusServiceUnavailable, 529:
-		return ir.ErrOverloaded
-	}
-	if status >= 500 {
-		return ir.ErrServer
-	}
-	return ir.ErrInvalidRequest
-}
+func kindForStatus(status int) ir.ErrorKind { return ir.KindForStatus(status) }
 
 const maxErrorText = 1024
 

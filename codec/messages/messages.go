@@ -130,29 +130,7 @@ func (format) DecodeError(status int, body []byte) *ir.Error {
 	return &ir.Error{Status: status, Kind: kindForStatus(status), Message: upstreamMessage(status, body)}
 }
 
-func kindForStatus(status int) ir.ErrorKind {
-	switch {
-	case status == http.StatusUnauthorized:
-		return ir.ErrAuthentication
-	case status == http.StatusPaymentRequired:
-		return ir.ErrBilling
-	case status == http.StatusForbidden:
-		return ir.ErrPermission
-	case status == http.StatusNotFound:
-		return ir.ErrNotFound
-	case status == http.StatusRequestEntityTooLarge:
-		return ir.ErrTooLarge
-	case status == http.StatusTooManyRequests:
-		return ir.ErrRateLimit
-	case status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout:
-		return ir.ErrTimeout
-	case status == http.StatusServiceUnavailable || status == 529:
-		return ir.ErrOverloaded
-	case status >= 400 && status < 500:
-		return ir.ErrInvalidRequest
-	}
-	return ir.ErrServer
-}
+func kindForStatus(status int) ir.ErrorKind { return ir.KindForStatus(status) }
 
 // statusOfKind is the HTTP status the messages API uses for a kind (§3.8), for in-band
 // stream errors that arrive without one.

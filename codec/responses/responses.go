@@ -208,27 +208,7 @@ func classify(status int, typ, code string) ir.ErrorKind {
 	case "timeout_error":
 		return ir.ErrTimeout
 	}
-	switch {
-	case status == http.StatusUnauthorized:
-		return ir.ErrAuthentication
-	case status == http.StatusPaymentRequired:
-		return ir.ErrBilling
-	case status == http.StatusForbidden:
-		return ir.ErrPermission
-	case status == http.StatusNotFound:
-		return ir.ErrNotFound
-	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
-		return ir.ErrTimeout
-	case status == http.StatusRequestEntityTooLarge:
-		return ir.ErrTooLarge
-	case status == http.StatusTooManyRequests:
-		return ir.ErrRateLimit
-	case status == http.StatusServiceUnavailable || status == 529:
-		return ir.ErrOverloaded
-	case status >= 500 || status == 0:
-		return ir.ErrServer
-	}
-	return ir.ErrInvalidRequest
+	return ir.KindForStatus(status)
 }
 
 // statusFor is the HTTP status that goes with a kind when the source gave none.

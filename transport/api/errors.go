@@ -77,26 +77,4 @@ func spliceRequestID(body []byte, depth int, id string) []byte {
 }
 
 // kindOf is the neutral error class of a status, for formats other than chat.
-func kindOf(status int) ir.ErrorKind {
-	switch status {
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		return ir.ErrInvalidRequest
-	case http.StatusUnauthorized:
-		return ir.ErrAuthentication
-	case http.StatusPaymentRequired:
-		return ir.ErrBilling
-	case http.StatusForbidden:
-		return ir.ErrPermission
-	case http.StatusNotFound:
-		return ir.ErrNotFound
-	case http.StatusRequestEntityTooLarge:
-		return ir.ErrTooLarge
-	case http.StatusTooManyRequests:
-		return ir.ErrRateLimit
-	case http.StatusServiceUnavailable, 529:
-		return ir.ErrOverloaded
-	case http.StatusGatewayTimeout:
-		return ir.ErrTimeout
-	}
-	return ir.ErrServer
-}
+func kindOf(status int) ir.ErrorKind { return ir.KindForStatus(status) }
