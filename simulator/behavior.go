@@ -20,7 +20,8 @@ type Behavior struct {
 	// FailStatus, if non-zero, makes calls fail with this HTTP status (429, 500, 503, 529, ...)
 	// and the format's error body.
 	FailStatus int
-	// RetryAfter, in seconds, is sent as the Retry-After header on injected failures when > 0.
+	// RetryAfter, in seconds, is sent as the Retry-After header on injected failures when > 0,
+	// and as a polling hint on successful polls of a video job that has not ended.
 	RetryAfter int
 	// FailFraction (0..1) is the share of calls that fail with FailStatus. 0 (or >= 1) with
 	// FailStatus set means every call fails.
@@ -29,7 +30,20 @@ type Behavior struct {
 	// (events, as for TokensPerSecond): no terminator, no [DONE], no message_stop, as when an
 	// upstream dies mid-answer. 0 never drops.
 	DropAfterChunks int
+	// VideoDuration is how long a video job takes from creation to its end (completed or
+	// failed); its progress grows linearly over it. 0 means one second. A job keeps the
+	// duration in force when it was created, so changing the behaviour does not move running
+	// jobs.
+	VideoDuration time.Duration
+	// VideoFailFraction (0..1) is the share of video jobs that end "failed" instead of
+	// "completed". Each job is judged once, when it is created, in the same counter pattern as
+	// FailFraction (0.5: every second job fails), independent of FailStatus. 0 never fails, 1
+	// always does.
+	VideoFailFraction float64
 }
+
+// defaultVideoDuration is the job duration when Behavior.VideoDuration is 0.
+const defaultVideoDuration = time.Second
 
 // fractionScale turns FailFraction into an integer rate so the failure pattern is exact
 // (0.3 * 10 calls is exactly 3 failures, with no floating-point drift).
@@ -45,7 +59,33 @@ func (b Behavior) failsAt(k int64) bool {
 	if b.FailFraction <= 0 || b.FailFraction >= 1 {
 		return true
 	}
-	rate := int64(math.Round(b.FailFraction * fractionScale))
+	return fractionHit(b.FailFraction, k)
+}
+
+// videoFailsAt reports whether video job k (1-based, counted since the behaviour was set)
+// ends failed.
+func (b Behavior) videoFailsAt(k int64) bool {
+	switch {
+	case b.VideoFailFraction <= 0:
+		return false
+	case b.VideoFailFraction >= 1:
+		return true
+	}
+	return fractionHit(b.VideoFailFraction, k)
+}
+
+// videoDuration is the job duration in force, the default when none is set.
+func (b Behavior) videoDuration() time.Duration {
+	if b.VideoDuration <= 0 {
+		return defaultVideoDuration
+	}
+	return b.VideoDuration
+}
+
+// fractionHit reports whether event k (1-based) of a series is one of the fraction f (0 < f
+// < 1) that is hit: event k is hit when floor(k·f) steps past floor((k-1)·f).
+func fractionHit(f float64, k int64) bool {
+	rate := int64(math.Round(f * fractionScale))
 	return k*rate/fractionScale != (k-1)*rate/fractionScale
 }
 

@@ -9,16 +9,19 @@ import (
 )
 
 // routeJSON is the control API's view of a route: Behavior in JSON-friendly units, so the
-// standalone binary and tests in other processes can steer routes with curl.
+// standalone binary and tests in other processes can steer routes with curl. Durations are in
+// milliseconds (video_ms is VideoDuration; 0 means the default, one second).
 type routeJSON struct {
-	Route           string  `json:"route"`
-	FirstByteMS     int64   `json:"first_byte_ms"`
-	TokensPerSecond float64 `json:"tokens_per_second"`
-	FailStatus      int     `json:"fail_status"`
-	RetryAfter      int     `json:"retry_after"`
-	FailFraction    float64 `json:"fail_fraction"`
-	DropAfterChunks int     `json:"drop_after_chunks"`
-	Calls           int64   `json:"calls"`
+	Route             string  `json:"route"`
+	FirstByteMS       int64   `json:"first_byte_ms"`
+	TokensPerSecond   float64 `json:"tokens_per_second"`
+	FailStatus        int     `json:"fail_status"`
+	RetryAfter        int     `json:"retry_after"`
+	FailFraction      float64 `json:"fail_fraction"`
+	DropAfterChunks   int     `json:"drop_after_chunks"`
+	VideoMS           int64   `json:"video_ms"`
+	VideoFailFraction float64 `json:"video_fail_fraction"`
+	Calls             int64   `json:"calls"`
 }
 
 // registerControl mounts the control API. {route...} also matches the empty name, so
@@ -58,12 +61,14 @@ func (s *Server) putRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.SetBehavior(name, Behavior{
-		FirstByteDelay:  time.Duration(in.FirstByteMS) * time.Millisecond,
-		TokensPerSecond: in.TokensPerSecond,
-		FailStatus:      in.FailStatus,
-		RetryAfter:      in.RetryAfter,
-		FailFraction:    in.FailFraction,
-		DropAfterChunks: in.DropAfterChunks,
+		FirstByteDelay:    time.Duration(in.FirstByteMS) * time.Millisecond,
+		TokensPerSecond:   in.TokensPerSecond,
+		FailStatus:        in.FailStatus,
+		RetryAfter:        in.RetryAfter,
+		FailFraction:      in.FailFraction,
+		DropAfterChunks:   in.DropAfterChunks,
+		VideoDuration:     time.Duration(in.VideoMS) * time.Millisecond,
+		VideoFailFraction: in.VideoFailFraction,
 	})
 	writeJSON(w, http.StatusOK, s.routeView(name))
 }
@@ -83,6 +88,10 @@ func validateRouteJSON(in routeJSON) string {
 		return fmt.Sprintf("fail_fraction must be within 0..1, got %v", in.FailFraction)
 	case in.DropAfterChunks < 0:
 		return "drop_after_chunks must be >= 0"
+	case in.VideoMS < 0:
+		return "video_ms must be >= 0"
+	case in.VideoFailFraction < 0 || in.VideoFailFraction > 1:
+		return fmt.Sprintf("video_fail_fraction must be within 0..1, got %v", in.VideoFailFraction)
 	}
 	return ""
 }
@@ -90,14 +99,16 @@ func validateRouteJSON(in routeJSON) string {
 func (s *Server) routeView(name string) routeJSON {
 	b := s.Behavior(name)
 	return routeJSON{
-		Route:           name,
-		FirstByteMS:     b.FirstByteDelay.Milliseconds(),
-		TokensPerSecond: b.TokensPerSecond,
-		FailStatus:      b.FailStatus,
-		RetryAfter:      b.RetryAfter,
-		FailFraction:    b.FailFraction,
-		DropAfterChunks: b.DropAfterChunks,
-		Calls:           s.Calls(name),
+		Route:             name,
+		FirstByteMS:       b.FirstByteDelay.Milliseconds(),
+		TokensPerSecond:   b.TokensPerSecond,
+		FailStatus:        b.FailStatus,
+		RetryAfter:        b.RetryAfter,
+		FailFraction:      b.FailFraction,
+		DropAfterChunks:   b.DropAfterChunks,
+		VideoMS:           b.VideoDuration.Milliseconds(),
+		VideoFailFraction: b.VideoFailFraction,
+		Calls:             s.Calls(name),
 	}
 }
 

@@ -9,14 +9,15 @@ import (
 func TestControlEndpoint(t *testing.T) {
 	s, base := startSim(t)
 	resp, data := call(t, http.MethodPut, base+"/_sim/routes/beta", `{"first_byte_ms":5,
-		"tokens_per_second":50,"fail_status":503,"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4}`, "-")
+		"tokens_per_second":50,"fail_status":503,"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4,
+		"video_ms":250,"video_fail_fraction":0.25}`, "-")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT status %d: %s", resp.StatusCode, data)
 	}
 	assertJSON(t, data, `{"route":"beta","first_byte_ms":5,"tokens_per_second":50,"fail_status":503,
-		"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4,"calls":0}`)
+		"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4,"video_ms":250,"video_fail_fraction":0.25,"calls":0}`)
 	want := Behavior{FirstByteDelay: 5 * time.Millisecond, TokensPerSecond: 50, FailStatus: 503,
-		RetryAfter: 2, FailFraction: 0.5, DropAfterChunks: 4}
+		RetryAfter: 2, FailFraction: 0.5, DropAfterChunks: 4, VideoDuration: 250 * time.Millisecond, VideoFailFraction: 0.25}
 	if got := s.Behavior("beta"); got != want {
 		t.Errorf("Behavior(beta) = %+v, want %+v", got, want)
 	}
@@ -25,7 +26,7 @@ func TestControlEndpoint(t *testing.T) {
 	call(t, http.MethodGet, base+"/r/beta/v1/models", "", "")
 	_, data = call(t, http.MethodGet, base+"/_sim/routes/beta", "", "-")
 	assertJSON(t, data, `{"route":"beta","first_byte_ms":5,"tokens_per_second":50,"fail_status":503,
-		"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4,"calls":2}`)
+		"retry_after":2,"fail_fraction":0.5,"drop_after_chunks":4,"video_ms":250,"video_fail_fraction":0.25,"calls":2}`)
 
 	// The empty name is the default route; an empty body heals a route.
 	call(t, http.MethodPut, base+"/_sim/routes/", `{"fail_status":429}`, "-")
@@ -38,7 +39,8 @@ func TestControlEndpoint(t *testing.T) {
 	}
 
 	for _, bad := range []string{`{"fail_rate":0.5}`, `{"fail_fraction":1.5}`, `{"fail_status":200}`,
-		`{"first_byte_ms":-1}`, `{"drop_after_chunks":-2}`, `not json`} {
+		`{"first_byte_ms":-1}`, `{"drop_after_chunks":-2}`, `{"video_ms":-1}`, `{"video_fail_fraction":1.5}`,
+		`{"video_fail_fraction":-0.1}`, `{"video_ms":"fast"}`, `not json`} {
 		resp, data := call(t, http.MethodPut, base+"/_sim/routes/beta", bad, "-")
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("PUT %s: status %d (%s), want 400", bad, resp.StatusCode, data)
@@ -46,6 +48,25 @@ func TestControlEndpoint(t *testing.T) {
 	}
 	if got := s.Behavior("beta"); got != want {
 		t.Errorf("rejected PUTs changed the route: %+v", got)
+	}
+}
+
+// TestControlSteersVideoJobs: video_ms and video_fail_fraction set over HTTP take effect on
+// the next job.
+func TestControlSteersVideoJobs(t *testing.T) {
+	_, base := startSim(t)
+	if resp, data := call(t, http.MethodPut, base+"/_sim/routes/vid", `{"video_ms":1,"video_fail_fraction":1}`, "-"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT: %d %s", resp.StatusCode, data)
+	}
+	id := str(createVideo(t, base, "vid", `{"prompt":"x"}`), "id")
+	if v := waitVideo(t, base, "vid", id); v["status"] != "failed" {
+		t.Errorf("job under video_fail_fraction 1 ended %v", v["status"])
+	}
+	call(t, http.MethodPut, base+"/_sim/routes/vid", `{"video_ms":60000}`, "-")
+	id = str(createVideo(t, base, "vid", `{"prompt":"x"}`), "id")
+	time.Sleep(20 * time.Millisecond)
+	if _, data := pollVideo(t, base, "vid", id); str(decode(t, data), "status") != "queued" {
+		t.Errorf("a one-minute job after 20 ms: %s", data)
 	}
 }
 

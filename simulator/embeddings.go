@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -32,13 +31,8 @@ type embeddingItem struct {
 
 func (s *Server) embeddings(ex *exchange) {
 	var req embeddingRequest
-	if err := json.Unmarshal(ex.body, &req); err != nil {
-		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
-			writeOpenAIError(ex.w, *badRequest(te.Field,
-				fmt.Sprintf("Invalid type for '%s': expected %s, got %s.", te.Field, te.Type, te.Value)))
-			return
-		}
-		writeOpenAIError(ex.w, *badRequest("", "We could not parse the JSON body of your request: "+err.Error()))
+	if apiErr := decodeOpenAIBody(ex.body, &req); apiErr != nil {
+		writeOpenAIError(ex.w, *apiErr)
 		return
 	}
 	if req.Model == "" {

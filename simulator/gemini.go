@@ -160,6 +160,15 @@ func (s *Server) gemini(ex *exchange) {
 			return
 		}
 		q.model = model
+		want, apiErr := geminiImageWanted(ex.body, model)
+		if apiErr != nil {
+			writeGeminiError(ex.w, *apiErr)
+			return
+		}
+		if want != nil {
+			s.geminiImage(ex, method == "streamGenerateContent", model, q, want)
+			return
+		}
 		reply := geminiReply{id: s.newID(""), model: model, answer: decide(q), showThoughts: thoughts}
 		if method == "generateContent" {
 			writeJSON(ex.w, http.StatusOK, reply.body())

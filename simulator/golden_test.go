@@ -65,6 +65,11 @@ var goldens = []golden{
 	{"responses_stream_incomplete", "/v1/responses", nil, `{"model":"gpt-sim","stream":true,"max_output_tokens":16,
 		"input":"Tell me a long story reply with 40 words"}`},
 	{"responses_stream_midstream_error", "/v1/responses", nil, `{"model":"gpt-sim","stream":true,"input":"Trigger a midstream error"}`},
+	{"images_b64_json", "/v1/images/generations", nil, `{"model":"gpt-image-1","prompt":"A red fox in the snow",
+		"n":2,"size":"256x128","quality":"low","response_format":"b64_json"}`},
+	{"gemini_image", "/v1beta/models/gemini-2.5-flash-image:generateContent", nil, `{"contents":[{"role":"user","parts":[{"text":"Draw a red fox in the snow"}]}],
+		"generationConfig":{"responseModalities":["TEXT","IMAGE"],"imageConfig":{"aspectRatio":"16:9"}}}`},
+	{"videos_create", "/v1/videos", nil, `{"model":"sora-2","prompt":"A calico cat playing a piano on stage","seconds":"8","size":"1280x720"}`},
 }
 
 // credentials per path prefix, so requests in the fixtures say how each format authenticates.

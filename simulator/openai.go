@@ -11,6 +11,10 @@ func (s *Server) registerOpenAI() {
 	s.handleRoutes(http.MethodPost, "/v1/responses", s.endpoint(openAI, s.responses))
 	s.handleRoutes(http.MethodPost, "/v1/embeddings", s.endpoint(openAI, s.embeddings))
 	s.handleRoutes(http.MethodGet, "/v1/models", s.endpoint(openAI, s.models))
+	s.handleRoutes(http.MethodPost, "/v1/images/generations", s.endpoint(openAI, s.images))
+	s.handleRoutes(http.MethodPost, "/v1/videos", s.endpoint(openAI, s.createVideo))
+	s.handleRoutes(http.MethodGet, "/v1/videos/{video}", s.endpoint(openAI, s.getVideo))
+	s.handleRoutes(http.MethodGet, "/v1/videos/{video}/content", s.endpoint(openAI, s.videoContent))
 }
 
 // openAI is the dialect of every OpenAI endpoint: Bearer auth and the ErrorResponse body.

@@ -11,18 +11,24 @@
 //	POST /v1/chat/completions                        OpenAI Chat Completions (Bearer)
 //	POST /v1/responses                               OpenAI Responses (Bearer)
 //	POST /v1/embeddings, GET /v1/models              OpenAI (Bearer)
+//	POST /v1/images/generations                      OpenAI Images (Bearer); PNGs, inline or by URL
+//	POST /v1/videos, GET /v1/videos/{id}[/content]   OpenAI Videos (Bearer): asynchronous jobs, MP4
+//	GET  /files/{id}.png                             generated images behind their URLs (no auth)
 //	POST /v1/messages, /v1/messages/count_tokens     Anthropic Messages (x-api-key or Bearer, anthropic-version)
 //	POST /v1beta/models/{model}:generateContent      Gemini (x-goog-api-key, ?key= or Bearer; also under /v1)
 //	POST /v1beta/models/{model}:streamGenerateContent[?alt=sse], :countTokens
+//	     (image output with responseModalities "IMAGE" or an image model: inlineData PNG)
 //
 // Answers are deterministic and the same in every format (answer.go), so tests can assert
 // exact content and usage and compare formats; golden.go normalizes the ids and timestamps that
 // do vary. The control API (PUT/GET /_sim/routes/{route}) steers routes from other processes.
 //
 // Each wire format lives in its own files (chat*.go, messages*.go, gemini*.go, responses*.go,
-// embeddings.go) and plugs into the shared request pipeline (Server.endpoint) through a
-// dialect: how that format authenticates and how it renders an error. Each renders the shared
-// format-neutral answer; no format is derived from another.
+// embeddings.go, images.go, videos.go) and plugs into the shared request pipeline
+// (Server.endpoint) through a dialect: how that format authenticates and how it renders an
+// error. Each renders the shared format-neutral answer; no format is derived from another.
+// media.go and mp4.go make the pictures and videos: real PNG and MP4 files, small and
+// deterministic.
 package simulator
 
 import (
@@ -55,6 +61,9 @@ type Server struct {
 
 	mu     sync.RWMutex
 	routes map[string]*routeState
+
+	files  *boundedStore[storedFile] // generated images behind their URLs
+	videos *boundedStore[*videoJob]  // video generation jobs
 }
 
 // routeState is everything the simulator knows about one route.
@@ -64,13 +73,15 @@ type routeState struct {
 	mu          sync.Mutex
 	behavior    Behavior
 	failSeq     int64 // calls judged for failure since the behaviour was last set
+	videoSeq    int64 // video jobs judged for failure since the behaviour was last set
 	lastBody    []byte
 	lastHeaders http.Header
 }
 
 // New returns a simulator with every route healthy and instant.
 func New() *Server {
-	s := &Server{mux: http.NewServeMux(), routes: make(map[string]*routeState)}
+	s := &Server{mux: http.NewServeMux(), routes: make(map[string]*routeState),
+		files: newBoundedStore[storedFile](maxStoredFiles), videos: newBoundedStore[*videoJob](maxStoredVideos)}
 	_, _ = rand.Read(s.idSeed[:]) // never fails (crypto/rand panics rather than erring)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -80,6 +91,7 @@ func New() *Server {
 	s.registerOpenAI()
 	s.registerMessages()
 	s.registerGemini()
+	s.handleRoutes(http.MethodGet, "/files/{name}", http.HandlerFunc(s.serveFile))
 	// Unknown paths get an OpenAI-shaped 404, as api.openai.com does, so a misconfigured
 	// gateway base URL fails with a readable upstream error instead of an HTML page.
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -100,12 +112,14 @@ func (s *Server) handleRoutes(method, path string, h http.Handler) {
 }
 
 // SetBehavior replaces the behaviour of route ("" is the route without a /r/ prefix). It also
-// restarts the FailFraction pattern, so the calls after SetBehavior fail in a known order.
+// restarts the FailFraction and VideoFailFraction patterns, so the calls (and video jobs) after
+// SetBehavior fail in a known order.
 func (s *Server) SetBehavior(route string, b Behavior) {
 	rt := s.state(route)
 	rt.mu.Lock()
 	rt.behavior = b
 	rt.failSeq = 0
+	rt.videoSeq = 0
 	rt.mu.Unlock()
 }
 
@@ -199,6 +213,19 @@ func (rt *routeState) judge(b Behavior) bool {
 	k := rt.failSeq
 	rt.mu.Unlock()
 	return b.failsAt(k)
+}
+
+// judgeVideo advances the route's video-job failure pattern by one job and reports whether
+// that job ends failed.
+func (rt *routeState) judgeVideo(b Behavior) bool {
+	if b.VideoFailFraction <= 0 {
+		return false
+	}
+	rt.mu.Lock()
+	rt.videoSeq++
+	k := rt.videoSeq
+	rt.mu.Unlock()
+	return b.videoFailsAt(k)
 }
 
 // dialect is what differs between wire formats in the shared request pipeline.

@@ -29,15 +29,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	if spec.name != codec.FormatChat {
 		c.client = spec.format
 	}
-	rec := s.newRecord(c, spec.name)
+	rec, body, ok := s.open(w, r, c, spec.name)
 	defer s.done(rec)
-	if e := s.authenticate(r, c); e != nil {
-		rec.fail(w, e)
-		return
-	}
-	body, e := s.readBody(w, r, c)
-	if e != nil {
-		rec.fail(w, e)
+	if !ok {
 		return
 	}
 	g := &generation{client: spec, body: body, header: clientHeaders(r)}
@@ -53,6 +47,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	rec.entry.Model, rec.entry.Stream = g.model.ID, g.stream
 	rec.prices = pricesOf(g.model)
 	setDeprecation(w, g.model)
+	var e *apiError
 	if rec.adm, e = s.admit(r, w, c, g.model, g.estimatedCost()); e != nil {
 		rec.fail(w, e)
 		return

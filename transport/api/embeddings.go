@@ -11,15 +11,9 @@ import (
 
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	c := s.begin(w, "embeddings")
-	rec := s.newRecord(c, codec.FormatEmbeddings)
+	rec, body, ok := s.open(w, r, c, codec.FormatEmbeddings)
 	defer s.done(rec)
-	if e := s.authenticate(r, c); e != nil {
-		rec.fail(w, e)
-		return
-	}
-	body, e := s.readBody(w, r, c)
-	if e != nil {
-		rec.fail(w, e)
+	if !ok {
 		return
 	}
 	req, err := chat.ParseEmbeddingsRequest(body)

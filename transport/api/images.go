@@ -30,15 +30,9 @@ const maxImageBytes = 32 << 20
 
 func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 	c := s.begin(w, "images")
-	rec := s.newRecord(c, "images")
+	rec, body, ok := s.open(w, r, c, "images")
 	defer s.done(rec)
-	if e := s.authenticate(r, c); e != nil {
-		rec.fail(w, e)
-		return
-	}
-	body, e := s.readBody(w, r, c)
-	if e != nil {
-		rec.fail(w, e)
+	if !ok {
 		return
 	}
 	req, err := images.DecodeRequest(body)

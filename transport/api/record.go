@@ -44,6 +44,22 @@ func (r *record) observe(e ir.Event) {
 	}
 }
 
+// open starts a request that carries a body: its record, the key, the body. The caller defers
+// s.done(rec) and stops when ok is false (the error has been answered).
+func (s *Server) open(w http.ResponseWriter, r *http.Request, c *call, clientFormat string) (rec *record, body []byte, ok bool) {
+	rec = s.newRecord(c, clientFormat)
+	if e := s.authenticate(r, c); e != nil {
+		rec.fail(w, e)
+		return rec, nil, false
+	}
+	body, e := s.readBody(w, r, c)
+	if e != nil {
+		rec.fail(w, e)
+		return rec, nil, false
+	}
+	return rec, body, true
+}
+
 func (s *Server) newRecord(c *call, clientFormat string) *record {
 	s.Metrics.InFlight(1)
 	s.inflight.Add(1)

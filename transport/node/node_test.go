@@ -76,7 +76,7 @@ func TestPromptContentNeverStored(t *testing.T) {
 
 	env := nodetest.Start(t, "", nodetest.Options{})
 	const canary = "CANARY-7f3a9c-do-not-store"
-	env.Sim.SetBehavior("b", simulator.Behavior{FailStatus: 500})
+	env.Sim.SetBehavior("a", simulator.Behavior{FailStatus: 500}) // the 3-in-4 route: a failover is all but certain
 	bodies := []string{
 		chat("chat", canary),
 		`{"model":"chat","stream":true,"messages":[{"role":"user","content":"` + canary + `"}]}`,
