@@ -131,6 +131,8 @@ func (a *accountActor) handle(m routed) {
 		a.onState(m)
 	case *mediaMsg:
 		a.media(m)
+	case *chargeMsg:
+		a.charge(m)
 	case *retireMsg:
 		a.retire(m)
 	}

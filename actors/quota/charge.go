@@ -1,0 +1,102 @@
+package quota
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// ChargeKeyPrefix namespaces charges among an account's idempotency records: a charge is
+// stored as a persistence.CreditGrant with a negative Amount under ChargeKeyPrefix+key, in
+// the same synced batch as the new balance. A top-up (AddCredits) under that same key is
+// therefore an ErrIdempotencyConflict, never a second credit.
+const ChargeKeyPrefix = "charge/"
+
+// Charge debits amount from the account's credits once per idempotency key, with no
+// reservation before it: the way a finished video task is billed, which must survive a
+// restart (a reservation does not). The same key again charges nothing and returns the
+// first charge (Charged) with the current balance, whatever amount it carries. The balance
+// never goes below the plan's overdraft floor (-plan.Overdraft; a nil plan has none):
+// Charged is the part of amount that fitted, possibly 0. log, when set, is written in the
+// same synced batch with AccountID filled in and Cost set to Charged (on a repeat it is
+// not written again). Nothing is acknowledged before it is durable.
+func (s *Service) Charge(ctx context.Context, account string, plan *catalog.Plan, amount money.Amount, idempotencyKey string, log *persistence.LogEntry) (Settlement, error) {
+	if err := checkAccount(account); err != nil {
+		return Settlement{}, err
+	}
+	if amount < 0 {
+		return Settlement{}, fmt.Errorf("%w: charge for %s: amount %s is negative", ErrInvalid, account, amount)
+	}
+	if idempotencyKey == "" || len(ChargeKeyPrefix)+len(idempotencyKey) > 128 {
+		return Settlement{}, fmt.Errorf("%w: charge for %s: an idempotency key of 1-%d bytes is required", ErrInvalid, account, 128-len(ChargeKeyPrefix))
+	}
+	var overdraft money.Amount
+	if plan != nil {
+		overdraft = plan.Overdraft
+	}
+	m := &chargeMsg{overdraft: overdraft, amount: amount, key: ChargeKeyPrefix + idempotencyKey, reply: newReply[Settlement]()}
+	if log != nil {
+		e := *log
+		if e.AccountID == "" {
+			e.AccountID = account
+		}
+		e.Cost = 0
+		if e.AccountID != account {
+			return Settlement{}, fmt.Errorf("%w: charge for %s: log entry of account %q", ErrInvalid, account, e.AccountID)
+		}
+		if err := persistence.ValidateLogEntry(&e); err != nil {
+			return Settlement{}, fmt.Errorf("%w: charge for %s: log entry: %v", ErrInvalid, account, err)
+		}
+		m.log = &e
+	}
+	return ask(ctx, s, account, m, m.reply)
+}
+
+type chargeMsg struct {
+	overdraft money.Amount
+	amount    money.Amount
+	key       string // with ChargeKeyPrefix
+	log       *persistence.LogEntry
+	reply     reply[Settlement]
+}
+
+func (m *chargeMsg) Fail(err error) { m.reply.send(Settlement{}, err) }
+
+// charge applies a Charge: look up the key, debit down to the floor, write the balance,
+// the charge record and the log entry in one synced batch.
+func (a *accountActor) charge(m *chargeMsg) {
+	g, found, err := a.svc.store.CreditGrantFor(a.acct, m.key)
+	switch {
+	case err != nil:
+		m.reply.send(Settlement{}, err)
+		return
+	case found && g.Amount > 0:
+		m.reply.send(Settlement{}, fmt.Errorf("%w: key %q is a top-up, not a charge", ErrIdempotencyConflict, m.key))
+		return
+	case found:
+		m.reply.send(Settlement{Counted: true, Paid: true, Charged: money.Amount(-g.Amount), Balance: money.Amount(a.rec.Balance)}, nil)
+		return
+	}
+	floor := -int64(m.overdraft)
+	charged := max(0, min(int64(m.amount), a.rec.Balance-floor))
+	a.rec.Balance -= charged
+	a.rec.Spent += charged
+	nlogs := len(a.logs)
+	if m.log != nil {
+		a.appendLog(m.log, money.Amount(charged))
+	}
+	grant := &persistence.CreditGrant{Amount: -charged, At: a.svc.now().Unix(), Balance: a.rec.Balance}
+	if err := a.persist(false, m.key, grant); err != nil {
+		a.rec.Balance += charged
+		a.rec.Spent -= charged
+		if m.log != nil && len(a.logs) > nlogs {
+			a.logs = append(a.logs[:nlogs], a.logs[nlogs+1:]...)
+		}
+		m.reply.send(Settlement{}, err)
+		return
+	}
+	m.reply.send(Settlement{Counted: true, Paid: true, Charged: money.Amount(charged), Balance: money.Amount(a.rec.Balance)}, nil)
+}

@@ -1,0 +1,545 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/assets"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// taskActor is the only writer of one task, for one incarnation. It never blocks on the
+// network: upstream, asset and quota calls run on a goroutine of their own (one at a time)
+// and come back as a result message, so a Get is always answered at once.
+type taskActor struct {
+	svc  *Service
+	id   string // locator id of this incarnation: task#gen
+	task string
+
+	loaded bool
+	rec    persistence.VideoTask // as last written
+	dirty  bool                  // rec.Attempts changed since the last write
+	route  *catalog.Route        // the route Create was given (the catalog's is preferred)
+
+	busy         bool          // a call is in flight
+	upstreamDone bool          // the upstream job completed; the video is not stored yet
+	late         bool          // past the deadline, the last look at the upstream is under way
+	pending      *assets.Asset // stored video whose completed transition is not written yet
+	delay        time.Duration // the next back-off step (0: Config.PollStart)
+	timer        Timer
+	timerGen     uint64
+
+	engine               *actor.Engine
+	pid                  *actor.PID
+	ctx                  context.Context // cancelled when the actor retires
+	cancel               context.CancelFunc
+	received, seenAtTick uint64 // routed messages received; the count at the last idle tick
+	idle                 *time.Timer
+	retired              bool
+}
+
+func newTaskActor(s *Service, id string) *taskActor {
+	task, _, _ := strings.Cut(id, "#")
+	return &taskActor{svc: s, id: id, task: task}
+}
+
+func (a *taskActor) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Started:
+		a.engine, a.pid = c.Engine(), c.PID()
+		a.ctx, a.cancel = context.WithCancel(context.Background())
+		a.armIdle()
+	case actor.Stopped:
+		a.stopTimers()
+		a.cancel()
+	case wake:
+		if m.gen == a.timerGen && a.timer != nil {
+			a.timer = nil
+			a.advance()
+		}
+	case idleTick:
+		a.onIdle()
+	case retireAgain:
+		a.retire(m.m)
+	case *createdRes, *polledRes, *downloadedRes, *settledRes, *panicRes:
+		a.busy = false
+		if a.retired {
+			return
+		}
+		defer a.ensureProgress() // also after a panic below
+		a.onResult(m)
+	case routed:
+		a.handle(m)
+	}
+}
+
+func (a *taskActor) onResult(m any) {
+	switch m := m.(type) {
+	case *createdRes:
+		a.onCreated(m)
+	case *polledRes:
+		a.onPolled(m)
+	case *downloadedRes:
+		a.onDownloaded(m)
+	case *settledRes:
+		a.onSettled(m)
+	case *panicRes:
+		a.svc.log.Error("video task call panicked; retrying", "task", a.task, "panic", m.v)
+		a.retryLater(0)
+	}
+}
+
+// handle serves a request that came through the directory.
+func (a *taskActor) handle(m routed) {
+	if a.retired { // cannot happen under the directory handshake; re-route rather than lose it
+		if r, ok := m.(*retireMsg); ok {
+			sendOnce(r.reply, nil)
+			return
+		}
+		if err := a.svc.dir.route(a.task, a.svc, m); err != nil {
+			m.Fail(err)
+		}
+		return
+	}
+	a.received++
+	if r, ok := m.(*retireMsg); ok {
+		a.retire(r)
+		return
+	}
+	if !a.loaded {
+		if err := a.load(m); err != nil {
+			m.Fail(err)
+			return
+		}
+	}
+	switch m := m.(type) {
+	case *getMsg:
+		if m.account != a.rec.Account {
+			sendOnce(m.reply, getResult{err: fmt.Errorf("%w: %s", ErrNotFound, a.task)})
+		} else {
+			sendOnce(m.reply, getResult{task: view(&a.rec)})
+		}
+	case *startMsg:
+		if a.route == nil {
+			a.route = m.route
+		}
+	}
+	a.ensureProgress()
+}
+
+// load adopts the task from the activating message, or reads it.
+func (a *taskActor) load(m routed) error {
+	var rec persistence.VideoTask
+	switch m := m.(type) {
+	case *startMsg:
+		rec, a.route = m.rec, m.route
+	case *getMsg:
+		if m.rec == nil {
+			r, err := a.svc.deps.Tasks.GetTask(a.task)
+			if errors.Is(err, persistence.ErrNotFound) {
+				return fmt.Errorf("%w: %s", ErrNotFound, a.task)
+			} else if err != nil {
+				return err
+			}
+			m.rec = &r
+		}
+		rec = *m.rec
+	}
+	if rec.ID != a.task {
+		return fmt.Errorf("%w: task %s activated with record %q", ErrInvalid, a.task, rec.ID)
+	}
+	a.rec, a.loaded = rec, true
+	return nil
+}
+
+// ensureProgress starts the next step of an open task that has neither a call in flight
+// nor a timer: after activation, and as a safety net after every result.
+func (a *taskActor) ensureProgress() {
+	if !a.loaded || a.retired || a.busy || a.timer != nil || !a.rec.Open() || a.ctx.Err() != nil {
+		return
+	}
+	a.advance()
+}
+
+// advance takes the next step the task's state calls for.
+func (a *taskActor) advance() {
+	if a.busy || a.retired || !a.loaded {
+		return
+	}
+	r := &a.rec
+	if r.Terminal() {
+		if !r.Settled {
+			a.settle()
+		}
+		return
+	}
+	if a.pending != nil {
+		a.complete(*a.pending)
+		return
+	}
+	if a.now().UnixNano() >= r.Deadline {
+		// Past the deadline a job that exists gets one last look (after a node was down
+		// for long, it may have finished), and a finished one one last download.
+		if r.UpstreamID == "" || a.late {
+			a.fail(CodeTimeout, fmt.Sprintf("the video was not ready within %s", a.svc.cfg.MaxAge))
+			return
+		}
+		a.late = true
+	}
+	route := a.currentRoute()
+	if route == nil {
+		a.fail(CodeRouteUnavailable, fmt.Sprintf("route %q of model %s is no longer in the catalog", r.Route, r.Model))
+		return
+	}
+	to := a.timeouts(route)
+	switch {
+	case r.UpstreamID == "":
+		a.create(route, to)
+	case a.upstreamDone:
+		a.download(route, to)
+	default:
+		a.poll(route, to)
+	}
+}
+
+func (a *taskActor) create(route *catalog.Route, to catalog.Timeouts) {
+	if len(a.rec.Body) == 0 {
+		// The request body (the prompt) lives only in memory, so a node that stopped before
+		// the provider accepted the job cannot start it again: the task fails, costing nothing.
+		a.fail(CodeUpstreamJobLost, "the gateway restarted before the video job reached the provider; nothing was charged, please create the video again")
+		return
+	}
+	a.rec.Attempts++
+	a.dirty = true
+	up, id, body := a.svc.deps.Upstream, a.rec.ID, a.rec.Body
+	a.spawn(func(ctx context.Context) any {
+		job, err := up.CreateVideo(upstream.WithIdempotencyKey(ctx, id), route, to, body)
+		return &createdRes{job: job, err: err}
+	})
+}
+
+func (a *taskActor) onCreated(m *createdRes) {
+	if m.err != nil {
+		if a.ctx.Err() != nil {
+			return // retiring: the next start creates it
+		}
+		var ue *upstream.Error
+		if errors.As(m.err, &ue) && ue.Kind == upstream.ClientError {
+			code, msg := upstreamError(ue.Body)
+			if code == "" {
+				code = CodeRejected
+			}
+			if msg == "" {
+				msg = fmt.Sprintf("the upstream refused the video request (HTTP %d)", ue.Status)
+			}
+			a.fail(code, msg)
+			return
+		}
+		a.svc.log.Warn("video job create failed; retrying", "task", a.task, "attempt", a.rec.Attempts, "err", m.err)
+		a.retryLater(retryAfter(m.err))
+		return
+	}
+	next := a.rec
+	next.UpstreamID, next.Body = m.job.ID, nil // the prompt leaves the disk with this write
+	a.delay = 0
+	a.applyJob(&next, m.job, 0, true)
+}
+
+func (a *taskActor) poll(route *catalog.Route, to catalog.Timeouts) {
+	up, id := a.svc.deps.Upstream, a.rec.UpstreamID
+	a.spawn(func(ctx context.Context) any {
+		job, wait, err := up.PollVideo(ctx, route, to, id)
+		return &polledRes{job: job, wait: wait, err: err}
+	})
+}
+
+func (a *taskActor) onPolled(m *polledRes) {
+	if m.err != nil {
+		if a.ctx.Err() != nil {
+			return
+		}
+		var ue *upstream.Error
+		if errors.As(m.err, &ue) && (ue.Status == 404 || ue.Status == 410) {
+			a.fail(CodeUpstreamJobLost, fmt.Sprintf("the upstream no longer knows video job %s (HTTP %d)", a.rec.UpstreamID, ue.Status))
+			return
+		}
+		if ue == nil || ue.Kind != upstream.RateLimited {
+			a.svc.log.Warn("video job poll failed; retrying", "task", a.task, "err", m.err)
+		}
+		a.retryLater(m.wait)
+		return
+	}
+	next := a.rec
+	a.applyJob(&next, m.job, m.wait, false)
+}
+
+// applyJob moves the task as far as the upstream job went (never backwards), writes it
+// when it changed, and schedules what comes next.
+func (a *taskActor) applyJob(next *persistence.VideoTask, job upstream.Job, wait time.Duration, changed bool) {
+	switch jobState(job.Status) {
+	case StatusFailed:
+		code, msg := job.Error.Code, job.Error.Message
+		if code == "" {
+			code = CodeFailed
+		}
+		if msg == "" {
+			msg = "the upstream could not generate the video"
+		}
+		a.failWith(next, code, msg)
+		return
+	case StatusCompleted:
+		a.upstreamDone, a.late = true, false
+	case StatusInProgress:
+		if next.Status == StatusQueued {
+			next.Status, changed = StatusInProgress, true
+		}
+		if p := min(max(job.Progress, 1), 99); p > next.Progress {
+			next.Progress, changed = p, true
+		}
+	}
+	if changed && !a.commit(next) {
+		return
+	}
+	if a.upstreamDone {
+		a.delay = 0
+		a.advance()
+		return
+	}
+	a.schedule(a.nextDelay(wait))
+}
+
+func (a *taskActor) download(route *catalog.Route, to catalog.Timeouts) {
+	up, store, acct, id := a.svc.deps.Upstream, a.svc.deps.Assets, a.rec.Account, a.rec.UpstreamID
+	a.spawn(func(ctx context.Context) any {
+		body, ct, err := up.DownloadVideo(ctx, route, to, id)
+		if err != nil {
+			return &downloadedRes{err: err}
+		}
+		defer body.Close()
+		asset, err := store.Put(assets.KindVideo, acct, videoType(ct), body)
+		return &downloadedRes{asset: asset, err: err}
+	})
+}
+
+func (a *taskActor) onDownloaded(m *downloadedRes) {
+	if m.err != nil {
+		if a.ctx.Err() != nil {
+			return
+		}
+		if errors.Is(m.err, assets.ErrTooLarge) {
+			a.fail(CodeTooLarge, fmt.Sprintf("the finished video is too large to store (%v)", m.err))
+			return
+		}
+		a.svc.log.Warn("video download failed; retrying", "task", a.task, "err", m.err)
+		a.retryLater(retryAfter(m.err))
+		return
+	}
+	a.pending = &m.asset
+	a.complete(m.asset)
+}
+
+// complete writes the completed transition for a stored video, then settles.
+func (a *taskActor) complete(asset assets.Asset) {
+	next := a.rec
+	next.Status, next.Progress, next.AssetID, next.AssetPath = StatusCompleted, 100, asset.ID, asset.Path
+	next.Finished = a.now().UnixNano()
+	if !a.commit(&next) {
+		return
+	}
+	a.pending, a.upstreamDone, a.delay = nil, false, 0
+	a.advance()
+}
+
+func (a *taskActor) fail(code, msg string) {
+	next := a.rec
+	a.failWith(&next, code, msg)
+}
+
+// failWith writes the failed transition, then settles (releases the seconds).
+func (a *taskActor) failWith(next *persistence.VideoTask, code, msg string) {
+	next.Status, next.ErrorCode, next.ErrorMessage, next.Body = StatusFailed, code, clip(msg, 1000), nil
+	next.Finished = a.now().UnixNano()
+	if !a.commit(next) {
+		return
+	}
+	a.pending, a.upstreamDone, a.delay = nil, false, 0
+	a.advance()
+}
+
+// settle ends the quota side of a finished task: commit the seconds and charge them
+// (completed), or release them (failed). Every step is idempotent; Settled ends it.
+func (a *taskActor) settle() {
+	r := a.rec
+	q := a.svc.deps.Quota
+	res := quota.MediaReservation{Account: r.MediaAccount, Kind: r.MediaKind, ID: r.MediaID}
+	if r.Status == StatusFailed {
+		a.spawn(func(ctx context.Context) any {
+			if res.Account != "" {
+				if err := q.ReleaseVideoSeconds(ctx, res); err != nil && !errors.Is(err, quota.ErrUnknownReservation) {
+					return &settledRes{err: err}
+				}
+			}
+			return &settledRes{}
+		})
+		return
+	}
+	plan, amount := a.plan(), money.Amount(r.Price).Times(r.Seconds)
+	entry := &persistence.LogEntry{
+		RequestID: r.ID, Time: r.Created, AccountID: r.Account, KeyID: r.KeyID, Model: r.Model, Route: r.Route,
+		Status: 200, LatencyMs: max(0, (r.Finished-r.Created)/int64(time.Millisecond)), ListCost: int64(amount),
+		ClientFormat: "videos", Attempts: r.Attempts,
+	}
+	if route := a.currentRoute(); route != nil {
+		entry.UpstreamFormat = route.Format
+	}
+	a.spawn(func(ctx context.Context) any {
+		if res.Account != "" {
+			if err := q.CommitVideoSeconds(ctx, res, r.Seconds); err != nil && !errors.Is(err, quota.ErrUnknownReservation) {
+				return &settledRes{err: err}
+			}
+		}
+		s, err := q.Charge(ctx, r.Account, plan, amount, "video/"+r.ID, entry)
+		return &settledRes{charged: int64(s.Charged), err: err}
+	})
+}
+
+func (a *taskActor) onSettled(m *settledRes) {
+	if m.err != nil {
+		if a.ctx.Err() != nil {
+			return
+		}
+		a.svc.log.Error("video task billing failed; retrying", "task", a.task, "status", a.rec.Status, "err", m.err)
+		a.retryLater(0)
+		return
+	}
+	next := a.rec
+	next.Settled, next.Charged = true, m.charged
+	if a.commit(&next) {
+		a.delay = 0
+	}
+}
+
+// commit writes next (synced) and only then makes it the task's state.
+func (a *taskActor) commit(next *persistence.VideoTask) bool {
+	next.Updated = a.now().UnixNano()
+	if err := a.svc.deps.Tasks.PutTask(next); err != nil {
+		a.svc.log.Error("video task write failed; retrying", "task", a.task, "err", err)
+		a.retryLater(0)
+		return false
+	}
+	a.rec, a.dirty = *next, false
+	return true
+}
+
+// spawn runs one call off the actor; its result comes back as a message.
+func (a *taskActor) spawn(call func(context.Context) any) {
+	a.busy = true
+	eng, pid, ctx, work := a.engine, a.pid, a.ctx, &a.svc.work
+	work.add()
+	go func() {
+		defer work.done()
+		defer func() {
+			if v := recover(); v != nil {
+				eng.Send(pid, &panicRes{v: v})
+			}
+		}()
+		eng.Send(pid, call(ctx))
+	}()
+}
+
+type panicRes struct{ v any }
+
+// nextDelay is the next back-off wait: the current step (at least wait, the upstream's
+// Retry-After), and the step grows by PollFactor up to PollMax.
+func (a *taskActor) nextDelay(wait time.Duration) time.Duration {
+	cfg := &a.svc.cfg
+	d := a.delay
+	if d == 0 {
+		d = cfg.PollStart
+	}
+	a.delay = min(time.Duration(float64(d)*cfg.PollFactor), cfg.PollMax)
+	return max(d, wait)
+}
+
+func (a *taskActor) retryLater(wait time.Duration) { a.schedule(a.nextDelay(wait)) }
+
+// schedule wakes the actor after d (by the task's deadline at the latest, so a task
+// fails on time).
+func (a *taskActor) schedule(d time.Duration) {
+	if !a.rec.Terminal() {
+		if left := time.Duration(a.rec.Deadline - a.now().UnixNano()); d > left {
+			d = max(left, 0)
+		}
+	}
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	a.timerGen++
+	gen, eng, pid := a.timerGen, a.engine, a.pid
+	a.timer = a.svc.clock.AfterFunc(d, func() { eng.Send(pid, wake{gen}) })
+}
+
+func (a *taskActor) stopTimers() {
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+	if a.idle != nil {
+		a.idle.Stop()
+	}
+}
+
+func (a *taskActor) armIdle() {
+	eng, pid := a.engine, a.pid
+	a.idle = time.AfterFunc(a.svc.cfg.IdleTimeout, func() { eng.Send(pid, idleTick{}) })
+}
+
+// onIdle passivates a finished, settled task nobody asked about since the last tick. Its
+// state is written already; a message on its way keeps it alive (directory.retire).
+func (a *taskActor) onIdle() {
+	if a.retired {
+		return
+	}
+	quiet := a.received == a.seenAtTick
+	a.seenAtTick = a.received
+	if quiet && !a.busy && (!a.loaded || !a.rec.Open()) && a.svc.dir.retire(a.task, a.id, a.received) {
+		a.retired = true
+		a.stopTimers()
+		a.svc.stopLater(a.id)
+		return
+	}
+	a.armIdle()
+}
+
+// retire is Service.Close's stop: cancel the call in flight, write what is unwritten, and
+// wait for messages still on their way.
+func (a *taskActor) retire(m *retireMsg) {
+	if a.retired {
+		sendOnce(m.reply, nil)
+		return
+	}
+	a.cancel()
+	var err error
+	if a.loaded && a.dirty {
+		if err = a.svc.deps.Tasks.PutTask(&a.rec); err == nil {
+			a.dirty = false
+		}
+	}
+	if !a.svc.dir.retire(a.task, a.id, a.received) {
+		a.engine.Send(a.pid, retireAgain{m})
+		return
+	}
+	a.retired = true
+	a.stopTimers()
+	a.svc.stopLater(a.id)
+	sendOnce(m.reply, err)
+}

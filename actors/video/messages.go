@@ -1,0 +1,83 @@
+package video
+
+import (
+	"time"
+
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/assets"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// Requests reach an actor through the directory (routed, counted for the passivation
+// handshake) as pointers; those with a caller carry a one-slot reply channel, answered
+// exactly once, and answer through Fail (actors.Failer) after a panic.
+type routed interface {
+	Fail(err error)
+}
+
+// startMsg activates a task: a new one (Create, with the route the handler chose) or an
+// open one (Resume). An actor that holds its task already just carries on.
+type startMsg struct {
+	rec   persistence.VideoTask
+	route *catalog.Route // nil: look it up in the catalog
+}
+
+func (m *startMsg) Fail(error) {}
+
+type getResult struct {
+	task Task
+	err  error
+}
+
+// getMsg reads the task for account. rec, when set, is the stored task the service just
+// read (saves the actor a read when it activates).
+type getMsg struct {
+	account string
+	rec     *persistence.VideoTask
+	reply   chan getResult
+}
+
+func (m *getMsg) Fail(err error) { sendOnce(m.reply, getResult{err: err}) }
+
+// retireMsg asks the actor to write what is unwritten and stop (Service.Close).
+type retireMsg struct {
+	reply chan error
+}
+
+func (m *retireMsg) Fail(err error) { sendOnce(m.reply, err) }
+
+func sendOnce[T any](c chan T, v T) {
+	select {
+	case c <- v:
+	default:
+	}
+}
+
+// Internal messages, sent by the actor's own timers and calls (not routed, not counted).
+type (
+	wake        struct{ gen uint64 } // a poll or retry timer fired
+	idleTick    struct{}             // the passivation timer fired
+	retireAgain struct{ m *retireMsg }
+)
+
+// Results of the calls an actor makes off its goroutine.
+type (
+	createdRes struct {
+		job upstream.Job
+		err error
+	}
+	polledRes struct {
+		job  upstream.Job
+		wait time.Duration
+		err  error
+	}
+	downloadedRes struct {
+		asset assets.Asset
+		err   error
+	}
+	settledRes struct {
+		charged int64
+		err     error
+	}
+)

@@ -1,0 +1,428 @@
+// Package video runs asynchronous video tasks, one actor per task: the actor drives the
+// upstream job (create, poll with back-off, download), owns the task's state transitions,
+// copies the finished video into the gateway's asset store, bills on completion and
+// resumes after a restart.
+//
+// Durability: a task is written (synced) before Create returns, and every transition is
+// written (synced) before Get can see it, so a restart loses nothing a client saw. A task
+// that was not finished and settled is in the store's open index; Resume, at node start,
+// activates each, and it carries on where its record says: it re-creates an upstream job
+// whose id was never recorded, polls one that was, settles one that finished.
+//
+// Billing, exactly once: on completed, the reserved video seconds are committed
+// (quota.CommitVideoSeconds) and the model's price per output second (for video models the
+// catalog's pricing.completion is the USD price per output second) times the seconds is
+// charged with quota.Charge under the idempotency key "video/<task id>", with the request
+// log entry in the same synced batch; on failed, the seconds are released and nothing is
+// charged. Both steps are idempotent (an already ended reservation is
+// quota.ErrUnknownReservation, taken as done; a charge key already used charges nothing),
+// and the task records Settled once both are done, so a crash anywhere in between repeats
+// them harmlessly at the next start.
+package video
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/assets"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// Kind is the actor kind for the locator.
+const Kind = "video"
+
+// Errors. Returned errors wrap one of these.
+var (
+	ErrNotFound = errors.New("video: task not found")
+	ErrInvalid  = errors.New("video: invalid request")
+	ErrClosed   = errors.New("video: service closed")
+)
+
+// Tasks is the durable task store (*persistence.Store).
+type Tasks interface {
+	CreateTask(*persistence.VideoTask) error
+	PutTask(*persistence.VideoTask) error
+	GetTask(id string) (persistence.VideoTask, error)
+	ListOpenTasks() ([]persistence.VideoTask, error)
+}
+
+// Assets is where finished videos go (*assets.Store).
+type Assets interface {
+	Put(kind, account, contentType string, r io.Reader) (assets.Asset, error)
+}
+
+// Upstream is the video job client (*upstream.Client).
+type Upstream interface {
+	CreateVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, body []byte) (upstream.Job, error)
+	PollVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (upstream.Job, time.Duration, error)
+	DownloadVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (io.ReadCloser, string, error)
+}
+
+// Quota is the part of the quota service a task bills through (*quota.Service).
+type Quota interface {
+	CommitVideoSeconds(ctx context.Context, r quota.MediaReservation, seconds int64) error
+	ReleaseVideoSeconds(ctx context.Context, r quota.MediaReservation) error
+	Charge(ctx context.Context, account string, plan *catalog.Plan, amount money.Amount, idempotencyKey string, log *persistence.LogEntry) (quota.Settlement, error)
+}
+
+// Clock tells the time and runs the poll and retry timers. Tests inject a virtual one.
+type Clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc.
+type Timer interface{ Stop() bool }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Deps are what the service works with.
+type Deps struct {
+	Tasks    Tasks
+	Assets   Assets
+	Upstream Upstream
+	Quota    Quota
+	// Catalog finds a task's route (by id) and the plan it is billed under (by name), as
+	// they are now: a reloaded catalog applies to running tasks.
+	Catalog *catalog.Holder
+	Clock   Clock        // default: the wall clock
+	Logger  *slog.Logger // default: slog.Default()
+}
+
+// Config tunes the service. Zero values take the defaults.
+type Config struct {
+	// Polling and retrying: the first wait is PollStart, each next one PollFactor times the
+	// last, at most PollMax, and never less than the upstream's Retry-After. Defaults 1 s,
+	// 1.5, 15 s. The sequence starts over when the task moves to its next step (poll,
+	// download, settle).
+	PollStart  time.Duration
+	PollFactor float64
+	PollMax    time.Duration
+	// MaxAge is how long a task may take from creation to a stored video; past it the task
+	// fails with CodeTimeout. Default 2 h.
+	MaxAge time.Duration
+	// IdleTimeout passivates the actor of a finished, settled task that nobody asked about
+	// for this long (up to twice as long; wall clock). Its state is already written; the
+	// next Get loads it again. Default 5 min.
+	IdleTimeout time.Duration
+	Inbox       int // actor inbox slots (it grows when needed); default 16
+}
+
+// CreateRequest is one accepted POST /videos, after the handler validated it, reserved the
+// seconds and built the upstream body.
+type CreateRequest struct {
+	Account string
+	KeyID   string
+	Model   *catalog.Model // a video model
+	Route   *catalog.Route // the route the upstream job is created on (and stays on)
+	Seconds int            // clip length, billed on completion
+	Size    string         // e.g. "720P"
+	// Body is the upstream create body. It holds the prompt: the task keeps it on disk only
+	// until the upstream job exists (to re-create the job after a restart), then erases it.
+	Body []byte
+	// MediaReservation holds Seconds of the account's daily video seconds
+	// (quota.ReserveVideoSeconds); committed on completed, released on failed.
+	MediaReservation quota.MediaReservation
+	// Price is the USD price per output second: the model's pricing.completion.
+	Price money.Amount
+	// Plan is the account's plan: the charge goes down to its overdraft floor at most. Its
+	// name is kept with the task; at billing the catalog's plan of that name applies (or
+	// this plan's overdraft when the catalog has it no more). Nil: no overdraft.
+	Plan *catalog.Plan
+}
+
+// Service is the client API of the video task actors.
+type Service struct {
+	loc   cluster.Locator
+	deps  Deps
+	cfg   Config
+	clock Clock
+	log   *slog.Logger
+	dir   directory
+	gen   atomic.Uint64
+
+	closed atomic.Bool
+	work   counter // upstream, asset and quota calls in flight
+	stops  counter // actors being stopped
+}
+
+// NewService registers the task actor kind with the locator.
+func NewService(l *cluster.Local, deps Deps, cfg Config) *Service {
+	if cfg.PollStart <= 0 {
+		cfg.PollStart = time.Second
+	}
+	if cfg.PollFactor < 1 {
+		cfg.PollFactor = 1.5
+	}
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = 15 * time.Second
+	}
+	cfg.PollMax = max(cfg.PollMax, cfg.PollStart)
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = 2 * time.Hour
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 5 * time.Minute
+	}
+	if cfg.Inbox <= 0 {
+		cfg.Inbox = 16
+	}
+	s := &Service{loc: l, deps: deps, cfg: cfg, clock: deps.Clock, log: deps.Logger}
+	if s.clock == nil {
+		s.clock = realClock{}
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.work.init()
+	s.stops.init()
+	s.dir.init()
+	s.gen.Store(uint64(time.Now().UnixNano()))
+	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
+		return func() actor.Receiver { return newTaskActor(s, id) }
+	})
+	return s
+}
+
+// Create persists a new task, queued with progress 0, and starts its actor, which creates
+// the upstream job. The task is durable when Create returns: if the node stops now, the
+// next start's Resume carries it on.
+func (s *Service) Create(ctx context.Context, r CreateRequest) (Task, error) {
+	if s.closed.Load() {
+		return Task{}, ErrClosed
+	}
+	if err := checkCreate(&r); err != nil {
+		return Task{}, err
+	}
+	now := s.clock.Now()
+	rec := &persistence.VideoTask{
+		ID: "video_" + randBase62(24), Account: r.Account, KeyID: r.KeyID, Model: r.Model.ID, Route: r.Route.ID,
+		Seconds: int64(r.Seconds), Size: r.Size, Body: r.Body, Status: persistence.TaskQueued,
+		Created: now.UnixNano(), Updated: now.UnixNano(), Deadline: now.Add(s.cfg.MaxAge).UnixNano(),
+		MediaAccount: r.MediaReservation.Account, MediaKind: r.MediaReservation.Kind, MediaID: r.MediaReservation.ID,
+		Price: int64(r.Price),
+	}
+	if r.Plan != nil {
+		rec.Plan, rec.Overdraft = r.Plan.Name, int64(r.Plan.Overdraft)
+	}
+	if err := s.deps.Tasks.CreateTask(rec); err != nil {
+		return Task{}, err
+	}
+	if err := s.dir.route(rec.ID, s, &startMsg{rec: *rec, route: r.Route}); err != nil {
+		// Closing meanwhile: the task is stored and open, the next start resumes it.
+		s.log.Warn("video task stored but not started (closing); it resumes at the next start", "task", rec.ID)
+	}
+	return view(rec), nil
+}
+
+func checkCreate(r *CreateRequest) error {
+	switch {
+	case r.Account == "":
+		return fmt.Errorf("%w: no account", ErrInvalid)
+	case r.Model == nil || r.Model.Kind != catalog.KindVideo:
+		return fmt.Errorf("%w: the model must be a video model", ErrInvalid)
+	case r.Route == nil:
+		return fmt.Errorf("%w: no route", ErrInvalid)
+	case r.Seconds <= 0:
+		return fmt.Errorf("%w: seconds %d must be positive", ErrInvalid, r.Seconds)
+	case len(r.Body) == 0 || len(r.Body) > persistence.MaxTaskBodyLen:
+		return fmt.Errorf("%w: upstream body of %d bytes (1-%d)", ErrInvalid, len(r.Body), persistence.MaxTaskBodyLen)
+	case r.Price < 0:
+		return fmt.Errorf("%w: negative price %s", ErrInvalid, r.Price)
+	case r.MediaReservation.Account != "" && (r.MediaReservation.Account != r.Account || r.MediaReservation.Kind != persistence.MediaVideo):
+		return fmt.Errorf("%w: the media reservation must be the account's video seconds", ErrInvalid)
+	}
+	return nil
+}
+
+// Get returns account's task id as its actor holds it (activating it from the store when
+// it was passivated); it never calls the upstream. Another account's task, or an unknown
+// id, is ErrNotFound.
+func (s *Service) Get(ctx context.Context, account, id string) (Task, error) {
+	if !validTaskID(id) {
+		return Task{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if s.closed.Load() {
+		return Task{}, ErrClosed
+	}
+	m := &getMsg{account: account, reply: make(chan getResult, 1)}
+	if !s.dir.active(id) {
+		// Not running: check the store first, so an unknown id or another account's task
+		// costs one read and activates nothing.
+		rec, err := s.deps.Tasks.GetTask(id)
+		if errors.Is(err, persistence.ErrNotFound) {
+			return Task{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		if err != nil {
+			return Task{}, err
+		}
+		if rec.Account != account {
+			return Task{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		m.rec = &rec
+	}
+	if err := s.dir.route(id, s, m); err != nil {
+		return Task{}, err
+	}
+	select {
+	case r := <-m.reply:
+		return r.task, r.err
+	case <-ctx.Done():
+		return Task{}, ctx.Err()
+	}
+}
+
+// Resume activates every unfinished or unsettled task (node start): each carries on from
+// its record.
+func (s *Service) Resume(ctx context.Context) error {
+	open, err := s.deps.Tasks.ListOpenTasks()
+	if err != nil {
+		return err
+	}
+	for i := range open {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.dir.route(open[i].ID, s, &startMsg{rec: open[i]}); err != nil {
+			return err
+		}
+	}
+	if len(open) > 0 {
+		s.log.Info("video tasks resumed", "tasks", len(open))
+	}
+	return nil
+}
+
+// Close stops every task actor: calls in flight are cancelled (a cancelled step is
+// repeated after the next start) and what was not written yet is written. It returns when
+// no actor runs and no call is in flight, or when ctx ends. Close before the quota service
+// and the stores.
+func (s *Service) Close(ctx context.Context) error {
+	s.closed.Store(true)
+	var waits []chan error
+	for _, id := range s.dir.ids() {
+		m := &retireMsg{reply: make(chan error, 1)}
+		if s.dir.route(id, s, m) == nil {
+			waits = append(waits, m.reply)
+		}
+	}
+	var first error
+	for _, w := range waits {
+		select {
+		case err := <-w:
+			if err != nil && first == nil {
+				first = err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := s.work.wait(ctx); err != nil {
+		return err
+	}
+	if err := s.stops.wait(ctx); err != nil {
+		return err
+	}
+	return first
+}
+
+// Active counts task actors running now (tests, metrics).
+func (s *Service) Active() int { return s.dir.count() }
+
+// stopLater retires an incarnation's actor once it has returned from Receive.
+func (s *Service) stopLater(id string) {
+	s.stops.add()
+	go func() {
+		defer s.stops.done()
+		s.loc.Stop(Kind, id)
+	}()
+}
+
+// counter counts goroutines Close waits for (a WaitGroup may not grow during Wait).
+type counter struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed while n == 0
+}
+
+func (c *counter) init() {
+	c.zero = make(chan struct{})
+	close(c.zero)
+}
+
+func (c *counter) add() {
+	c.mu.Lock()
+	if c.n == 0 {
+		c.zero = make(chan struct{})
+	}
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *counter) done() {
+	c.mu.Lock()
+	if c.n--; c.n == 0 {
+		close(c.zero)
+	}
+	c.mu.Unlock()
+}
+
+func (c *counter) wait(ctx context.Context) error {
+	c.mu.Lock()
+	z := c.zero
+	c.mu.Unlock()
+	select {
+	case <-z:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// randBase62 draws n base62 characters uniformly from crypto/rand.
+func randBase62(n int) string {
+	out := make([]byte, 0, n)
+	var buf [32]byte
+	for len(out) < n {
+		rand.Read(buf[:])
+		for _, b := range buf {
+			if b < 248 && len(out) < n {
+				out = append(out, base62[b%62])
+			}
+		}
+	}
+	return string(out)
+}
+
+// validTaskID accepts "video_" + 24 base62.
+func validTaskID(id string) bool {
+	if len(id) != 30 || id[:6] != "video_" {
+		return false
+	}
+	for i := 6; i < len(id); i++ {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}

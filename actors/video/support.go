@@ -1,0 +1,134 @@
+package video
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence/assets"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/upstream"
+)
+
+// What a task actor looks up and how it reads upstream answers.
+
+func (a *taskActor) now() time.Time { return a.svc.clock.Now() }
+
+// currentRoute is the task's route in the current catalog, else the one Create was given.
+func (a *taskActor) currentRoute() *catalog.Route {
+	if h := a.svc.deps.Catalog; h != nil {
+		if c := h.Load(); c != nil {
+			if r, ok := c.Route(a.rec.Route); ok {
+				return r
+			}
+		}
+	}
+	return a.route
+}
+
+// Time-outs of one upstream call when neither the route nor the catalog sets them
+// (decisions.md, "Limits not shown").
+const (
+	defaultConnect   = 10 * time.Second
+	defaultFirstByte = 120 * time.Second
+	defaultIdle      = 300 * time.Second
+)
+
+func (a *taskActor) timeouts(r *catalog.Route) catalog.Timeouts {
+	var srv catalog.Server
+	if h := a.svc.deps.Catalog; h != nil && h.Load() != nil {
+		srv = h.Load().Server
+	}
+	t := r.Effective(srv)
+	if t.Connect <= 0 {
+		t.Connect = defaultConnect
+	}
+	if t.FirstByte <= 0 {
+		t.FirstByte = defaultFirstByte
+	}
+	if t.IdleStream <= 0 {
+		t.IdleStream = defaultIdle
+	}
+	return t
+}
+
+// plan is the plan the charge is made under: the catalog's plan of the stored name, else
+// the overdraft stored at creation.
+func (a *taskActor) plan() *catalog.Plan {
+	if h := a.svc.deps.Catalog; h != nil && h.Load() != nil && a.rec.Plan != "" {
+		if p, ok := h.Load().Plan(a.rec.Plan); ok {
+			return p
+		}
+	}
+	if a.rec.Plan == "" && a.rec.Overdraft == 0 {
+		return nil
+	}
+	return &catalog.Plan{Name: a.rec.Plan, Overdraft: money.Amount(a.rec.Overdraft)}
+}
+
+// jobState maps an upstream job status to the task state it means; an unknown status is
+// taken as work in progress.
+func jobState(s string) string {
+	switch strings.ToLower(s) {
+	case upstream.JobQueued, "pending", "submitted":
+		return StatusQueued
+	case upstream.JobCompleted, "succeeded", "success":
+		return StatusCompleted
+	case upstream.JobFailed, "cancelled", "canceled", "expired", "error":
+		return StatusFailed
+	}
+	return StatusInProgress
+}
+
+// videoType is the content type a download is stored under: the upstream's when the asset
+// store knows it as a video type, else video/mp4 (what the job API serves; upstreams also
+// say application/octet-stream).
+func videoType(ct string) string {
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && assets.Ext(assets.KindVideo, mt) != "" {
+		return mt
+	}
+	return "video/mp4"
+}
+
+// upstreamError reads {"error":{"code","message"}} from an upstream error body.
+func upstreamError(body []byte) (code, msg string) {
+	var e struct {
+		Error struct {
+			Code    any    `json:"code"`
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return "", ""
+	}
+	switch c := e.Error.Code.(type) {
+	case string:
+		code = c
+	case float64:
+		code = fmt.Sprint(c)
+	}
+	if code == "" {
+		code = e.Error.Type
+	}
+	return clip(code, 100), e.Error.Message
+}
+
+func retryAfter(err error) time.Duration {
+	var ue *upstream.Error
+	if errors.As(err, &ue) {
+		return ue.RetryAfter
+	}
+	return 0
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}

@@ -1,0 +1,297 @@
+// Package assets keeps the files the gateway generated (images, videos) on disk under
+// unguessable ids, with their metadata in Pebble, so their public URLs stay valid across
+// restarts.
+//
+// Layout: <data>/assets/<kind>/<id>.<ext> (kinds "gen" for images, "vid" for videos), with
+// the metadata at asset/<id> (msgpack). A file is written to <data>/assets/tmp, fsynced,
+// renamed into place and its directory fsynced before its metadata is written (synced): an
+// asset with metadata always has its whole file. A crash in between leaves at most a file
+// without metadata, which is never served (and a temp file, removed at the next New).
+package assets
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// Kinds of asset; each is served under /assets/<kind>/.
+const (
+	KindImage = "gen"
+	KindVideo = "vid"
+)
+
+// IDLen is the length of an asset id: base62 from crypto/rand, about 190 bits.
+const IDLen = 32
+
+// Errors. Returned errors wrap one of these.
+var (
+	ErrNotFound = errors.New("assets: not found")
+	ErrInvalid  = errors.New("assets: invalid")
+	ErrTooLarge = errors.New("assets: too large")
+)
+
+// extensions are the content types each kind accepts, with their file extension.
+var extensions = map[string]map[string]string{
+	KindImage: {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"},
+	KindVideo: {"video/mp4": "mp4", "video/webm": "webm", "video/quicktime": "mov"},
+}
+
+// KV is the part of *persistence.Store the asset store uses.
+type KV interface {
+	GetRaw(key []byte) ([]byte, error)
+	SetRaw(key, value []byte) error
+}
+
+// Config tunes the store. Zero values take the defaults.
+type Config struct {
+	MaxImageBytes int64            // default 64 MiB
+	MaxVideoBytes int64            // default 512 MiB
+	Now           func() time.Time // default time.Now
+}
+
+// Store is the asset store. It is safe for concurrent use.
+type Store struct {
+	kv   KV
+	root string // <data>/assets
+	cfg  Config
+}
+
+// Asset is one stored file.
+type Asset struct {
+	ID          string
+	Kind        string // KindImage or KindVideo
+	ContentType string
+	Size        int64
+	SHA256      string // hex
+	Account     string // the owner
+	Created     time.Time
+	// Path is the public path, /assets/<kind>/<id>.<ext> (not stored: derived).
+	Path string
+}
+
+// record is the metadata as stored at asset/<id>.
+type record struct {
+	Kind        string `msgpack:"k"`
+	ContentType string `msgpack:"ct"`
+	Size        int64  `msgpack:"n"`
+	SHA256      string `msgpack:"sha"`
+	Account     string `msgpack:"acct"`
+	Created     int64  `msgpack:"c"` // unix seconds UTC
+}
+
+// New opens the asset store under <dataDir>/assets, creating its directories and removing
+// temp files a crash left behind.
+func New(kv KV, dataDir string, cfg Config) (*Store, error) {
+	if cfg.MaxImageBytes <= 0 {
+		cfg.MaxImageBytes = 64 << 20
+	}
+	if cfg.MaxVideoBytes <= 0 {
+		cfg.MaxVideoBytes = 512 << 20
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Store{kv: kv, root: filepath.Join(dataDir, "assets"), cfg: cfg}
+	if err := os.RemoveAll(s.tmpDir()); err != nil {
+		return nil, fmt.Errorf("assets: clear temp files: %w", err)
+	}
+	for _, d := range []string{s.tmpDir(), filepath.Join(s.root, KindImage), filepath.Join(s.root, KindVideo)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("assets: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func (s *Store) tmpDir() string { return filepath.Join(s.root, "tmp") }
+
+// Ext is the file extension of a content type of a kind ("" when the kind does not take it).
+func Ext(kind, contentType string) string { return extensions[kind][contentType] }
+
+// Put stores r's bytes as a new asset of account, durably, and returns it. More than the
+// kind's size cap is ErrTooLarge (nothing is kept); a kind or content type the store does
+// not take is ErrInvalid.
+func (s *Store) Put(kind, account, contentType string, r io.Reader) (Asset, error) {
+	if ct, _, err := mime.ParseMediaType(contentType); err == nil {
+		contentType = ct // lower case, without parameters
+	}
+	ext := Ext(kind, contentType)
+	switch {
+	case extensions[kind] == nil:
+		return Asset{}, fmt.Errorf("%w: kind %q (want %q or %q)", ErrInvalid, kind, KindImage, KindVideo)
+	case ext == "":
+		return Asset{}, fmt.Errorf("%w: content type %q for kind %q", ErrInvalid, contentType, kind)
+	case account == "":
+		return Asset{}, fmt.Errorf("%w: no account", ErrInvalid)
+	}
+	limit := s.cfg.MaxImageBytes
+	if kind == KindVideo {
+		limit = s.cfg.MaxVideoBytes
+	}
+	id := newID()
+	final := filepath.Join(s.root, kind, id+"."+ext)
+	size, sum, err := writeFile(s.tmpDir(), final, r, limit)
+	if err != nil {
+		return Asset{}, err
+	}
+	a := Asset{ID: id, Kind: kind, ContentType: contentType, Size: size, SHA256: sum, Account: account,
+		Created: time.Unix(s.cfg.Now().Unix(), 0).UTC(), Path: "/assets/" + kind + "/" + id + "." + ext}
+	val, err := msgpack.Marshal(&record{Kind: kind, ContentType: contentType, Size: size, SHA256: sum, Account: account, Created: a.Created.Unix()})
+	if err == nil {
+		err = s.kv.SetRaw(metaKey(id), val)
+	}
+	if err != nil {
+		os.Remove(final)
+		return Asset{}, fmt.Errorf("assets: metadata of %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// writeFile copies r (at most limit bytes) to a temp file, fsyncs it, renames it to final
+// and fsyncs final's directory.
+func writeFile(tmpDir, final string, r io.Reader, limit int64) (int64, string, error) {
+	f, err := os.CreateTemp(tmpDir, "put-*")
+	if err != nil {
+		return 0, "", fmt.Errorf("assets: %w", err)
+	}
+	tmp := f.Name()
+	fail := func(err error) (int64, string, error) {
+		f.Close()
+		os.Remove(tmp)
+		return 0, "", err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, limit+1))
+	switch {
+	case err != nil:
+		return fail(fmt.Errorf("assets: write: %w", err))
+	case n > limit:
+		return fail(fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("assets: fsync: %w", err))
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return 0, "", fmt.Errorf("assets: close: %w", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return 0, "", fmt.Errorf("assets: %w", err)
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		os.Remove(final)
+		return 0, "", fmt.Errorf("assets: fsync directory: %w", err)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Get returns an asset's metadata.
+func (s *Store) Get(id string) (Asset, error) {
+	if !validID(id) {
+		return Asset{}, fmt.Errorf("%w: asset %q", ErrNotFound, id)
+	}
+	val, err := s.kv.GetRaw(metaKey(id))
+	if errors.Is(err, persistence.ErrNotFound) {
+		return Asset{}, fmt.Errorf("%w: asset %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return Asset{}, fmt.Errorf("assets: %s: %w", id, err)
+	}
+	var rec record
+	if err := msgpack.Unmarshal(val, &rec); err != nil {
+		return Asset{}, fmt.Errorf("assets: decode %s: %w", id, err)
+	}
+	ext := Ext(rec.Kind, rec.ContentType)
+	return Asset{ID: id, Kind: rec.Kind, ContentType: rec.ContentType, Size: rec.Size, SHA256: rec.SHA256, Account: rec.Account,
+		Created: time.Unix(rec.Created, 0).UTC(), Path: "/assets/" + rec.Kind + "/" + id + "." + ext}, nil
+}
+
+// Open returns an asset and its file, open for reading (the caller closes it; it is an
+// *os.File so http.ServeContent can answer range requests).
+func (s *Store) Open(id string) (Asset, *os.File, error) {
+	a, err := s.Get(id)
+	if err != nil {
+		return Asset{}, nil, err
+	}
+	f, err := os.Open(filepath.Join(s.root, a.Kind, id+"."+Ext(a.Kind, a.ContentType)))
+	if errors.Is(err, os.ErrNotExist) {
+		return Asset{}, nil, fmt.Errorf("%w: file of asset %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return Asset{}, nil, fmt.Errorf("assets: %w", err)
+	}
+	return a, f, nil
+}
+
+// OpenPath is Open for the last two segments of a public path: kind and "<id>.<ext>" must
+// both match the asset (an image is not served under /assets/vid/, nor as .mp4).
+func (s *Store) OpenPath(kind, name string) (Asset, *os.File, error) {
+	id, ext, _ := strings.Cut(name, ".")
+	a, f, err := s.Open(id)
+	if err != nil {
+		return Asset{}, nil, err
+	}
+	if a.Kind != kind || Ext(a.Kind, a.ContentType) != ext {
+		f.Close()
+		return Asset{}, nil, fmt.Errorf("%w: /assets/%s/%s", ErrNotFound, kind, name)
+	}
+	return a, f, nil
+}
+
+func metaKey(id string) []byte { return []byte("asset/" + id) }
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newID draws IDLen base62 characters uniformly from crypto/rand (bytes >= 248 are
+// rejected rather than reduced, which would favour the first characters).
+func newID() string {
+	out := make([]byte, 0, IDLen)
+	var buf [48]byte
+	for len(out) < IDLen {
+		rand.Read(buf[:])
+		for _, b := range buf {
+			if b < 248 && len(out) < IDLen {
+				out = append(out, base62[b%62])
+			}
+		}
+	}
+	return string(out)
+}
+
+func validID(id string) bool {
+	if len(id) != IDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if strings.IndexByte(base62, id[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,173 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// The asynchronous video job API of a chat-format route (wire-formats.md §6.3):
+// POST {base}/videos creates a job, GET {base}/videos/{id} polls it, and
+// GET {base}/videos/{id}/content downloads the finished MP4. Auth, time-outs and the
+// classification of failures are the Client's, as for every other call.
+
+// Upstream job states.
+const (
+	JobQueued     = "queued"
+	JobInProgress = "in_progress"
+	JobCompleted  = "completed"
+	JobFailed     = "failed"
+)
+
+// Job is an upstream video job as its create and poll answers describe it.
+type Job struct {
+	ID       string
+	Status   string // JobQueued, JobInProgress, JobCompleted, JobFailed (or what the upstream says)
+	Progress int    // 0-100 (a fractional progress is rounded down)
+	Error    JobError
+}
+
+// JobError is a failed job's reason.
+type JobError struct {
+	Code    string
+	Message string
+}
+
+// maxJobBody caps a create or poll answer.
+const maxJobBody = 1 << 20
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey makes CreateVideo send an Idempotency-Key header, so an upstream that
+// honours it does not start a second job when a create is retried after an answer was lost.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
+}
+
+// CreateVideo starts a job: POST {base}/videos with body (the upstream create body as is).
+// Anything but a 2xx with a job id is an *Error.
+func (c *Client) CreateVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, body []byte) (Job, error) {
+	req := Request{Route: route, Timeouts: t, Path: "/videos", Body: body}
+	if key, _ := ctx.Value(idempotencyKey{}).(string); key != "" {
+		req.Header = http.Header{"Idempotency-Key": {key}}
+	}
+	resp, err := c.Do(ctx, req)
+	if err != nil {
+		return Job{}, err
+	}
+	return readJob(resp)
+}
+
+// PollVideo reads a job: GET {base}/videos/{id}. retryAfter is the upstream's Retry-After
+// (on a 2xx answer, or on a 429, whose *Error carries it too), 0 when absent.
+func (c *Client) PollVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (Job, time.Duration, error) {
+	resp, err := c.Get(ctx, Request{Route: route, Timeouts: t, Path: "/videos/" + url.PathEscape(id)})
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return Job{}, e.RetryAfter, err
+		}
+		return Job{}, 0, err
+	}
+	wait := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	job, err := readJob(resp)
+	return job, wait, err
+}
+
+// DownloadVideo streams a finished job's video: GET {base}/videos/{id}/content. The body
+// enforces the idle time-out and must be closed; contentType is the upstream's header.
+func (c *Client) DownloadVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (io.ReadCloser, string, error) {
+	resp, err := c.Get(ctx, Request{Route: route, Timeouts: t, Path: "/videos/" + url.PathEscape(id) + "/content"})
+	if err != nil {
+		return nil, "", err
+	}
+	return resp.Body, resp.Header.Get("Content-Type"), nil
+}
+
+// Get is Do for a GET (req.Body is not sent): the same auth, time-outs and errors.
+func (c *Client) Get(ctx context.Context, req Request) (*Response, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.Route.BaseURL+req.Path, http.NoBody)
+	if err != nil {
+		cancel(nil)
+		return nil, &Error{Kind: Misconfigured, Err: err}
+	}
+	for k, vs := range req.Header {
+		hreq.Header[k] = vs
+	}
+	authorize(hreq, req.Route)
+
+	firstByte := time.AfterFunc(req.Timeouts.FirstByte, func() { cancel(errFirstByte) })
+	resp, err := c.transport(req.Timeouts.Connect).RoundTrip(hreq)
+	firstByte.Stop()
+	if err != nil {
+		cause := context.Cause(ctx)
+		cancel(nil)
+		if errors.Is(cause, errFirstByte) {
+			return nil, &Error{Kind: TimedOut, Err: fmt.Errorf("no answer within %s", req.Timeouts.FirstByte)}
+		}
+		if ctx.Err() != nil && cause != nil {
+			return nil, &Error{Kind: Canceled, Err: cause}
+		}
+		return nil, &Error{Kind: Unreachable, Err: err}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		cancel(nil)
+		return nil, statusError(resp, body)
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: newIdleBody(resp.Body, req.Timeouts.IdleStream, cancel)}, nil
+}
+
+// wireJob is the video object of §6.3, tolerant of a fractional progress and of an error
+// given as a bare string.
+type wireJob struct {
+	ID       string          `json:"id"`
+	Status   string          `json:"status"`
+	Progress float64         `json:"progress"`
+	Error    json.RawMessage `json:"error"`
+}
+
+func readJob(resp *Response) (Job, error) {
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJobBody+1))
+	if err != nil {
+		return Job{}, &Error{Kind: Unreachable, Err: fmt.Errorf("reading the video job: %w", err)}
+	}
+	var w wireJob
+	if len(data) > maxJobBody {
+		err = fmt.Errorf("video job answer over %d bytes", maxJobBody)
+	} else if err = json.Unmarshal(data, &w); err == nil && w.ID == "" {
+		err = errors.New("video job answer without an id")
+	}
+	if err != nil {
+		return Job{}, &Error{Kind: ServerError, Header: resp.Header, Body: truncate(data), Err: err}
+	}
+	j := Job{ID: w.ID, Status: w.Status, Progress: int(math.Max(0, math.Min(100, math.Floor(w.Progress))))}
+	if e := bytes.TrimSpace(w.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
+		var obj struct{ Code, Message string }
+		if json.Unmarshal(e, &obj) == nil {
+			j.Error = JobError{Code: obj.Code, Message: obj.Message}
+		} else {
+			json.Unmarshal(e, &j.Error.Message)
+		}
+	}
+	return j, nil
+}
+
+func truncate(b []byte) []byte {
+	if len(b) > 64<<10 {
+		return b[:64<<10]
+	}
+	return b
+}
