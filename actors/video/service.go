@@ -134,8 +134,8 @@ type CreateRequest struct {
 	Route   *catalog.Route // the route the upstream job is created on (and stays on)
 	Seconds int            // clip length, billed on completion
 	Size    string         // e.g. "720P"
-	// Body is the upstream create body. It holds the prompt: the task keeps it on disk only
-	// until the upstream job exists (to re-create the job after a restart), then erases it.
+	// Body is the upstream create body. It holds the prompt, so it stays in memory: a task
+	// whose node stops before the provider accepted the job fails, costing nothing.
 	Body []byte
 	// MediaReservation holds Seconds of the account's daily video seconds
 	// (quota.ReserveVideoSeconds); committed on completed, released on failed.

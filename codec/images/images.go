@@ -103,18 +103,23 @@ func parseSize(s string) (int, int, bool) {
 	return w, h, true
 }
 
-// AspectRatio is the size's ratio reduced, e.g. "16:9" for 2560x1440 (gemini's imageConfig).
+// geminiRatios are the aspect ratios gemini image models accept.
+var geminiRatios = []string{"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"}
+
+// AspectRatio is the gemini aspect ratio closest to the size's, e.g. "16:9" for 2752x1536.
 func AspectRatio(size string) string {
 	w, h, _ := parseSize(size)
-	g := gcd(w, h)
-	return fmt.Sprintf("%d:%d", w/g, h/g)
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
+	want := math.Log(float64(w) / float64(h))
+	best, bestDiff := "1:1", math.Inf(1)
+	for _, r := range geminiRatios {
+		a, b, _ := strings.Cut(r, ":")
+		rw, _ := strconv.Atoi(a)
+		rh, _ := strconv.Atoi(b)
+		if d := math.Abs(math.Log(float64(rw)/float64(rh)) - want); d < bestDiff {
+			best, bestDiff = r, d
+		}
 	}
-	return a
+	return best
 }
 
 // Image is an upstream's answer: the bytes (or a URL to download them from) and usage.

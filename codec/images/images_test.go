@@ -72,7 +72,9 @@ func TestDecodeAnswers(t *testing.T) {
 	if _, err := DecodeGemini([]byte(`{"candidates":[{"content":{"parts":[{"text":"no"}]}}]}`)); err == nil {
 		t.Fatal("answer without image accepted")
 	}
-	if AspectRatio("2560x720") != "32:9" || AspectRatio("2048x2048") != "1:1" {
-		t.Fatal(AspectRatio("2560x720"))
+	for size, want := range map[string]string{"2560x720": "21:9", "2048x2048": "1:1", "2752x1536": "16:9", "1536x2752": "9:16", "1824x2272": "4:5"} {
+		if got := AspectRatio(size); got != want {
+			t.Errorf("AspectRatio(%s) = %s, want %s", size, got, want)
+		}
 	}
 }

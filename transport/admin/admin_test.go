@@ -217,7 +217,7 @@ func TestCreateKey(t *testing.T) {
 		// ZDR hides "open-only" and "embed", which have no ZDR route.
 		{name: "restricted zdr", body: `{"name":"ci","models":["chat","embed"],"zdr":true}`, models: []string{"chat", "embed"}, zdr: true, visible: []string{"chat"}},
 		{name: "restricted", body: `{"name":"ci-2","models":["embed"]}`, models: []string{"embed"}, visible: []string{"embed"}},
-		{name: "unrestricted", body: `{"name":"plain"}`, models: []string{}, visible: []string{"chat", "embed", "gem", "msg", "open-only", "resp"}},
+		{name: "unrestricted", body: `{"name":"plain"}`, models: []string{}, visible: []string{"chat", "embed", "gem", "gimg", "img", "msg", "open-only", "resp", "vid"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -63,7 +63,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 			rec.fail(w, e)
 			return
 		case ue != nil:
-			s.passUpstreamError(w, rec, g, ue)
+			s.passUpstreamError(w, rec, g.client, ue)
 			return
 		}
 		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format

@@ -229,9 +229,9 @@ func (s *Server) streamEnded(rec *record, a *attempt, out *streamOut, enc ir.Str
 
 // passUpstreamError hands an upstream's verdict on the request (a 4xx) to the client: as it
 // is when the route speaks the client's format, else translated into the client's envelope.
-func (s *Server) passUpstreamError(w http.ResponseWriter, rec *record, g *generation, ue *upstream.Error) {
+func (s *Server) passUpstreamError(w http.ResponseWriter, rec *record, client *clientSpec, ue *upstream.Error) {
 	route, ok := rec.c.catalog.Route(rec.tried[len(rec.tried)-1])
-	if !ok || route.Format == g.client.name {
+	if !ok || route.Format == client.name {
 		rec.passError(w, ue)
 		return
 	}
@@ -239,5 +239,5 @@ func (s *Server) passUpstreamError(w http.ResponseWriter, rec *record, g *genera
 	rec.status = ue.Status
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(ue.Status)
-	w.Write(g.client.format.EncodeError(e))
+	w.Write(client.format.EncodeError(e))
 }

@@ -21,8 +21,8 @@ import (
 type Assets interface {
 	// Put stores a file and returns its public path (/assets/gen/<id>.<ext>).
 	Put(kind, account, contentType string, r io.Reader) (path string, err error)
-	// Open returns a stored file by its public path's id.
-	Open(kind, id string) (contentType string, modified time.Time, content io.ReadSeekCloser, err error)
+	// Open returns a stored file by its public name (<id>.<ext>).
+	Open(kind, file string) (contentType string, modified time.Time, content io.ReadSeekCloser, err error)
 }
 
 // maxImageBytes bounds an image read from an upstream.
@@ -87,7 +87,7 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 			rec.fail(w, e)
 			return
 		case ue != nil:
-			rec.passError(w, ue)
+			s.passUpstreamError(w, rec, chatClient, ue) // images clients read the chat error shape
 			return
 		}
 		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format
@@ -194,11 +194,11 @@ func baseURL(r *http.Request) string {
 // serveAsset serves a stored file by its unguessable id, with ranges (video players seek).
 func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	kind, file := muxVar(r, "kind"), muxVar(r, "file")
-	id := file
-	if i := lastDot(file); i > 0 {
-		id = file[:i]
+	if s.Assets == nil {
+		http.NotFound(w, r)
+		return
 	}
-	ct, mod, content, err := s.Assets.Open(kind, id)
+	ct, mod, content, err := s.Assets.Open(kind, file)
 	if err != nil {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
@@ -209,13 +209,4 @@ func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	http.ServeContent(w, r, file, mod, content)
-}
-
-func lastDot(s string) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '.' {
-			return i
-		}
-	}
-	return -1
 }

@@ -35,6 +35,7 @@ type Deps struct {
 	Accounts Accounts
 	Quota    *quota.Service
 	Assets   Assets
+	Videos   Videos
 	Catalog  *catalog.Holder
 	Board    *routehealth.Board
 	Upstream *upstream.Client
@@ -69,6 +70,8 @@ func (s *Server) Register(r *mux.Router) {
 	v1.HandleFunc("/responses", s.responses).Methods(http.MethodPost)
 	v1.HandleFunc("/embeddings", s.embeddings).Methods(http.MethodPost)
 	v1.HandleFunc("/images/generations", s.imagesGenerations).Methods(http.MethodPost)
+	v1.HandleFunc("/videos", s.createVideo).Methods(http.MethodPost)
+	v1.HandleFunc("/videos/{video_id}", s.getVideo).Methods(http.MethodGet)
 	v1.HandleFunc("/models", s.listModels).Methods(http.MethodGet)
 	v1.HandleFunc("/models/{model:.+}", s.getModel).Methods(http.MethodGet)
 	r.HandleFunc("/metrics", s.metrics).Methods(http.MethodGet)

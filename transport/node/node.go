@@ -23,9 +23,11 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/reqlog"
 	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/api"
@@ -41,6 +43,7 @@ type Config struct {
 	AdminToken  string // empty: read <data>/admin-token, or create it
 	Health      routehealth.Policy
 	Quota       quota.Config
+	Video       video.Config
 	LogBatch    reqlog.Config
 	Logger      *slog.Logger
 }
@@ -52,6 +55,7 @@ type Node struct {
 	Engine     *actor.Engine
 	Board      *routehealth.Board
 	Quota      *quota.Service
+	Video      *video.Service
 	Catalog    *catalog.Holder
 	Metrics    *metrics.Metrics
 	API        *api.Server
@@ -100,6 +104,18 @@ func Start(cfg Config) (*Node, error) {
 	n.Board.Sync(cat.Routes())
 	n.logPID = reqlog.Start(engine, store, cfg.LogBatch)
 	n.Quota = quota.NewService(locator, store, cfg.Quota)
+	files, err := assets.New(store, cfg.DataDir, assets.Config{})
+	if err != nil {
+		n.shutdownActors()
+		return nil, err
+	}
+	up := upstream.New()
+	n.Video = video.NewService(locator, video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota,
+		Catalog: n.Catalog, Logger: cfg.Logger}, cfg.Video)
+	if err := n.Video.Resume(context.Background()); err != nil {
+		n.shutdownActors()
+		return nil, fmt.Errorf("video tasks: %w", err)
+	}
 
 	r := mux.NewRouter()
 	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -107,7 +123,8 @@ func Start(cfg Config) (*Node, error) {
 		w.Write([]byte(`{"status":"ok"}`))
 	}).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
-		Keys: store, Accounts: store, Quota: n.Quota, Catalog: n.Catalog, Board: n.Board, Upstream: upstream.New(), Metrics: n.Metrics,
+		Keys: store, Accounts: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
+		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics,
 		Log: func(e persistence.LogEntry) { engine.Send(n.logPID, e) }, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
@@ -163,6 +180,13 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) shutdownActors() {
+	if n.Video != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := n.Video.Close(ctx); err != nil {
+			n.cfg.Logger.Error("video tasks not fully written at shutdown", "err", err)
+		}
+		cancel()
+	}
 	if n.Quota != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := n.Quota.Close(ctx); err != nil { // every account's state written

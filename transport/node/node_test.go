@@ -141,7 +141,7 @@ func TestModelsListFiltering(t *testing.T) {
 		spec persistence.KeySpec
 		want string
 	}{
-		{"unrestricted", persistence.KeySpec{Name: "u"}, "chat,embed,gem,msg,open-only,resp"},
+		{"unrestricted", persistence.KeySpec{Name: "u"}, "chat,embed,gem,gimg,img,msg,open-only,resp,vid"},
 		{"restricted by alias", persistence.KeySpec{Name: "r", Models: []string{"chat-latest"}}, "chat"},
 		{"zdr", persistence.KeySpec{Name: "z", ZDR: true}, "chat"},
 		{"restricted and zdr", persistence.KeySpec{Name: "rz", ZDR: true, Models: []string{"open-only", "embed"}}, ""},

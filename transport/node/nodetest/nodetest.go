@@ -83,6 +83,21 @@ models:
     reasoning: {class: effort, efforts: [low, medium, high]}
     routes:
       - {id: r, format: responses, base_url: "{{SIM}}/r/r/v1", upstream_model: up-r, credential_env: NODETEST_SIM_KEY}
+  - id: img
+    kind: image
+    display_name: Test Image
+    pricing: {prompt: "0.000005", completion: "0.00004"}
+    routes:
+      - {id: i, format: chat, base_url: "{{SIM}}/r/i/v1", upstream_model: up-i, credential_env: NODETEST_SIM_KEY, weight: 1}
+  - id: gimg
+    kind: image
+    routes:
+      - {id: gi, format: gemini, base_url: "{{SIM}}/r/gi/v1beta", upstream_model: up-image, credential_env: NODETEST_SIM_KEY}
+  - id: vid
+    kind: video
+    pricing: {prompt: "0", completion: "0.05"}
+    routes:
+      - {id: v, format: chat, base_url: "{{SIM}}/r/v/v1", upstream_model: up-v, credential_env: NODETEST_SIM_KEY}
   - id: embed
     kind: embedding
     pricing: {prompt: "0.0000001"}
