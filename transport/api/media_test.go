@@ -214,3 +214,91 @@ func TestVideoValidation(t *testing.T) {
 		}
 	}
 }
+
+// pollVideo polls until the task ends.
+func pollVideo(t *testing.T, env *nodetest.Env, id string) videoTask {
+	t.Helper()
+	var task videoTask
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		r := env.Do(http.MethodGet, "/v1/videos/"+id+"?model=vid", env.Key, "")
+		json.Unmarshal(nodetest.Read(t, r), &task)
+		if task.Status == "completed" || task.Status == "failed" {
+			return task
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("task %s never ended: %+v", id, task)
+	return task
+}
+
+func quotaOf(t *testing.T, env *nodetest.Env) string {
+	env.WaitIdle()
+	return string(nodetest.Read(t, env.Admin(http.MethodGet, "/admin/v1/accounts/"+env.Account.ID+"/quota", "")))
+}
+
+func TestVideoFailureCostsNothing(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	env.Sim.SetBehavior("v", simulator.Behavior{VideoDuration: 100 * time.Millisecond, VideoFailFraction: 1})
+	env.Admin(http.MethodPost, "/admin/v1/accounts/"+env.Account.ID+"/credits", `{"amount_usd":"1","idempotency_key":"v1"}`).Body.Close()
+	var task videoTask
+	json.Unmarshal(nodetest.Read(t, env.Post("/v1/videos", env.Key, `{"model":"vid","prompt":"p","mode":"text"}`)), &task)
+	task = pollVideo(t, env, task.ID)
+	if task.Status != "failed" || task.Error == nil || task.Error.Message == "" || task.Metadata != nil {
+		t.Fatalf("task %+v", task)
+	}
+	if q := quotaOf(t, env); !strings.Contains(q, `"balance_usd":"1"`) || !strings.Contains(q, `"video_seconds":{"used":0,"reserved":0`) {
+		t.Fatalf("a failed video cost something: %s", q)
+	}
+}
+
+func TestVideoDailySeconds(t *testing.T) {
+	env := nodetest.Start(t, plansCatalog+"  - {name: vid10, video_daily_seconds: 10, allow_automated: true}\n", nodetest.Options{Plan: "vid10"})
+	env.Sim.SetBehavior("v", simulator.Behavior{VideoDuration: time.Hour}) // stays in progress: seconds stay reserved
+	env.Admin(http.MethodPost, "/admin/v1/accounts/"+env.Account.ID+"/credits", `{"amount_usd":"5","idempotency_key":"v1"}`).Body.Close()
+	for _, c := range []struct {
+		seconds string
+		status  int
+	}{{"6", 200}, {"4", 200}, {"4", 429}} {
+		resp := env.Post("/v1/videos", env.Key, `{"model":"vid","prompt":"p","mode":"text","seconds":"`+c.seconds+`"}`)
+		raw := string(nodetest.Read(t, resp))
+		if resp.StatusCode != c.status || c.status == 429 && (!strings.Contains(raw, `"code":"video_daily_limit_exceeded"`) || resp.Header.Get("Retry-After") == "") {
+			t.Fatalf("%s s: %d %s", c.seconds, resp.StatusCode, raw)
+		}
+	}
+}
+
+// A node restarted in the middle of a task: the task completes after the restart, is billed
+// once, and its video is still served after another restart.
+func TestVideoSurvivesRestart(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	env.Sim.SetBehavior("v", simulator.Behavior{VideoDuration: 800 * time.Millisecond})
+	env.Admin(http.MethodPost, "/admin/v1/accounts/"+env.Account.ID+"/credits", `{"amount_usd":"1","idempotency_key":"v1"}`).Body.Close()
+	var task videoTask
+	json.Unmarshal(nodetest.Read(t, env.Post("/v1/videos", env.Key, `{"model":"vid","prompt":"p","mode":"text","seconds":"4"}`)), &task)
+	for env.Sim.Calls("v") < 2 { // created upstream and polled at least once
+		time.Sleep(20 * time.Millisecond)
+	}
+	env.Restart()
+	task = pollVideo(t, env, task.ID)
+	if task.Status != "completed" {
+		t.Fatalf("task %+v", task)
+	}
+	if q := quotaOf(t, env); !strings.Contains(q, `"balance_usd":"0.8"`) || !strings.Contains(q, `"spent_usd":"0.2"`) {
+		t.Fatalf("not billed exactly once: %s", q)
+	}
+	env.Restart()
+	url := strings.Replace(task.Metadata.URL, task.Metadata.URL[:strings.Index(task.Metadata.URL, "/assets/")], env.Node.URL, 1)
+	got, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(got.Body)
+	got.Body.Close()
+	if got.StatusCode != 200 || len(body) < 8 || string(body[4:8]) != "ftyp" {
+		t.Fatalf("asset after restart: %d", got.StatusCode)
+	}
+	if q := quotaOf(t, env); !strings.Contains(q, `"balance_usd":"0.8"`) {
+		t.Fatalf("billed again after a restart: %s", q)
+	}
+}
