@@ -33,3 +33,12 @@ bench-go:
 
 clean:
 	rm -rf $(BIN)
+
+## bench: the load-testing suite (about 4 minutes on 2 cores): simulator, a plain reverse proxy
+## and the gateway as separate processes, every scenario interleaved and repeated; prints the
+## side-by-side table and writes bench/results/<date>.json and .md. BENCH_FLAGS adds flags
+## (e.g. BENCH_FLAGS=--pin, or --scenario chat-plain --reps 5); bin/modelgate-bench -h lists them.
+.PHONY: bench
+bench: build
+	$(GO) build -o $(BIN)/modelgate-bench ./cmd/modelgate-bench
+	$(BIN)/modelgate-bench --out bench/results --gateway-bin $(BIN)/modelgate --sim-bin $(BIN)/modelgate-sim $(BENCH_FLAGS)

@@ -1,0 +1,131 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Targets, in the order every repetition visits them.
+const (
+	TargetDirect  = "direct"  // the simulator itself
+	TargetProxy   = "proxy"   // httputil.ReverseProxy in front of the simulator: the floor
+	TargetGateway = "gateway" // modelgate in front of the simulator, billing and logging on
+)
+
+// AllTargets is the interleaving order: direct, proxy, gateway, direct, proxy, gateway, ...
+var AllTargets = []string{TargetDirect, TargetProxy, TargetGateway}
+
+// Phase kinds.
+const (
+	PhaseC1        = "c1"         // closed loop, one connection: latency with no queueing
+	PhaseSaturated = "saturated"  // closed loop, Config.Concurrency connections: peak throughput
+	PhaseFixedRate = "fixed-rate" // open loop at the same offered rate for every target: CPU per request
+	PhaseBurst     = "burst"      // open loop at twice the burst plan's limit (gateway only)
+)
+
+// Scenario is one kind of call, measured on each target.
+type Scenario struct {
+	Name        string
+	Description string
+	Path        string // after the target's .../v1
+	Body        string // {{MODEL}} is replaced by the target's model
+	Header      map[string]string
+	KeyHeader   string // "Authorization" (Bearer) or "x-api-key"
+	StreamEnd   string // the stream terminator that makes an answer complete ("" for plain)
+	// GatewayModel is the model the gateway is asked for; UpstreamModel what the floor
+	// targets send the simulator, on Route.
+	GatewayModel, UpstreamModel string
+	Route                       string
+	CountRoutes                 []string // simulator routes whose calls are counted per run
+	Phases                      []string
+	Targets                     []string
+	OKStatus                    []int // default 200
+	// Keys says which gateway keys the scenario uses: "" (the one bench key), "accounts"
+	// (one key per account of the many-accounts set) or "burst" (a fresh burst-plan account
+	// per repetition).
+	Keys string
+	// FailRoute, if set, fails FailFraction of its calls with 500 during the scenario.
+	FailRoute    string
+	FailFraction float64
+}
+
+// Stream reports whether the scenario's answers are streams.
+func (s *Scenario) Stream() bool { return s.StreamEnd != "" }
+
+const chatBody = `{"model":"{{MODEL}}","messages":[{"role":"user","content":"Say hello, reply with 16 words"}]}`
+const chatStreamBody = `{"model":"{{MODEL}}","stream":true,"messages":[{"role":"user","content":"Say hello, reply with 16 words"}]}`
+const messagesStreamBody = `{"model":"{{MODEL}}","max_tokens":256,"stream":true,"messages":[{"role":"user","content":"Say hello, reply with 16 words"}]}`
+const responsesStreamBody = `{"model":"{{MODEL}}","stream":true,"input":"Say hello, reply with 16 words"}`
+
+// Scenarios returns the scenario catalogue, in suite order.
+func Scenarios() []*Scenario {
+	chat := func(name, desc, body, end string) *Scenario {
+		return &Scenario{Name: name, Description: desc, Path: "/chat/completions", Body: body, KeyHeader: "Authorization",
+			StreamEnd: end, GatewayModel: "bench-chat", UpstreamModel: "sim-model", Route: RouteChat, CountRoutes: []string{RouteChat},
+			Phases: []string{PhaseC1, PhaseSaturated, PhaseFixedRate}, Targets: AllTargets}
+	}
+	plain := chat("chat-plain", "POST /v1/chat/completions, a 16-word answer as one JSON body", chatBody, "")
+	stream := chat("chat-stream", "POST /v1/chat/completions with stream:true, 18 SSE chunks and data: [DONE]", chatStreamBody, "data: [DONE]")
+	conv := chat("messages-to-chat-stream", "POST /v1/messages streamed, to a model whose route speaks chat (the gateway converts the stream; the floor targets call the simulator's own /v1/messages)",
+		messagesStreamBody, "event: message_stop")
+	conv.Path, conv.KeyHeader, conv.Header = "/messages", "x-api-key", map[string]string{"anthropic-version": "2023-06-01"}
+	conv.Phases = []string{PhaseC1, PhaseSaturated}
+	resp := &Scenario{Name: "responses-stream", Description: "POST /v1/responses streamed, to a Responses-format route",
+		Path: "/responses", Body: responsesStreamBody, KeyHeader: "Authorization", StreamEnd: "event: response.completed",
+		GatewayModel: "bench-responses", UpstreamModel: "sim-gpt", Route: RouteResponses, CountRoutes: []string{RouteResponses},
+		Phases: []string{PhaseC1, PhaseSaturated}, Targets: AllTargets}
+	many := chat("accounts-10k", "chat-plain spread round-robin over many accounts (one key each, created through the admin API before the run)", chatBody, "")
+	many.Phases, many.Keys, many.Targets = []string{PhaseSaturated, PhaseFixedRate}, "accounts", []string{TargetProxy, TargetGateway}
+	fo := chat("failover", "chat-plain on a model with three routes, one failing 30% of its calls with 500 (the floor targets call a healthy route)", chatBody, "")
+	fo.GatewayModel, fo.Route, fo.CountRoutes = "bench-failover", RouteFailB, []string{RouteFailA, RouteFailB, RouteFailC}
+	fo.FailRoute, fo.FailFraction, fo.Phases, fo.Targets = RouteFailA, 0.3, []string{PhaseC1, PhaseSaturated}, []string{TargetProxy, TargetGateway}
+	burst := chat("burst-limit", "chat-plain from one account of a plan with a burst limit, offered at twice the limit: the 429s are expected and counted as correct",
+		chatBody, "")
+	burst.Phases, burst.Targets, burst.Keys, burst.OKStatus = []string{PhaseBurst}, []string{TargetGateway}, "burst", []int{200, 429}
+	return []*Scenario{plain, stream, conv, resp, many, fo, burst}
+}
+
+// ScenarioNames lists the scenarios.
+func ScenarioNames() []string {
+	var out []string
+	for _, s := range Scenarios() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// SelectScenarios returns the named scenarios ("all" or empty: every one), in suite order.
+func SelectScenarios(names []string) ([]*Scenario, error) {
+	all := Scenarios()
+	if len(names) == 0 || (len(names) == 1 && names[0] == "all") {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []*Scenario
+	for _, s := range all {
+		if want[s.Name] {
+			out = append(out, s)
+			delete(want, s.Name)
+		}
+	}
+	if len(want) > 0 {
+		var unknown []string
+		for n := range want {
+			unknown = append(unknown, n)
+		}
+		return nil, fmt.Errorf("unknown scenario %s (known: %s)", strings.Join(unknown, ", "), strings.Join(ScenarioNames(), ", "))
+	}
+	return out, nil
+}
+
+// ScenarioByName finds one scenario.
+func ScenarioByName(name string) (*Scenario, error) {
+	s, err := SelectScenarios([]string{name})
+	if err != nil {
+		return nil, err
+	}
+	return s[0], nil
+}

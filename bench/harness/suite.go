@@ -1,0 +1,546 @@
+// Package harness runs the bench suite: it starts (or is given) the upstream simulator, the
+// floor proxy and the gateway as separate processes, creates the accounts the scenarios
+// need, measures every scenario on the three targets interleaved and repeated (direct, proxy,
+// gateway, direct, proxy, gateway, ...), reads each server's CPU time and peak RSS from
+// /proc, and writes a JSON report and a Markdown summary.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/bench/load"
+)
+
+// Config is one suite run.
+type Config struct {
+	Scenarios   []string      // names; empty: all
+	Duration    time.Duration // measured part of each run
+	Warmup      time.Duration // unmeasured load before each run
+	Reps        int           // repetitions of each (phase, target)
+	Concurrency int           // connections of the saturated phase
+	// Rate is the fixed-rate phase's offered load in requests per second; 0 takes
+	// RateFraction of the gateway's median saturated throughput in the same scenario.
+	Rate         float64
+	RateFraction float64
+	MaxInFlight  int // open-loop cap on requests in flight
+	Accounts     int // accounts of the many-accounts scenario
+	// AccountWorkers is how many admin API calls run in parallel while creating them.
+	AccountWorkers int
+	BurstRPM       int    // the burst plan's limit (must match the gateway's catalog)
+	ClientCPUs     CPUSet // pin this process (the load generator) here; nil: not pinned
+	ServerCPUs     CPUSet // recorded in the report (Launch pins the servers)
+	AllowRemote    bool   // allow non-loopback endpoints
+	Log            io.Writer
+}
+
+// Defaults fills zero fields with the values of make bench.
+func (c *Config) Defaults() {
+	if c.Duration == 0 {
+		c.Duration = 1500 * time.Millisecond
+	}
+	if c.Warmup == 0 {
+		c.Warmup = 300 * time.Millisecond
+	}
+	if c.Reps == 0 {
+		c.Reps = 3
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 32
+	}
+	if c.RateFraction == 0 {
+		c.RateFraction = 0.5
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 1024
+	}
+	if c.Accounts == 0 {
+		c.Accounts = 10000
+	}
+	if c.AccountWorkers == 0 {
+		c.AccountWorkers = 16
+	}
+	if c.BurstRPM == 0 {
+		c.BurstRPM = DefaultBurstRPM
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+}
+
+type target struct {
+	name   string
+	pid    int // the hop's process (proxy, gateway), 0 for direct
+	client *http.Client
+	offset int64 // requests sent so far with rotating keys, so every run starts on fresh ones
+	// An external target (RunTarget): its base URL (up to /v1), keys and model.
+	base  string
+	keys  []string
+	model string
+}
+
+type suite struct {
+	cfg       Config
+	ep        Endpoints
+	targets   map[string]*target
+	key       string   // the bench account's key
+	manyKeys  []string // one per account of the many-accounts scenario
+	burstKeys []string // burstKeys[0] warms up, burstKeys[r] is repetition r's account
+	report    *Report
+	custom    *PhaseReport // RunTarget's one phase
+}
+
+func (s *suite) logf(format string, args ...any) {
+	fmt.Fprintf(s.cfg.Log, format+"\n", args...)
+}
+
+// Run measures the scenarios on the endpoints.
+func Run(ctx context.Context, cfg Config, ep Endpoints) (*Report, error) {
+	cfg.Defaults()
+	scenarios, err := SelectScenarios(cfg.Scenarios)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.AllowRemote {
+		for _, u := range []string{ep.SimURL, ep.ProxyURL, ep.GatewayURL} {
+			if !load.IsLoopback(u) {
+				return nil, fmt.Errorf("endpoint %q is not a loopback address (AllowRemote to allow it)", u)
+			}
+		}
+	}
+	if len(cfg.ClientCPUs) > 0 {
+		if err := PinSelf(cfg.ClientCPUs); err != nil {
+			return nil, err
+		}
+	}
+	s := &suite{cfg: cfg, ep: ep, targets: map[string]*target{}}
+	s.report = newReport(cfg, ep)
+	for _, name := range AllTargets {
+		t := &target{name: name, client: load.NewClient(max(cfg.Concurrency, cfg.MaxInFlight))}
+		switch name {
+		case TargetProxy:
+			t.pid = ep.ProxyPID
+		case TargetGateway:
+			t.pid = ep.GatewayPID
+		}
+		s.targets[name] = t
+	}
+	if err := s.setup(ctx, scenarios); err != nil {
+		return nil, err
+	}
+	for _, sc := range scenarios {
+		sr, err := s.scenario(ctx, sc)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		s.report.Scenarios = append(s.report.Scenarios, sr)
+	}
+	s.report.finish()
+	return s.report, nil
+}
+
+// setup creates the accounts and resets the simulator routes.
+func (s *suite) setup(ctx context.Context, scenarios []*Scenario) error {
+	t0 := time.Now()
+	for _, r := range []string{RouteChat, RouteResponses, RouteFailA, RouteFailB, RouteFailC} {
+		if err := SetSimRoute(ctx, s.ep.SimURL, r, SimRoute{}); err != nil {
+			return fmt.Errorf("simulator control API: %w", err)
+		}
+	}
+	var err error
+	if s.key, err = CreateAccountKey(ctx, s.ep.GatewayURL, s.ep.AdminToken, "bench@bench.invalid", PlanBench); err != nil {
+		return fmt.Errorf("bench account: %w", err)
+	}
+	for _, sc := range scenarios {
+		switch sc.Keys {
+		case "accounts":
+			if s.manyKeys != nil {
+				continue
+			}
+			s.logf("creating %d accounts through the admin API (%d in parallel)...", s.cfg.Accounts, s.cfg.AccountWorkers)
+			a0 := time.Now()
+			s.manyKeys, err = CreateAccounts(ctx, s.ep.GatewayURL, s.ep.AdminToken, PlanBench, "many", s.cfg.Accounts, s.cfg.AccountWorkers,
+				func(n int) {
+					if n%2500 == 0 {
+						s.logf("  %d accounts", n)
+					}
+				})
+			if err != nil {
+				return err
+			}
+			el := time.Since(a0)
+			s.report.Setup.Accounts = len(s.manyKeys)
+			s.report.Setup.AccountsSeconds = round(el.Seconds(), 2)
+			s.report.Setup.AccountsPerSecond = round(float64(len(s.manyKeys))/el.Seconds(), 0)
+			s.logf("  %d accounts in %.1fs (%.0f/s)", len(s.manyKeys), el.Seconds(), float64(len(s.manyKeys))/el.Seconds())
+		case "burst":
+			if s.burstKeys != nil {
+				continue
+			}
+			s.burstKeys, err = CreateAccounts(ctx, s.ep.GatewayURL, s.ep.AdminToken, PlanBurst, "burst", s.cfg.Reps+1, 4, nil)
+			if err != nil {
+				return err
+			}
+			s.report.Setup.BurstAccounts = len(s.burstKeys)
+		}
+	}
+	s.report.Setup.Seconds = round(time.Since(t0).Seconds(), 2)
+	if s.ep.GatewayPID != 0 {
+		if kb, err := ReadPeakRSS(s.ep.GatewayPID); err == nil {
+			s.report.Setup.GatewayPeakRSSKB = &kb
+		}
+	}
+	return nil
+}
+
+func (s *suite) scenario(ctx context.Context, sc *Scenario) (ScenarioReport, error) {
+	sr := ScenarioReport{Name: sc.Name, Description: sc.Description, Endpoint: "POST /v1" + sc.Path, Stream: sc.Stream(), Targets: sc.Targets}
+	if sc.FailRoute != "" {
+		if err := SetSimRoute(ctx, s.ep.SimURL, sc.FailRoute, SimRoute{FailStatus: 500, FailFraction: sc.FailFraction}); err != nil {
+			return sr, err
+		}
+		defer SetSimRoute(context.WithoutCancel(ctx), s.ep.SimURL, sc.FailRoute, SimRoute{})
+	}
+	for _, phase := range sc.Phases {
+		pr := PhaseReport{Name: phase}
+		switch phase {
+		case PhaseC1:
+			pr.Mode, pr.Concurrency = "closed", 1
+		case PhaseSaturated:
+			pr.Mode, pr.Concurrency = "closed", s.cfg.Concurrency
+		case PhaseFixedRate:
+			pr.Mode, pr.OfferedRPS = "open", s.fixedRate(sr)
+		case PhaseBurst:
+			pr.Mode = "open"
+			pr.OfferedRPS = math.Ceil(2 * float64(s.cfg.BurstRPM) / s.cfg.Duration.Seconds())
+		case PhaseCustom:
+			pr = *s.custom
+		default:
+			return sr, fmt.Errorf("unknown phase %q", phase)
+		}
+		for rep := 1; rep <= s.cfg.Reps; rep++ {
+			for _, tn := range sc.Targets {
+				if err := ctx.Err(); err != nil {
+					return sr, err
+				}
+				run, err := s.run(ctx, sc, &pr, s.targets[tn], rep)
+				if err != nil {
+					return sr, fmt.Errorf("%s %s rep %d: %w", phase, tn, rep, err)
+				}
+				pr.Runs = append(pr.Runs, run)
+			}
+		}
+		pr.Summaries = summarize(pr.Runs, sc.Targets)
+		sr.Phases = append(sr.Phases, pr)
+	}
+	sr.Comparison = compare(sr)
+	return sr, nil
+}
+
+// fixedRate is the fixed-rate phase's offered load: Config.Rate, or RateFraction of the
+// gateway's (else the slowest target's) median saturated throughput, rounded down to 10.
+func (s *suite) fixedRate(sr ScenarioReport) float64 {
+	if s.cfg.Rate > 0 {
+		return s.cfg.Rate
+	}
+	best := 0.0
+	for _, ph := range sr.Phases {
+		if ph.Name != PhaseSaturated {
+			continue
+		}
+		for _, ts := range ph.Summaries {
+			if ts.Target == TargetGateway {
+				best = ts.Throughput.Median
+				break
+			}
+			if best == 0 || ts.Throughput.Median < best {
+				best = ts.Throughput.Median
+			}
+		}
+	}
+	if best == 0 {
+		return 100
+	}
+	return max(10, math.Floor(best*s.cfg.RateFraction/10)*10)
+}
+
+// request is what target tn sends in scenario sc.
+func (s *suite) request(sc *Scenario, tn string) load.HTTPRequest {
+	r := load.HTTPRequest{Method: http.MethodPost, Header: http.Header{"Content-Type": {"application/json"}},
+		KeyHeader: sc.KeyHeader, StreamEnd: sc.StreamEnd}
+	for k, v := range sc.Header {
+		r.Header.Set(k, v)
+	}
+	model := sc.UpstreamModel
+	if tg := s.targets[tn]; tg.base != "" {
+		r.URL = tg.base + sc.Path
+		r.Body = []byte(strings.ReplaceAll(sc.Body, "{{MODEL}}", tg.model))
+		r.Keys = tg.keys
+		return r
+	}
+	switch tn {
+	case TargetDirect:
+		r.URL = s.ep.SimURL + "/r/" + sc.Route + "/v1" + sc.Path
+	case TargetProxy:
+		r.URL = s.ep.ProxyURL + "/r/" + sc.Route + "/v1" + sc.Path
+	case TargetGateway:
+		r.URL, model = s.ep.GatewayURL+"/v1"+sc.Path, sc.GatewayModel
+	}
+	r.Body = []byte(strings.ReplaceAll(sc.Body, "{{MODEL}}", model))
+	r.Keys = []string{SimCredential}
+	if tn == TargetGateway {
+		r.Keys = []string{s.key}
+		if sc.Keys == "accounts" {
+			r.Keys = s.manyKeys
+		}
+	}
+	return r
+}
+
+// offsetExchanger numbers requests from the target's running offset, so rotating keys
+// continue where the last run stopped instead of starting again on the warmed-up ones.
+func offsetExchanger(ex load.Exchanger, off int64) load.Exchanger {
+	return load.ExchangeFunc(func(ctx context.Context, i int64) load.Outcome { return ex.Exchange(ctx, i+off) })
+}
+
+// run is one measurement: warm-up, then the measured load with CPU, memory and upstream
+// calls read around it.
+func (s *suite) run(ctx context.Context, sc *Scenario, pr *PhaseReport, tg *target, rep int) (RunReport, error) {
+	cell := time.Now()
+	req := s.request(sc, tg.name)
+	lc := load.Config{Duration: s.cfg.Duration, Concurrency: pr.Concurrency, Rate: pr.OfferedRPS, MaxInFlight: s.cfg.MaxInFlight, OKStatus: sc.OKStatus}
+	if s.cfg.Warmup > 0 {
+		wreq := req
+		if sc.Keys == "burst" && len(s.burstKeys) > 0 {
+			wreq.Keys = []string{s.burstKeys[0]}
+		}
+		wc := lc
+		wc.Duration = s.cfg.Warmup
+		wres, err := load.Run(ctx, wc, offsetExchanger(&load.HTTP{Client: tg.client, Req: wreq}, tg.offset))
+		if err != nil {
+			return RunReport{}, err
+		}
+		tg.offset += wres.Requests
+	}
+	if sc.Keys == "burst" && len(s.burstKeys) > 0 {
+		req.Keys = []string{s.burstKeys[rep%len(s.burstKeys)]}
+	}
+
+	calls0 := s.simCalls(ctx, sc.CountRoutes)
+	// Every process of ours is read, so what the rest of the machine did shows as well.
+	probes := map[int]*procProbe{}
+	for _, pid := range []int{s.ep.SimPID, s.ep.ProxyPID, s.ep.GatewayPID, tg.pid, os.Getpid()} {
+		if pid != 0 && probes[pid] == nil {
+			probes[pid] = newProcProbe(pid)
+		}
+	}
+	probe := func(pid int) *procProbe {
+		if p := probes[pid]; p != nil {
+			return p
+		}
+		return newProcProbe(0)
+	}
+	sys0, sysErr := ReadSystemCPU()
+	for _, p := range probes {
+		p.start()
+	}
+	res, err := load.Run(ctx, lc, offsetExchanger(&load.HTTP{Client: tg.client, Req: req}, tg.offset))
+	if err != nil {
+		return RunReport{}, err
+	}
+	for _, p := range probes {
+		p.stop()
+	}
+	sys1, sysErr1 := ReadSystemCPU()
+	tg.offset += res.Requests
+	calls1 := s.simCalls(ctx, sc.CountRoutes)
+
+	hop, sim, self := probe(tg.pid), probe(s.ep.SimPID), probe(os.Getpid())
+	run := RunReport{Target: tg.name, Rep: rep, Result: res,
+		HopCPU: hop.cpu(res.Requests), SimCPU: sim.cpu(res.Requests), ClientCPU: self.cpu(res.Requests),
+		HopPeakRSSKB: hop.peak(), SimPeakRSSKB: sim.peak()}
+	if sysErr == nil && sysErr1 == nil {
+		var ours time.Duration
+		for _, p := range probes {
+			if p.ok {
+				ours += p.cpu1.Sub(p.cpu0).Total()
+			}
+		}
+		busy, steal := sys1.Busy-sys0.Busy, sys1.Steal-sys0.Steal
+		other := max(0, busy-ours)
+		run.Machine = &MachineCPU{BusySeconds: round(busy.Seconds(), 3), OursSeconds: round(ours.Seconds(), 3),
+			OtherSeconds: round(other.Seconds(), 3), StealSeconds: round(steal.Seconds(), 3),
+			OtherCores: round(other.Seconds()/res.DurationS, 2), StealCores: round(steal.Seconds()/res.DurationS, 2)}
+	}
+	if calls0 != nil && calls1 != nil && res.Requests > 0 {
+		n := *calls1 - *calls0
+		per := round(float64(n)/float64(res.Requests), 3)
+		run.UpstreamCalls, run.UpstreamCallsPerRequest = &n, &per
+	}
+	if sc.Keys == "burst" && len(s.burstKeys) > 0 {
+		want := min(int64(s.cfg.BurstRPM), res.Requests)
+		got := res.Statuses["200"]
+		run.Expected = &Expectation{Status: 200, Want: want, Got: got, Met: got == want,
+			Rule: fmt.Sprintf("a fresh account on burst_rpm %d admits exactly min(%d, requests) calls in a run shorter than 60 s; the rest are 429", s.cfg.BurstRPM, s.cfg.BurstRPM)}
+	}
+	s.logf("%-24s %-10s rep %d %-7s %s%s [%.1fs]", sc.Name, pr.Name, rep, tg.name, res.String(), cpuNote(run.HopCPU), time.Since(cell).Seconds())
+	return run, nil
+}
+
+func cpuNote(c *CPUReport) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf(", hop CPU %.0fµs/req", c.USPerRequest)
+}
+
+// simCalls sums the simulator's call counters of routes (nil if they cannot be read).
+func (s *suite) simCalls(ctx context.Context, routes []string) *int64 {
+	if len(routes) == 0 || s.ep.SimURL == "" {
+		return nil
+	}
+	var n int64
+	for _, r := range routes {
+		c, err := SimCalls(ctx, s.ep.SimURL, r)
+		if err != nil {
+			return nil
+		}
+		n += c
+	}
+	return &n
+}
+
+// procProbe reads one process's CPU time and peak RSS around a run.
+type procProbe struct {
+	pid        int
+	cpu0, cpu1 CPUTime
+	ok         bool
+	peakKB     int64
+	peakReset  bool
+}
+
+func newProcProbe(pid int) *procProbe { return &procProbe{pid: pid} }
+
+func (p *procProbe) start() {
+	if p.pid == 0 {
+		return
+	}
+	p.peakReset = ResetPeakRSS(p.pid) == nil
+	var err error
+	p.cpu0, err = ReadCPU(p.pid)
+	p.ok = err == nil
+}
+
+func (p *procProbe) stop() {
+	if !p.ok {
+		return
+	}
+	var err error
+	if p.cpu1, err = ReadCPU(p.pid); err != nil {
+		p.ok = false
+		return
+	}
+	if kb, err := ReadPeakRSS(p.pid); err == nil {
+		p.peakKB = kb
+	}
+}
+
+func (p *procProbe) cpu(requests int64) *CPUReport {
+	if !p.ok {
+		return nil
+	}
+	d := p.cpu1.Sub(p.cpu0)
+	r := &CPUReport{Seconds: round(d.Total().Seconds(), 3), UserSeconds: round(d.User.Seconds(), 3), SystemSeconds: round(d.System.Seconds(), 3)}
+	if requests > 0 {
+		r.USPerRequest = round(float64(d.Total().Microseconds())/float64(requests), 1)
+	}
+	return r
+}
+
+func (p *procProbe) peak() *PeakRSS {
+	if !p.ok || p.peakKB == 0 {
+		return nil
+	}
+	return &PeakRSS{KB: p.peakKB, PerRun: p.peakReset}
+}
+
+func round(v float64, digits int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// PhaseCustom is RunTarget's single phase, shaped by its flags.
+const PhaseCustom = "custom"
+
+// TargetName is the name of RunTarget's target in the report.
+const TargetName = "target"
+
+// TargetConfig is a load run against one given base URL (any server speaking the
+// scenario's API: the gateway, a provider-compatible upstream, another gateway).
+type TargetConfig struct {
+	URL      string   // base URL up to and including /v1, e.g. http://127.0.0.1:8080/v1
+	Keys     []string // rotated per request
+	Model    string   // default: the scenario's gateway model
+	PID      int      // the server's process, to read its CPU and peak RSS (0: not read)
+	Scenario string   // whose request shape to send (default chat-plain)
+	Config            // Duration, Warmup, Reps, Concurrency or Rate, MaxInFlight, ...
+}
+
+// RunTarget measures one scenario's request against one target: the closed loop with
+// Concurrency connections, or the open loop at Rate when Rate > 0. The scenario's account
+// setup and simulator steering do not apply: the request shape is all it takes.
+func RunTarget(ctx context.Context, tc TargetConfig) (*Report, error) {
+	cfg := tc.Config
+	if tc.Scenario == "" {
+		tc.Scenario = "chat-plain"
+	}
+	if cfg.Reps == 0 {
+		cfg.Reps = 1
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 1
+	}
+	cfg.Defaults()
+	if !cfg.AllowRemote && !load.IsLoopback(tc.URL) {
+		return nil, fmt.Errorf("target %q is not a loopback address (allow it explicitly to load a remote server)", tc.URL)
+	}
+	base, err := ScenarioByName(tc.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	sc := *base
+	sc.Targets, sc.Phases, sc.CountRoutes, sc.FailRoute, sc.Keys = []string{TargetName}, []string{PhaseCustom}, nil, "", ""
+	if tc.Model == "" {
+		tc.Model = sc.GatewayModel
+	}
+	if len(cfg.ClientCPUs) > 0 {
+		if err := PinSelf(cfg.ClientCPUs); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Scenarios = []string{sc.Name}
+	s := &suite{cfg: cfg, targets: map[string]*target{TargetName: {name: TargetName, pid: tc.PID,
+		client: load.NewClient(max(cfg.Concurrency, cfg.MaxInFlight)), base: strings.TrimSuffix(tc.URL, "/"), keys: tc.Keys, model: tc.Model}}}
+	s.report = newReport(cfg, Endpoints{})
+	s.report.Config.Targets = []string{TargetName}
+	s.custom = &PhaseReport{Name: fmt.Sprintf("closed-%d", cfg.Concurrency), Mode: "closed", Concurrency: cfg.Concurrency}
+	if cfg.Rate > 0 {
+		s.custom = &PhaseReport{Name: fmt.Sprintf("open-%g", cfg.Rate), Mode: "open", OfferedRPS: cfg.Rate}
+	}
+	sr, err := s.scenario(ctx, &sc)
+	if err != nil {
+		return nil, err
+	}
+	s.report.Scenarios = append(s.report.Scenarios, sr)
+	s.report.finish()
+	return s.report, nil
+}
