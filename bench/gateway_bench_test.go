@@ -44,7 +44,8 @@ func post(b *testing.B, c *http.Client, url, key, body string) {
 }
 
 func BenchmarkGateway(b *testing.B) {
-	env := nodetest.Start(b, "", nodetest.Options{})
+	// A plan without limits: the benchmark measures the gateway, not its refusals.
+	env := nodetest.Start(b, nodetest.DefaultCatalog+"plans:\n  - {name: bench, allow_automated: true}\n", nodetest.Options{Plan: "bench"})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 	targets := []struct {
 		name, url, key string

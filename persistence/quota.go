@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Quota namespaces: quota/<acct> holds an account's QuotaRecord, credit/<acct>/<key> the
@@ -66,6 +67,10 @@ type QuotaWrite struct {
 	GrantKey string       // with Grant: the idempotency key of a top-up
 	Grant    *CreditGrant // nil when no top-up is part of this write
 	Log      []LogEntry   // written under log/ exactly as AppendLog writes them
+	// NoSync skips the fsync for a write that moves no money (counts within the plan): it
+	// survives a process crash (the OS has it) and may lose its last milliseconds only to a
+	// power loss. Charges and top-ups are always synced before they are acknowledged.
+	NoSync bool
 }
 
 const maxIdempotencyKeyLen = 128
@@ -101,7 +106,8 @@ func (s *Store) CreditGrantFor(account, key string) (g CreditGrant, found bool, 
 	return g, true, nil
 }
 
-// WriteQuota applies w atomically and durably (pebble.Sync). Invalid input writes nothing.
+// WriteQuota applies w atomically, durably (pebble.Sync) unless w.NoSync. Invalid input
+// writes nothing.
 func (s *Store) WriteQuota(w QuotaWrite) error {
 	if err := validateLogAccount(w.Account); err != nil {
 		return fmt.Errorf("persistence: write quota: %w", err)
@@ -132,7 +138,12 @@ func (s *Store) WriteQuota(w QuotaWrite) error {
 		b.Close()
 		return fmt.Errorf("persistence: write quota of %s: %w", w.Account, err)
 	}
-	if err := commit(b); err != nil {
+	opt := pebble.Sync
+	if w.NoSync {
+		opt = pebble.NoSync
+	}
+	defer b.Close()
+	if err := b.Commit(opt); err != nil {
 		return fmt.Errorf("persistence: write quota of %s: %w", w.Account, err)
 	}
 	return nil

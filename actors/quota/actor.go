@@ -37,6 +37,8 @@ type accountActor struct {
 	logs        []persistence.LogEntry // written with the next write
 	waiters     []waiter               // settles answered after the next write
 	flushQueued bool
+	moneyMoved  bool // a settle since the last write charged credits: the next write syncs
+	flushNow    bool // an immediate flush is on its way
 
 	received, seenAtTick uint64 // routed messages received; the count at the last tick
 	engine               *actor.Engine
@@ -92,7 +94,7 @@ func (a *accountActor) Receive(c *actor.Context) {
 	case tick:
 		a.onTick()
 	case flushMsg:
-		a.flushQueued = false
+		a.flushQueued, a.flushNow = false, false
 		a.persist(false, "", nil)
 	case retireAgain:
 		a.retire(m.m)
@@ -363,7 +365,7 @@ func (a *accountActor) settle(m *settleMsg) {
 			if s.Charged > 0 {
 				a.rec.Balance -= int64(s.Charged)
 				a.rec.Spent += int64(s.Charged)
-				a.dirty = true
+				a.dirty, a.moneyMoved = true, true
 			}
 		}
 	}
@@ -376,9 +378,25 @@ func (a *accountActor) settle(m *settleMsg) {
 		return
 	}
 	a.waiters = append(a.waiters, waiter{m.reply, s})
-	if !a.flushQueued {
-		a.flushQueued = true
+	a.scheduleFlush(a.moneyMoved)
+}
+
+// countsFlushDelay is how long settles that moved no money wait to share one write: they
+// need no fsync and nobody waits on them (the answer went out before the settle), so many
+// calls share one write instead of paying one each.
+const countsFlushDelay = 20 * time.Millisecond
+
+// scheduleFlush writes the pending settles: at once when money moved (the charge must be
+// durable before it is acknowledged), else a moment later.
+func (a *accountActor) scheduleFlush(now bool) {
+	switch {
+	case now && !a.flushNow:
+		a.flushQueued, a.flushNow = true, true
 		a.engine.Send(a.pid, flushMsg{}) // behind every message queued now: one sync for all
+	case !a.flushQueued:
+		a.flushQueued = true
+		eng, pid := a.engine, a.pid
+		time.AfterFunc(countsFlushDelay, func() { eng.Send(pid, flushMsg{}) })
 	}
 }
 
@@ -450,9 +468,10 @@ func (a *accountActor) persist(full bool, key string, grant *persistence.CreditG
 	if full {
 		a.volatile(&rec, a.svc.now().UnixNano())
 	}
-	err := a.svc.store.WriteQuota(persistence.QuotaWrite{Account: a.acct, State: &rec, GrantKey: key, Grant: grant, Log: a.logs})
+	err := a.svc.store.WriteQuota(persistence.QuotaWrite{Account: a.acct, State: &rec, GrantKey: key, Grant: grant, Log: a.logs,
+		NoSync: grant == nil && !a.moneyMoved && !full})
 	if err == nil {
-		a.dirty, a.logs = false, nil
+		a.dirty, a.logs, a.moneyMoved = false, nil, false
 	} else {
 		slog.Error("quota write failed", "account", a.acct, "err", err)
 	}
