@@ -645,7 +645,7 @@ func (a *accountActor) passivate(now int64) bool {
 	if h := a.svc.hookRetire; h != nil {
 		h(a.acct, false)
 	}
-	if !a.svc.dir.retire(a.acct, a.id, a.received) {
+	if !a.svc.dir.Retire(a.acct, a.id, a.received) {
 		return false
 	}
 	if h := a.svc.hookRetire; h != nil {
@@ -670,7 +670,7 @@ func (a *accountActor) retire(m *retireMsg) {
 		}
 		m.written, m.writtenAt = true, a.received
 	}
-	if !a.svc.dir.retire(a.acct, a.id, a.received) {
+	if !a.svc.dir.Retire(a.acct, a.id, a.received) {
 		a.engine.Send(a.pid, retireAgain{m}) // behind the message still on its way
 		return
 	}

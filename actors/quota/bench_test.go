@@ -141,10 +141,10 @@ func BenchmarkMemoryPerAccount(b *testing.B) {
 		start := time.Now()
 		activate(b, e, names)
 		live := heap()
-		if time.Since(start) > 3*time.Second || e.svc.dir.active() != n {
+		if time.Since(start) > 3*time.Second || e.svc.dir.Count() != n {
 			b.Skipf("activation took %v; actors began passivating before the measurement", time.Since(start))
 		}
-		waitFor(b, "passivation", func() bool { return e.svc.dir.active() == 0 })
+		waitFor(b, "passivation", func() bool { return e.svc.dir.Count() == 0 })
 		e.svc.waitStops()
 		after := heap()
 		return float64(int64(live)-int64(before)) / n, float64(int64(after)-int64(before)) / n

@@ -67,7 +67,7 @@ func TestPassivationKeepsState(t *testing.T) {
 	e := newEnv(t, Config{IdleTimeout: 5 * time.Millisecond})
 	p := plan(t, durablePlan)
 	load(t, e, p)
-	waitFor(t, "passivation", func() bool { return e.svc.dir.active() == 0 })
+	waitFor(t, "passivation", func() bool { return e.svc.dir.Count() == 0 })
 	e.clk.Add(time.Second)
 	// Key a's burst window and throttle came back: 1 call in the last minute of a 1/min cap.
 	refused(t, e.admit("acct_d", "a", p, 0, 0), LimitThrottle, 59*time.Second)
@@ -90,10 +90,7 @@ func TestPassivationLosesNoMessage(t *testing.T) {
 			return
 		}
 		// The actor has written its state and is about to retire: a call arrives now.
-		sh := e.svc.dir.shard(acct)
-		sh.mu.Lock()
-		before := sh.m[acct].sent
-		sh.mu.Unlock()
+		before := e.svc.dir.Sent(acct)
 		go func() {
 			d, err := e.svc.Admit(context.Background(), AdmitRequest{Account: acct, KeyID: "k", Plan: p})
 			if err != nil {
@@ -101,17 +98,13 @@ func TestPassivationLosesNoMessage(t *testing.T) {
 			}
 			results <- d
 		}()
-		waitFor(t, "the call to be routed", func() bool {
-			sh.mu.Lock()
-			defer sh.mu.Unlock()
-			return sh.m[acct].sent == before+1
-		})
+		waitFor(t, "the call to be routed", func() bool { return e.svc.dir.Sent(acct) == before+1 })
 	}
 	admitted(t, e.call("acct_q", "k", p))
 	d := <-results // answered by the same incarnation, which then stayed
 	admitted(t, d)
 	e.settle(d, Outcome{Counts: true})
-	waitFor(t, "passivation", func() bool { return e.svc.dir.active() == 0 })
+	waitFor(t, "passivation", func() bool { return e.svc.dir.Count() == 0 })
 	if st := e.state("acct_q", p); st.Window.Used != 2000 {
 		t.Fatalf("window used = %d, want 2000", st.Window.Used)
 	}
@@ -173,11 +166,11 @@ func TestUnsettledReservationExpires(t *testing.T) {
 	d := e.admit("acct_e", "k", p, 0, 0)
 	admitted(t, d)
 	time.Sleep(20 * time.Millisecond) // several ticks: the actor keeps its reservation, stays up
-	if e.svc.dir.active() != 1 || e.state("acct_e", p).Window.Reserved != 1000 {
+	if e.svc.dir.Count() != 1 || e.state("acct_e", p).Window.Reserved != 1000 {
 		t.Fatal("an actor with a call in flight must not passivate or release it early")
 	}
 	e.clk.Add(time.Hour)
-	waitFor(t, "expiry and passivation", func() bool { return e.svc.dir.active() == 0 })
+	waitFor(t, "expiry and passivation", func() bool { return e.svc.dir.Count() == 0 })
 	if st := e.state("acct_e", p); st.Window.Reserved != 0 || st.Window.Used != 0 {
 		t.Fatalf("after expiry: %+v", st.Window)
 	}
@@ -209,7 +202,7 @@ func TestClosedServiceRefuses(t *testing.T) {
 	if err := e.svc.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if e.svc.dir.active() != 0 {
+	if e.svc.dir.Count() != 0 {
 		t.Fatal("Close left actors")
 	}
 	if _, err := e.svc.Admit(context.Background(), AdmitRequest{Account: "acct_y", Plan: p}); !errors.Is(err, ErrClosed) {

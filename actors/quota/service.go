@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -212,8 +211,7 @@ type Service struct {
 	loc    cluster.Locator
 	store  Store
 	cfg    Config
-	dir    directory
-	gen    atomic.Uint64
+	dir    *cluster.Directory
 	closed atomic.Bool
 
 	stopMu   sync.Mutex // counts actors being stopped (a WaitGroup may not grow during Wait)
@@ -241,8 +239,7 @@ func NewService(l *cluster.Local, st Store, cfg Config) *Service {
 	}
 	s := &Service{loc: l, store: st, cfg: cfg}
 	s.stopped = sync.NewCond(&s.stopMu)
-	s.dir.init()
-	s.gen.Store(uint64(time.Now().UnixNano())) // incarnation ids never repeat within a process
+	s.dir = cluster.NewDirectory(Kind, l)
 	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
 		return func() actor.Receiver { return newAccountActor(s, id) }
 	})
@@ -404,9 +401,9 @@ func (s *Service) mediaEnd(ctx context.Context, r MediaReservation, kind string,
 func (s *Service) Close(ctx context.Context) error {
 	s.closed.Store(true)
 	var waits []reply[struct{}]
-	for _, acct := range s.dir.accounts() {
+	for _, acct := range s.dir.Entities() {
 		m := &retireMsg{reply: newReply[struct{}]()}
-		if s.dir.route(acct, s, m) == nil {
+		if s.send(acct, m) == nil {
 			waits = append(waits, m.reply)
 		}
 	}
@@ -440,8 +437,14 @@ func ask[T any](ctx context.Context, s *Service, account string, m routed, r rep
 	}
 }
 
+// send routes m to the account's owner: refused once the service is closing, except the
+// retire handshake, which only reaches an active owner.
 func (s *Service) send(account string, m routed) error {
-	return s.dir.route(account, s, m)
+	_, retiring := m.(*retireMsg)
+	if !s.dir.Route(account, m, !retiring, func() bool { return !retiring && s.closed.Load() }) {
+		return ErrClosed
+	}
+	return nil
 }
 
 func (s *Service) now() time.Time { return s.cfg.Now() }
@@ -482,101 +485,3 @@ func checkAccount(a string) error {
 	return nil
 }
 
-// directory maps an account to its current incarnation: the locator id of the actor that
-// owns it now. Passivation is a handshake through it that loses nothing: the actor first
-// writes its state, then retires only if every message routed to it has been received
-// (sent == received under the shard lock) — a message on its way keeps it alive. After
-// retiring, the entry is gone and the next message activates a new incarnation under a new
-// id, which loads the state just written. (A clustered locator takes this job over.)
-type directory struct {
-	shards [64]dirShard
-}
-
-type dirShard struct {
-	mu sync.Mutex
-	m  map[string]*incarnation
-}
-
-type incarnation struct {
-	id   string
-	sent uint64
-}
-
-func (d *directory) init() {
-	for i := range d.shards {
-		d.shards[i].m = map[string]*incarnation{}
-	}
-}
-
-func (d *directory) shard(account string) *dirShard {
-	h := uint32(2166136261) // FNV-1a
-	for i := 0; i < len(account); i++ {
-		h = (h ^ uint32(account[i])) * 16777619
-	}
-	return &d.shards[h%uint32(len(d.shards))]
-}
-
-// route delivers m to the account's current incarnation, activating one when needed.
-func (d *directory) route(account string, s *Service, m routed) error {
-	sh := d.shard(account)
-	sh.mu.Lock()
-	if s.closed.Load() {
-		if _, ok := m.(*retireMsg); !ok {
-			sh.mu.Unlock()
-			return ErrClosed
-		}
-	}
-	inc := sh.m[account]
-	if inc == nil {
-		if _, ok := m.(*retireMsg); ok {
-			sh.mu.Unlock()
-			return ErrClosed // already passivated
-		}
-		inc = &incarnation{id: account + "#" + strconv.FormatUint(s.gen.Add(1), 36)}
-		sh.m[account] = inc
-	}
-	inc.sent++
-	id := inc.id
-	sh.mu.Unlock()
-	s.loc.Send(Kind, id, m)
-	return nil
-}
-
-// retire removes the incarnation if it has received everything routed to it.
-func (d *directory) retire(account, id string, received uint64) bool {
-	sh := d.shard(account)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	inc := sh.m[account]
-	if inc == nil || inc.id != id || inc.sent != received {
-		return false
-	}
-	delete(sh.m, account)
-	return true
-}
-
-// accounts lists the accounts with an active incarnation.
-func (d *directory) accounts() []string {
-	var out []string
-	for i := range d.shards {
-		sh := &d.shards[i]
-		sh.mu.Lock()
-		for a := range sh.m {
-			out = append(out, a)
-		}
-		sh.mu.Unlock()
-	}
-	return out
-}
-
-// active counts active incarnations (tests, benchmarks).
-func (d *directory) active() int {
-	n := 0
-	for i := range d.shards {
-		sh := &d.shards[i]
-		sh.mu.Lock()
-		n += len(sh.m)
-		sh.mu.Unlock()
-	}
-	return n
-}

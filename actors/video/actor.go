@@ -105,7 +105,7 @@ func (a *taskActor) handle(m routed) {
 			sendOnce(r.reply, nil)
 			return
 		}
-		if err := a.svc.dir.route(a.task, a.svc, m); err != nil {
+		if err := a.svc.route(a.task, m); err != nil {
 			m.Fail(err)
 		}
 		return
@@ -511,7 +511,7 @@ func (a *taskActor) onIdle() {
 	}
 	quiet := a.received == a.seenAtTick
 	a.seenAtTick = a.received
-	if quiet && !a.busy && (!a.loaded || !a.rec.Open()) && a.svc.dir.retire(a.task, a.id, a.received) {
+	if quiet && !a.busy && (!a.loaded || !a.rec.Open()) && a.svc.dir.Retire(a.task, a.id, a.received) {
 		a.retired = true
 		a.stopTimers()
 		a.svc.stopLater(a.id)
@@ -534,7 +534,7 @@ func (a *taskActor) retire(m *retireMsg) {
 			a.dirty = false
 		}
 	}
-	if !a.svc.dir.retire(a.task, a.id, a.received) {
+	if !a.svc.dir.Retire(a.task, a.id, a.received) {
 		a.engine.Send(a.pid, retireAgain{m})
 		return
 	}

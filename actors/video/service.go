@@ -155,8 +155,7 @@ type Service struct {
 	cfg   Config
 	clock Clock
 	log   *slog.Logger
-	dir   directory
-	gen   atomic.Uint64
+	dir   *cluster.Directory
 
 	closed atomic.Bool
 	work   counter // upstream, asset and quota calls in flight
@@ -193,8 +192,7 @@ func NewService(l *cluster.Local, deps Deps, cfg Config) *Service {
 	}
 	s.work.init()
 	s.stops.init()
-	s.dir.init()
-	s.gen.Store(uint64(time.Now().UnixNano()))
+	s.dir = cluster.NewDirectory(Kind, l)
 	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
 		return func() actor.Receiver { return newTaskActor(s, id) }
 	})
@@ -225,7 +223,7 @@ func (s *Service) Create(ctx context.Context, r CreateRequest) (Task, error) {
 	if err := s.deps.Tasks.CreateTask(rec); err != nil {
 		return Task{}, err
 	}
-	if err := s.dir.route(rec.ID, s, &startMsg{rec: *rec, route: r.Route}); err != nil {
+	if err := s.route(rec.ID, &startMsg{rec: *rec, route: r.Route}); err != nil {
 		// Closing meanwhile: the task is stored and open, the next start resumes it.
 		s.log.Warn("video task stored but not started (closing); it resumes at the next start", "task", rec.ID)
 	}
@@ -263,7 +261,7 @@ func (s *Service) Get(ctx context.Context, account, id string) (Task, error) {
 		return Task{}, ErrClosed
 	}
 	m := &getMsg{account: account, reply: make(chan getResult, 1)}
-	if !s.dir.active(id) {
+	if !s.dir.Active(id) {
 		// Not running: check the store first, so an unknown id or another account's task
 		// costs one read and activates nothing.
 		rec, err := s.deps.Tasks.GetTask(id)
@@ -278,7 +276,7 @@ func (s *Service) Get(ctx context.Context, account, id string) (Task, error) {
 		}
 		m.rec = &rec
 	}
-	if err := s.dir.route(id, s, m); err != nil {
+	if err := s.route(id, m); err != nil {
 		return Task{}, err
 	}
 	select {
@@ -300,7 +298,7 @@ func (s *Service) Resume(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := s.dir.route(open[i].ID, s, &startMsg{rec: open[i]}); err != nil {
+		if err := s.route(open[i].ID, &startMsg{rec: open[i]}); err != nil {
 			return err
 		}
 	}
@@ -317,9 +315,9 @@ func (s *Service) Resume(ctx context.Context) error {
 func (s *Service) Close(ctx context.Context) error {
 	s.closed.Store(true)
 	var waits []chan error
-	for _, id := range s.dir.ids() {
+	for _, id := range s.dir.Entities() {
 		m := &retireMsg{reply: make(chan error, 1)}
-		if s.dir.route(id, s, m) == nil {
+		if s.route(id, m) == nil {
 			waits = append(waits, m.reply)
 		}
 	}
@@ -344,7 +342,17 @@ func (s *Service) Close(ctx context.Context) error {
 }
 
 // Active counts task actors running now (tests, metrics).
-func (s *Service) Active() int { return s.dir.count() }
+func (s *Service) Active() int { return s.dir.Count() }
+
+// route sends m to the task's owner: refused once the service is closing, except the
+// retire handshake, which only reaches an active owner.
+func (s *Service) route(task string, m routed) error {
+	_, retiring := m.(*retireMsg)
+	if !s.dir.Route(task, m, !retiring, func() bool { return !retiring && s.closed.Load() }) {
+		return ErrClosed
+	}
+	return nil
+}
 
 // stopLater retires an incarnation's actor once it has returned from Receive.
 func (s *Service) stopLater(id string) {
