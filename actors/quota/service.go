@@ -484,4 +484,3 @@ func checkAccount(a string) error {
 	}
 	return nil
 }
-
