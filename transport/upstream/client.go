@@ -65,8 +65,16 @@ type Response struct {
 
 // Do sends the request. Anything but a 2xx answer is an *Error.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
+	return c.send(ctx, http.MethodPost, req)
+}
+
+func (c *Client) send(ctx context.Context, method string, req Request) (*Response, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, req.Route.BaseURL+req.Path, bytes.NewReader(req.Body))
+	var body io.Reader = http.NoBody
+	if method != http.MethodGet {
+		body = bytes.NewReader(req.Body) // sets ContentLength and GetBody
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, req.Route.BaseURL+req.Path, body)
 	if err != nil {
 		cancel(nil)
 		return nil, &Error{Kind: Misconfigured, Err: err}
@@ -74,7 +82,9 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	for k, vs := range req.Header {
 		hreq.Header[k] = vs
 	}
-	hreq.Header.Set("Content-Type", "application/json")
+	if method != http.MethodGet {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
 	authorize(hreq, req.Route)
 
 	firstByte := time.AfterFunc(req.Timeouts.FirstByte, func() { cancel(errFirstByte) })

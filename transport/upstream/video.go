@@ -95,38 +95,7 @@ func (c *Client) DownloadVideo(ctx context.Context, route *catalog.Route, t cata
 
 // Get is Do for a GET (req.Body is not sent): the same auth, time-outs and errors.
 func (c *Client) Get(ctx context.Context, req Request) (*Response, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.Route.BaseURL+req.Path, http.NoBody)
-	if err != nil {
-		cancel(nil)
-		return nil, &Error{Kind: Misconfigured, Err: err}
-	}
-	for k, vs := range req.Header {
-		hreq.Header[k] = vs
-	}
-	authorize(hreq, req.Route)
-
-	firstByte := time.AfterFunc(req.Timeouts.FirstByte, func() { cancel(errFirstByte) })
-	resp, err := c.transport(req.Timeouts.Connect).RoundTrip(hreq)
-	firstByte.Stop()
-	if err != nil {
-		cause := context.Cause(ctx)
-		cancel(nil)
-		if errors.Is(cause, errFirstByte) {
-			return nil, &Error{Kind: TimedOut, Err: fmt.Errorf("no answer within %s", req.Timeouts.FirstByte)}
-		}
-		if ctx.Err() != nil && cause != nil {
-			return nil, &Error{Kind: Canceled, Err: cause}
-		}
-		return nil, &Error{Kind: Unreachable, Err: err}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		cancel(nil)
-		return nil, statusError(resp, body)
-	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: newIdleBody(resp.Body, req.Timeouts.IdleStream, cancel)}, nil
+	return c.send(ctx, http.MethodGet, req)
 }
 
 // wireJob is the video object of §6.3, tolerant of a fractional progress and of an error
