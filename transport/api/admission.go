@@ -62,6 +62,23 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 	return nil, refusal(d, s.now())
 }
 
+// admitModel resolves the requested model for an endpoint of kind, records it, announces a
+// deprecation and admits the call at its estimated cost. False means the error was answered.
+func (s *Server) admitModel(w http.ResponseWriter, r *http.Request, c *call, rec *record, name, kind string,
+	cost func(*catalog.Model) money.Amount) (*catalog.Model, bool) {
+	m, e := s.resolveModel(c, name, kind)
+	if e == nil {
+		rec.entry.Model, rec.prices = m.ID, pricesOf(m)
+		setDeprecation(w, m)
+		rec.adm, e = s.admit(r, w, c, m, cost(m))
+	}
+	if e != nil {
+		rec.fail(w, e)
+		return nil, false
+	}
+	return m, true
+}
+
 func (s *Server) now() time.Time { return s.Board.Now() }
 
 // setRateHeaders publishes the burst budget: X-RateLimit-Reset is the seconds until the

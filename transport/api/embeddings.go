@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -21,15 +22,10 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		rec.fail(w, invalidFrom(err))
 		return
 	}
-	m, e := s.resolveModel(c, req.Model, catalog.KindEmbedding)
-	if e != nil {
-		rec.fail(w, e)
-		return
-	}
-	rec.entry.Model, rec.prices = m.ID, pricesOf(m)
-	setDeprecation(w, m)
-	if rec.adm, e = s.admit(r, w, c, m, m.Pricing.Prompt.Times(int64(len(body)/4+1))); e != nil {
-		rec.fail(w, e)
+	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindEmbedding, func(m *catalog.Model) money.Amount {
+		return m.Pricing.Prompt.Times(int64(len(body)/4 + 1))
+	})
+	if !ok {
 		return
 	}
 	build := func(rt *catalog.Route) (upstream.Request, bool) {

@@ -13,6 +13,7 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/images"
+	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -40,21 +41,14 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		rec.fail(w, irInvalid(err))
 		return
 	}
-	m, e := s.resolveModel(c, req.Model, catalog.KindImage)
-	if e != nil {
-		rec.fail(w, e)
-		return
-	}
 	if s.Assets == nil {
 		rec.fail(w, &apiError{Status: http.StatusNotImplemented, Type: "server_error", Code: "no_asset_store", Message: "this gateway has no asset store configured for generated images"})
 		return
 	}
-	rec.entry.Model, rec.prices = m.ID, pricesOf(m)
-	setDeprecation(w, m)
-	prompt := int64(len(req.Prompt)/3 + 1)
-	estimated := m.Pricing.Prompt.Times(prompt) + m.Pricing.Completion.Times(defaultMaxTokens)
-	if rec.adm, e = s.admit(r, w, c, m, estimated); e != nil {
-		rec.fail(w, e)
+	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindImage, func(m *catalog.Model) money.Amount {
+		return m.Pricing.Prompt.Times(int64(len(req.Prompt)/3+1)) + m.Pricing.Completion.Times(defaultMaxTokens)
+	})
+	if !ok {
 		return
 	}
 	daily, err := s.Quota.ReserveImages(r.Context(), rec.adm.account, rec.adm.plan, 1)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/actors/video"
+	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -30,23 +31,20 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 		rec.fail(w, irInvalid(err))
 		return
 	}
-	m, e := s.resolveModel(c, req.Model, catalog.KindVideo)
-	if e != nil {
-		rec.fail(w, e)
+	// The create call counts like any call; its seconds are charged on completion, at
+	// pricing.completion per output second (a video model's price).
+	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindVideo, func(m *catalog.Model) money.Amount {
+		return m.Pricing.Completion.Times(int64(req.Seconds))
+	})
+	if !ok {
 		return
 	}
-	rec.entry.Model = m.ID
-	setDeprecation(w, m)
 	route, wait := s.Board.Pick(m.Routes, c.key.ZDR, nil)
 	if route == nil || route.Format != catalog.FormatChat {
-		rec.fail(w, s.exhausted(0, true, wait))
+		rec.fail(w, s.exhausted(0, true, wait)) // refunded: nothing reached an upstream
 		return
 	}
-	price := m.Pricing.Completion // per output second for video models
-	if rec.adm, e = s.admit(r, w, c, m, price.Times(int64(req.Seconds))); e != nil {
-		rec.fail(w, e)
-		return
-	}
+	price := m.Pricing.Completion
 	daily, err := s.Quota.ReserveVideoSeconds(r.Context(), rec.adm.account, rec.adm.plan, int64(req.Seconds))
 	if err != nil || !daily.Admitted {
 		rec.fail(w, dailyRefusal(daily, err, "video_daily_limit_exceeded", "the account's daily video seconds are used up"))
