@@ -352,6 +352,17 @@ func decodeSource(at string, raw json.RawMessage) (inSource, *ir.Error) {
 	return s, nil
 }
 
+// checkBase64 requires what a base64 source needs: data and its media type.
+func checkBase64(at string, s inSource) *ir.Error {
+	if s.Data == nil || *s.Data == "" {
+		return bad(at+".source.data", "data is required")
+	}
+	if s.MediaType == "" {
+		return bad(at+".source.media_type", "media_type is required")
+	}
+	return nil
+}
+
 func decodeImage(at string, raw json.RawMessage) (*ir.Image, *ir.Error) {
 	s, err := decodeSource(at, raw)
 	if err != nil {
@@ -359,11 +370,8 @@ func decodeImage(at string, raw json.RawMessage) (*ir.Image, *ir.Error) {
 	}
 	switch s.Type {
 	case "base64":
-		if s.Data == nil || *s.Data == "" {
-			return nil, bad(at+".source.data", "data is required")
-		}
-		if s.MediaType == "" {
-			return nil, bad(at+".source.media_type", "media_type is required")
+		if err := checkBase64(at, s); err != nil {
+			return nil, err
 		}
 		return &ir.Image{MediaType: s.MediaType, Data: *s.Data}, nil
 	case "url":
@@ -382,11 +390,8 @@ func decodeDocument(at string, raw json.RawMessage) (*ir.File, *ir.Error) {
 	}
 	switch s.Type {
 	case "base64":
-		if s.Data == nil || *s.Data == "" {
-			return nil, bad(at+".source.data", "data is required")
-		}
-		if s.MediaType == "" {
-			return nil, bad(at+".source.media_type", "media_type is required")
+		if err := checkBase64(at, s); err != nil {
+			return nil, err
 		}
 		return &ir.File{MediaType: s.MediaType, Data: *s.Data}, nil
 	case "text":
