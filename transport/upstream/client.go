@@ -105,7 +105,7 @@ func (c *Client) send(ctx context.Context, method string, req Request) (*Respons
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		cancel(nil)
-		return nil, statusError(resp, body)
+		return nil, statusError(resp, body, time.Now())
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: newIdleBody(resp.Body, req.Timeouts.IdleStream, cancel)}, nil
 }
