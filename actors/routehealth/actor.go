@@ -17,6 +17,7 @@ const (
 	Succeeded   Result = iota // includes client errors: the route itself worked
 	Failed                    // connect error, time-out, 5xx, broken stream
 	RateLimited               // 429 from the upstream
+	Refused                   // billing refusal: the operator's quota or credit is gone at the provider
 )
 
 // Begin is told when an attempt starts.
@@ -25,9 +26,13 @@ type Begin struct{}
 // Outcome is told when an attempt ends.
 type Outcome struct {
 	Result     Result
-	RetryAfter time.Duration // from the upstream's 429
+	RetryAfter time.Duration // the provider's retry hint (RateLimited, Refused)
 	Latency    time.Duration
 	Status     int
+	Started    time.Time // when the attempt began, on the policy's clock (zero: unknown)
+	Message    string    // the provider's own message (RateLimited, Refused)
+	// Reply, when set, receives the state this outcome led to once it is published.
+	Reply chan *State
 }
 
 // Snapshot asks for the current state (cold path; handlers read the published pointer).
@@ -75,20 +80,24 @@ func (a *routeActor) record(m Outcome) {
 	switch m.Result {
 	case Succeeded:
 		s.Successes++
-		s.Streak, s.Cooldowns, s.Probing, s.CooldownUntil = 0, 0, false, time.Time{}
 		if s.Latency == 0 {
 			s.Latency = m.Latency
 		} else {
 			s.Latency = (s.Latency*7 + m.Latency) / 8
 		}
-	case RateLimited:
-		s.Failures++
-		wait := m.RetryAfter
-		if wait <= 0 {
-			wait = a.policy.RateLimited
+		if !m.Started.IsZero() && m.Started.Before(s.RefusedSince) && now.Before(s.CooldownUntil) {
+			break // an attempt older than the provider's refusal says nothing about it now
 		}
-		// The upstream said when to come back: no probe needed, and no back-off growth.
-		s.CooldownUntil, s.Probing = now.Add(wait), false
+		s.Streak, s.Cooldowns, s.Probing, s.CooldownUntil, s.RefusedSince = 0, 0, false, time.Time{}, time.Time{}
+	case RateLimited, Refused:
+		s.Failures++
+		s.Refusal, s.RefusedAt = m.Message, now
+		wait, reason := a.refusalCooldown(m)
+		// The provider said when to come back, or that it will not soon: no probe and no
+		// back-off growth. A longer cooldown already in force stands.
+		if until := now.Add(wait); until.After(s.CooldownUntil) {
+			s.CooldownUntil, s.Probing, s.Reason, s.RefusedSince = until, false, reason, now
+		}
 	case Failed:
 		s.Failures++
 		s.Streak++
@@ -97,10 +106,32 @@ func (a *routeActor) record(m Outcome) {
 			keepProbe = true // a late report from before the cooldown: it already counted
 		case s.Probing, s.Streak >= a.policy.MaxFails:
 			s.Cooldowns++
-			s.CooldownUntil, s.Probing = now.Add(a.backoff(s.Cooldowns)), true
+			s.CooldownUntil, s.Probing, s.Reason = now.Add(a.backoff(s.Cooldowns)), true, ReasonFailures
 		}
 	}
 	a.publish(s, keepProbe)
+	if m.Reply != nil {
+		select {
+		case m.Reply <- s:
+		default: // the asker gave up
+		}
+	}
+}
+
+// refusalCooldown is how long a refusal rests the route: at least the provider's hint; a
+// billing refusal at least the policy's long cooldown, a 429 without a hint the short one.
+func (a *routeActor) refusalCooldown(m Outcome) (time.Duration, string) {
+	if m.Result == Refused {
+		long := a.policy.BillingCooldown
+		if long <= 0 {
+			long = DefaultBillingCooldown
+		}
+		return max(m.RetryAfter, long), ReasonBilling
+	}
+	if m.RetryAfter > 0 {
+		return m.RetryAfter, ReasonRateLimit
+	}
+	return a.policy.RateLimited, ReasonRateLimit
 }
 
 func (a *routeActor) backoff(n int) time.Duration {

@@ -75,28 +75,35 @@ func (b *Board) Begin(route string) { b.locator.Send(Kind, route, Begin{}) }
 // Report reports how an attempt ended.
 func (b *Board) Report(route string, o Outcome) { b.locator.Send(Kind, route, o) }
 
+// Settle reports how an attempt ended and waits until the route's actor has published the
+// state it leads to (nil if the actor does not answer within a second): for the rare
+// outcome whose answer to the client depends on it, a refusal that may leave every route
+// cooling down.
+func (b *Board) Settle(route string, o Outcome) *State {
+	o.Reply = make(chan *State, 1)
+	b.locator.Send(Kind, route, o)
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case s := <-o.Reply:
+		return s
+	case <-t.C:
+		return nil
+	}
+}
+
 // Now is the policy's clock.
 func (b *Board) Now() time.Time { return b.policy.Now() }
 
 // Pick chooses among routes by weight, skipping tried routes, routes cooling down, and
 // (for ZDR keys) routes without zdr. A weight is exactly its share among available routes;
-// weight-0 routes are standbys, used only when no weighted route is available. When nothing
-// is available, wait is how soon the first cooldown ends.
-func (b *Board) Pick(routes []*catalog.Route, zdrOnly bool, tried []string) (r *catalog.Route, wait time.Duration) {
+// weight-0 routes are standbys, used only when no weighted route is available.
+func (b *Board) Pick(routes []*catalog.Route, zdrOnly bool, tried []string) *catalog.Route {
 	now := b.policy.Now()
 	var pool [8]*catalog.Route
 	cands := pool[:0]
 	for _, rt := range routes {
-		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) {
-			continue
-		}
-		st := b.State(rt.ID)
-		if !st.Available(now) {
-			if st != nil && st.CooldownUntil.After(now) {
-				if w := st.CooldownUntil.Sub(now); wait == 0 || w < wait {
-					wait = w
-				}
-			}
+		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) || !b.State(rt.ID).Available(now) {
 			continue
 		}
 		cands = append(cands, rt)
@@ -104,11 +111,29 @@ func (b *Board) Pick(routes []*catalog.Route, zdrOnly bool, tried []string) (r *
 	for len(cands) > 0 {
 		i := weightedIndex(cands)
 		if b.State(cands[i].ID).Claim(now) {
-			return cands[i], 0
+			return cands[i]
 		}
 		cands = append(cands[:i], cands[i+1:]...) // lost the half-open probe to another request
 	}
-	return nil, wait
+	return nil
+}
+
+// Wait is how long until the first of routes takes requests again, counting only ZDR
+// routes for zdrOnly and none in skip: the real end of the earliest cooldown, 0 when one
+// of them is ready now (or none qualifies). Routes tried in this request count too: a
+// client told when to come back needs the model's state, not the request's.
+func (b *Board) Wait(routes []*catalog.Route, zdrOnly bool, skip []string) time.Duration {
+	now := b.policy.Now()
+	wait, seen := time.Duration(0), false
+	for _, rt := range routes {
+		if zdrOnly && !rt.ZDR || contains(skip, rt.ID) {
+			continue
+		}
+		if w := b.State(rt.ID).Remaining(now); !seen || w < wait {
+			wait, seen = w, true
+		}
+	}
+	return wait
 }
 
 func weightedIndex(cands []*catalog.Route) int {

@@ -21,7 +21,7 @@ type testClock struct {
 func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
-func newBoard(t *testing.T, routes []*catalog.Route) (*Board, *testClock) {
+func newBoard(t *testing.T, routes []*catalog.Route, tune ...func(*Policy)) (*Board, *testClock) {
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +29,9 @@ func newBoard(t *testing.T, routes []*catalog.Route) (*Board, *testClock) {
 	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
 	p := DefaultPolicy()
 	p.Now = clk.Now
+	for _, f := range tune {
+		f(&p)
+	}
 	b := NewBoard(cluster.NewLocal(e), p)
 	b.Sync(routes)
 	return b, clk
@@ -52,7 +55,7 @@ func TestPickDistribution(t *testing.T) {
 		const n = 200_000
 		counts := map[string]int{}
 		for i := 0; i < n; i++ {
-			r, _ := b.Pick(rs, false, nil)
+			r := b.Pick(rs, false, nil)
 			counts[r.ID]++
 		}
 		total := 0
@@ -73,16 +76,16 @@ func TestPickFilters(t *testing.T) {
 	rs := routes(1, 1, 0)
 	b, _ := newBoard(t, rs)
 	for i := 0; i < 100; i++ {
-		if r, _ := b.Pick(rs, true, nil); r.ID != "a" {
+		if r := b.Pick(rs, true, nil); r.ID != "a" {
 			t.Fatalf("zdr pick = %s", r.ID)
 		}
-		if r, _ := b.Pick(rs, false, []string{"a"}); r.ID != "b" {
+		if r := b.Pick(rs, false, []string{"a"}); r.ID != "b" {
 			t.Fatalf("tried route picked again: %s", r.ID)
 		}
-		if r, _ := b.Pick(rs, false, []string{"a", "b"}); r.ID != "c" {
+		if r := b.Pick(rs, false, []string{"a", "b"}); r.ID != "c" {
 			t.Fatalf("standby not used as last resort: %v", r)
 		}
-		if r, _ := b.Pick(rs, true, []string{"a"}); r != nil {
+		if r := b.Pick(rs, true, []string{"a"}); r != nil {
 			t.Fatalf("zdr pick fell back to %s", r.ID)
 		}
 	}
@@ -108,7 +111,7 @@ func TestHalfOpenAdmitsOneProbe(t *testing.T) {
 		b.Report("a", Outcome{Result: Failed})
 	}
 	waitFor(t, b, "a", func(s *State) bool { return s.Probing })
-	if r, wait := b.Pick(rs, false, nil); r != nil || wait != 5*time.Second {
+	if r, wait := b.Pick(rs, false, nil), b.Wait(rs, false, nil); r != nil || wait != 5*time.Second {
 		t.Fatalf("pick during cooldown = %v, wait %v", r, wait)
 	}
 	clk.Add(5 * time.Second)
@@ -118,7 +121,7 @@ func TestHalfOpenAdmitsOneProbe(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if r, _ := b.Pick(rs, false, nil); r != nil {
+			if r := b.Pick(rs, false, nil); r != nil {
 				wins.Add(1)
 			}
 		}()
@@ -129,12 +132,12 @@ func TestHalfOpenAdmitsOneProbe(t *testing.T) {
 	}
 	b.Begin("a") // the probe's Begin keeps the claim
 	waitFor(t, b, "a", func(s *State) bool { return s.InFlight == 1 })
-	if r, _ := b.Pick(rs, false, nil); r != nil {
+	if r := b.Pick(rs, false, nil); r != nil {
 		t.Fatal("second probe admitted after Begin")
 	}
 	b.Report("a", Outcome{Result: Succeeded, Latency: time.Millisecond})
 	waitFor(t, b, "a", func(s *State) bool { return s.Healthy() && s.InFlight == 0 })
-	if r, _ := b.Pick(rs, false, nil); r == nil {
+	if r := b.Pick(rs, false, nil); r == nil {
 		t.Fatal("recovered route not picked")
 	}
 }

@@ -3,11 +3,12 @@ package api
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -16,12 +17,13 @@ import (
 type attempt struct {
 	route   *catalog.Route
 	resp    *upstream.Response
-	started time.Time
+	started time.Time // for the latency
+	since   time.Time // the same moment on route health's clock
 }
 
 // finish reports the attempt's outcome to the route's health actor.
 func (s *Server) finish(a *attempt, res routehealth.Result, status int) {
-	s.Board.Report(a.route.ID, routehealth.Outcome{Result: res, Latency: time.Since(a.started), Status: status})
+	s.Board.Report(a.route.ID, routehealth.Outcome{Result: res, Latency: time.Since(a.started), Status: status, Started: a.since})
 	s.Metrics.Attempt(a.route.ID, outcomeName(res))
 }
 
@@ -31,6 +33,8 @@ func outcomeName(r routehealth.Result) string {
 		return "failed"
 	case routehealth.RateLimited:
 		return "rate_limited"
+	case routehealth.Refused:
+		return "refused"
 	}
 	return "ok"
 }
@@ -45,9 +49,9 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 	onlyBusy := true // every failure so far was the upstream saying "not now"
 	var skipped []string
 	for {
-		route, wait := s.Board.Pick(m.Routes, c.key.ZDR, append(skipped, *tried...))
+		route := s.Board.Pick(m.Routes, c.key.ZDR, append(skipped, *tried...))
 		if route == nil {
-			return nil, nil, s.exhausted(len(*tried), onlyBusy, wait)
+			return nil, nil, s.exhausted(c, len(*tried), onlyBusy, s.Board.Wait(m.Routes, c.key.ZDR, skipped))
 		}
 		req, ok := build(route)
 		if !ok {
@@ -55,7 +59,7 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 			continue
 		}
 		*tried = append(*tried, route.ID)
-		a := &attempt{route: route, started: time.Now()}
+		a := &attempt{route: route, started: time.Now(), since: s.Board.Now()}
 		s.Board.Begin(route.ID)
 		resp, err := s.Upstream.Do(ctx, req)
 		if err == nil {
@@ -73,28 +77,59 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 		case ue.Kind == upstream.Canceled || ctx.Err() != nil:
 			s.finish(a, routehealth.Succeeded, 0) // the client left; the route is not to blame
 			return nil, nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}
-		case ue.Kind == upstream.RateLimited:
-			s.Board.Report(route.ID, routehealth.Outcome{Result: routehealth.RateLimited, RetryAfter: ue.RetryAfter, Status: ue.Status, Latency: time.Since(a.started)})
-			s.Metrics.Attempt(route.ID, "rate_limited")
-		default:
-			if ue.Status != 529 && ue.Status != http.StatusServiceUnavailable {
-				onlyBusy = false
-			}
-			s.finish(a, routehealth.Failed, ue.Status)
+		case ue.Kind == upstream.RateLimited || ue.Kind == upstream.Refused:
+			s.refused(c, a, ue) // the route now cools down: still "not now"
+			continue
+		case ue.Status != 529 && ue.Status != http.StatusServiceUnavailable:
+			onlyBusy = false
 		}
+		s.finish(a, routehealth.Failed, ue.Status)
 		s.Logger.Warn("upstream attempt failed; failing over", "request_id", c.id, "route", route.ID, "status", ue.Status, "err", ue.Err)
 	}
 }
 
-// exhausted is the answer when no route is left to try: 529 when every route is cooling down
-// or rate-limited, 502 when real attempts failed.
-func (s *Server) exhausted(attempts int, onlyBusy bool, wait time.Duration) *apiError {
+// refused records a provider's refusal: the route cools down for at least the provider's
+// hint (a billing refusal for the long cooldown), and the operator gets the provider's own
+// words in the log, the route-health view and a metric; the client gets none of them. The
+// outcome is settled rather than sent, so that when it leaves every route cooling the
+// client's Retry-After is read from the new state.
+func (s *Server) refused(c *call, a *attempt, ue *upstream.Error) {
+	res, reason, msg := routehealth.RateLimited, routehealth.ReasonRateLimit, "the provider rate-limited the route; it cools down, failing over"
+	if ue.Kind == upstream.Refused {
+		res, reason, msg = routehealth.Refused, routehealth.ReasonBilling, "the provider refused the route for billing (quota or credit gone at the provider); it cools down for long, failing over"
+	}
+	st := s.Board.Settle(a.route.ID, routehealth.Outcome{Result: res, RetryAfter: ue.RetryAfter, Status: ue.Status,
+		Latency: time.Since(a.started), Started: a.since, Message: ue.Message})
+	s.Metrics.Attempt(a.route.ID, outcomeName(res))
+	s.Metrics.Refusal(a.route.ID, reason)
+	args := []any{"request_id", c.id, "route", a.route.ID, "format", a.route.Format, "status", ue.Status,
+		"provider_message", ue.Message, "retry_hint", ue.RetryAfter}
+	if st != nil {
+		args = append(args, "cooldown_until", st.CooldownUntil)
+	}
+	s.Logger.Warn(msg, args...)
+}
+
+// exhausted is the answer when no route is left to try: overloaded when every route is
+// cooling down, rate-limited or overloaded, with Retry-After = wait (the real end of the
+// earliest cooldown, in whole seconds, at least 1); 502 when real attempts failed.
+func (s *Server) exhausted(c *call, attempts int, onlyBusy bool, wait time.Duration) *apiError {
 	if attempts == 0 || onlyBusy {
-		secs := int(math.Ceil(wait.Seconds()))
-		secs = min(max(secs, 1), 30) // short: a client should come back soon, not sleep out a long cooldown
-		return &apiError{Status: 529, Type: "overloaded_error", Code: "overloaded", RetryAfter: secs,
-			Message: "the model provider is temporarily unavailable: every route for this model is cooling down or rate-limited; retry shortly"}
+		secs := max(ceilSeconds(wait), 1)
+		return &apiError{Status: overloadedStatus(c.endpoint), Type: "overloaded_error", Code: "overloaded", RetryAfter: secs,
+			Message: "the model provider is temporarily unavailable: every route for this model is cooling down or rate-limited; retry in " + strconv.Itoa(secs) + " s"}
 	}
 	return &apiError{Status: http.StatusBadGateway, Type: "upstream_error", Code: "upstream_error",
 		Message: "the upstream provider failed on every route tried; no charge was made"}
+}
+
+// overloadedStatus is the status of "every route is cooling down" for a client format: the
+// spec's 529, or 503 for formats whose APIs have no 529 and whose SDKs retry a 503 (the
+// Responses API; the Gemini API, whose overload is 503 UNAVAILABLE).
+func overloadedStatus(endpoint string) int {
+	switch endpoint {
+	case codec.FormatResponses, codec.FormatGemini:
+		return http.StatusServiceUnavailable
+	}
+	return 529
 }

@@ -39,9 +39,9 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	route, wait := s.Board.Pick(m.Routes, c.key.ZDR, nil)
+	route := s.Board.Pick(m.Routes, c.key.ZDR, nil)
 	if route == nil || route.Format != catalog.FormatChat {
-		rec.fail(w, s.exhausted(0, true, wait)) // refunded: nothing reached an upstream
+		rec.fail(w, s.exhausted(c, 0, true, s.Board.Wait(m.Routes, c.key.ZDR, nil))) // refunded: nothing reached an upstream
 		return
 	}
 	price := m.Pricing.Completion

@@ -18,6 +18,7 @@ type Metrics struct {
 	latency   *prometheus.HistogramVec
 	ttft      *prometheus.HistogramVec
 	attempts  *prometheus.CounterVec
+	refusals  *prometheus.CounterVec
 	inFlight  prometheus.Gauge
 	routeUp   *prometheus.GaugeVec
 	routeFlow *prometheus.GaugeVec
@@ -42,8 +43,12 @@ func New() *Metrics {
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"endpoint", "model"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "modelgate_upstream_attempts_total", Help: "Upstream attempts by route and outcome (ok, failed, rate_limited, client_error).",
+			Name: "modelgate_upstream_attempts_total", Help: "Upstream attempts by route and outcome (ok, failed, rate_limited, refused).",
 		}, []string{"route", "outcome"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_upstream_refusals_total",
+			Help: "Provider refusals that cooled a route, by route and reason: rate_limit (a 429) or billing (the operator's quota or credit is gone at the provider).",
+		}, []string{"route", "reason"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "modelgate_requests_in_flight", Help: "Requests being served now.",
 		}),
@@ -60,7 +65,7 @@ func New() *Metrics {
 			Name: "modelgate_request_log_errors_total", Help: "Request log entries that could not be queued.",
 		}),
 	}
-	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.inFlight, m.routeUp, m.routeFlow, m.logDrops, m.dropped,
+	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.logDrops, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -81,6 +86,10 @@ func (m *Metrics) Request(endpoint, model, route string, status int, total, firs
 
 // Attempt records one upstream attempt.
 func (m *Metrics) Attempt(route, outcome string) { m.attempts.WithLabelValues(route, outcome).Inc() }
+
+// Refusal counts a provider's refusal of a route; reason is a routehealth reason, never the
+// provider's free text, so the label stays bounded.
+func (m *Metrics) Refusal(route, reason string) { m.refusals.WithLabelValues(route, reason).Inc() }
 
 // InFlight moves the in-flight gauge.
 func (m *Metrics) InFlight(delta float64) { m.inFlight.Add(delta) }

@@ -17,7 +17,8 @@ import (
 
 // TestUpstreamErrorsSDK: an upstream that refuses every call reaches each SDK as that SDK's
 // API error, converted to the client's format: a 400 passes through as 400
-// invalid_request_error; 500s on every route become 502; 429s become 529 overloaded_error.
+// invalid_request_error; 500s on every route become 502; 429s become 529 overloaded_error
+// (503 for Responses clients: that API has no 529).
 func TestUpstreamErrorsSDK(t *testing.T) {
 	// No cooldowns, so each case sees every route fail by itself.
 	env := nodetest.Start(t, "", nodetest.Options{Health: routehealth.Policy{
@@ -47,14 +48,14 @@ func TestUpstreamErrorsSDK(t *testing.T) {
 						env.Sim.SetBehavior(r, simulator.Behavior{})
 					}
 				}()
-				checkOAI := func(t *testing.T, err error) {
+				checkOAI := func(t *testing.T, err error, status int) {
 					t.Helper()
 					var e *openai.Error
 					if !errors.As(err, &e) {
 						t.Fatalf("error = %v (%T), want *openai.Error", err, err)
 					}
-					if e.StatusCode != c.status || e.Message == "" {
-						t.Errorf("status %d message %q, want %d with a message; %s", e.StatusCode, e.Message, c.status, e.RawJSON())
+					if e.StatusCode != status || e.Message == "" {
+						t.Errorf("status %d message %q, want %d with a message; %s", e.StatusCode, e.Message, status, e.RawJSON())
 					}
 				}
 				checkAnt := func(t *testing.T, err error) {
@@ -74,7 +75,7 @@ func TestUpstreamErrorsSDK(t *testing.T) {
 
 				t.Run("chat", func(t *testing.T) {
 					_, err := oai.Chat.Completions.New(ctx(t), chatParams)
-					checkOAI(t, err)
+					checkOAI(t, err, c.status)
 				})
 				t.Run("chat_stream", func(t *testing.T) {
 					s := oai.Chat.Completions.NewStreaming(ctx(t), chatParams)
@@ -82,7 +83,7 @@ func TestUpstreamErrorsSDK(t *testing.T) {
 					for s.Next() {
 						t.Fatalf("got a chunk %s from a failing upstream", s.Current().RawJSON())
 					}
-					checkOAI(t, s.Err())
+					checkOAI(t, s.Err(), c.status)
 				})
 				t.Run("messages", func(t *testing.T) {
 					_, err := ant.Messages.New(ctx(t), msgParams)
@@ -102,7 +103,11 @@ func TestUpstreamErrorsSDK(t *testing.T) {
 					}
 					_, err := oai.Responses.New(ctx(t), responses.ResponseNewParams{Model: m.ID,
 						Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Reply with 4 words.")}})
-					checkOAI(t, err)
+					status := c.status
+					if status == 529 {
+						status = http.StatusServiceUnavailable
+					}
+					checkOAI(t, err, status)
 				})
 			})
 		}
