@@ -23,8 +23,16 @@ type Behavior struct {
 	// RetryAfter, in seconds, is sent as the Retry-After header on injected failures when > 0,
 	// and as a polling hint on successful polls of a video job that has not ended.
 	RetryAfter int
-	// FailFraction (0..1) is the share of calls that fail with FailStatus. 0 (or >= 1) with
-	// FailStatus set means every call fails.
+	// FailKind, if set, makes failing calls a provider refusal (FailRetryHint, FailQuota)
+	// instead of FailStatus's ordinary error: each format writes it as its provider does,
+	// with that provider's status (FailStatus is then ignored).
+	FailKind FailKind
+	// RetryDelay is a FailKind failure's retry hint, written where the provider puts it
+	// (fractions allowed: Gemini's RetryInfo says "34.4s"); 0 uses RetryAfter seconds. A
+	// FailKind failure sends no Retry-After header.
+	RetryDelay time.Duration
+	// FailFraction (0..1) is the share of calls that fail with FailStatus or FailKind. 0 (or
+	// >= 1) with either set means every call fails.
 	FailFraction float64
 	// DropAfterChunks, for streams, closes the TCP connection abruptly after this many chunks
 	// (events, as for TokensPerSecond): no terminator, no [DONE], no message_stop, as when an
@@ -53,7 +61,7 @@ const fractionScale = 1_000_000
 // fails when floor(k·f) steps past floor((k-1)·f): a counter instead of dice, so any n
 // consecutive calls contain round-down-or-up(n·f) failures and a test can assert the count.
 func (b Behavior) failsAt(k int64) bool {
-	if b.FailStatus == 0 {
+	if !b.failing() {
 		return false
 	}
 	if b.FailFraction <= 0 || b.FailFraction >= 1 {
@@ -61,6 +69,9 @@ func (b Behavior) failsAt(k int64) bool {
 	}
 	return fractionHit(b.FailFraction, k)
 }
+
+// failing reports whether the behaviour injects failures at all.
+func (b Behavior) failing() bool { return b.FailStatus != 0 || b.FailKind != "" }
 
 // videoFailsAt reports whether video job k (1-based, counted since the behaviour was set)
 // ends failed.

@@ -10,13 +10,16 @@ import (
 
 // routeJSON is the control API's view of a route: Behavior in JSON-friendly units, so the
 // standalone binary and tests in other processes can steer routes with curl. Durations are in
-// milliseconds (video_ms is VideoDuration; 0 means the default, one second).
+// milliseconds (video_ms is VideoDuration; 0 means the default, one second; retry_delay_ms
+// is RetryDelay). fail_kind is "", "retry_hint" or "quota" (see FailKind).
 type routeJSON struct {
 	Route             string  `json:"route"`
 	FirstByteMS       int64   `json:"first_byte_ms"`
 	TokensPerSecond   float64 `json:"tokens_per_second"`
 	FailStatus        int     `json:"fail_status"`
 	RetryAfter        int     `json:"retry_after"`
+	FailKind          string  `json:"fail_kind"`
+	RetryDelayMS      int64   `json:"retry_delay_ms"`
 	FailFraction      float64 `json:"fail_fraction"`
 	DropAfterChunks   int     `json:"drop_after_chunks"`
 	VideoMS           int64   `json:"video_ms"`
@@ -65,6 +68,8 @@ func (s *Server) putRoute(w http.ResponseWriter, r *http.Request) {
 		TokensPerSecond:   in.TokensPerSecond,
 		FailStatus:        in.FailStatus,
 		RetryAfter:        in.RetryAfter,
+		FailKind:          FailKind(in.FailKind),
+		RetryDelay:        time.Duration(in.RetryDelayMS) * time.Millisecond,
 		FailFraction:      in.FailFraction,
 		DropAfterChunks:   in.DropAfterChunks,
 		VideoDuration:     time.Duration(in.VideoMS) * time.Millisecond,
@@ -84,6 +89,10 @@ func validateRouteJSON(in routeJSON) string {
 		return fmt.Sprintf("fail_status must be 0 or 400..599, got %d", in.FailStatus)
 	case in.RetryAfter < 0:
 		return "retry_after must be >= 0"
+	case in.FailKind != "" && !failKinds[FailKind(in.FailKind)]:
+		return fmt.Sprintf("fail_kind must be \"\", \"retry_hint\" or \"quota\", got %q", in.FailKind)
+	case in.RetryDelayMS < 0:
+		return "retry_delay_ms must be >= 0"
 	case in.FailFraction < 0 || in.FailFraction > 1:
 		return fmt.Sprintf("fail_fraction must be within 0..1, got %v", in.FailFraction)
 	case in.DropAfterChunks < 0:
@@ -104,6 +113,8 @@ func (s *Server) routeView(name string) routeJSON {
 		TokensPerSecond:   b.TokensPerSecond,
 		FailStatus:        b.FailStatus,
 		RetryAfter:        b.RetryAfter,
+		FailKind:          string(b.FailKind),
+		RetryDelayMS:      b.RetryDelay.Milliseconds(),
 		FailFraction:      b.FailFraction,
 		DropAfterChunks:   b.DropAfterChunks,
 		VideoMS:           b.VideoDuration.Milliseconds(),

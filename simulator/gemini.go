@@ -36,6 +36,7 @@ var geminiDialect = dialect{
 		Message: "Method doesn't allow unregistered callers (callers without established identity). " +
 			"Please use API Key or other form of API consumer identity to call this API."},
 	failure:    geminiFailure,
+	refusal:    geminiRefusal,
 	writeError: writeGeminiError,
 }
 
@@ -62,15 +63,31 @@ func geminiFailure(status int) apiError {
 	return e
 }
 
-// writeGeminiError writes {"error":{code,message,status}}, with a RetryInfo detail when the
-// failure carries a retry delay, as Google's 429s do.
+// writeGeminiError writes {"error":{code,message,status,details}}: a QuotaFailure when the
+// failure names a quota, and a RetryInfo when it carries a retry delay, as Google's 429s do.
 func writeGeminiError(w http.ResponseWriter, e apiError) {
 	body := obj{{"code", e.Status}, {"message", e.Message}, {"status", e.Type}}
-	if e.RetryAfter > 0 {
-		body = append(body, member{"details", []obj{{
-			{"@type", "type.googleapis.com/google.rpc.RetryInfo"},
-			{"retryDelay", strconv.Itoa(e.RetryAfter) + "s"},
-		}}})
+	var details []obj
+	if e.QuotaID != "" {
+		details = append(details, obj{
+			{"@type", "type.googleapis.com/google.rpc.QuotaFailure"},
+			{"violations", []obj{{
+				{"quotaMetric", "generativelanguage.googleapis.com/generate_content_free_tier_requests"},
+				{"quotaId", e.QuotaID},
+				{"quotaDimensions", obj{{"location", "global"}, {"model", "sim-model"}}},
+				{"quotaValue", "10"},
+			}}},
+		})
+	}
+	delay := e.RetryDelay
+	if delay == "" && e.RetryAfter > 0 {
+		delay = strconv.Itoa(e.RetryAfter) + "s"
+	}
+	if delay != "" {
+		details = append(details, obj{{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", delay}})
+	}
+	if details != nil {
+		body = append(body, member{"details", details})
 	}
 	writeJSON(w, e.Status, obj{{"error", body}})
 }

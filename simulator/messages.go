@@ -32,6 +32,7 @@ var messagesDialect = dialect{
 	unauthorized: apiError{Status: http.StatusUnauthorized, Type: "authentication_error",
 		Message: "x-api-key header is required"},
 	failure:         messagesFailure,
+	refusal:         messagesRefusal,
 	writeError:      writeMessagesError,
 	requestIDHeader: "request-id",
 }

@@ -26,6 +26,7 @@ var openAI = dialect{
 			"Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
 	},
 	failure:    openAIFailure,
+	refusal:    openAIRefusal,
 	writeError: writeOpenAIError,
 }
 
@@ -46,6 +47,11 @@ type apiError struct {
 	// RetryAfter is the injected failure's Retry-After in seconds (0: none), for formats
 	// that also say it in the body (Gemini's RetryInfo).
 	RetryAfter int
+	// RetryDelay, when set, is Gemini's RetryInfo delay as written ("34.4s"), instead of
+	// RetryAfter seconds.
+	RetryDelay string
+	// QuotaID, when set, adds a Gemini QuotaFailure naming the exhausted quota.
+	QuotaID string
 }
 
 // openAIFailure is the error OpenAI sends for a status, so gateways see the type and code they

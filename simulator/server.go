@@ -205,7 +205,7 @@ func (rt *routeState) arrive(body []byte, h http.Header) Behavior {
 
 // judge advances the route's failure pattern by one call and reports whether it fails.
 func (rt *routeState) judge(b Behavior) bool {
-	if b.FailStatus == 0 {
+	if !b.failing() {
 		return false
 	}
 	rt.mu.Lock()
@@ -233,7 +233,9 @@ type dialect struct {
 	authorized   func(*http.Request) bool
 	unauthorized apiError
 	failure      func(status int) apiError // the format's error for an injected failure
-	writeError   func(http.ResponseWriter, apiError)
+	// refusal is the format's error for an injected FailKind; it sets its retry headers on w.
+	refusal    func(w http.ResponseWriter, kind FailKind, delay time.Duration) apiError
+	writeError func(http.ResponseWriter, apiError)
 	// requestIDHeader, if set, also carries the request id (Anthropic's "request-id");
 	// X-Request-Id is always sent.
 	requestIDHeader string
@@ -280,12 +282,7 @@ func (s *Server) endpoint(d dialect, serve func(*exchange)) http.Handler {
 			return
 		}
 		if rt.judge(b) {
-			e := d.failure(b.FailStatus)
-			if b.RetryAfter > 0 {
-				w.Header().Set("Retry-After", strconv.Itoa(b.RetryAfter))
-				e.RetryAfter = b.RetryAfter
-			}
-			d.writeError(w, e)
+			d.writeError(w, injectedFailure(d, w, b))
 			return
 		}
 		serve(&exchange{w: w, r: r, route: name, body: body, behavior: b})
