@@ -26,10 +26,14 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
   modelgate admin keys list --account ID
   modelgate admin keys revoke KEY_ID
   modelgate admin usage --account ID [--from T] [--to T]    (T: RFC 3339 or unix seconds)
+  modelgate admin routes      every route's health: cooldown, its reason, the provider's last refusal
 
 Every command takes --url (MODELGATE_URL, default http://127.0.0.1:8080) and --token
 (MODELGATE_ADMIN_TOKEN, else read from <--data>/admin-token, default ./data).
 `
+
+// flagsOnly are the resources that take no action word.
+var flagsOnly = map[string]bool{"usage": true, "routes": true}
 
 // adminClient talks to /admin/v1 with the admin token.
 type adminClient struct {
@@ -38,7 +42,7 @@ type adminClient struct {
 }
 
 func adminCmd(args []string, out io.Writer) error {
-	if len(args) < 2 {
+	if len(args) == 0 || len(args) < 2 && !flagsOnly[args[0]] {
 		fmt.Fprint(out, adminUsage)
 		if len(args) == 1 && args[0] == "help" {
 			return nil
@@ -60,16 +64,16 @@ func adminCmd(args []string, out io.Writer) error {
 	to := fs.String("to", "", "usage to")
 	amount := fs.String("amount", "", "credits to add, USD as a decimal string")
 	idem := fs.String("key", "", "idempotency key of a credit top-up (the same key twice adds once)")
-	resource, action := args[0], args[1]
-	rest := args[2:]
+	resource, action, rest := args[0], "", args[1:]
 	var positional string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		positional, rest = rest[0], rest[1:]
-	}
-	if resource == "usage" { // "usage" has no action word
-		rest, action = args[1:], ""
-		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
-			return fmt.Errorf("usage takes flags only")
+	if flagsOnly[resource] { // no action word
+		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+			return fmt.Errorf("%s takes flags only", resource)
+		}
+	} else {
+		action, rest = args[1], args[2:]
+		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+			positional, rest = rest[0], rest[1:]
 		}
 	}
 	if err := fs.Parse(rest); err != nil {
@@ -149,6 +153,8 @@ func adminCmd(args []string, out io.Writer) error {
 		}
 		q := "?from=" + url.QueryEscape(*from) + "&to=" + url.QueryEscape(*to)
 		return c.do(http.MethodGet, "/admin/v1/accounts/"+*account+"/usage"+q, nil)
+	case "routes ":
+		return c.do(http.MethodGet, "/admin/v1/routes", nil)
 	}
 	fmt.Fprint(out, adminUsage)
 	return fmt.Errorf("unknown admin command %q", strings.TrimSpace(resource+" "+action))

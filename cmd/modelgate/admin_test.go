@@ -174,6 +174,30 @@ func TestAdminCmdKeysAndUsage(t *testing.T) {
 	}
 }
 
+// "admin routes" prints every catalog route's health, as the admin API gives it.
+func TestAdminCmdRoutes(t *testing.T) {
+	env := adminTestEnv(t)
+	var view struct {
+		Object string `json:"object"`
+		Data   []struct {
+			Route     string `json:"route"`
+			Model     string `json:"model"`
+			Available bool   `json:"available"`
+		} `json:"data"`
+	}
+	adminJSON(t, runAdmin(t, env, "routes"), &view)
+	var got []string
+	for _, r := range view.Data {
+		if !r.Available {
+			t.Errorf("route %s unavailable on a fresh node", r.Route)
+		}
+		got = append(got, r.Route+"="+r.Model)
+	}
+	if want := "a=chat b=chat c=open-only e=embed g=gem gi=gimg i=img m=msg r=resp v=vid"; view.Object != "list" || strings.Join(got, " ") != want {
+		t.Fatalf("routes %v, want %s", got, want)
+	}
+}
+
 func TestAdminCmdErrors(t *testing.T) {
 	env := adminTestEnv(t)
 	conn := []string{"--url", env.Node.URL, "--token", "test-admin-token"}
@@ -192,6 +216,7 @@ func TestAdminCmdErrors(t *testing.T) {
 		{"keys revoke without id", append([]string{"keys", "revoke"}, conn...), "keys revoke needs a key id", false},
 		{"usage without account", append([]string{"usage", "--from", "0"}, conn...), "usage needs --account", false},
 		{"usage with an action", append([]string{"usage", "list", "--account", "x"}, conn...), "usage takes flags only", false},
+		{"routes with an action", append([]string{"routes", "list"}, conn...), "routes takes flags only", false},
 		{"unknown action", append([]string{"accounts", "delete", "acct_x"}, conn...), `unknown admin command "accounts delete"`, true},
 		{"unknown resource", append([]string{"widgets", "list"}, conn...), `unknown admin command "widgets list"`, true},
 		{"unknown flag", []string{"keys", "list", "--acount", "x"}, "flag provided but not defined: -acount", false},

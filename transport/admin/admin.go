@@ -1,5 +1,5 @@
-// Package admin serves the operator API under /admin/v1: accounts, keys and usage, guarded
-// by the operator's admin token.
+// Package admin serves the operator API under /admin/v1: accounts, keys, usage and route
+// health, guarded by the operator's admin token.
 package admin
 
 import (
@@ -39,6 +39,7 @@ type Deps struct {
 	FlushLog  func() error // makes queued log entries readable before a usage query
 	Catalog   *catalog.Holder
 	Quota     *quota.Service
+	Health    RouteHealth
 }
 
 // Server is the admin API.
@@ -48,11 +49,12 @@ type Server struct {
 	flushLog  func() error
 	catalog   *catalog.Holder
 	quota     *quota.Service
+	health    RouteHealth
 }
 
 // New builds the admin API.
 func New(d Deps) *Server {
-	return &Server{store: d.Store, tokenHash: d.TokenHash, flushLog: d.FlushLog, catalog: d.Catalog, quota: d.Quota}
+	return &Server{store: d.Store, tokenHash: d.TokenHash, flushLog: d.FlushLog, catalog: d.Catalog, quota: d.Quota, health: d.Health}
 }
 
 // DefaultPlan is the plan of an account created without one.
@@ -71,6 +73,7 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/accounts/{id}/credits", s.addCredits).Methods(http.MethodPost)
 	a.HandleFunc("/accounts/{id}/quota", s.quotaState).Methods(http.MethodGet)
 	a.HandleFunc("/keys/{id}", s.revokeKey).Methods(http.MethodDelete)
+	a.HandleFunc("/routes", s.routes).Methods(http.MethodGet)
 }
 
 // guard compares hashes in constant time, so neither the token nor its length leaks.

@@ -563,6 +563,7 @@ func TestGuard(t *testing.T) {
 		{http.MethodGet, "/admin/v1/accounts/" + acct + "/keys", ""},
 		{http.MethodGet, "/admin/v1/accounts/" + acct + "/usage", ""},
 		{http.MethodDelete, "/admin/v1/keys/" + envKey.ID, ""},
+		{http.MethodGet, "/admin/v1/routes", ""},
 	}
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:test-admin-token"))
 	auths := []struct {

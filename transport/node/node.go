@@ -128,7 +128,7 @@ func Start(cfg Config) (*Node, error) {
 		Log: func(e persistence.LogEntry) { engine.Send(n.logPID, e) }, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
-	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, FlushLog: n.FlushLog, Catalog: n.Catalog, Quota: n.Quota}).Register(r)
+	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, FlushLog: n.FlushLog, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 

@@ -1,0 +1,75 @@
+package admin
+
+import (
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/actors/routehealth"
+)
+
+// RouteHealth is every route's published health, read without asking the route actors.
+type RouteHealth interface {
+	State(route string) *routehealth.State // nil before the route's first report
+	Now() time.Time                        // route health's clock
+}
+
+// routeView is one catalog route as an operator needs to see it: can it take traffic, why
+// not, until when, and what its provider last said when it refused.
+type routeView struct {
+	Route  string `json:"route"`
+	Model  string `json:"model"`
+	Format string `json:"format"`
+	Weight int    `json:"weight"`
+	ZDR    bool   `json:"zdr"`
+	// Available: a request may use the route now.
+	Available bool `json:"available"`
+	// CooldownUntil is the end of the cooldown in force (null when none); the seconds
+	// left are rounded up.
+	CooldownUntil   *time.Time `json:"cooldown_until"`
+	CooldownSeconds int        `json:"cooldown_remaining_seconds"`
+	// CooldownReason is why the current or last cooldown started: failures, rate_limit or
+	// billing (null before the first).
+	CooldownReason *string `json:"cooldown_reason"`
+	// Probing: the cooldown came from failures, so the first request after it is a probe.
+	Probing bool `json:"probing"`
+	// LastRefusal is the provider's message with its last 429 or billing refusal.
+	LastRefusal *refusalView `json:"last_refusal"`
+	Streak      int          `json:"streak"`
+	Successes   uint64       `json:"successes"`
+	Failures    uint64       `json:"failures"`
+	InFlight    int64        `json:"in_flight"`
+	LatencyMS   float64      `json:"latency_ms"` // moving average of successful attempts
+}
+
+type refusalView struct {
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// routes answers GET /admin/v1/routes: every route of the catalog with its health, in
+// route id order.
+func (s *Server) routes(w http.ResponseWriter, r *http.Request) {
+	now := s.health.Now()
+	out := []routeView{}
+	for _, rt := range s.catalog.Load().Routes() {
+		st := s.health.State(rt.ID)
+		v := routeView{Route: rt.ID, Model: rt.Model, Format: rt.Format, Weight: rt.Weight, ZDR: rt.ZDR, Available: st.Available(now)}
+		if st != nil {
+			v.Streak, v.Successes, v.Failures, v.InFlight, v.Probing = st.Streak, st.Successes, st.Failures, st.InFlight, st.Probing
+			v.LatencyMS = float64(st.Latency.Microseconds()) / 1000
+			if left := st.Remaining(now); left > 0 {
+				until := st.CooldownUntil.UTC()
+				v.CooldownUntil, v.CooldownSeconds = &until, int(math.Ceil(left.Seconds()))
+			}
+			if st.Reason != "" {
+				v.CooldownReason = &st.Reason
+			}
+			if !st.RefusedAt.IsZero() {
+				v.LastRefusal = &refusalView{Message: st.Refusal, At: st.RefusedAt.UTC()}
+			}
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+}
