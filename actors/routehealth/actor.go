@@ -35,6 +35,16 @@ type Outcome struct {
 	Reply chan *State
 }
 
+// Fail answers a waiting Settle at once (with no state) when recording the outcome panicked.
+func (o Outcome) Fail(error) {
+	if o.Reply != nil {
+		select {
+		case o.Reply <- nil:
+		default:
+		}
+	}
+}
+
 // Snapshot asks for the current state (cold path; handlers read the published pointer).
 type Snapshot struct{ Reply chan *State }
 

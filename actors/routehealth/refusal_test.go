@@ -171,3 +171,21 @@ func TestWaitIsTheEarliestRealCooldown(t *testing.T) {
 		t.Errorf("no routes: %v", got)
 	}
 }
+
+// A waiting Settle is answered at once, with no state, when recording its outcome panicked
+// (the recover middleware calls Fail); a Fail nobody waits for does not block.
+func TestOutcomeFailAnswersSettle(t *testing.T) {
+	reply := make(chan *State, 1)
+	Outcome{Reply: reply}.Fail(nil)
+	select {
+	case s := <-reply:
+		if s != nil {
+			t.Fatalf("got %+v, want nil", s)
+		}
+	default:
+		t.Fatal("no answer")
+	}
+	Outcome{}.Fail(nil)
+	reply <- &State{}
+	Outcome{Reply: reply}.Fail(nil) // full: must not block
+}
