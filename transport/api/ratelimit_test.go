@@ -82,6 +82,9 @@ var (
 	messagesCall = clientCall{"messages", "/v1/messages", func(m string) string {
 		return `{"model":"` + m + `","max_tokens":32,"messages":[{"role":"user","content":"hi"}]}`
 	}}
+	streamCall = clientCall{"chat", "/v1/chat/completions", func(m string) string {
+		return `{"model":"` + m + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	}}
 	responsesCall = clientCall{"responses", "/v1/responses", func(m string) string { return `{"model":"` + m + `","input":"hi"}` }}
 )
 
@@ -219,7 +222,7 @@ func TestBillingRefusalFailsOverInvisibly(t *testing.T) {
 			env.Sim.SetBehavior(c.refusing, simulator.Behavior{FailKind: simulator.FailQuota, RetryDelay: c.delay})
 			const canary = "CANARY-billing-7e2d" // the prompt, which no log line may carry
 			for i := 0; i < 2; i++ {
-				for _, cl := range []clientCall{chatCall, messagesCall} {
+				for _, cl := range []clientCall{chatCall, streamCall, messagesCall} {
 					resp := env.Post(cl.path, env.Key, strings.Replace(cl.body(c.model), `"hi"`, `"`+canary+`"`, 1))
 					raw := string(nodetest.Read(t, resp))
 					if resp.StatusCode != 200 {
@@ -235,14 +238,14 @@ func TestBillingRefusalFailsOverInvisibly(t *testing.T) {
 			if !strings.Contains(string(env.Sim.LastRequest(c.standby)), canary) {
 				t.Fatal("the prompt did not reach the upstream")
 			}
-			if env.Sim.Calls(c.refusing) != 1 || env.Sim.Calls(c.standby) != 4 {
+			if env.Sim.Calls(c.refusing) != 1 || env.Sim.Calls(c.standby) != 6 {
 				t.Fatalf("calls %s=%d %s=%d, want the refusing route tried once", c.refusing, env.Sim.Calls(c.refusing), c.standby, env.Sim.Calls(c.standby))
 			}
 			st := env.Node.Board.State(c.refusing)
 			if st.CooldownUntil.Sub(clk.Now()) != 15*time.Minute || st.Reason != routehealth.ReasonBilling || st.Refusal != c.message || st.Probing {
 				t.Fatalf("state %+v, want billing cooldown of 15m", st)
 			}
-			if l := usage(t, env); len(l) != 4 || l[0].Status != 200 || l[0].Attempts != 2 || l[0].Route != c.standby || l[1].Attempts != 1 {
+			if l := usage(t, env); len(l) != 6 || l[0].Status != 200 || l[0].Attempts != 2 || l[0].Route != c.standby || l[1].Attempts != 1 {
 				t.Fatalf("log %+v", l)
 			}
 
@@ -293,7 +296,7 @@ func TestBillingRefusalFailsOverInvisibly(t *testing.T) {
 					}
 				case c.standby:
 					seen++
-					if !r.Available || r.CooldownUntil != nil || r.CooldownReason != nil || r.LastRefusal != nil || r.Successes != 4 {
+					if !r.Available || r.CooldownUntil != nil || r.CooldownReason != nil || r.LastRefusal != nil || r.Successes != 6 {
 						t.Fatalf("standby route in the view: %+v", r)
 					}
 				}
