@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -19,5 +20,17 @@ func SetFields(body []byte, set map[string]any) ([]byte, error) {
 		}
 		fields[k] = b
 	}
-	return json.Marshal(fields)
+	return Marshal(fields)
+}
+
+// Marshal is json.Marshal without HTML escaping, so a body passed through keeps the client's
+// <, > and & as written (Claude Code's <system-reminder> blocks) rather than \u003c escapes.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
