@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/json"
 
+	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -11,9 +12,9 @@ import (
 // EncodeRequest says it: thinking, output_config.effort, max_tokens above a budget) and, when
 // maxTokens > 0, that output cap. The client's thinking.display survives a change of type.
 func PassBody(body []byte, upstreamModel string, t ir.Thinking, maxTokens int) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return nil, bad("", "the request body must be a JSON object")
+	fields, err := codec.Fields(body)
+	if err != nil {
+		return nil, bad("", "%v", err)
 	}
 	fields["model"] = marshal(upstreamModel)
 	plan := planThinking(t)

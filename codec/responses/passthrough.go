@@ -12,9 +12,9 @@ import (
 // resolved them (t; the client's other reasoning members stay) and, when maxTokens > 0, that
 // output cap. Unlike a converted request it asks for no summary the client did not ask for.
 func PassBody(body []byte, upstreamModel string, t ir.Thinking, maxTokens int) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return nil, invalid("", "the request body must be a JSON object")
+	fields, err := codec.Fields(body)
+	if err != nil {
+		return nil, invalid("", "%v", err)
 	}
 	fields["model"], _ = json.Marshal(upstreamModel)
 	var reasoning map[string]json.RawMessage
