@@ -105,6 +105,23 @@ func TestClaudeCodeRequests(t *testing.T) {
 	}
 }
 
+// Claude Code counts tokens with the same body (interactive sessions do): the system turn in
+// messages is no 400 there either.
+func TestClaudeCodeCountTokens(t *testing.T) {
+	env := nodetest.Start(t, claudeCodeCatalog(t), nodetest.Options{})
+	for _, turn := range []string{"first_turn", "tool_followup"} {
+		resp := env.Post("/v1/messages/count_tokens?beta=true", env.Key, string(bytes.Replace(readFixture(t, turn+".json"),
+			[]byte(`"model": "sim-messages"`), []byte(`"model": "msg"`), 1)), "anthropic-version", "2023-06-01")
+		raw := nodetest.Read(t, resp)
+		var out struct {
+			InputTokens int `json:"input_tokens"`
+		}
+		if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != 200 || out.InputTokens < 1000 {
+			t.Errorf("%s: %d %s", turn, resp.StatusCode, raw)
+		}
+	}
+}
+
 // checkClaudeCodeUpstream: a messages route gets the client's beta flags and its body with the
 // route's model id; others report what they could not carry.
 func checkClaudeCodeUpstream(t *testing.T, env *nodetest.Env, m model, body []byte, beta, dropped string) {
