@@ -15,7 +15,7 @@ import (
 // (bodies, stream events, ids). Nothing here knows about any wire format, so the same prompt
 // gets the same words, tool calls, reasoning and token counts whichever format asked:
 //   - tools offered, tool choice not "none", the conversation ends with a user turn that is not
-//     only tool results → tool calls: the forced tool, else the first tool, else all tools when
+//     only tool results (system turns after it aside) → tool calls: the forced tool, else the first tool, else all tools when
 //     the last user text says "parallel" and parallel calls are allowed;
 //   - otherwise text: "Simulated reply from <model>." plus filler words, 16 words in all, or N
 //     when the last user text says "reply with N words"; a stop sequence equal to one of those
@@ -40,7 +40,7 @@ type ask struct {
 	model        string
 	promptTokens int        // words in everything the model reads (system, turns, tool traffic)
 	lastUser     string     // text of the last user turn; directives are read from it
-	userTurn     bool       // the conversation ends with a user turn that is not only tool results
+	userTurn     bool       // the conversation ends with a user turn that is not only tool results (system turns aside)
 	tools        []toolSpec // callable function tools, in request order
 	choice       toolChoice // mode "auto", "required" or "none"; forced names one tool of tools
 	parallel     bool       // several tool calls in one answer are allowed

@@ -132,7 +132,12 @@ func decodeChat(body []byte) (ask, *chatRequest, *apiError) {
 			q.lastUser = t
 		}
 	}
-	q.userTurn = req.Messages[len(req.Messages)-1].Role == "user"
+	for i := len(req.Messages) - 1; i >= 0; i-- { // system turns after the user's do not answer it
+		if r := req.Messages[i].Role; r != "system" && r != "developer" {
+			q.userTurn = r == "user"
+			break
+		}
+	}
 	for _, f := range []struct {
 		name string
 		v    *int

@@ -214,6 +214,18 @@ func TestChatToolCalls(t *testing.T) {
 	}
 }
 
+// System and developer turns after the user's (Claude Code's environment block, converted)
+// do not answer it: the user turn still gets its tool call.
+func TestChatSystemTurnsAfterTheUserStillGetTheCall(t *testing.T) {
+	_, base := startSim(t)
+	r := chat(t, base, `{"model":"m1","tools":`+toolsJSON+`,"messages":[{"role":"user","content":"hi"},
+		{"role":"system","content":"env"},{"role":"developer","content":"be brief"}]}`)
+	ch := r.Choices[0]
+	if ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) != 1 || ch.Message.ToolCalls[0].Function.Name != "get_weather" {
+		t.Errorf("finish %q calls %+v, want one get_weather call", ch.FinishReason, ch.Message.ToolCalls)
+	}
+}
+
 func TestChatToolsAnsweredWithText(t *testing.T) {
 	_, base := startSim(t)
 	tests := []struct{ name, extra, messages string }{
@@ -223,6 +235,9 @@ func TestChatToolsAnsweredWithText(t *testing.T) {
 			{"role":"tool","tool_call_id":"call_1","content":"pong"}]`},
 		{"forced tool after a tool result", `,"tool_choice":{"type":"function","function":{"name":"ping"}}`,
 			`[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c","content":"pong"}]`},
+		{"a system turn after a tool result", ``, `[{"role":"user","content":"hi"},
+			{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"ping","arguments":"{}"}}]},
+			{"role":"tool","tool_call_id":"call_1","content":"pong"},{"role":"system","content":"env"}]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

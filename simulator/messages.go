@@ -131,7 +131,7 @@ func (s *Server) messages(ex *exchange) {
 		writeMessagesError(ex.w, *apiErr)
 		return
 	}
-	q, req, apiErr := decodeMessages(ex.body, false)
+	q, req, apiErr := decodeMessages(ex.body, false, systemTurnsAllowed(ex.r))
 	if apiErr != nil {
 		writeMessagesError(ex.w, *apiErr)
 		return
@@ -151,7 +151,7 @@ func (s *Server) countTokens(ex *exchange) {
 		writeMessagesError(ex.w, *apiErr)
 		return
 	}
-	q, _, apiErr := decodeMessages(ex.body, true)
+	q, _, apiErr := decodeMessages(ex.body, true, systemTurnsAllowed(ex.r))
 	if apiErr != nil {
 		writeMessagesError(ex.w, *apiErr)
 		return
@@ -167,9 +167,26 @@ func requireVersion(r *http.Request) *apiError {
 	return nil
 }
 
+// systemTurnsBeta is the beta flag under which the API takes role "system" turns inside
+// messages (Claude Code 2.1.x sends its environment block that way).
+const systemTurnsBeta = "mid-conversation-tool-changes-2026-07-01"
+
+// systemTurnsAllowed reports whether the request's anthropic-beta header lists systemTurnsBeta.
+func systemTurnsAllowed(r *http.Request) bool {
+	for _, v := range r.Header.Values("Anthropic-Beta") {
+		for _, flag := range strings.Split(v, ",") {
+			if strings.TrimSpace(flag) == systemTurnsBeta {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // decodeMessages parses and validates a Messages request into the shared ask. counting is
-// set for count_tokens, which takes the same body without max_tokens.
-func decodeMessages(body []byte, counting bool) (ask, *messagesRequest, *apiError) {
+// set for count_tokens, which takes the same body without max_tokens; systemTurns admits
+// role "system" turns in messages.
+func decodeMessages(body []byte, counting, systemTurns bool) (ask, *messagesRequest, *apiError) {
 	var req messagesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
@@ -199,7 +216,7 @@ func decodeMessages(body []byte, counting bool) (ask, *messagesRequest, *apiErro
 		return ask{}, nil, invalidMessages("system: Input should be a valid string or a list of text blocks")
 	}
 	q.promptTokens = countWords(system)
-	if apiErr := q.readMessages(req.Messages); apiErr != nil {
+	if apiErr := q.readMessages(req.Messages, systemTurns); apiErr != nil {
 		return ask{}, nil, apiErr
 	}
 	if apiErr := q.readMessagesTools(&req); apiErr != nil {
@@ -263,10 +280,19 @@ func messagesContent(raw json.RawMessage) (*string, []messagesBlock, bool) {
 	return nil, blocks, true
 }
 
-// readMessages validates the turns, counts their words and finds the last user text.
-func (q *ask) readMessages(msgs []messagesMessage) *apiError {
+// readMessages validates the turns, counts their words and finds the last user text. A system
+// turn (with systemTurns) counts its words and is otherwise transparent.
+func (q *ask) readMessages(msgs []messagesMessage, systemTurns bool) *apiError {
 	var prevToolUses []string // tool_use ids of the previous (assistant) message
 	for i, m := range msgs {
+		if m.Role == "system" && systemTurns {
+			text, ok := messagesSystemText(m.Content)
+			if !ok || text == "" {
+				return invalidMessages("messages.%d.content: a system turn takes a non-empty string or text blocks", i)
+			}
+			q.promptTokens += countWords(text)
+			continue
+		}
 		if m.Role != "user" && m.Role != "assistant" {
 			return invalidMessages("messages.%d.role: Input should be 'user' or 'assistant'", i)
 		}

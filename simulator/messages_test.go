@@ -520,3 +520,38 @@ func TestThinkingSignatureIsStableBase64(t *testing.T) {
 		t.Errorf("signature %q is not 48 bytes of base64: %v", sig, err)
 	}
 }
+
+// With the mid-conversation beta flag, system turns may sit between the others: their words
+// count as input, and they break neither tool pairing nor the last user turn. Without the flag
+// they are refused, as the API does.
+func TestMessagesSystemTurnsNeedTheBeta(t *testing.T) {
+	_, base := startSim(t)
+	body := `{"model":"m","max_tokens":50,"messages":[
+		{"role":"user","content":"reply with 3 words"},
+		{"role":"system","content":[{"type":"text","text":"two words","cache_control":{"type":"ephemeral","ttl":"1h"}}]},
+		{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ping","input":{}}]},
+		{"role":"system","content":"one"},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"pong"}]},
+		{"role":"system","content":"reply with 2 words"}]}`
+	headers := map[string]string{"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01",
+		"anthropic-beta": "claude-code-20250219, mid-conversation-tool-changes-2026-07-01"}
+	resp, data := callHeaders(t, http.MethodPost, base+"/v1/messages", body, headers)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	m := object(t, string(data))
+	u := m["usage"].(map[string]any)
+	// reply with 3 words (4) + two words (2) + {} (1) + one (1) + pong (1) + reply with 2 words (4)
+	if num(u, "input_tokens") != 13 || num(u, "output_tokens") != 3 {
+		t.Errorf("usage %v, want 13 input tokens and a 3-word answer to the last user turn", u)
+	}
+	resp, data = postMessages(t, base+"/v1/messages", body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(data), "messages.1.role: Input should be 'user' or 'assistant'") {
+		t.Fatalf("without the beta: %d %s", resp.StatusCode, data)
+	}
+	headers["anthropic-beta"] = "mid-conversation-tool-changes-2026-07-01"
+	resp, data = callHeaders(t, http.MethodPost, base+"/v1/messages", strings.Replace(body, `"content":"one"`, `"content":""`, 1), headers)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(data), "messages.3.content: a system turn takes a non-empty string or text blocks") {
+		t.Fatalf("empty system turn: %d %s", resp.StatusCode, data)
+	}
+}

@@ -154,6 +154,11 @@ func decodeResponses(body []byte) (ask, *responsesRequest, responsesOptions, *ap
 	return q, &req, opts, nil
 }
 
+// systemItem reports a system or developer message item.
+func systemItem(it responsesItem) bool {
+	return (it.Type == "" || it.Type == "message") && (it.Role == "system" || it.Role == "developer")
+}
+
 // readInput validates the input (a string, or items), counts its words and finds the last
 // user text.
 func (q *ask) readInput(raw json.RawMessage) *apiError {
@@ -174,7 +179,9 @@ func (q *ask) readInput(raw json.RawMessage) *apiError {
 		if typ == "" && it.Role != "" {
 			typ = "message"
 		}
-		q.userTurn = false
+		if !systemItem(it) { // system turns after the user's do not answer it
+			q.userTurn = false
+		}
 		switch typ {
 		case "":
 			return badRequest(at+".type", fmt.Sprintf("Missing required parameter: '%s.type'.", at))

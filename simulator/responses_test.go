@@ -144,6 +144,8 @@ func TestResponsesToolCalls(t *testing.T) {
 			"tools":[{"type":"function","name":"ping"},{"type":"function","name":"clock"}]}`, input: `"parallel"`, want: []call{clock, ping}, output: 8},
 		{name: "tool_choice none answers in text", extra: `,"tool_choice":"none"`, input: `"hi"`, output: 16},
 		{name: "a forced hosted tool calls no function", extra: `,"tool_choice":{"type":"web_search"}`, input: `"hi"`, output: 16},
+		{name: "system turns after the user's still get the call", input: `[{"role":"user","content":"hi"},
+			{"role":"system","content":"env"},{"role":"developer","content":"be brief"}]`, want: []call{weather}, output: 3},
 		{name: "a function output answers in text", input: `[{"role":"user","content":"hi"},
 			{"type":"function_call","call_id":"call_A","name":"ping","arguments":"{}"},
 			{"type":"function_call_output","call_id":"call_A","output":[{"type":"input_text","text":"pong"}]}]`, output: 16},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/sse"
 )
 
@@ -30,6 +31,7 @@ func TestParseRequest(t *testing.T) {
 		{"messages not array", `{"model":"m","messages":{}}`, "", false, false, "messages"},
 		{"role missing", `{"model":"m","messages":[{"role":"user","content":"x"},{"content":"y"}]}`, "", false, false, "messages[1].role"},
 		{"stream not bool", `{"model":"m","stream":"yes","messages":[{"role":"user","content":"x"}]}`, "", false, false, "stream"},
+		{"unknown effort", `{"model":"m","reasoning_effort":"ultra","messages":[{"role":"user","content":"x"}]}`, "", false, false, "reasoning_effort"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,17 +51,25 @@ func TestParseRequest(t *testing.T) {
 }
 
 func TestUpstreamBody(t *testing.T) {
+	on, off := true, false
 	cases := []struct {
-		name string
-		body string
-		want string
+		name  string
+		body  string
+		patch Patch
+		want  string
 	}{
-		{"model swapped, unknown fields kept", `{"model":"alias","messages":[],"x_new":{"deep":[1]},"temperature":0.5}`,
-			`{"messages":[],"model":"up","temperature":0.5,"x_new":{"deep":[1]}}`},
-		{"stream forces include_usage, keeps other options", `{"model":"a","stream":true,"stream_options":{"include_obfuscation":false},"messages":[]}`,
+		{"model swapped, unknown fields kept, <&> as written", `{"model":"alias","messages":[{"role":"user","content":"<a> & b"}],"x_new":{"deep":[1]},"temperature":0.5}`, Patch{},
+			`{"messages":[{"role":"user","content":"<a> & b"}],"model":"up","temperature":0.5,"x_new":{"deep":[1]}}`},
+		{"stream forces include_usage, keeps other options", `{"model":"a","stream":true,"stream_options":{"include_obfuscation":false},"messages":[]}`, Patch{},
 			`{"messages":[],"model":"up","stream":true,"stream_options":{"include_obfuscation":false,"include_usage":true}}`},
-		{"stream without options", `{"model":"a","stream":true,"messages":[]}`,
+		{"stream without options", `{"model":"a","stream":true,"messages":[]}`, Patch{},
 			`{"messages":[],"model":"up","stream":true,"stream_options":{"include_usage":true}}`},
+		{"effort model: reasoning_effort only", `{"model":"a","messages":[],"reasoning_effort":"medium","enable_thinking":true,"thinking":{"type":"enabled"}}`,
+			Patch{Thinking: ir.Thinking{Effort: "high", Enabled: &on}}, `{"messages":[],"model":"up","reasoning_effort":"high"}`},
+		{"toggle model: enable_thinking only", `{"model":"a","messages":[],"reasoning_effort":"none"}`,
+			Patch{Thinking: ir.Thinking{Enabled: &off}}, `{"enable_thinking":false,"messages":[],"model":"up"}`},
+		{"no reasoning: every control goes; the cap replaces max_completion_tokens", `{"model":"a","messages":[],"reasoning_effort":"low","max_completion_tokens":900}`,
+			Patch{MaxTokens: 100}, `{"max_completion_tokens":100,"messages":[],"model":"up"}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -67,7 +77,7 @@ func TestUpstreamBody(t *testing.T) {
 			json.Unmarshal([]byte(c.body), &fields)
 			r := &Request{fields: fields}
 			json.Unmarshal(fields["stream"], &r.Stream)
-			got, err := r.UpstreamBody("up", Patch{})
+			got, err := r.UpstreamBody("up", c.patch)
 			if err != nil || string(got) != c.want {
 				t.Fatalf("got %s, %v\nwant %s", got, err, c.want)
 			}

@@ -325,6 +325,9 @@ func decodeThinking(fields map[string]json.RawMessage, t *ir.Thinking) *ir.Error
 	if err := unmarshalField(fields, "reasoning_effort", &t.Effort); err != nil {
 		return bad("reasoning_effort", "reasoning_effort must be a string")
 	}
+	if t.Effort != "" && !ir.ValidEffort(t.Effort) {
+		return bad("reasoning_effort", "reasoning_effort %q is not one of %s", t.Effort, ir.EffortList)
+	}
 	var enable *bool
 	if err := unmarshalField(fields, "enable_thinking", &enable); err != nil {
 		return bad("enable_thinking", "enable_thinking must be a boolean")

@@ -62,11 +62,8 @@ func EncodeIR(r *ir.Request, upstreamModel string, loss *ir.Loss) ([]byte, error
 	if r.User != "" {
 		out["user"] = r.User
 	}
-	switch {
-	case r.Thinking.Effort != "":
-		out["reasoning_effort"] = r.Thinking.Effort
-	case r.Thinking.Enabled != nil:
-		out["enable_thinking"] = *r.Thinking.Enabled
+	if field, v := nativeThinking(r.Thinking); field != "" {
+		out[field] = v
 	}
 	if r.PreviousResponseID != "" {
 		loss.Drop("previous_response_id")

@@ -74,6 +74,7 @@ func TestDecodeIRErrors(t *testing.T) {
 		`{"model":"m","messages":[{"role":"user","content":"x"}],"tool_choice":"sometimes"}`:          "tool_choice",
 		`{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}`:      "tools[0]",
 		`{"model":"m","messages":[{"role":"user","content":"x"}],"thinking":{"type":"maybe"}}`:        "thinking.type",
+		`{"model":"m","messages":[{"role":"user","content":"x"}],"reasoning_effort":"extreme"}`:       "reasoning_effort",
 		`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function"}]}]}`: "messages[0].tool_calls[0].function",
 	}
 	for body, param := range cases {

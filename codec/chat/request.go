@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -96,26 +97,42 @@ func (r *Request) Thinking() ir.Thinking {
 
 // Patch is what the gateway changes in a body it passes through.
 type Patch struct {
-	Effort    string // the effort the model's catalog entry resolved, when it differs
-	MaxTokens int    // a cap the model's context window imposes; 0 = none
+	// Thinking is the reasoning the model's class resolved; the body asks for it in the
+	// model's native parameter only (reasoning_effort or enable_thinking), as EncodeIR does.
+	Thinking  ir.Thinking
+	MaxTokens int // a cap the model's context window imposes; 0 = none
+}
+
+// thinkingFields are the chat request fields that ask for reasoning, in every dialect.
+var thinkingFields = []string{"reasoning_effort", "thinking", "enable_thinking"}
+
+// nativeThinking is how a chat-format route is asked for resolved thinking: reasoning_effort
+// for effort-class models (none when off), enable_thinking for toggle models; nothing when the
+// model's default applies.
+func nativeThinking(t ir.Thinking) (field string, value any) {
+	switch {
+	case t.Effort != "":
+		return "reasoning_effort", t.Effort
+	case t.Enabled != nil:
+		return "enable_thinking", *t.Enabled
+	}
+	return "", nil
 }
 
 // UpstreamBody is the body for a chat-format route: the route's model id, the patch, and for
 // streams include_usage forced on so the gateway can bill what it streamed.
 func (r *Request) UpstreamBody(upstreamModel string, p Patch) ([]byte, error) {
-	effort := p.Effort
 	out := make(map[string]json.RawMessage, len(r.fields))
 	for k, v := range r.fields {
 		out[k] = v
 	}
 	m, _ := json.Marshal(upstreamModel)
 	out["model"] = m
-	if effort != "" {
-		var given string
-		unmarshalField(r.fields, "reasoning_effort", &given)
-		if given != effort {
-			out["reasoning_effort"], _ = json.Marshal(effort)
-		}
+	for _, f := range thinkingFields {
+		delete(out, f)
+	}
+	if field, v := nativeThinking(p.Thinking); field != "" {
+		out[field], _ = json.Marshal(v)
 	}
 	if p.MaxTokens > 0 {
 		field := "max_tokens" // the field the client used, so reasoning models keep theirs
@@ -134,7 +151,7 @@ func (r *Request) UpstreamBody(upstreamModel string, p Patch) ([]byte, error) {
 		opts["include_usage"] = json.RawMessage("true")
 		out["stream_options"], _ = json.Marshal(opts)
 	}
-	return json.Marshal(out)
+	return codec.Marshal(out)
 }
 
 func unmarshalField(fields map[string]json.RawMessage, name string, v any) error {

@@ -20,6 +20,9 @@ var (
 	plainModel  = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningNone}}
 	effortModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort, Efforts: []string{"low", "high"}}}
 	toggleModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningToggle}}
+	// adaptiveModel takes only adaptive thinking sized by an effort (Claude 4.7 and later).
+	adaptiveModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort,
+		Efforts: []string{"low", "medium", "high", "max"}, Adaptive: true}}
 	// inlineModel always thinks and writes its reasoning as <think>…</think> at the start of the
 	// text, which the gateway moves out of the content.
 	inlineModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningAlwaysOn, Inline: true}}
@@ -28,6 +31,7 @@ var (
 var cases = []testCase{
 	{name: "text", model: plainModel, noUsageChunk: true},
 	{name: "system_mid", model: plainModel},
+	{name: "system_mid_messages", model: plainModel},
 	{name: "tools_parallel", model: plainModel},
 	{name: "tool_results", model: plainModel},
 	{name: "tool_choice_required", model: plainModel},
@@ -38,6 +42,7 @@ var cases = []testCase{
 	{name: "stop_length", model: plainModel},
 	{name: "reasoning_effort", model: effortModel},
 	{name: "reasoning_toggle", model: toggleModel},
+	{name: "adaptive_effort", model: adaptiveModel},
 	{name: "usage_cache", model: plainModel},
 	{name: "upstream_error_midstream", model: plainModel, streamOnly: true},
 	{name: "unknown_fields", model: plainModel},

@@ -97,6 +97,7 @@ func encodeMessages(msgs []ir.Message, out *request, loss *ir.Loss) error {
 	callNames := map[string]string{}
 	var c contents
 	var system []part
+	begun := false // a turn other than system came already
 	for _, m := range msgs {
 		if m.Name != "" {
 			loss.Drop("messages[].name")
@@ -108,6 +109,9 @@ func encodeMessages(msgs []ir.Message, out *request, loss *ir.Loss) error {
 		}
 		switch m.Role {
 		case ir.RoleSystem:
+			if begun {
+				loss.Drop(ir.LossSystemPosition) // systemInstruction has no place in the turns
+			}
 			var text []string
 			for _, p := range m.Parts {
 				switch p.Kind {
@@ -127,6 +131,7 @@ func encodeMessages(msgs []ir.Message, out *request, loss *ir.Loss) error {
 		default:
 			return invalidRequest("messages", "unknown role %q", m.Role)
 		}
+		begun = true
 		role := "user"
 		if m.Role == ir.RoleAssistant {
 			role = "model"

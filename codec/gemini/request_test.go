@@ -90,7 +90,7 @@ func TestEncodeRequestGolden(t *testing.T) {
 			msg(ir.RoleSystem, text("From now on answer in French."), text(" Be polite.")),
 			msg(ir.RoleUser, text("How are you?")),
 			msg(ir.RoleUser, text("And the weather?")),
-		}}},
+		}}, loss: []string{ir.LossSystemPosition}},
 		{name: "parallel_tool_calls", req: ir.Request{
 			Tools: []ir.Tool{weatherTool},
 			Messages: []ir.Message{

@@ -55,6 +55,10 @@ type StreamDecoder interface {
 	Decode(name, data []byte) (events []Event, done bool, err error)
 }
 
+// LossSystemPosition is the loss a format with one system field reports when it hoists a
+// system message that came after the conversation began: the text arrives, its place does not.
+const LossSystemPosition = "messages[].role=system (position)"
+
 // Loss collects what a translation could not express, for the X-Modelgate-Dropped header and
 // the dropped-fields counter. It is never silent.
 type Loss struct {

@@ -5,6 +5,8 @@ package ir
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/modelgate/modelgate/codec"
 )
@@ -147,7 +149,20 @@ type Thinking struct {
 	BudgetTokens int    // messages budget_tokens, gemini thinkingBudget (>0)
 	Summary      string // responses reasoning.summary (auto, concise, detailed)
 	IncludeText  bool   // the client wants reasoning text back (gemini includeThoughts)
+	// Adaptive says the model takes only adaptive thinking sized by an effort (catalog
+	// reasoning.adaptive): set by codec/reasoning, read by the messages encoder.
+	Adaptive bool
 }
+
+// Efforts are the reasoning efforts a client may name, in every format; anything else is the
+// client's 400.
+var Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
+
+// ValidEffort reports whether e is one of Efforts.
+func ValidEffort(e string) bool { return slices.Contains(Efforts, e) }
+
+// EffortList is Efforts for error messages.
+var EffortList = strings.Join(Efforts, ", ")
 
 // Request is a generation request.
 type Request struct {

@@ -14,7 +14,7 @@ import (
 var mappedFields = map[string]bool{
 	"model": true, "max_tokens": true, "messages": true, "system": true, "tools": true,
 	"tool_choice": true, "thinking": true, "temperature": true, "top_p": true, "top_k": true,
-	"stop_sequences": true, "stream": true, "metadata": true,
+	"stop_sequences": true, "stream": true, "metadata": true, "output_config": true,
 }
 
 // bad is a request the client must fix. The message starts with the field, because the
@@ -102,6 +102,9 @@ func decodeRequest(body []byte) (*ir.Request, *ir.Error) {
 	if err := decodeThinking(fields["thinking"], &r.Thinking); err != nil {
 		return nil, err
 	}
+	if err := decodeOutputConfig(fields["output_config"], r); err != nil {
+		return nil, err
+	}
 	var meta map[string]json.RawMessage
 	for _, e := range []*ir.Error{
 		get("temperature", &r.Temperature), get("top_p", &r.TopP), get("top_k", &r.TopK),
@@ -111,13 +114,13 @@ func decodeRequest(body []byte) (*ir.Request, *ir.Error) {
 			return nil, e
 		}
 	}
-	if raw, ok := meta["user_id"]; ok && !isNull(raw) {
-		if json.Unmarshal(raw, &r.User) != nil {
-			return nil, bad("metadata.user_id", "must be a string")
-		}
+	var userID string
+	if raw, ok := meta["user_id"]; ok && !isNull(raw) && json.Unmarshal(raw, &userID) != nil {
+		return nil, bad("metadata.user_id", "must be a string")
 	}
-	delete(meta, "user_id")
-	if len(meta) > 0 { // members other than user_id: back to a messages route as they were
+	// metadata, user_id included, goes back to a messages route only: Claude Code's user_id is
+	// a JSON blob of device and session ids, not the end-user id another format's user means.
+	if len(meta) > 0 {
 		setExtra(r, "metadata", marshal(meta))
 	}
 	for k, v := range fields {
@@ -158,11 +161,23 @@ func decodeMessages(raw json.RawMessage, r *ir.Request) *ir.Error {
 		if err := json.Unmarshal(mr, &m); err != nil {
 			return typeProblem(at, err)
 		}
-		if m.Role != "user" && m.Role != "assistant" {
-			return bad(at+".role", "role must be \"user\" or \"assistant\", not %q", m.Role)
+		if m.Role != "user" && m.Role != "assistant" && m.Role != "system" {
+			return bad(at+".role", "role must be \"user\", \"assistant\" or \"system\", not %q", m.Role)
 		}
 		if isNull(m.Content) {
 			return bad(at+".content", "content is required")
+		}
+		if m.Role == "system" {
+			// Newer clients put system turns between the others (Claude Code's environment
+			// block after the first user turn): they stay in place.
+			parts, err := systemParts(at+".content", m.Content)
+			if err != nil {
+				return err
+			}
+			if len(parts) > 0 {
+				r.Messages = append(r.Messages, ir.Message{Role: ir.RoleSystem, Parts: parts})
+			}
+			continue
 		}
 		var parts, results []ir.Part
 		var text string
@@ -451,36 +466,49 @@ func decodeResultContent(at string, raw json.RawMessage) ([]ir.Part, *ir.Error) 
 // decodeSystem puts the system prompt first: one RoleSystem message per text block (a
 // string is one block), each keeping its cache_control.
 func decodeSystem(raw json.RawMessage, r *ir.Request) *ir.Error {
-	if isNull(raw) {
-		return nil
+	parts, err := systemParts("system", raw)
+	if err != nil {
+		return err
 	}
-	var sys []ir.Message
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if s != "" {
-			sys = append(sys, ir.Message{Role: ir.RoleSystem, Parts: []ir.Part{{Kind: ir.PartText, Text: s}}})
-		}
-	} else {
-		var blocks []struct {
-			Type         string          `json:"type"`
-			Text         *string         `json:"text"`
-			CacheControl json.RawMessage `json:"cache_control"`
-		}
-		if err := json.Unmarshal(raw, &blocks); err != nil {
-			return bad("system", "system must be a string or an array of text blocks")
-		}
-		for i, b := range blocks {
-			at := fmt.Sprintf("system[%d]", i)
-			if b.Type != "text" {
-				return bad(at+".type", "system blocks must be text blocks, not %q", b.Type)
-			}
-			if b.Text == nil {
-				return bad(at+".text", "text is required")
-			}
-			sys = append(sys, ir.Message{Role: ir.RoleSystem, Parts: []ir.Part{{
-				Kind: ir.PartText, Text: *b.Text, CacheControl: cacheControl(b.CacheControl)}}})
-		}
+	sys := make([]ir.Message, 0, len(parts))
+	for _, p := range parts {
+		sys = append(sys, ir.Message{Role: ir.RoleSystem, Parts: []ir.Part{p}})
 	}
 	r.Messages = append(sys, r.Messages...)
 	return nil
+}
+
+// systemParts reads system content: a string (one part, none when empty) or text blocks,
+// each keeping its cache_control.
+func systemParts(at string, raw json.RawMessage) ([]ir.Part, *ir.Error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return nil, nil
+		}
+		return []ir.Part{{Kind: ir.PartText, Text: s}}, nil
+	}
+	var blocks []struct {
+		Type         string          `json:"type"`
+		Text         *string         `json:"text"`
+		CacheControl json.RawMessage `json:"cache_control"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, bad(at, "system content must be a string or an array of text blocks")
+	}
+	parts := make([]ir.Part, 0, len(blocks))
+	for i, b := range blocks {
+		bat := fmt.Sprintf("%s[%d]", at, i)
+		if b.Type != "text" {
+			return nil, bad(bat+".type", "system blocks must be text blocks, not %q", b.Type)
+		}
+		if b.Text == nil {
+			return nil, bad(bat+".text", "text is required")
+		}
+		parts = append(parts, ir.Part{Kind: ir.PartText, Text: *b.Text, CacheControl: cacheControl(b.CacheControl)})
+	}
+	return parts, nil
 }

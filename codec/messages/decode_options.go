@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -135,4 +136,67 @@ func decodeThinking(raw json.RawMessage, t *ir.Thinking) *ir.Error {
 	}
 	t.IncludeText = th.Display != "omitted"
 	return nil
+}
+
+// decodeOutputConfig reads output_config: effort (the effort-2025-11-24 beta's reasoning
+// effort, any of ir.Efforts) into Thinking.Effort, format (json_schema) into ResponseFormat;
+// members IR has no place for stay in Extra["output_config"] for a messages route.
+func decodeOutputConfig(raw json.RawMessage, r *ir.Request) *ir.Error {
+	if isNull(raw) {
+		return nil
+	}
+	var oc map[string]json.RawMessage
+	if json.Unmarshal(raw, &oc) != nil {
+		return bad("output_config", "output_config must be an object")
+	}
+	if v, ok := oc["effort"]; ok && !isNull(v) {
+		var effort string
+		if json.Unmarshal(v, &effort) != nil {
+			return bad("output_config.effort", "effort must be a string")
+		}
+		if !ir.ValidEffort(effort) {
+			return bad("output_config.effort", "effort %q is not one of %s", effort, ir.EffortList)
+		}
+		r.Thinking.Effort = effort
+	}
+	delete(oc, "effort")
+	if v, ok := oc["format"]; ok && !isNull(v) {
+		rf, err := responseFormat(v)
+		if err != nil {
+			return err
+		}
+		r.ResponseFormat = rf
+	}
+	delete(oc, "format")
+	if len(oc) > 0 {
+		setExtra(r, "output_config", marshal(oc))
+	}
+	return nil
+}
+
+// structuredOutputName names the schema for formats whose structured output needs a name
+// (chat json_schema.name, responses text.format.name); the messages format has none.
+const structuredOutputName = "output"
+
+// responseFormat turns output_config.format {"type":"json_schema","schema"} into IR's
+// structured-output request, chat's response_format shape.
+func responseFormat(raw json.RawMessage) (json.RawMessage, *ir.Error) {
+	var f struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, typeProblem("output_config.format", err)
+	}
+	if f.Type != "json_schema" {
+		return nil, bad("output_config.format.type", "type must be \"json_schema\", not %q", f.Type)
+	}
+	var schema map[string]json.RawMessage
+	if isNull(f.Schema) || json.Unmarshal(f.Schema, &schema) != nil {
+		return nil, bad("output_config.format.schema", "schema is required and must be a JSON schema object")
+	}
+	var buf bytes.Buffer
+	json.Compact(&buf, f.Schema)
+	return marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{
+		"name": structuredOutputName, "schema": json.RawMessage(buf.Bytes())}}), nil
 }

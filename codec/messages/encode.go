@@ -43,15 +43,8 @@ func textBlock(s string, cc json.RawMessage) outBlock {
 	return outBlock{Type: "text", Text: &s, CacheControl: cc}
 }
 
-// effortBudget is docs/conversion.md's effort → budget_tokens map.
-var effortBudget = map[string]int{
-	"minimal": 1024, "low": 1024, "medium": 2048, "high": 4096, "xhigh": 8192, "max": 16384,
-}
-
-const (
-	defaultMaxTokens = 4096
-	minBudget        = 1024 // the messages API's smallest budget_tokens
-)
+// defaultMaxTokens is max_tokens when the gateway did not fill it (the format requires one).
+const defaultMaxTokens = 4096
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
@@ -68,7 +61,7 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 		switch {
 		case strings.HasPrefix(k, extraBlocks):
 			loss.Drop(k)
-		case strings.HasPrefix(k, extraTools):
+		case strings.HasPrefix(k, extraTools), k == "output_config": // merged below
 		default:
 			out[k] = v
 		}
@@ -83,13 +76,14 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 	}
 	out["messages"] = msgs
 
-	budget, thinking := thinkingConfig(r.Thinking)
-	if thinking != nil && !toolLoopHasThinking(msgs) {
+	plan := planThinking(r.Thinking)
+	if plan.on() && !toolLoopHasThinking(msgs) {
 		// A tool loop whose assistant turn has no thinking block (it came from another
 		// model) cannot continue with thinking on: the API wants that turn to start with one.
 		loss.Drop("thinking")
-		budget, thinking = 0, nil
+		plan = thinkingPlan{}
 	}
+	thinking := plan.thinking
 	if thinking != nil {
 		out["thinking"] = thinking
 	}
@@ -97,10 +91,10 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokens
 	}
-	if budget > 0 && maxTokens <= budget {
-		maxTokens += budget
+	out["max_tokens"] = plan.maxTokens(maxTokens)
+	if oc := outputConfig(r, plan.effort, loss); oc != nil {
+		out["output_config"] = oc
 	}
-	out["max_tokens"] = maxTokens
 
 	if t := r.Temperature; t != nil {
 		v := min(max(*t, 0), 1)
@@ -145,62 +139,10 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 	if meta := metadata(r); meta != nil {
 		out["metadata"] = meta
 	}
-	if len(r.ResponseFormat) > 0 {
-		loss.Drop("response_format")
-	}
 	if r.PreviousResponseID != "" {
 		loss.Drop("previous_response_id")
 	}
 	return marshal(out), nil
-}
-
-// thinkingConfig is the thinking member for r's controls: enabled with the given budget or
-// the effort's, adaptive when thinking is on with neither, nothing when off or not asked.
-func thinkingConfig(t ir.Thinking) (budget int, cfg map[string]any) {
-	if t.Enabled != nil && !*t.Enabled || t.Effort == "none" {
-		return 0, nil
-	}
-	budget = t.BudgetTokens
-	if budget <= 0 && t.Effort != "" {
-		var ok bool
-		if budget, ok = effortBudget[t.Effort]; !ok {
-			budget = effortBudget["medium"]
-		}
-	}
-	if budget > 0 {
-		budget = max(budget, minBudget)
-		return budget, map[string]any{"type": "enabled", "budget_tokens": budget}
-	}
-	if t.Enabled != nil && *t.Enabled {
-		return 0, map[string]any{"type": "adaptive"}
-	}
-	return 0, nil
-}
-
-// toolLoopHasThinking reports whether thinking may stay on: false when the conversation is
-// in a tool loop (the last assistant turn called tools and the next user turn answers them)
-// and that assistant turn does not start with a thinking block.
-func toolLoopHasThinking(msgs []outMessage) bool {
-	a := -1
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "assistant" {
-			a = i
-			break
-		}
-	}
-	if a < 0 || a == len(msgs)-1 || msgs[a+1].Content[0].Type != "tool_result" {
-		return true
-	}
-	switch msgs[a].Content[0].Type {
-	case "thinking", "redacted_thinking":
-		return true
-	}
-	for _, b := range msgs[a].Content {
-		if b.Type == "tool_use" {
-			return false
-		}
-	}
-	return true
 }
 
 // encodeMessages hoists system messages and turns the rest into alternating turns: tool
@@ -209,12 +151,16 @@ func toolLoopHasThinking(msgs []outMessage) bool {
 func encodeMessages(in []ir.Message, loss *ir.Loss) ([]outBlock, []outMessage) {
 	var system []outBlock
 	var msgs []outMessage
+	begun := false // a turn other than system came already
 	for _, m := range in {
 		if m.Name != "" {
 			loss.Drop("messages[].name")
 		}
 		switch m.Role {
 		case ir.RoleSystem:
+			if begun {
+				loss.Drop(ir.LossSystemPosition)
+			}
 			for _, p := range m.Parts {
 				if p.Kind != ir.PartText {
 					loss.Drop("system.content")
@@ -224,8 +170,10 @@ func encodeMessages(in []ir.Message, loss *ir.Loss) ([]outBlock, []outMessage) {
 			}
 			continue
 		case ir.RoleAssistant:
+			begun = true
 			msgs = appendTurn(msgs, "assistant", assistantBlocks(m.Parts, loss))
 		default: // user and tool
+			begun = true
 			msgs = appendTurn(msgs, "user", userBlocks(m.Parts, loss))
 		}
 	}

@@ -96,3 +96,41 @@ func TestSplitParts(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// The catalog's adaptive flag reaches the encoder with the resolved thinking, and a summary the
+// client asked for survives when it asks nothing else (the model's default effort).
+func TestResolveCarriesAdaptiveAndSummary(t *testing.T) {
+	adaptive := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort, Efforts: []string{"low", "high"}, Adaptive: true}}
+	toggle := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningToggle, Adaptive: true}}
+	none := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningNone}}
+	cases := []struct {
+		name string
+		m    *catalog.Model
+		in   ir.Thinking
+		want ir.Thinking
+	}{
+		{"effort on adaptive model", adaptive, ir.Thinking{Effort: "high", Enabled: ptr(true)},
+			ir.Thinking{Effort: "high", Enabled: ptr(true), IncludeText: true, Adaptive: true}},
+		{"off on adaptive model", adaptive, ir.Thinking{Effort: "none"},
+			ir.Thinking{Effort: "none", Enabled: ptr(false), Adaptive: true}},
+		{"toggle on, adaptive", toggle, ir.Thinking{Effort: "low"},
+			ir.Thinking{Enabled: ptr(true), IncludeText: true, Adaptive: true}},
+		{"summary alone on an effort model", adaptive, ir.Thinking{Summary: "auto"}, ir.Thinking{Summary: "auto"}},
+		{"summary alone on a toggle model", toggle, ir.Thinking{Summary: "concise"}, ir.Thinking{Summary: "concise"}},
+		{"summary on a model without reasoning", none, ir.Thinking{Summary: "auto"}, ir.Thinking{}},
+	}
+	for _, c := range cases {
+		got := Resolve(c.m, c.in).Thinking
+		if !sameThinking(got, c.want) {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+func sameThinking(a, b ir.Thinking) bool {
+	if (a.Enabled == nil) != (b.Enabled == nil) || a.Enabled != nil && *a.Enabled != *b.Enabled {
+		return false
+	}
+	a.Enabled, b.Enabled = nil, nil
+	return a == b
+}

@@ -29,16 +29,16 @@ func Resolve(m *catalog.Model, t ir.Thinking) Decision {
 		return Decision{Thinking: ir.Thinking{IncludeText: true, Summary: t.Summary}, SplitInline: m.Reasoning.Inline}
 	case catalog.ReasoningToggle:
 		if on == nil {
-			return Decision{}
+			return Decision{Thinking: ir.Thinking{Summary: t.Summary}} // the model's default
 		}
-		d := Decision{Thinking: ir.Thinking{Enabled: on, BudgetTokens: t.BudgetTokens, IncludeText: *on, Summary: t.Summary}}
+		d := Decision{Thinking: ir.Thinking{Enabled: on, BudgetTokens: t.BudgetTokens, IncludeText: *on, Summary: t.Summary, Adaptive: m.Reasoning.Adaptive}}
 		d.SplitInline = *on && m.Reasoning.Inline
 		return d
 	}
 	// Effort-level model.
 	if on != nil && !*on {
 		off := false
-		return Decision{Thinking: ir.Thinking{Enabled: &off, Effort: "none"}, EffortUsed: "none"}
+		return Decision{Thinking: ir.Thinking{Enabled: &off, Effort: "none", Adaptive: m.Reasoning.Adaptive}, EffortUsed: "none"}
 	}
 	want := t.Effort
 	if want == "" || want == "none" {
@@ -48,13 +48,15 @@ func Resolve(m *catalog.Model, t ir.Thinking) Decision {
 		case on != nil:
 			want = "medium"
 		default:
-			return Decision{} // no thinking asked for: the model's default
+			// No thinking asked for: the model's default, with the summary the client wants.
+			return Decision{Thinking: ir.Thinking{Summary: t.Summary}}
 		}
 	}
 	used := Nearest(m.Reasoning.Efforts, want)
 	yes := true
 	return Decision{
-		Thinking:    ir.Thinking{Effort: used, Enabled: &yes, BudgetTokens: t.BudgetTokens, IncludeText: true, Summary: t.Summary},
+		Thinking: ir.Thinking{Effort: used, Enabled: &yes, BudgetTokens: t.BudgetTokens, IncludeText: true, Summary: t.Summary,
+			Adaptive: m.Reasoning.Adaptive},
 		EffortUsed:  used,
 		SplitInline: m.Reasoning.Inline,
 	}

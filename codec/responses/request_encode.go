@@ -192,15 +192,7 @@ func encodeToolChoice(r *ir.Request, kinds toolKinds, loss *ir.Loss) any {
 // for: with store false it is the only way the chain survives to the next turn).
 func encodeReasoning(r *ir.Request) (map[string]any, bool) {
 	th := r.Thinking
-	effort := th.Effort
-	if effort == "" {
-		switch {
-		case th.Enabled != nil && !*th.Enabled:
-			effort = "none"
-		case th.BudgetTokens > 0:
-			effort = effortForBudget(th.BudgetTokens)
-		}
-	}
+	effort := nativeEffort(th)
 	summary := th.Summary
 	if summary == "" && th.IncludeText {
 		summary = "auto"
@@ -224,6 +216,20 @@ func encodeReasoning(r *ir.Request) (map[string]any, bool) {
 		return nil, false
 	}
 	return out, effort != "none" && (effort != "" || th.Enabled != nil && *th.Enabled)
+}
+
+// nativeEffort is reasoning.effort for a resolved thinking request: the effort, "none" when
+// off, a budget's effort; "" leaves the model's default.
+func nativeEffort(th ir.Thinking) string {
+	switch {
+	case th.Effort != "":
+		return th.Effort
+	case th.Enabled != nil && !*th.Enabled:
+		return "none"
+	case th.BudgetTokens > 0:
+		return effortForBudget(th.BudgetTokens)
+	}
+	return ""
 }
 
 // effortForBudget is wire-formats §7.7's reverse mapping of a token budget.

@@ -174,6 +174,8 @@ func (d *reqDecoder) reasoning() error {
 			return invalid("reasoning."+k, "reasoning.%s must be a string", k)
 		}
 		switch {
+		case k == "effort" && s != "" && !ir.ValidEffort(s):
+			return invalid("reasoning.effort", "reasoning.effort %q is not one of %s", s, ir.EffortList)
 		case k == "effort":
 			th.Effort = s
 		case th.Summary == "": // generate_summary is the deprecated name of summary

@@ -247,6 +247,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{`{"model":"m","input":"x","tool_choice":{"type":"allowed_tools","mode":"any","tools":[]}}`,
 			"tool_choice.mode", `tool_choice.mode must be "auto" or "required"`},
 		{`{"model":"m","input":"x","reasoning":{"effort":5}}`, "reasoning.effort", "reasoning.effort must be a string"},
+		{`{"model":"m","input":"x","reasoning":{"effort":"extreme"}}`, "reasoning.effort",
+			`reasoning.effort "extreme" is not one of none, minimal, low, medium, high, xhigh, max`},
 		{`{"model":"m","input":"x","reasoning":"high"}`, "reasoning", "reasoning must be an object"},
 		{`{"model":"m","input":"x","text":{"format":{"type":"json_schema","schema":{}}}}`, "text.format.name",
 			"text.format.name is required"},

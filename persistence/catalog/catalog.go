@@ -94,6 +94,9 @@ type Reasoning struct {
 	Class   string
 	Efforts []string // for ReasoningEffort, in the order low < medium < high < max
 	Inline  bool     // emits <think>…</think> at the start of content
+	// Adaptive: the model accepts only adaptive thinking (messages thinking {"type":"adaptive"}
+	// with output_config.effort), not an explicit budget; Claude 4.7 and later.
+	Adaptive bool
 }
 
 // Supported reports whether the model can return chain-of-thought.

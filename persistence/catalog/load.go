@@ -62,9 +62,10 @@ type modelDoc struct {
 		CacheWrite string `yaml:"cache_write"`
 	} `yaml:"pricing"`
 	Reasoning struct {
-		Class   string   `yaml:"class"`
-		Efforts []string `yaml:"efforts"`
-		Inline  bool     `yaml:"inline"`
+		Class    string   `yaml:"class"`
+		Efforts  []string `yaml:"efforts"`
+		Inline   bool     `yaml:"inline"`
+		Adaptive bool     `yaml:"adaptive"`
 	} `yaml:"reasoning"`
 	Architecture struct {
 		Modality         string   `yaml:"modality"`
@@ -218,7 +219,7 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 		ID: id, Kind: d.Kind, DisplayName: d.DisplayName, OwnedBy: d.OwnedBy, Created: d.Created,
 		ContextLength: d.ContextLength, MaxOutputTokens: d.MaxOutputTokens, ContextRule: d.ContextRule, Tokenizer: d.Tokenizer,
 		Aliases: d.Aliases, Replacement: d.Replacement,
-		Reasoning:    Reasoning{Class: d.Reasoning.Class, Efforts: d.Reasoning.Efforts, Inline: d.Reasoning.Inline},
+		Reasoning:    Reasoning{Class: d.Reasoning.Class, Efforts: d.Reasoning.Efforts, Inline: d.Reasoning.Inline, Adaptive: d.Reasoning.Adaptive},
 		Architecture: Architecture{Modality: d.Architecture.Modality, InputModalities: d.Architecture.InputModalities, OutputModalities: d.Architecture.OutputModalities},
 	}
 	if !oneOf(m.Kind, KindChat, KindEmbedding, KindImage, KindVideo) {
@@ -332,6 +333,9 @@ func (v *validator) reasoning(id string, r *Reasoning) {
 	}
 	if r.Class != ReasoningEffort && len(r.Efforts) > 0 {
 		v.fail(id, "reasoning.efforts", "only models of class effort list efforts")
+	}
+	if r.Adaptive && r.Class != ReasoningEffort && r.Class != ReasoningToggle {
+		v.fail(id, "reasoning.adaptive", "only models of class effort or toggle take adaptive thinking")
 	}
 	if r.Class == ReasoningEffort && len(r.Efforts) == 0 {
 		v.fail(id, "reasoning.efforts", "a model of class effort must list at least one of low, medium, high, max")

@@ -8,7 +8,9 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/messages"
 	"github.com/modelgate/modelgate/codec/reasoning"
+	"github.com/modelgate/modelgate/codec/responses"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -119,16 +121,19 @@ func (g *generation) build(c *call, rt *catalog.Route) (upstream.Request, bool) 
 }
 
 // passBody is the client's own body with the route's model id and the parameter
-// translations the model's catalog entry calls for.
+// translations the model's catalog entry calls for: its reasoning controls in the model's
+// native form (docs/conversion.md, "Same-format routes") and the output cap.
 func (g *generation) passBody(rt *catalog.Route) ([]byte, error) {
-	if g.chatReq != nil {
-		return g.chatReq.UpstreamBody(rt.UpstreamModel, chat.Patch{Effort: g.decision.EffortUsed, MaxTokens: max(g.windowCap, g.clamped)})
+	maxTokens := max(g.windowCap, g.clamped)
+	switch {
+	case g.chatReq != nil:
+		return g.chatReq.UpstreamBody(rt.UpstreamModel, chat.Patch{Thinking: g.decision.Thinking, MaxTokens: maxTokens})
+	case g.client.name == codec.FormatMessages:
+		return messages.PassBody(g.body, rt.UpstreamModel, g.decision.Thinking, maxTokens)
+	case g.client.name == codec.FormatResponses:
+		return responses.PassBody(g.body, rt.UpstreamModel, g.decision.Thinking, maxTokens)
 	}
-	set := map[string]any{"model": rt.UpstreamModel}
-	if e := g.decision.EffortUsed; e != "" && g.client.name == codec.FormatResponses && e != g.req.Thinking.Effort {
-		set["reasoning"] = map[string]string{"effort": e}
-	}
-	return codec.SetFields(g.body, set)
+	return codec.SetFields(g.body, map[string]any{"model": rt.UpstreamModel})
 }
 
 // convertBody renders the canonical request in the route's format.

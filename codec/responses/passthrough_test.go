@@ -1,0 +1,42 @@
+package responses
+
+import (
+	"testing"
+
+	"github.com/modelgate/modelgate/codec/ir"
+)
+
+// A responses body for a responses route keeps everything but model and reasoning's effort and
+// summary, which follow the resolved thinking; no summary is invented.
+func TestPassBody(t *testing.T) {
+	on, off := true, false
+	const body = `{"model":"cx","input":"hi","store":false,"include":["reasoning.encrypted_content"],` +
+		`"reasoning":{"effort":"medium","generate_summary":"concise","context":"all_turns"}}`
+	const rest = `"input":"hi","store":false,"include":["reasoning.encrypted_content"]`
+	cases := []struct {
+		name      string
+		thinking  ir.Thinking
+		maxTokens int
+		want      string
+	}{
+		{"effort model: nearest effort, summary under its current name", ir.Thinking{Effort: "high", Enabled: &on, Summary: "concise", IncludeText: true}, 0,
+			`{"model":"up",` + rest + `,"reasoning":{"effort":"high","summary":"concise","context":"all_turns"}}`},
+		{"toggle model on: the model's effort", ir.Thinking{Enabled: &on, Summary: "concise", IncludeText: true}, 0,
+			`{"model":"up",` + rest + `,"reasoning":{"summary":"concise","context":"all_turns"}}`},
+		{"off", ir.Thinking{Enabled: &off, Effort: "none"}, 0,
+			`{"model":"up",` + rest + `,"reasoning":{"effort":"none","context":"all_turns"}}`},
+		{"no reasoning, output capped", ir.Thinking{}, 50,
+			`{"model":"up",` + rest + `,"reasoning":{"context":"all_turns"},"max_output_tokens":50}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := PassBody([]byte(body), "up", c.thinking, c.maxTokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameJSON(t, "body", got, c.want)
+		})
+	}
+	got, _ := PassBody([]byte(`{"model":"cx","input":"hi","reasoning":{"effort":"low"}}`), "up", ir.Thinking{}, 0)
+	sameJSON(t, "body without reasoning left", got, `{"model":"up","input":"hi"}`)
+}
