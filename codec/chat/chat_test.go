@@ -106,33 +106,33 @@ func TestStreamFixture(t *testing.T) {
 	}
 	defer f.Close()
 	rd := sse.NewReader(f)
-	var usage codec.Usage
+	relay := NewRelay("client-model", false)
 	var rewritten []string
-	usageOnly := 0
 	for {
 		ev, err := rd.Next()
 		if err != nil {
 			break
 		}
-		if IsDone(ev.Data) {
-			rewritten = append(rewritten, "[DONE]")
+		out, done, err := relay.Chunk(ev.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != nil {
+			rewritten = append(rewritten, string(out))
+		}
+		if done {
 			break
 		}
-		if u, only, ok := ChunkUsage(ev.Data); ok {
-			usage = u
-			if only {
-				usageOnly++
-			}
-		}
-		rewritten = append(rewritten, string(RewriteModel(ev.Data, "up-model", "client-model")))
 	}
-	if want := (codec.Usage{Input: 50, CacheRead: 40, Output: 18, Reasoning: 12}); usage != want || usageOnly != 1 {
-		t.Fatalf("usage %+v (usage-only chunks %d), want %+v", usage, usageOnly, want)
+	usage, _ := relay.Usage()
+	if want := (codec.Usage{Input: 50, CacheRead: 40, Output: 18, Reasoning: 12}); usage != want || !relay.Finished() {
+		t.Fatalf("usage %+v, finished %v; want %+v", usage, relay.Finished(), want)
 	}
-	if len(rewritten) != 6 || rewritten[5] != "[DONE]" {
-		t.Fatalf("events: %d", len(rewritten))
+	// The usage-only chunk the client did not ask for is dropped.
+	if len(rewritten) != 5 || rewritten[4] != "[DONE]" {
+		t.Fatalf("events: %q", rewritten)
 	}
-	for _, ev := range rewritten[:5] {
+	for _, ev := range rewritten[:4] {
 		if !strings.Contains(ev, `"model":"client-model"`) || strings.Count(ev, `"model":"up-model"`) != 0 && !strings.Contains(ev, `\"model\":\"up-model\"`) {
 			t.Fatalf("model not swapped: %s", ev)
 		}
@@ -182,9 +182,10 @@ func FuzzParseRequest(f *testing.F) {
 
 func BenchmarkChunkPassThrough(b *testing.B) {
 	chunk := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1694268190,"model":"up-model","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}],"usage":null}`)
+	relay := NewRelay("client-model", false)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		ChunkUsage(chunk)
-		RewriteModel(chunk, "up-model", "client-model")
+		relay.Chunk(chunk)
 	}
 }
+

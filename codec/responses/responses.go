@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // Format is the Responses format, for clients and for routes.
@@ -33,7 +34,19 @@ type format struct{}
 var (
 	_ ir.ClientFormat   = Format
 	_ ir.UpstreamFormat = Format
+	_ ir.ModelRewriter  = Format
 )
+
+// RewriteModel names the client's model in a whole answer (the top-level model) or a stream
+// event that carries the response object (response.model), whatever the value and spacing,
+// every other byte kept; other events have no model and come back as they are.
+func (format) RewriteModel(data []byte, client string) []byte {
+	m, _ := json.Marshal(client)
+	out, _ := jsonscan.Replace(data, m, modelPaths...)
+	return out
+}
+
+var modelPaths = [][]string{{"model"}, {"response", "model"}}
 
 // SignatureFormat marks reasoning state (encrypted_content, item ids) issued by a responses
 // upstream.
