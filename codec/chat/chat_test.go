@@ -189,3 +189,37 @@ func BenchmarkChunkPassThrough(b *testing.B) {
 	}
 }
 
+// TestAnswerUsageGolden: whole answers' usage, normalized to visible output and reasoning
+// apart whichever way the provider counts (testdata/chat/usage).
+func TestAnswerUsageGolden(t *testing.T) {
+	cases := map[string]codec.Usage{
+		"openai_reasoning":          {Input: 26, CacheRead: 6, Output: 9, Reasoning: 94},
+		"xai_reasoning":             {Input: 26, CacheRead: 6, Output: 9, Reasoning: 94},
+		"no_total_openai":           {Input: 20, Output: 3, Reasoning: 40},
+		"no_total_reasoning_larger": {Input: 20, Output: 3, Reasoning: 40},
+	}
+	for name, want := range cases {
+		body, err := os.ReadFile("../../testdata/chat/usage/" + name + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := DecodeAnswer(body)
+		if err != nil || r.Usage != want {
+			t.Errorf("%s: DecodeAnswer usage %+v, %v; want %+v", name, r.Usage, err, want)
+		}
+		if u, ok := ResponseUsage(body); !ok || u != want {
+			t.Errorf("%s: ResponseUsage %+v; want %+v", name, u, want)
+		}
+		// A chat client of a converted answer sees the OpenAI convention: reasoning inside.
+		var out struct {
+			Usage struct {
+				CompletionTokens int64 `json:"completion_tokens"`
+				TotalTokens      int64 `json:"total_tokens"`
+			} `json:"usage"`
+		}
+		json.Unmarshal(EncodeAnswer(r, "m"), &out)
+		if out.Usage.CompletionTokens != want.Output+want.Reasoning || out.Usage.TotalTokens != want.Input+want.CacheRead+want.Output+want.Reasoning {
+			t.Errorf("%s: encoded usage %+v", name, out.Usage)
+		}
+	}
+}

@@ -43,6 +43,8 @@ func TestRelayGolden(t *testing.T) {
 		{name: "finish_without_blank_line", finished: true},
 		{name: "pretty_dated_model", finished: true, done: true, usage: codec.Usage{Input: 9, Output: 3}},
 		{name: "error_chunk", done: true, errKind: ir.ErrRateLimit},
+		// xAI counts reasoning outside completion_tokens (total = 32 + 9 + 94).
+		{name: "xai_usage", includeUsage: true, finished: true, done: true, usage: codec.Usage{Input: 26, CacheRead: 6, Output: 9, Reasoning: 94}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

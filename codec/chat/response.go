@@ -7,8 +7,9 @@ import (
 	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
-// wireUsage is the chat format's usage object. prompt_tokens includes cached tokens and
-// completion_tokens includes reasoning tokens; Normalize splits them apart.
+// wireUsage is the chat format's usage object. prompt_tokens includes cached tokens;
+// completion_tokens includes reasoning tokens, except at providers that count them beside it
+// (codec.VisibleOutput); normalize splits them apart.
 type wireUsage struct {
 	PromptTokens        int64 `json:"prompt_tokens"`
 	CompletionTokens    int64 `json:"completion_tokens"`
@@ -19,6 +20,7 @@ type wireUsage struct {
 	CompletionTokensDetails struct {
 		ReasoningTokens int64 `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
+	TotalTokens int64 `json:"total_tokens"`
 }
 
 func (w wireUsage) normalize() codec.Usage {
@@ -28,7 +30,7 @@ func (w wireUsage) normalize() codec.Usage {
 		Reasoning:  w.CompletionTokensDetails.ReasoningTokens,
 	}
 	u.Input = max(w.PromptTokens-u.CacheRead-u.CacheWrite, 0)
-	u.Output = max(w.CompletionTokens-u.Reasoning, 0)
+	u.Output = codec.VisibleOutput(w.PromptTokens, w.CompletionTokens, u.Reasoning, w.TotalTokens)
 	return u
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // wireUsage is the Responses usage object: input_tokens includes cached and cache-write
-// tokens, output_tokens includes reasoning tokens.
+// tokens, output_tokens includes reasoning tokens (a provider that counts them beside it says
+// so in total_tokens: codec.VisibleOutput).
 type wireUsage struct {
 	InputTokens        int64 `json:"input_tokens"`
 	InputTokensDetails struct {
@@ -30,7 +31,7 @@ func (w wireUsage) normalize() codec.Usage {
 		Reasoning:  w.OutputTokensDetails.ReasoningTokens,
 	}
 	u.Input = max(w.InputTokens-u.CacheRead-u.CacheWrite, 0)
-	u.Output = max(w.OutputTokens-u.Reasoning, 0)
+	u.Output = codec.VisibleOutput(w.InputTokens, w.OutputTokens, u.Reasoning, w.TotalTokens)
 	return u
 }
 

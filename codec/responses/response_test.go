@@ -267,3 +267,19 @@ func TestResponseErrorCode(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerUsageGolden: a provider that counts reasoning beside output_tokens says so in
+// total_tokens; either way the visible output and the reasoning come apart
+// (testdata/responses/usage).
+func TestAnswerUsageGolden(t *testing.T) {
+	cases := map[string]codec.Usage{
+		"openai_reasoning":        {Input: 26, CacheRead: 6, Output: 9, Reasoning: 94},
+		"reasoning_beside_output": {Input: 279, Output: 6, Reasoning: 89},
+	}
+	for name, want := range cases {
+		r, err := Format.DecodeResponse(fixture(t, "usage/"+name+".json"))
+		if err != nil || r.Usage != want {
+			t.Errorf("%s: usage %+v, %v; want %+v", name, r.Usage, err, want)
+		}
+	}
+}
