@@ -459,6 +459,22 @@ func TestStreamDecode(t *testing.T) {
 			{Kind: ir.EvFinish, Stop: ir.StopToolUse,
 				Usage: codec.Usage{Input: 904, CacheRead: 4096, Output: 100, Reasoning: 200}},
 		},
+	}, {
+		// A Copilot-style endpoint sends a new item id on every event: items are known by
+		// output_index, so nothing is doubled and events carry each item's first id.
+		file: "upstream_changing_item_ids.sse",
+		want: []ir.Event{
+			{Kind: ir.EvStart, ID: "resp_cp1", Model: "gpt-5-mini"},
+			{Kind: ir.EvReasoning, Text: "Weather ", ID: "rs_q1Zk"},
+			{Kind: ir.EvReasoning, Text: "needs the tool.", ID: "rs_q1Zk"},
+			{Kind: ir.EvSignature, Text: "gAAAAB_cp_state==", Format: "responses", ID: "rs_q1Zk"},
+			{Kind: ir.EvText, Text: "Checking "},
+			{Kind: ir.EvText, Text: "Paris."},
+			{Kind: ir.EvToolStart, Index: 0, ID: "call_W1", Name: "get_weather"},
+			{Kind: ir.EvToolArgs, Index: 0, Text: `{"city":`},
+			{Kind: ir.EvToolArgs, Index: 0, Text: `"Paris"}`},
+			{Kind: ir.EvFinish, Stop: ir.StopToolUse, Usage: codec.Usage{Input: 120, Output: 24, Reasoning: 40}},
+		},
 	}}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
