@@ -325,6 +325,7 @@ type readResponse struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
 	Error *struct {
+		Type    string `json:"type"`
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -360,11 +361,7 @@ func (format) DecodeResponse(body []byte) (*ir.Response, error) {
 			Message: "the upstream answer is not a Responses object: " + err.Error()}
 	}
 	if w.Status == "failed" {
-		code, msg := "server_error", "the upstream failed to generate a response"
-		if w.Error != nil {
-			code, msg = w.Error.Code, w.Error.Message
-		}
-		return nil, responseError(code, msg, "")
+		return nil, failedError(&w)
 	}
 	r := &ir.Response{ID: w.ID, Model: w.Model, Created: int64(w.CreatedAt)}
 	toolCalled := false

@@ -261,8 +261,9 @@ func TestResponseErrorCode(t *testing.T) {
 	// And back: the code of a failed response decides the kind.
 	for code, want := range map[string]ir.ErrorKind{"rate_limit_exceeded": ir.ErrRateLimit,
 		"insufficient_quota": ir.ErrBilling, "context_length_exceeded": ir.ErrInvalidRequest,
-		"invalid_base64_image": ir.ErrInvalidRequest, "server_error": ir.ErrServer, "vector_store_timeout": ir.ErrServer} {
-		if e := responseError(code, "m", ""); e.Kind != want || e.Status != statusFor(want) {
+		"invalid_base64_image": ir.ErrInvalidRequest, "server_error": ir.ErrServer, "vector_store_timeout": ir.ErrServer,
+		"server_is_overloaded": ir.ErrOverloaded, "slow_down": ir.ErrOverloaded} {
+		if e := responseError("", code, "m", ""); e.Kind != want || e.Status != statusFor(want) {
 			t.Errorf("responseError(%q) = %s %d, want %s", code, e.Kind, e.Status, want)
 		}
 	}

@@ -195,12 +195,14 @@ func classify(status int, typ, code string) ir.ErrorKind {
 		return ir.ErrNotFound
 	case "server_error":
 		return ir.ErrServer
-	case "overloaded", "server_overloaded":
+	case "overloaded", "server_overloaded", "server_is_overloaded", "slow_down":
 		return ir.ErrOverloaded
 	case "context_length_exceeded", "invalid_prompt":
 		return ir.ErrInvalidRequest
 	}
 	switch typ {
+	case "invalid_request_error":
+		return ir.ErrInvalidRequest
 	case "rate_limit_error", "requests", "tokens":
 		return ir.ErrRateLimit
 	case "insufficient_quota", "billing_error":
@@ -247,9 +249,18 @@ func statusFor(k ir.ErrorKind) int {
 	return http.StatusInternalServerError
 }
 
-// responseError is the error of a failed response (`response.error`, the `error` event).
-func responseError(code, message, param string) *ir.Error {
-	k := classify(0, "", code) // unknown codes: the model or the service failed (api_error)
+// failedError is the error of a response whose status is failed (`response.error`).
+func failedError(r *readResponse) *ir.Error {
+	if r == nil || r.Error == nil {
+		return responseError("", "server_error", "the upstream failed to generate a response", "")
+	}
+	return responseError(r.Error.Type, r.Error.Code, r.Error.Message, "")
+}
+
+// responseError is the error of a failed response (`response.error`, the `error` event), in
+// neutral terms so each client format names it in its own vocabulary.
+func responseError(typ, code, message, param string) *ir.Error {
+	k := classify(0, typ, code) // unknown codes: the model or the service failed (api_error)
 	if strings.Contains(code, "image") || code == "bio_policy" || code == "data_residency_mismatch" {
 		k = ir.ErrInvalidRequest // the request's content was refused
 	}

@@ -56,6 +56,15 @@ type streamEvent struct {
 	Code         json.RawMessage `json:"code"`
 	Message      string          `json:"message"`
 	Param        json.RawMessage `json:"param"`
+	Error        *streamError    `json:"error"`
+}
+
+// streamError is the error of an error event.
+type streamError struct {
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+	Param   json.RawMessage `json:"param"`
 }
 
 func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
@@ -124,19 +133,19 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 		out = d.terminal(out, ev.Response)
 	case "response.failed":
 		start(ev.Response)
-		code, msg := "server_error", "the upstream failed to generate a response"
-		if ev.Response != nil && ev.Response.Error != nil {
-			code, msg = ev.Response.Error.Code, ev.Response.Error.Message
-		}
-		out = append(out, ir.Event{Kind: ir.EvError, Err: responseError(code, msg, "")})
+		out = append(out, ir.Event{Kind: ir.EvError, Err: failedError(ev.Response)})
 		d.ended = true
 	case "error":
-		msg := ev.Message
-		if msg == "" {
-			msg = "the upstream stream failed"
+		// OpenAI nests the error ({"type":"error","error":{…}}); the spec shows it flat.
+		e := streamError{Code: ev.Code, Message: ev.Message, Param: ev.Param}
+		if ev.Error != nil {
+			e = *ev.Error
+		}
+		if e.Message == "" {
+			e.Message = "the upstream stream failed"
 		}
 		out = append(out, ir.Event{Kind: ir.EvError,
-			Err: responseError(scalarText(ev.Code), msg, scalarText(ev.Param))})
+			Err: responseError(e.Type, scalarText(e.Code), e.Message, scalarText(e.Param))})
 		d.ended = true
 	}
 	return out, d.ended, nil
@@ -289,11 +298,7 @@ func (d *streamDecoder) terminal(out []ir.Event, r *readResponse) []ir.Event {
 	fin := ir.Event{Kind: ir.EvFinish}
 	if r != nil {
 		if r.Status == "failed" {
-			code, msg := "server_error", "the upstream failed to generate a response"
-			if r.Error != nil {
-				code, msg = r.Error.Code, r.Error.Message
-			}
-			return append(out, ir.Event{Kind: ir.EvError, Err: responseError(code, msg, "")})
+			return append(out, ir.Event{Kind: ir.EvError, Err: failedError(r)})
 		}
 		if r.Status != "" {
 			status = r.Status
