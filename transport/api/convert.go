@@ -224,8 +224,20 @@ func nameModel(format string, data []byte, model string) []byte {
 
 // streamDone settles a stream that reached its end marker.
 func (s *Server) streamDone(rec *record, a *attempt, out *streamOut) {
-	if rec.streamErr == nil {
+	e := rec.streamErr
+	switch {
+	case e == nil:
 		s.finish(a, routehealth.Succeeded, http.StatusOK)
+		return
+	case e.Kind == ir.ErrInvalidRequest || e.Kind == ir.ErrTooLarge:
+		// The upstream refused the request itself once it had begun to answer (a context
+		// length found out while streaming): the client's fault, as the same refusal before
+		// the first byte is, and no mark against the route.
+		s.finish(a, routehealth.Succeeded, http.StatusOK)
+		rec.status = http.StatusBadRequest
+		if e.Status >= 400 && e.Status < 500 {
+			rec.status = e.Status
+		}
 		return
 	}
 	// The upstream reported an error in the stream: the route failed this request.

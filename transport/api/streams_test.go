@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec/sse"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
@@ -200,5 +201,32 @@ func TestChangingItemIDsReachChatAndMessagesOnce(t *testing.T) {
 	}
 	if text.String() != "Checking Paris." || thought.String() != "Weather needs the tool." || args.String() != `{"city":"Paris"}` {
 		t.Fatalf("messages client: text %q thinking %q args %q", text.String(), thought.String(), args.String())
+	}
+}
+
+// TestInStreamErrorsAreLoggedByWhoseFault: an upstream that refuses the request inside its
+// stream (context length) logs the client's 400 and leaves the route healthy; one that fails
+// (server_error) logs its 500, refunded, and counts against the route.
+func TestInStreamErrorsAreLoggedByWhoseFault(t *testing.T) {
+	env, up := nodetest.StartWithFixed(t, nodetest.Options{})
+	cases := []struct {
+		answer string
+		status int
+		fails  uint64 // the route's failures so far (and one success per case)
+	}{
+		{"responses_error_nested_after_reasoning", 400, 0},
+		{"responses_failed_server_error_after_reasoning", 500, 1},
+	}
+	for i, c := range cases {
+		t.Run(c.answer, func(t *testing.T) {
+			up.SetStream("fr", fixture(t, "conversion", "streams", c.answer, "answer.responses.sse"))
+			raw := nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, strings.Replace(chatStream, "fx-chat", "fx-resp", 1)))
+			if e := lastEntry(t, env); e.Status != c.status || e.ChargedUSD != "0" {
+				t.Fatalf("log %+v charged %s; stream %s", e.LogEntry, e.ChargedUSD, raw)
+			}
+			waitState(t, env, "fr", func(s *routehealth.State) bool {
+				return s.Failures == c.fails && s.Successes+s.Failures == uint64(i+1)
+			})
+		})
 	}
 }
