@@ -247,25 +247,39 @@ func (s *scanner) end() error {
 // KeyIs) and the span of its value. It stops when fn returns false; otherwise it scans to the
 // end, and the error reports text that is not exactly one well-formed object.
 func Members(text []byte, fn func(key []byte, v Span) bool) error {
+	return each(text, '{', '}', fn)
+}
+
+// Elements calls fn with the span of each element of the JSON array that is the whole of
+// text, in order, like Members.
+func Elements(text []byte, fn func(v Span) bool) error {
+	return each(text, '[', ']', func(_ []byte, v Span) bool { return fn(v) })
+}
+
+// each walks the object or array that is the whole of text; keys are nil for an array.
+func each(text []byte, open, close byte, fn func(key []byte, v Span) bool) error {
 	s := &scanner{b: text}
 	s.ws()
-	if s.peek() != '{' {
+	if s.peek() != open {
 		return ErrSyntax
 	}
 	s.i++
 	s.ws()
-	if s.peek() == '}' {
+	if s.peek() == close {
 		s.i++
 		return s.end()
 	}
 	for {
-		key, err := s.key()
-		if err != nil {
-			return err
+		var key []byte
+		if open == '{' {
+			var err error
+			if key, err = s.key(); err != nil {
+				return err
+			}
 		}
 		s.ws()
 		v := s.i
-		if err := s.value(maxDepth - 1); err != nil { // inside the object: one level used
+		if err := s.value(maxDepth - 1); err != nil { // inside the container: one level used
 			return err
 		}
 		if !fn(key, Span{v, s.i}) {
@@ -275,43 +289,7 @@ func Members(text []byte, fn func(key []byte, v Span) bool) error {
 		switch s.peek() {
 		case ',':
 			s.i++
-		case '}':
-			s.i++
-			return s.end()
-		default:
-			return ErrSyntax
-		}
-	}
-}
-
-// Elements calls fn with the span of each element of the JSON array that is the whole of
-// text, in order, like Members.
-func Elements(text []byte, fn func(v Span) bool) error {
-	s := &scanner{b: text}
-	s.ws()
-	if s.peek() != '[' {
-		return ErrSyntax
-	}
-	s.i++
-	s.ws()
-	if s.peek() == ']' {
-		s.i++
-		return s.end()
-	}
-	for {
-		s.ws()
-		v := s.i
-		if err := s.value(maxDepth - 1); err != nil {
-			return err
-		}
-		if !fn(Span{v, s.i}) {
-			return nil
-		}
-		s.ws()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
+		case close:
 			s.i++
 			return s.end()
 		default:

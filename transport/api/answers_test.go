@@ -25,12 +25,12 @@ func TestAnswersNameTheClientsModel(t *testing.T) {
 	}
 	for _, c := range whole {
 		t.Run("whole/"+c.name, func(t *testing.T) {
-			up.SetJSON(c.route, fixture(t, c.golden+".in.json"))
+			up.SetJSON(c.route, nodetest.Testdata(t, c.golden+".in.json"))
 			resp := env.Post(c.path, env.Key, c.body, "anthropic-version", "2023-06-01")
 			got := nodetest.Read(t, resp)
 			var req struct{ Model string }
 			json.Unmarshal([]byte(c.body), &req)
-			want := bytes.ReplaceAll(fixture(t, c.golden+".want.json"), []byte(`"my-model"`), []byte(`"`+req.Model+`"`))
+			want := bytes.ReplaceAll(nodetest.Testdata(t, c.golden+".want.json"), []byte(`"my-model"`), []byte(`"`+req.Model+`"`))
 			if resp.StatusCode != 200 || !bytes.Equal(got, want) {
 				t.Fatalf("%d\n got: %s\nwant: %s", resp.StatusCode, got, want)
 			}
@@ -45,7 +45,7 @@ func TestAnswersNameTheClientsModel(t *testing.T) {
 	}
 	for _, c := range streams {
 		t.Run("stream/"+c.name, func(t *testing.T) {
-			answer := fixture(t, "conversion", "streams", c.answer)
+			answer := nodetest.Testdata(t, "conversion", "streams", c.answer)
 			// Pretty spacing and a dated id, as some upstreams send them.
 			answer = bytes.ReplaceAll(answer, []byte(`"model":"`), []byte(`"model" : "`))
 			up.SetStream(c.route, answer)
@@ -91,7 +91,7 @@ func TestReasoningBesideOutputIsBilled(t *testing.T) {
 		}
 	}
 	t.Run("messages client, whole", func(t *testing.T) {
-		up.SetJSON("fc", fixture(t, "chat", "usage", "xai_reasoning.json"))
+		up.SetJSON("fc", nodetest.Testdata(t, "chat", "usage", "xai_reasoning.json"))
 		raw := nodetest.Read(t, env.Post("/v1/messages", env.Key, `{"model":"fx-chat","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`))
 		if !json.Valid(raw) || !strings.Contains(string(raw), `"output_tokens":103`) || !strings.Contains(string(raw), `"input_tokens":26`) {
 			t.Fatalf("%s", raw)
@@ -99,7 +99,7 @@ func TestReasoningBesideOutputIsBilled(t *testing.T) {
 		check(t)
 	})
 	t.Run("responses client, streamed", func(t *testing.T) {
-		up.SetStream("fc", fixture(t, "chat", "relay", "xai_usage.upstream.sse"))
+		up.SetStream("fc", nodetest.Testdata(t, "chat", "relay", "xai_usage.upstream.sse"))
 		raw := nodetest.Read(t, env.Post("/v1/responses", env.Key, `{"model":"fx-chat","stream":true,"input":"hi"}`))
 		fs := frames(t, raw)
 		last := fs[len(fs)-1]
@@ -109,7 +109,7 @@ func TestReasoningBesideOutputIsBilled(t *testing.T) {
 		check(t)
 	})
 	t.Run("chat client, same format, streamed", func(t *testing.T) {
-		up.SetStream("fc", fixture(t, "chat", "relay", "xai_usage.upstream.sse"))
+		up.SetStream("fc", nodetest.Testdata(t, "chat", "relay", "xai_usage.upstream.sse"))
 		nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, chatStream))
 		check(t)
 	})

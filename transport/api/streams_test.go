@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,16 +11,6 @@ import (
 	"github.com/modelgate/modelgate/codec/sse"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
-
-// fixture reads a file under the repository's testdata.
-func fixture(t *testing.T, path ...string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(append([]string{"..", "..", "testdata"}, path...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 type frame struct{ name, data string }
 
@@ -60,18 +48,18 @@ func TestChatPassThroughStreams(t *testing.T) {
 		output int64
 	}{
 		// The first tool call numbered 1 (a server in front of Claude): the client gets 0, 1.
-		{"tool_index_from_one", fixture(t, "chat", "relay", "tool_index_from_one.upstream.sse"),
-			fixture(t, "chat", "relay", "tool_index_from_one.client.sse"), 200, 412, 96},
-		{"tool_index_all_zero", fixture(t, "chat", "relay", "tool_index_all_zero.upstream.sse"),
-			fixture(t, "chat", "relay", "tool_index_all_zero.client.sse"), 200, 0, 0},
+		{"tool_index_from_one", nodetest.Testdata(t, "chat", "relay", "tool_index_from_one.upstream.sse"),
+			nodetest.Testdata(t, "chat", "relay", "tool_index_from_one.client.sse"), 200, 412, 96},
+		{"tool_index_all_zero", nodetest.Testdata(t, "chat", "relay", "tool_index_all_zero.upstream.sse"),
+			nodetest.Testdata(t, "chat", "relay", "tool_index_all_zero.client.sse"), 200, 0, 0},
 		// finish_reason, then the connection closes without [DONE]: whole, billed, [DONE] sent.
-		{"finish_without_done", fixture(t, "chat", "relay", "finish_without_done.upstream.sse"),
-			append(fixture(t, "chat", "relay", "finish_without_done.client.sse"), "data: [DONE]\n\n"...), 200, 11, 5},
-		{"finish_without_blank_line", fixture(t, "chat", "relay", "finish_without_blank_line.upstream.sse"),
-			append(fixture(t, "chat", "relay", "finish_without_blank_line.client.sse"), "data: [DONE]\n\n"...), 200, 0, 0},
+		{"finish_without_done", nodetest.Testdata(t, "chat", "relay", "finish_without_done.upstream.sse"),
+			append(nodetest.Testdata(t, "chat", "relay", "finish_without_done.client.sse"), "data: [DONE]\n\n"...), 200, 11, 5},
+		{"finish_without_blank_line", nodetest.Testdata(t, "chat", "relay", "finish_without_blank_line.upstream.sse"),
+			append(nodetest.Testdata(t, "chat", "relay", "finish_without_blank_line.client.sse"), "data: [DONE]\n\n"...), 200, 0, 0},
 		// A pretty-printed stream with a dated model id: each chunk names fx-chat, spacing kept.
-		{"pretty_dated_model", fixture(t, "chat", "relay", "pretty_dated_model.upstream.sse"),
-			fixture(t, "chat", "relay", "pretty_dated_model.client.sse"), 200, 9, 3},
+		{"pretty_dated_model", nodetest.Testdata(t, "chat", "relay", "pretty_dated_model.upstream.sse"),
+			nodetest.Testdata(t, "chat", "relay", "pretty_dated_model.client.sse"), 200, 9, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,7 +81,7 @@ func TestChatPassThroughStreams(t *testing.T) {
 	}
 	// Cut in the middle of a chunk before any finish: the client gets an error, no [DONE].
 	t.Run("cut_before_finish", func(t *testing.T) {
-		up.SetStream("fc", fixture(t, "conversion", "streams", "chat_cut_before_finish", "answer.chat.sse"))
+		up.SetStream("fc", nodetest.Testdata(t, "conversion", "streams", "chat_cut_before_finish", "answer.chat.sse"))
 		raw := nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, chatStream))
 		fs := frames(t, raw)
 		if len(fs) != 3 || !strings.Contains(fs[2].data, `"code":"stream_interrupted"`) || bytes.Contains(raw, []byte("[DONE]")) {
@@ -140,7 +128,7 @@ func TestSameFormatStreamsEndWithoutTheirMarker(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			up.SetStream(c.route, fixture(t, "conversion", "streams", c.name, c.answer))
+			up.SetStream(c.route, nodetest.Testdata(t, "conversion", "streams", c.name, c.answer))
 			resp := env.Post(c.path, env.Key, c.body, "anthropic-version", "2023-06-01")
 			raw := nodetest.Read(t, resp)
 			fs := frames(t, raw)
@@ -158,7 +146,7 @@ func TestSameFormatStreamsEndWithoutTheirMarker(t *testing.T) {
 // every event gives chat and messages clients the text, the reasoning and the arguments once.
 func TestChangingItemIDsReachChatAndMessagesOnce(t *testing.T) {
 	env, up := nodetest.StartWithFixed(t, nodetest.Options{})
-	up.SetStream("fr", fixture(t, "responses", "upstream_changing_item_ids.sse"))
+	up.SetStream("fr", nodetest.Testdata(t, "responses", "upstream_changing_item_ids.sse"))
 	raw := nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, strings.Replace(chatStream, "fx-chat", "fx-resp", 1)))
 	var text, thought, args strings.Builder
 	for _, d := range sseData(raw) {
@@ -219,7 +207,7 @@ func TestInStreamErrorsAreLoggedByWhoseFault(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.answer, func(t *testing.T) {
-			up.SetStream("fr", fixture(t, "conversion", "streams", c.answer, "answer.responses.sse"))
+			up.SetStream("fr", nodetest.Testdata(t, "conversion", "streams", c.answer, "answer.responses.sse"))
 			raw := nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, strings.Replace(chatStream, "fx-chat", "fx-resp", 1)))
 			if e := lastEntry(t, env); e.Status != c.status || e.ChargedUSD != "0" {
 				t.Fatalf("log %+v charged %s; stream %s", e.LogEntry, e.ChargedUSD, raw)

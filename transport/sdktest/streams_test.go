@@ -2,7 +2,6 @@ package sdktest
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,15 +19,6 @@ import (
 // Streams the simulator does not produce, replayed byte for byte by a fixed upstream
 // (nodetest.StartWithFixed: fx-chat, fx-msg and fx-resp are routes of the chat, messages and
 // responses formats), read by the official SDKs' own stream parsers and accumulators.
-
-func testdata(t *testing.T, path ...string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(append([]string{"..", "..", "testdata"}, path...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func chatStreamParams(model string) openai.ChatCompletionNewParams {
 	return openai.ChatCompletionNewParams{Model: model,
@@ -68,12 +58,12 @@ func TestSDKToolCallIndexes(t *testing.T) {
 		answer             []byte
 		want               []call
 	}{
-		{"chat route numbering from 1", "fc", "fx-chat", testdata(t, "chat", "relay", "tool_index_from_one.upstream.sse"),
+		{"chat route numbering from 1", "fc", "fx-chat", nodetest.Testdata(t, "chat", "relay", "tool_index_from_one.upstream.sse"),
 			[]call{{"toolu_01A", "get_weather", `{"city": "Paris"}`}, {"toolu_01B", "get_time", `{"zone":"CET"}`}}},
-		{"chat route numbering every call 0", "fc", "fx-chat", testdata(t, "chat", "relay", "tool_index_all_zero.upstream.sse"),
+		{"chat route numbering every call 0", "fc", "fx-chat", nodetest.Testdata(t, "chat", "relay", "tool_index_all_zero.upstream.sse"),
 			[]call{{"call_1", "read_file", `{"path":"a.go"}`}, {"call_2", "read_file", `{"path":"b.go"}`},
 				{"call_3", "list_dir", `{"dir":"."}`}, {"call_4", "list_dir", `{}`}}},
-		{"messages route", "fm", "fx-msg", testdata(t, "messages", "stream_thinking_tools.sse"),
+		{"messages route", "fm", "fx-msg", nodetest.Testdata(t, "messages", "stream_thinking_tools.sse"),
 			[]call{{"toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"city": "Paris", "unit": "celsius"}`},
 				{"toolu_01BQ7kh3SUdQ3dLQzexGq9jZ", "get_time", `{"zone": "Asia/Tokyo", "q": "a \"quoted\" {brace"}`}}},
 	}
@@ -112,14 +102,14 @@ func TestSDKFinishedStreams(t *testing.T) {
 	ant := anthropicClient(env, env.Key)
 	streams := filepath.Join("conversion", "streams")
 	t.Run("chat client, chat route without [DONE]", func(t *testing.T) {
-		up.SetStream("fc", testdata(t, "chat", "relay", "finish_without_done.upstream.sse"))
+		up.SetStream("fc", nodetest.Testdata(t, "chat", "relay", "finish_without_done.upstream.sse"))
 		acc, err := accumulateChat(t, oai, "fx-chat")
 		if err != nil || acc.Choices[0].Message.Content != "Four words, no more." || acc.Usage.CompletionTokens != 5 {
 			bug(t, "err %v, content %q, usage %+v", err, acc.Choices[0].Message.Content, acc.Usage)
 		}
 	})
 	t.Run("chat client, chat route, last chunk without its blank line", func(t *testing.T) {
-		up.SetStream("fc", testdata(t, "chat", "relay", "finish_without_blank_line.upstream.sse"))
+		up.SetStream("fc", nodetest.Testdata(t, "chat", "relay", "finish_without_blank_line.upstream.sse"))
 		acc, err := accumulateChat(t, oai, "fx-chat")
 		if err != nil || acc.Choices[0].Message.Content != "Hi" || acc.Choices[0].FinishReason != "stop" {
 			bug(t, "err %v, content %q, finish %q", err, acc.Choices[0].Message.Content, acc.Choices[0].FinishReason)
@@ -133,7 +123,7 @@ func TestSDKFinishedStreams(t *testing.T) {
 	}
 	for _, c := range messages {
 		t.Run("messages client, "+c.name, func(t *testing.T) {
-			up.SetStream(c.route, testdata(t, streams, c.answer))
+			up.SetStream(c.route, nodetest.Testdata(t, streams, c.answer))
 			s := ant.Messages.NewStreaming(ctx(t), messagesParams(c.model))
 			defer s.Close()
 			var msg anthropic.Message
@@ -148,7 +138,7 @@ func TestSDKFinishedStreams(t *testing.T) {
 		})
 	}
 	t.Run("responses client, responses route, response.completed without its blank line", func(t *testing.T) {
-		up.SetStream("fr", testdata(t, streams, "responses_completed_without_blank_line/answer.responses.sse"))
+		up.SetStream("fr", nodetest.Testdata(t, streams, "responses_completed_without_blank_line/answer.responses.sse"))
 		s := oai.Responses.NewStreaming(ctx(t), responses.ResponseNewParams{Model: "fx-resp",
 			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
 		defer s.Close()
@@ -189,7 +179,7 @@ func TestSDKInStreamErrorsFromResponsesRoutes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			up.SetStream("fr", testdata(t, "conversion", "streams", c.name, "answer.responses.sse"))
+			up.SetStream("fr", nodetest.Testdata(t, "conversion", "streams", c.name, "answer.responses.sse"))
 			t.Run("openai-go chat", func(t *testing.T) {
 				_, err := accumulateChat(t, oai, "fx-resp")
 				var se *ssestream.StreamError

@@ -5,6 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -97,6 +100,18 @@ func (f *Fixed) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		rest = rest[n:]
 	}
+}
+
+// Testdata reads a file under the repository's testdata directory (path elements joined).
+func Testdata(tb testing.TB, path ...string) []byte {
+	tb.Helper()
+	_, here, _, _ := runtime.Caller(0) // …/transport/node/nodetest/fixed.go
+	root := filepath.Join(filepath.Dir(here), "..", "..", "..", "testdata")
+	b, err := os.ReadFile(filepath.Join(append([]string{root}, path...)...))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 // FixedCatalog has one model per upstream format, each with one route on a Fixed upstream
