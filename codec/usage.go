@@ -25,6 +25,23 @@ type Usage struct {
 	Reasoning  int64
 }
 
+// VisibleOutput is the output without its reasoning, from a provider's counts (input as the
+// provider counts it, cache included; output; the reasoning it reports; its total, 0 if none).
+// Most providers count reasoning inside the output (OpenAI: total = input + output); some count
+// it beside it (xAI: total = input + output + reasoning). The total tells which; without one, an
+// output smaller than its reasoning cannot contain it.
+func VisibleOutput(input, output, reasoning, total int64) int64 {
+	switch {
+	case reasoning <= 0:
+		return output
+	case total > 0 && total == input+output+reasoning:
+		return output // beside it
+	case total == 0 && output < reasoning:
+		return output
+	}
+	return max(output-reasoning, 0)
+}
+
 // Known reports whether any count was captured.
 func (u Usage) Known() bool { return u != Usage{} }
 

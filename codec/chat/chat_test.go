@@ -116,33 +116,33 @@ func TestStreamFixture(t *testing.T) {
 	}
 	defer f.Close()
 	rd := sse.NewReader(f)
-	var usage codec.Usage
+	relay := NewRelay("client-model", false)
 	var rewritten []string
-	usageOnly := 0
 	for {
 		ev, err := rd.Next()
 		if err != nil {
 			break
 		}
-		if IsDone(ev.Data) {
-			rewritten = append(rewritten, "[DONE]")
+		out, done, err := relay.Chunk(ev.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != nil {
+			rewritten = append(rewritten, string(out))
+		}
+		if done {
 			break
 		}
-		if u, only, ok := ChunkUsage(ev.Data); ok {
-			usage = u
-			if only {
-				usageOnly++
-			}
-		}
-		rewritten = append(rewritten, string(RewriteModel(ev.Data, "up-model", "client-model")))
 	}
-	if want := (codec.Usage{Input: 50, CacheRead: 40, Output: 18, Reasoning: 12}); usage != want || usageOnly != 1 {
-		t.Fatalf("usage %+v (usage-only chunks %d), want %+v", usage, usageOnly, want)
+	usage, _ := relay.Usage()
+	if want := (codec.Usage{Input: 50, CacheRead: 40, Output: 18, Reasoning: 12}); usage != want || !relay.Finished() {
+		t.Fatalf("usage %+v, finished %v; want %+v", usage, relay.Finished(), want)
 	}
-	if len(rewritten) != 6 || rewritten[5] != "[DONE]" {
-		t.Fatalf("events: %d", len(rewritten))
+	// The usage-only chunk the client did not ask for is dropped.
+	if len(rewritten) != 5 || rewritten[4] != "[DONE]" {
+		t.Fatalf("events: %q", rewritten)
 	}
-	for _, ev := range rewritten[:5] {
+	for _, ev := range rewritten[:4] {
 		if !strings.Contains(ev, `"model":"client-model"`) || strings.Count(ev, `"model":"up-model"`) != 0 && !strings.Contains(ev, `\"model\":\"up-model\"`) {
 			t.Fatalf("model not swapped: %s", ev)
 		}
@@ -192,9 +192,44 @@ func FuzzParseRequest(f *testing.F) {
 
 func BenchmarkChunkPassThrough(b *testing.B) {
 	chunk := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1694268190,"model":"up-model","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}],"usage":null}`)
+	relay := NewRelay("client-model", false)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		ChunkUsage(chunk)
-		RewriteModel(chunk, "up-model", "client-model")
+		relay.Chunk(chunk)
+	}
+}
+
+// TestAnswerUsageGolden: whole answers' usage, normalized to visible output and reasoning
+// apart whichever way the provider counts (testdata/chat/usage).
+func TestAnswerUsageGolden(t *testing.T) {
+	cases := map[string]codec.Usage{
+		"openai_reasoning":          {Input: 26, CacheRead: 6, Output: 9, Reasoning: 94},
+		"xai_reasoning":             {Input: 26, CacheRead: 6, Output: 9, Reasoning: 94},
+		"no_total_openai":           {Input: 20, Output: 3, Reasoning: 40},
+		"no_total_reasoning_larger": {Input: 20, Output: 3, Reasoning: 40},
+	}
+	for name, want := range cases {
+		body, err := os.ReadFile("../../testdata/chat/usage/" + name + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := DecodeAnswer(body)
+		if err != nil || r.Usage != want {
+			t.Errorf("%s: DecodeAnswer usage %+v, %v; want %+v", name, r.Usage, err, want)
+		}
+		if u, ok := ResponseUsage(body); !ok || u != want {
+			t.Errorf("%s: ResponseUsage %+v; want %+v", name, u, want)
+		}
+		// A chat client of a converted answer sees the OpenAI convention: reasoning inside.
+		var out struct {
+			Usage struct {
+				CompletionTokens int64 `json:"completion_tokens"`
+				TotalTokens      int64 `json:"total_tokens"`
+			} `json:"usage"`
+		}
+		json.Unmarshal(EncodeAnswer(r, "m"), &out)
+		if out.Usage.CompletionTokens != want.Output+want.Reasoning || out.Usage.TotalTokens != want.Input+want.CacheRead+want.Output+want.Reasoning {
+			t.Errorf("%s: encoded usage %+v", name, out.Usage)
+		}
 	}
 }

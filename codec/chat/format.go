@@ -15,6 +15,7 @@ type format struct{}
 var (
 	_ ir.ClientFormat   = format{}
 	_ ir.UpstreamFormat = format{}
+	_ ir.ModelRewriter  = format{}
 )
 
 func (format) DecodeRequest(body []byte) (*ir.Request, error) { return DecodeIR(body) }
@@ -27,6 +28,9 @@ func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.
 func (format) EncodeError(e *ir.Error) []byte { return EncodeError(e) }
 func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) ([]byte, error) {
 	return EncodeIR(r, upstreamModel, loss)
+}
+func (format) RewriteModel(data []byte, client string) []byte {
+	return RewriteModel(data, client)
 }
 func (format) Path(string, bool) string                         { return "/chat/completions" }
 func (format) DecodeResponse(body []byte) (*ir.Response, error) { return DecodeAnswer(body) }

@@ -1,14 +1,15 @@
 package chat
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
-// wireUsage is the chat format's usage object. prompt_tokens includes cached tokens and
-// completion_tokens includes reasoning tokens; Normalize splits them apart.
+// wireUsage is the chat format's usage object. prompt_tokens includes cached tokens;
+// completion_tokens includes reasoning tokens, except at providers that count them beside it
+// (codec.VisibleOutput); normalize splits them apart.
 type wireUsage struct {
 	PromptTokens        int64 `json:"prompt_tokens"`
 	CompletionTokens    int64 `json:"completion_tokens"`
@@ -19,6 +20,7 @@ type wireUsage struct {
 	CompletionTokensDetails struct {
 		ReasoningTokens int64 `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
+	TotalTokens int64 `json:"total_tokens"`
 }
 
 func (w wireUsage) normalize() codec.Usage {
@@ -28,7 +30,7 @@ func (w wireUsage) normalize() codec.Usage {
 		Reasoning:  w.CompletionTokensDetails.ReasoningTokens,
 	}
 	u.Input = max(w.PromptTokens-u.CacheRead-u.CacheWrite, 0)
-	u.Output = max(w.CompletionTokens-u.Reasoning, 0)
+	u.Output = codec.VisibleOutput(w.PromptTokens, w.CompletionTokens, u.Reasoning, w.TotalTokens)
 	return u
 }
 
@@ -44,50 +46,25 @@ func ResponseUsage(body []byte) (codec.Usage, bool) {
 	return r.Usage.normalize(), true
 }
 
-var usageKey = []byte(`"usage":{`)
-
-// ChunkUsage reads a stream chunk's usage. usageOnly reports the final chunk with no
-// choices that exists only because include_usage was on.
-func ChunkUsage(data []byte) (u codec.Usage, usageOnly, ok bool) {
-	if !bytes.Contains(data, usageKey) { // cheap pre-check: most chunks carry "usage":null or none
-		return codec.Usage{}, false, false
-	}
-	var c struct {
-		Choices []json.RawMessage `json:"choices"`
-		Usage   *wireUsage        `json:"usage"`
-	}
-	if json.Unmarshal(data, &c) != nil || c.Usage == nil {
-		return codec.Usage{}, false, false
-	}
-	return c.Usage.normalize(), len(c.Choices) == 0, true
+// RewriteModel names the client's model in a whole chat answer, a stream chunk or an
+// embeddings answer: the top-level model member, whatever its value and spacing, every other
+// byte kept. Text that is not a JSON object is returned as it is.
+func RewriteModel(data []byte, client string) []byte {
+	out, _ := jsonscan.Replace(data, quote(client), modelPath)
+	return out
 }
 
-// RewriteModel swaps the upstream's model id for the one the client asked for, in place of
-// a full decode and re-encode per chunk. JSON escapes quotes inside strings, so the quoted
-// key-value pair cannot match inside content.
-func RewriteModel(data []byte, upstream, client string) []byte {
-	if upstream == client {
-		return data
-	}
-	from := modelPair(upstream)
-	i := bytes.Index(data, from)
-	if i < 0 {
-		return data
-	}
-	to := modelPair(client)
-	out := make([]byte, 0, len(data)-len(from)+len(to))
-	out = append(out, data[:i]...)
-	out = append(out, to...)
-	return append(out, data[i+len(from):]...)
+var modelPath = []string{"model"}
+
+func quote(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
 }
 
-func modelPair(model string) []byte {
-	v, _ := json.Marshal(model)
-	return append([]byte(`"model":`), v...)
-}
+const doneMarker = "[DONE]"
 
 // IsDone reports the stream's terminator.
-func IsDone(data []byte) bool { return bytes.Equal(data, []byte("[DONE]")) }
+func IsDone(data []byte) bool { return string(data) == doneMarker }
 
 // ErrorBody is the chat format's error envelope.
 func ErrorBody(message, typ, code, param string) []byte {

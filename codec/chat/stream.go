@@ -10,9 +10,7 @@ import (
 // streamDecoder reads a chat-format upstream stream into IR events.
 type streamDecoder struct {
 	started bool
-	calls   map[int]int    // upstream tool_calls index -> 0-based call counter
-	ids     map[int]string // upstream tool_calls index -> the id it carried
-	next    int
+	calls   toolIndexes
 	stop    string
 	sawTool bool
 	usage   codec.Usage
@@ -20,12 +18,17 @@ type streamDecoder struct {
 
 // NewStreamDecoder returns a decoder for one answer.
 func NewStreamDecoder() ir.StreamDecoder {
-	return &streamDecoder{calls: map[int]int{}, ids: map[int]string{}}
+	return &streamDecoder{}
 }
+
+var _ ir.EndingDecoder = (*streamDecoder)(nil)
 
 func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	if IsDone(data) {
 		return []ir.Event{d.finish()}, true, nil
+	}
+	if len(data) == 0 {
+		return nil, false, nil // an empty data line: a keep-alive
 	}
 	var c streamChunk
 	if err := json.Unmarshal(data, &c); err != nil {
@@ -99,12 +102,8 @@ func (d *streamDecoder) delta(evs []ir.Event, m *deltaBody) []ir.Event {
 		if tc.Index != nil {
 			up = *tc.Index
 		}
-		idx, known := d.calls[up]
-		// A new id on a known index is a new call: some providers number every call 0.
-		if !known || tc.ID != "" && tc.ID != d.ids[up] {
-			idx = d.next
-			d.next++
-			d.calls[up], d.ids[up] = idx, tc.ID
+		idx, fresh := d.calls.index(up, tc.ID)
+		if fresh {
 			d.sawTool = true
 			ev := ir.Event{Kind: ir.EvToolStart, Index: idx}
 			ev.ID, ev.Signature = ir.SplitCallID(tc.ID)
@@ -121,6 +120,15 @@ func (d *streamDecoder) delta(evs []ir.Event, m *deltaBody) []ir.Event {
 		}
 	}
 	return evs
+}
+
+// End completes an answer whose finish_reason came before the stream stopped without
+// data: [DONE] (the usage chunk may be missing then).
+func (d *streamDecoder) End() ([]ir.Event, *ir.Frame, bool) {
+	if d.stop == "" {
+		return nil, nil, false
+	}
+	return []ir.Event{d.finish()}, &ir.Frame{Data: []byte(doneMarker)}, true
 }
 
 func (d *streamDecoder) finish() ir.Event {

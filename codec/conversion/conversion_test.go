@@ -206,8 +206,9 @@ var streamInterrupted = &ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream
 	Message: "the upstream stream broke before it finished; the answer is incomplete (request req-conversion-test)"}
 
 // streamChain is transport/api's streamConverted: each SSE event through the route's decoder,
-// the inline reasoning splitter, and the client's encoder; Close after the end marker, the
-// interrupted error when the stream ends without one.
+// the inline reasoning splitter, and the client's encoder; Close after the end marker, or
+// after what the decoder completes when the stream stops early but the answer had finished
+// (ir.EndingDecoder); the interrupted error when it stops before.
 func streamChain(cf ir.ClientFormat, uf ir.UpstreamFormat, req *ir.Request, model string, d reasoning.Decision, answer []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	out := &clientFrames{w: sse.NewWriter(&buf, nil)}
@@ -226,11 +227,20 @@ func streamChain(cf ir.ClientFormat, uf ir.UpstreamFormat, req *ir.Request, mode
 			events, done, err = dec.Decode(ev.Name, ev.Data)
 		}
 		if err != nil {
-			if !out.started {
-				return nil, fmt.Errorf("the stream broke before the client got a byte (the gateway would fail over): %w", err)
+			ender, ok := dec.(ir.EndingDecoder)
+			finished := false
+			if ok {
+				events, _, finished = ender.End()
 			}
-			enc.Encode(ir.Event{Kind: ir.EvError, Err: streamInterrupted})
-			return buf.Bytes(), nil
+			switch {
+			case finished:
+				done = true
+			case !out.started:
+				return nil, fmt.Errorf("the stream broke before the client got a byte (the gateway would fail over): %w", err)
+			default:
+				enc.Encode(ir.Event{Kind: ir.EvError, Err: streamInterrupted})
+				return buf.Bytes(), nil
+			}
 		}
 		for _, e := range events {
 			filtered := []ir.Event{e}

@@ -50,7 +50,9 @@ type UpstreamFormat interface {
 }
 
 // StreamDecoder turns one upstream SSE event into IR events. done reports the format's
-// end-of-stream marker; an upstream that closes without it has broken the stream.
+// end-of-stream marker (or an in-band error, which also ends the stream). An upstream that
+// stops without it has broken the stream, unless the decoder is an EndingDecoder that says
+// the answer had already finished.
 type StreamDecoder interface {
 	Decode(name, data []byte) (events []Event, done bool, err error)
 }

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // Format is the messages format as clients and routes speak it.
@@ -35,6 +36,7 @@ type format struct{}
 var (
 	_ ir.ClientFormat   = format{}
 	_ ir.UpstreamFormat = format{}
+	_ ir.ModelRewriter  = format{}
 )
 
 // Path is the route-relative endpoint; the model travels in the body, the stream mode too.
@@ -167,29 +169,15 @@ func upstreamMessage(status int, body []byte) string {
 	return msg
 }
 
-// RewriteModel swaps the upstream's model id for the one the client asked for, in a whole
-// answer or a message_start event, without a full decode. JSON escapes quotes inside strings,
-// so the quoted key-value pair cannot match inside text or partial_json; only the first
-// occurrence is replaced (the message's own model comes before its content).
-func RewriteModel(body []byte, upstream, client string) []byte {
-	if upstream == client {
-		return body
-	}
-	from := modelPair(upstream)
-	i := bytes.Index(body, from)
-	if i < 0 {
-		return body
-	}
-	to := modelPair(client)
-	out := make([]byte, 0, len(body)-len(from)+len(to))
-	out = append(out, body[:i]...)
-	out = append(out, to...)
-	return append(out, body[i+len(from):]...)
+// RewriteModel names the client's model in a whole messages answer (the top-level model) or
+// a message_start event (message.model), whatever the value and spacing, every other byte
+// kept; other events have no model and come back as they are.
+func (format) RewriteModel(data []byte, client string) []byte {
+	out, _ := jsonscan.Replace(data, marshal(client), modelPaths...)
+	return out
 }
 
-func modelPair(model string) []byte {
-	return append([]byte(`"model":`), marshal(model)...)
-}
+var modelPaths = [][]string{{"model"}, {"message", "model"}}
 
 // IsDone reports the stream's terminator event (message_stop). An error event also ends a
 // stream, but not as a success.

@@ -247,19 +247,3 @@ func TestDecodeError(t *testing.T) {
 		})
 	}
 }
-
-func TestRewriteModel(t *testing.T) {
-	start := []byte(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-up","usage":{}}}`)
-	got := string(RewriteModel(start, "claude-up", "my-alias"))
-	want := `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"my-alias","usage":{}}}`
-	if got != want {
-		t.Errorf("got %s", got)
-	}
-	delta := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\"model\":\"claude-up\""}}`)
-	if got := RewriteModel(delta, "claude-up", "my-alias"); string(got) != string(delta) {
-		t.Errorf("text rewritten: %s", got)
-	}
-	if got := RewriteModel(start, "same", "same"); string(got) != string(start) {
-		t.Errorf("got %s", got)
-	}
-}

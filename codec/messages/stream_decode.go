@@ -105,12 +105,7 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 		d.merge(ev.Usage)
 	case "message_stop":
 		d.done = true
-		stop := stopFrom(d.stop, d.tools > 0)
-		fin := ir.Event{Kind: ir.EvFinish, Stop: stop, Usage: d.usage.normalize()}
-		if stop == ir.StopSequence {
-			fin.StopSequence = d.stopSeq
-		}
-		out = append(out, fin)
+		out = append(out, d.finish())
 	case "error":
 		d.done = true
 		e := &ir.Error{Kind: ir.ErrServer, Message: "the upstream stream failed"}
@@ -126,6 +121,27 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 		out = append(out, ir.Event{Kind: ir.EvError, Err: e})
 	}
 	return out, d.done, nil
+}
+
+func (d *streamDecoder) finish() ir.Event {
+	stop := stopFrom(d.stop, d.tools > 0)
+	fin := ir.Event{Kind: ir.EvFinish, Stop: stop, Usage: d.usage.normalize()}
+	if stop == ir.StopSequence {
+		fin.StopSequence = d.stopSeq
+	}
+	return fin
+}
+
+var _ ir.EndingDecoder = (*streamDecoder)(nil)
+
+// End completes an answer whose message_delta gave its stop_reason before the stream stopped
+// without message_stop.
+func (d *streamDecoder) End() ([]ir.Event, *ir.Frame, bool) {
+	if d.done || d.stop == "" {
+		return nil, nil, false
+	}
+	d.done = true
+	return []ir.Event{d.finish()}, &ir.Frame{Name: "message_stop", Data: []byte(`{"type":"message_stop"}`)}, true
 }
 
 func (d *streamDecoder) blockStart(out []ir.Event, i int, b *inBlockResp) []ir.Event {

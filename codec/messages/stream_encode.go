@@ -363,10 +363,11 @@ func (e *streamEncoder) drain() {
 	}
 }
 
-func (e *streamEncoder) finish(ev ir.Event) {
+// closeAll closes the open block and replays and closes everything that waited for it.
+func (e *streamEncoder) closeAll() {
 	for {
 		if e.open == toolBlockKind {
-			e.closeBlock() // incomplete arguments: the finish closes them as they are
+			e.closeBlock() // incomplete arguments: the end closes them as they are
 		}
 		if len(e.queue) == 0 {
 			break
@@ -374,6 +375,10 @@ func (e *streamEncoder) finish(ev ir.Event) {
 		e.drain()
 	}
 	e.closeBlock()
+}
+
+func (e *streamEncoder) finish(ev ir.Event) {
+	e.closeAll()
 	stop := withTools(ev.Stop, e.sawTool)
 	var d evMessageDelta
 	d.Type = "message_delta"
@@ -387,11 +392,13 @@ func (e *streamEncoder) finish(ev ir.Event) {
 	e.ended = true
 }
 
-// fail writes the in-band error; nothing follows it.
+// fail closes what is open, so the client holds well-formed blocks (a thinking block that
+// was streaming, a tool call cut off), then writes the in-band error; nothing follows it.
 func (e *streamEncoder) fail(err *ir.Error) {
 	if err == nil {
 		err = &ir.Error{Kind: ir.ErrServer, Message: "the upstream failed"}
 	}
+	e.closeAll()
 	if e.err == nil {
 		e.err = e.out.Write("error", errorBody(err))
 	}

@@ -47,7 +47,7 @@ func FuzzDecodeRequest(f *testing.F) {
 // encoder renders with sequence numbers in order and a terminal event.
 func FuzzStreamDecode(f *testing.F) {
 	for _, name := range []string{"upstream_text.sse", "upstream_reasoning_tools.sse", "upstream_incomplete.sse",
-		"upstream_failed.sse", "upstream_error.sse", "upstream_codex_done.sse"} {
+		"upstream_failed.sse", "upstream_error.sse", "upstream_codex_done.sse", "upstream_changing_item_ids.sse"} {
 		f.Add(fixtureBytes(f, name))
 	}
 	f.Fuzz(func(t *testing.T, stream []byte) {

@@ -9,7 +9,8 @@ import (
 )
 
 // wireUsage is the Responses usage object: input_tokens includes cached and cache-write
-// tokens, output_tokens includes reasoning tokens.
+// tokens, output_tokens includes reasoning tokens (a provider that counts them beside it says
+// so in total_tokens: codec.VisibleOutput).
 type wireUsage struct {
 	InputTokens        int64 `json:"input_tokens"`
 	InputTokensDetails struct {
@@ -30,7 +31,7 @@ func (w wireUsage) normalize() codec.Usage {
 		Reasoning:  w.OutputTokensDetails.ReasoningTokens,
 	}
 	u.Input = max(w.InputTokens-u.CacheRead-u.CacheWrite, 0)
-	u.Output = max(w.OutputTokens-u.Reasoning, 0)
+	u.Output = codec.VisibleOutput(w.InputTokens, w.OutputTokens, u.Reasoning, w.TotalTokens)
 	return u
 }
 
@@ -324,6 +325,7 @@ type readResponse struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
 	Error *struct {
+		Type    string `json:"type"`
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -359,11 +361,7 @@ func (format) DecodeResponse(body []byte) (*ir.Response, error) {
 			Message: "the upstream answer is not a Responses object: " + err.Error()}
 	}
 	if w.Status == "failed" {
-		code, msg := "server_error", "the upstream failed to generate a response"
-		if w.Error != nil {
-			code, msg = w.Error.Code, w.Error.Message
-		}
-		return nil, responseError(code, msg, "")
+		return nil, failedError(&w)
 	}
 	r := &ir.Response{ID: w.ID, Model: w.Model, Created: int64(w.CreatedAt)}
 	toolCalled := false

@@ -261,9 +261,26 @@ func TestResponseErrorCode(t *testing.T) {
 	// And back: the code of a failed response decides the kind.
 	for code, want := range map[string]ir.ErrorKind{"rate_limit_exceeded": ir.ErrRateLimit,
 		"insufficient_quota": ir.ErrBilling, "context_length_exceeded": ir.ErrInvalidRequest,
-		"invalid_base64_image": ir.ErrInvalidRequest, "server_error": ir.ErrServer, "vector_store_timeout": ir.ErrServer} {
-		if e := responseError(code, "m", ""); e.Kind != want || e.Status != statusFor(want) {
+		"invalid_base64_image": ir.ErrInvalidRequest, "server_error": ir.ErrServer, "vector_store_timeout": ir.ErrServer,
+		"server_is_overloaded": ir.ErrOverloaded, "slow_down": ir.ErrOverloaded} {
+		if e := responseError("", code, "m", ""); e.Kind != want || e.Status != statusFor(want) {
 			t.Errorf("responseError(%q) = %s %d, want %s", code, e.Kind, e.Status, want)
+		}
+	}
+}
+
+// TestAnswerUsageGolden: a provider that counts reasoning beside output_tokens says so in
+// total_tokens; either way the visible output and the reasoning come apart
+// (testdata/responses/usage).
+func TestAnswerUsageGolden(t *testing.T) {
+	cases := map[string]codec.Usage{
+		"openai_reasoning":        {Input: 26, CacheRead: 6, Output: 9, Reasoning: 94},
+		"reasoning_beside_output": {Input: 279, Output: 6, Reasoning: 89},
+	}
+	for name, want := range cases {
+		r, err := Format.DecodeResponse(fixture(t, "usage/"+name+".json"))
+		if err != nil || r.Usage != want {
+			t.Errorf("%s: usage %+v, %v; want %+v", name, r.Usage, err, want)
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // Format is the Responses format, for clients and for routes.
@@ -33,7 +34,19 @@ type format struct{}
 var (
 	_ ir.ClientFormat   = Format
 	_ ir.UpstreamFormat = Format
+	_ ir.ModelRewriter  = Format
 )
+
+// RewriteModel names the client's model in a whole answer (the top-level model) or a stream
+// event that carries the response object (response.model), whatever the value and spacing,
+// every other byte kept; other events have no model and come back as they are.
+func (format) RewriteModel(data []byte, client string) []byte {
+	m, _ := json.Marshal(client)
+	out, _ := jsonscan.Replace(data, m, modelPaths...)
+	return out
+}
+
+var modelPaths = [][]string{{"model"}, {"response", "model"}}
 
 // SignatureFormat marks reasoning state (encrypted_content, item ids) issued by a responses
 // upstream.
@@ -182,12 +195,14 @@ func classify(status int, typ, code string) ir.ErrorKind {
 		return ir.ErrNotFound
 	case "server_error":
 		return ir.ErrServer
-	case "overloaded", "server_overloaded":
+	case "overloaded", "server_overloaded", "server_is_overloaded", "slow_down":
 		return ir.ErrOverloaded
 	case "context_length_exceeded", "invalid_prompt":
 		return ir.ErrInvalidRequest
 	}
 	switch typ {
+	case "invalid_request_error":
+		return ir.ErrInvalidRequest
 	case "rate_limit_error", "requests", "tokens":
 		return ir.ErrRateLimit
 	case "insufficient_quota", "billing_error":
@@ -234,9 +249,18 @@ func statusFor(k ir.ErrorKind) int {
 	return http.StatusInternalServerError
 }
 
-// responseError is the error of a failed response (`response.error`, the `error` event).
-func responseError(code, message, param string) *ir.Error {
-	k := classify(0, "", code) // unknown codes: the model or the service failed (api_error)
+// failedError is the error of a response whose status is failed (`response.error`).
+func failedError(r *readResponse) *ir.Error {
+	if r == nil || r.Error == nil {
+		return responseError("", "server_error", "the upstream failed to generate a response", "")
+	}
+	return responseError(r.Error.Type, r.Error.Code, r.Error.Message, "")
+}
+
+// responseError is the error of a failed response (`response.error`, the `error` event), in
+// neutral terms so each client format names it in its own vocabulary.
+func responseError(typ, code, message, param string) *ir.Error {
+	k := classify(0, typ, code) // unknown codes: the model or the service failed (api_error)
 	if strings.Contains(code, "image") || code == "bio_policy" || code == "data_residency_mismatch" {
 		k = ir.ErrInvalidRequest // the request's content was refused
 	}

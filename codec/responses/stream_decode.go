@@ -11,32 +11,36 @@ import (
 // NewStreamDecoder reads a route's Responses SSE. The stream ends at response.completed,
 // response.incomplete or response.done (the ChatGPT backend's variant), or fails at
 // response.failed or an error event.
+//
+// Items are known by output_index, and by item id only for events without one: Copilot-style
+// endpoints send a new item id on every event of the same item.
 func (format) NewStreamDecoder() ir.StreamDecoder {
-	return &streamDecoder{calls: map[string]*decodedCall{}, items: map[string]*decodedItem{}}
+	return &streamDecoder{byIndex: map[int]*decodedItem{}, byID: map[string]*decodedItem{}}
 }
 
-// decodedCall is a tool call of the stream, by item id.
+// decodedItem is one output item of the stream: what a message or reasoning item streamed,
+// so a done event adds only what the deltas did not carry, and a tool call's state.
+type decodedItem struct {
+	id           string // the first id it was seen with: the one its events carry on
+	streamed     bool
+	summaryIndex int
+	call         *decodedCall // function_call and custom_tool_call items
+}
+
+// decodedCall is a tool call of the stream.
 type decodedCall struct {
-	index  int
+	index  int // counted 0, 1, 2… per call
 	custom bool
 	sent   bool // some arguments were emitted
 	closed bool
 }
 
-// decodedItem remembers what a message or reasoning item streamed, so a done event adds only
-// what the deltas did not carry.
-type decodedItem struct {
-	streamed     bool
-	summaryIndex int
-}
-
 type streamDecoder struct {
 	started  bool
 	ended    bool
-	calls    map[string]*decodedCall
-	byOutput map[int]string // output_index → item id, for deltas without item_id
-	items    map[string]*decodedItem
-	next     int // next tool call index
+	byIndex  map[int]*decodedItem    // by output_index
+	byID     map[string]*decodedItem // by every item id seen, for events without output_index
+	calls    []*decodedCall          // in index order
 	toolUsed bool
 }
 
@@ -52,6 +56,15 @@ type streamEvent struct {
 	Code         json.RawMessage `json:"code"`
 	Message      string          `json:"message"`
 	Param        json.RawMessage `json:"param"`
+	Error        *streamError    `json:"error"`
+}
+
+// streamError is the error of an error event.
+type streamError struct {
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+	Param   json.RawMessage `json:"param"`
 }
 
 func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
@@ -88,13 +101,13 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 		start(ev.Response)
 	case "response.output_text.delta", "response.refusal.delta":
 		start(nil)
-		d.item(ev.ItemID).streamed = true
+		d.item(ev.OutputIndex, ev.ItemID).streamed = true
 		if ev.Delta != "" {
 			out = append(out, ir.Event{Kind: ir.EvText, Text: ev.Delta})
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		start(nil)
-		it := d.item(ev.ItemID)
+		it := d.item(ev.OutputIndex, ev.ItemID)
 		text := ev.Delta
 		if it.streamed && ev.SummaryIndex > it.summaryIndex {
 			text = "\n\n" + text // a new summary part
@@ -102,15 +115,15 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 		it.summaryIndex = ev.SummaryIndex
 		if text != "" {
 			it.streamed = true
-			out = append(out, ir.Event{Kind: ir.EvReasoning, Text: text, ID: ev.ItemID})
+			out = append(out, ir.Event{Kind: ir.EvReasoning, Text: text, ID: it.id})
 		}
 	case "response.output_item.added":
 		start(nil)
 		out = d.itemAdded(out, ev)
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		start(nil)
-		if c := d.call(ev); c != nil && !c.closed && ev.Delta != "" {
-			out = append(out, d.args(c, ev.Delta))
+		if it := d.find(ev.OutputIndex, ev.ItemID); it != nil && it.call != nil && !it.call.closed && ev.Delta != "" {
+			out = append(out, d.args(it.call, ev.Delta))
 		}
 	case "response.output_item.done":
 		start(nil)
@@ -120,40 +133,58 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 		out = d.terminal(out, ev.Response)
 	case "response.failed":
 		start(ev.Response)
-		code, msg := "server_error", "the upstream failed to generate a response"
-		if ev.Response != nil && ev.Response.Error != nil {
-			code, msg = ev.Response.Error.Code, ev.Response.Error.Message
-		}
-		out = append(out, ir.Event{Kind: ir.EvError, Err: responseError(code, msg, "")})
+		out = append(out, ir.Event{Kind: ir.EvError, Err: failedError(ev.Response)})
 		d.ended = true
 	case "error":
-		msg := ev.Message
-		if msg == "" {
-			msg = "the upstream stream failed"
+		// OpenAI nests the error ({"type":"error","error":{…}}); the spec shows it flat.
+		e := streamError{Code: ev.Code, Message: ev.Message, Param: ev.Param}
+		if ev.Error != nil {
+			e = *ev.Error
+		}
+		if e.Message == "" {
+			e.Message = "the upstream stream failed"
 		}
 		out = append(out, ir.Event{Kind: ir.EvError,
-			Err: responseError(scalarText(ev.Code), msg, scalarText(ev.Param))})
+			Err: responseError(e.Type, scalarText(e.Code), e.Message, scalarText(e.Param))})
 		d.ended = true
 	}
 	return out, d.ended, nil
 }
 
-func (d *streamDecoder) item(id string) *decodedItem {
-	it, ok := d.items[id]
-	if !ok {
-		it = &decodedItem{}
-		d.items[id] = it
+// find is the item an event belongs to: by its output_index, else by its item id. Each id
+// and index seen is remembered for the item, so events that carry only one of them find it.
+func (d *streamDecoder) find(outputIndex *int, id string) *decodedItem {
+	var it *decodedItem
+	if outputIndex != nil {
+		it = d.byIndex[*outputIndex]
+	}
+	if it == nil && id != "" {
+		it = d.byID[id]
+		if it != nil && outputIndex != nil {
+			if _, taken := d.byIndex[*outputIndex]; !taken {
+				d.byIndex[*outputIndex] = it
+			}
+		}
+	}
+	if it != nil && id != "" && d.byID[id] == nil {
+		d.byID[id] = it
 	}
 	return it
 }
 
-// call finds the call a delta belongs to, by item id or else by output index.
-func (d *streamDecoder) call(ev streamEvent) *decodedCall {
-	id := ev.ItemID
-	if id == "" && ev.OutputIndex != nil {
-		id = d.byOutput[*ev.OutputIndex]
+// item finds an event's item, or starts one.
+func (d *streamDecoder) item(outputIndex *int, id string) *decodedItem {
+	if it := d.find(outputIndex, id); it != nil {
+		return it
 	}
-	return d.calls[id]
+	it := &decodedItem{id: id}
+	if outputIndex != nil {
+		d.byIndex[*outputIndex] = it
+	}
+	if id != "" {
+		d.byID[id] = it
+	}
+	return it
 }
 
 // args is an arguments fragment; a custom call's raw input is streamed as the inside of the
@@ -171,26 +202,24 @@ func (d *streamDecoder) args(c *decodedCall, frag string) ir.Event {
 }
 
 func (d *streamDecoder) itemAdded(out []ir.Event, ev streamEvent) []ir.Event {
-	it := ev.Item
-	if it == nil || (it.Type != "function_call" && it.Type != "custom_tool_call") {
+	item := ev.Item
+	if item == nil {
 		return out
 	}
-	c := &decodedCall{index: d.next, custom: it.Type == "custom_tool_call"}
-	d.next++
+	id := item.ID
+	if id == "" {
+		id = item.CallID
+	}
+	it := d.item(ev.OutputIndex, id)
+	if item.Type != "function_call" && item.Type != "custom_tool_call" || it.call != nil {
+		return out
+	}
+	c := &decodedCall{index: len(d.calls), custom: item.Type == "custom_tool_call"}
+	d.calls = append(d.calls, c)
+	it.call = c
 	d.toolUsed = true
-	key := it.ID
-	if key == "" {
-		key = it.CallID
-	}
-	d.calls[key] = c
-	if ev.OutputIndex != nil {
-		if d.byOutput == nil {
-			d.byOutput = map[int]string{}
-		}
-		d.byOutput[*ev.OutputIndex] = key
-	}
-	out = append(out, ir.Event{Kind: ir.EvToolStart, Index: c.index, ID: it.CallID, Name: it.Name})
-	if frag := it.Arguments + it.Input; frag != "" {
+	out = append(out, ir.Event{Kind: ir.EvToolStart, Index: c.index, ID: item.CallID, Name: item.Name})
+	if frag := item.Arguments + item.Input; frag != "" {
 		out = append(out, d.args(c, frag))
 	}
 	return out
@@ -203,18 +232,19 @@ func (d *streamDecoder) itemDone(out []ir.Event, ev streamEvent) []ir.Event {
 	if it == nil {
 		return out
 	}
+	id := it.ID
+	if id == "" {
+		id = it.CallID
+	}
 	switch it.Type {
 	case "function_call", "custom_tool_call":
-		key := it.ID
-		if key == "" {
-			key = it.CallID
-		}
-		c := d.calls[key]
-		if c == nil { // a call announced only by its done event
-			out = d.itemAdded(out, streamEvent{Item: &readItem{Type: it.Type, ID: key,
+		di := d.find(ev.OutputIndex, id)
+		if di == nil || di.call == nil { // a call announced only by its done event
+			out = d.itemAdded(out, streamEvent{Item: &readItem{Type: it.Type, ID: id,
 				CallID: it.CallID, Name: it.Name}, OutputIndex: ev.OutputIndex})
-			c = d.calls[key]
+			di = d.find(ev.OutputIndex, id)
 		}
+		c := di.call
 		if c.closed {
 			return out
 		}
@@ -232,19 +262,20 @@ func (d *streamDecoder) itemDone(out []ir.Event, ev streamEvent) []ir.Event {
 		}
 		c.closed = true
 	case "message":
-		if !d.item(it.ID).streamed {
+		if !d.item(ev.OutputIndex, id).streamed {
 			parts, _ := itemParts(*it)
 			for _, p := range parts {
 				out = append(out, ir.Event{Kind: ir.EvText, Text: p.Text})
 			}
 		}
 	case "reasoning":
-		if text := reasoningText(*it); text != "" && !d.item(it.ID).streamed {
-			out = append(out, ir.Event{Kind: ir.EvReasoning, Text: text, ID: it.ID})
+		di := d.item(ev.OutputIndex, id)
+		if text := reasoningText(*it); text != "" && !di.streamed {
+			out = append(out, ir.Event{Kind: ir.EvReasoning, Text: text, ID: di.id})
 		}
 		if it.EncryptedContent != "" {
 			out = append(out, ir.Event{Kind: ir.EvSignature, Format: SignatureFormat,
-				Text: it.EncryptedContent, ID: it.ID})
+				Text: it.EncryptedContent, ID: di.id})
 		}
 	}
 	return out
@@ -267,11 +298,7 @@ func (d *streamDecoder) terminal(out []ir.Event, r *readResponse) []ir.Event {
 	fin := ir.Event{Kind: ir.EvFinish}
 	if r != nil {
 		if r.Status == "failed" {
-			code, msg := "server_error", "the upstream failed to generate a response"
-			if r.Error != nil {
-				code, msg = r.Error.Code, r.Error.Message
-			}
-			return append(out, ir.Event{Kind: ir.EvError, Err: responseError(code, msg, "")})
+			return append(out, ir.Event{Kind: ir.EvError, Err: failedError(r)})
 		}
 		if r.Status != "" {
 			status = r.Status
@@ -294,19 +321,11 @@ func (d *streamDecoder) terminal(out []ir.Event, r *readResponse) []ir.Event {
 
 // openCalls are the calls without a done event, in index order.
 func (d *streamDecoder) openCalls() []*decodedCall {
-	open := make([]*decodedCall, d.next)
-	n := 0
+	var open []*decodedCall
 	for _, c := range d.calls {
 		if !c.closed {
-			open[c.index] = c
-			n++
+			open = append(open, c)
 		}
 	}
-	out := make([]*decodedCall, 0, n)
-	for _, c := range open {
-		if c != nil {
-			out = append(out, c)
-		}
-	}
-	return out
+	return open
 }

@@ -421,11 +421,12 @@ func (e *streamEncoder) finish(stop ir.StopReason) {
 	e.ended = true
 }
 
-// fail ends the stream with response.failed; the item left open is reported incomplete.
+// fail ends the stream with response.failed. The item left open, and what waited for it, is
+// closed first (its done events, status incomplete), so the client holds no open item.
 func (e *streamEncoder) fail(code, message string) {
-	if e.open != nil {
-		e.open.status = "incomplete"
-		e.open = nil
+	e.closeOpen("incomplete")
+	for e.next(); e.open != nil; e.next() {
+		e.closeOpen("incomplete")
 	}
 	e.resp.Status = "failed"
 	e.resp.Error = &responseErrorBody{Code: code, Message: message}

@@ -26,8 +26,10 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 16<<10)}
 }
 
-// Next returns the next event, or io.EOF at a clean end. A stream that ends in the middle
-// of an event returns io.ErrUnexpectedEOF so a cut stream is never mistaken for a whole one.
+// Next returns the next event, or io.EOF at the end. The last event is delivered even when
+// the stream ends without the blank line after it (providers close the connection right
+// after their last event's data line): whether an answer is whole is for the format's
+// decoder to say (ir.EndingDecoder), and an event cut inside its data does not decode.
 func (r *Reader) Next() (Event, error) {
 	r.data = r.data[:0]
 	r.name = r.name[:0]
@@ -44,52 +46,51 @@ func (r *Reader) Next() (Event, error) {
 			}
 			line = full
 		}
-		if err != nil {
-			if err == io.EOF && len(line) == 0 {
-				if have {
-					return Event{}, io.ErrUnexpectedEOF
-				}
-				return Event{}, io.EOF
-			}
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
+		atEOF := err == io.EOF
+		if err != nil && !atEOF {
 			return Event{}, err
 		}
 		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
+		switch {
+		case len(line) == 0:
 			if have {
 				return Event{Name: r.name, Data: r.data}, nil
 			}
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		if line[0] == '{' && !have {
+		case line[0] == ':': // a comment (keep-alive)
+		case line[0] == '{' && !have:
 			// A bare JSON line: how Gemini reports an error in the middle of an SSE stream.
 			r.data = append(r.data, line...)
 			return Event{Data: r.data}, nil
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		if len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-		switch string(field) {
-		case "data":
-			if dataLines > 0 {
-				r.data = append(r.data, '\n')
-			}
-			r.data = append(r.data, value...)
-			dataLines++
-			have = true
-		case "event":
-			r.name = append(r.name, value...)
-			have = true
 		default:
-			have = true // id:, retry: — carried by no format we speak; the frame still counts
+			r.field(line, &dataLines)
+			have = true
+		}
+		if atEOF {
+			if have { // the last event, without its blank line
+				return Event{Name: r.name, Data: r.data}, nil
+			}
+			return Event{}, io.EOF
 		}
 	}
+}
+
+// field takes one "name: value" line of the event being read.
+func (r *Reader) field(line []byte, dataLines *int) {
+	field, value, _ := bytes.Cut(line, []byte(":"))
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	switch string(field) {
+	case "data":
+		if *dataLines > 0 {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, value...)
+		*dataLines++
+	case "event":
+		r.name = append(r.name, value...)
+	}
+	// id:, retry: — carried by no format we speak; the frame still counts.
 }
 
 // Writer writes frames and flushes each one, so a client sees every event as it happens.

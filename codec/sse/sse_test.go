@@ -2,6 +2,7 @@ package sse
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -19,8 +20,14 @@ func TestReader(t *testing.T) {
 		{"crlf framing", "data: x\r\n\r\ndata: y\r\n\r\n", []string{"|x", "|y"}, io.EOF},
 		{"multi-line data joined", "data: a\ndata: b\n\n", []string{"|a\nb"}, io.EOF},
 		{"no space after colon", "data:{}\n\n", []string{"|{}"}, io.EOF},
-		{"cut mid-event", "data: {\"a\":1}\n\ndata: {\"b\"", []string{"|{\"a\":1}"}, io.ErrUnexpectedEOF},
-		{"cut after data line before blank", "data: x\n", nil, io.ErrUnexpectedEOF},
+		// The last event is delivered without its blank line; a decoder judges whether it is
+		// whole (a cut JSON text does not decode).
+		{"last event without its blank line", "data: {\"a\":1}\n\ndata: [DONE]\n", []string{"|{\"a\":1}", "|[DONE]"}, io.EOF},
+		{"last event without its newline", "event: message_stop\ndata: {\"type\":\"message_stop\"}", []string{"message_stop|{\"type\":\"message_stop\"}"}, io.EOF},
+		{"last event with crlf and no blank line", "data: x\r\n\r\ndata: y\r\n", []string{"|x", "|y"}, io.EOF},
+		{"cut inside the data", "data: {\"a\":1}\n\ndata: {\"b\"", []string{"|{\"a\":1}", "|{\"b\""}, io.EOF},
+		{"cut after an event line", "data: x\n\nevent: ping\n", []string{"|x", "ping|"}, io.EOF},
+		{"trailing comment without newline", "data: x\n\n: keep-alive", []string{"|x"}, io.EOF},
 		{"bare JSON error line (gemini)", "data: {\"a\":1}\r\n\r\n{\"error\":{\"code\":503}}\n", []string{"|{\"a\":1}", "|{\"error\":{\"code\":503}}"}, io.EOF},
 	}
 	for _, c := range cases {
@@ -61,5 +68,31 @@ func TestWriter(t *testing.T) {
 	want := "data: {\"x\":1}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
 	if b.String() != want || flushes != 2 {
 		t.Fatalf("got %q flushes %d", b.String(), flushes)
+	}
+}
+
+type failAfter struct {
+	data string
+	err  error
+}
+
+func (f *failAfter) Read(p []byte) (int, error) {
+	if f.data == "" {
+		return 0, f.err
+	}
+	n := copy(p, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+// A read error is not an end: it reaches the caller as it is, never as a delivered event.
+func TestReaderReadError(t *testing.T) {
+	boom := errors.New("connection reset")
+	r := NewReader(&failAfter{data: "data: x\n\ndata: {\"cut", err: boom})
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "x" {
+		t.Fatalf("first: %q %v", ev.Data, err)
+	}
+	if _, err := r.Next(); err != boom {
+		t.Fatalf("second: %v, want the read error", err)
 	}
 }

@@ -101,7 +101,7 @@ func (s *Server) relay(w http.ResponseWriter, rec *record, g *generation, a *att
 	case same && g.chatReq != nil && !g.decision.SplitInline:
 		g.announce(w)
 		if g.stream {
-			return s.streamChat(w, rec, a, g.chatReq)
+			return s.streamChat(w, rec, g, a)
 		}
 		return s.relayWhole(w, rec, a, g.clientModel)
 	case same && !g.decision.SplitInline:
@@ -129,7 +129,7 @@ func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clie
 	if u, ok := chat.ResponseUsage(body); ok {
 		rec.usage = u
 	}
-	body = chat.RewriteModel(body, a.route.UpstreamModel, clientModel)
+	body = chat.RewriteModel(body, clientModel)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	rec.firstByte()
@@ -138,56 +138,42 @@ func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clie
 	return true
 }
 
-// streamChat relays chunks as they arrive. Headers wait for the first upstream event, so a
-// route that fails before it answers is failed over invisibly. Once bytes were sent, a break
-// ends the stream with an error event, never a silent truncation.
-func (s *Server) streamChat(w http.ResponseWriter, rec *record, a *attempt, req *chat.Request) bool {
+// streamChat relays chunks as they arrive (chat.Relay: the client's model name, tool-call
+// indexes counted per call, the billing usage chunk dropped). Headers wait for the first
+// chunk, so a route that fails before it answers is failed over invisibly. A stream that
+// stops after its finish_reason is whole: the client gets the data: [DONE] the upstream left
+// out. One that breaks before ends with an error event, never a silent truncation.
+func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
-	flusher, _ := w.(http.Flusher)
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	out := newStreamOut(w, rec, g)
+	relay := chat.NewRelay(g.clientModel, g.chatReq.IncludeUsage)
 	rd := sse.NewReader(a.resp.Body)
-	out := sse.NewWriter(w, flush)
-	started := false
 	for {
 		ev, err := rd.Next()
-		if err != nil {
-			if !started {
-				s.finish(a, routehealth.Failed, 0)
-				return false
-			}
-			s.finish(a, routehealth.Failed, http.StatusOK)
-			rec.streamBroke(out, err)
-			return true
+		var data []byte
+		done := false
+		if err == nil {
+			data, done, err = relay.Chunk(ev.Data)
 		}
-		if !started {
-			started = true
-			h := w.Header()
-			h.Set("Content-Type", "text/event-stream")
-			h.Set("Cache-Control", "no-cache")
-			h.Set("X-Accel-Buffering", "no")
-			w.WriteHeader(http.StatusOK)
-			rec.status = http.StatusOK
-			rec.firstByte()
-		}
-		data := ev.Data
-		if chat.IsDone(data) {
-			s.finish(a, routehealth.Succeeded, http.StatusOK)
-			out.Write("", data)
-			return true
-		}
-		if u, usageOnly, ok := chat.ChunkUsage(data); ok {
+		if u, ok := relay.Usage(); ok {
 			rec.usage = u
-			if usageOnly && !req.IncludeUsage {
-				continue // asked for by the gateway for billing, not by the client
+		}
+		if err != nil {
+			if !relay.Finished() {
+				return s.streamEnded(rec, a, out, chat.NewStreamEncoder(out, nil, g.clientModel), err)
+			}
+			data, done = []byte("[DONE]"), true
+		}
+		if data != nil {
+			if err := out.Write("", data); err != nil {
+				s.finish(a, routehealth.Succeeded, http.StatusOK) // the client left
+				rec.status = 499
+				return true
 			}
 		}
-		if err := out.Write("", chat.RewriteModel(data, a.route.UpstreamModel, req.Model)); err != nil {
-			s.finish(a, routehealth.Succeeded, http.StatusOK) // the client left
-			rec.status = 499
+		if done {
+			rec.streamErr = relay.Err()
+			s.streamDone(rec, a, out)
 			return true
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/reasoning"
 	"github.com/modelgate/modelgate/codec/sse"
@@ -52,7 +51,7 @@ func (s *Server) wholePass(w http.ResponseWriter, rec *record, g *generation, a 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	rec.firstByte()
-	w.Write(chat.RewriteModel(body, a.route.UpstreamModel, g.clientModel))
+	w.Write(nameModel(a.route.Format, body, g.clientModel))
 	rec.status = http.StatusOK
 	return true
 }
@@ -122,12 +121,17 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 	rd := sse.NewReader(a.resp.Body)
 	for {
 		ev, err := rd.Next()
-		if err != nil {
-			return s.streamEnded(rec, a, out, enc, err)
+		var events []ir.Event
+		done := false
+		if err == nil {
+			events, done, err = dec.Decode(ev.Name, ev.Data)
 		}
-		events, done, err := dec.Decode(ev.Name, ev.Data)
 		if err != nil {
-			return s.streamEnded(rec, a, out, enc, err)
+			var finished bool
+			if events, _, finished = endedEarly(dec); !finished {
+				return s.streamEnded(rec, a, out, enc, err)
+			}
+			done = true
 		}
 		for _, e := range events {
 			for _, e := range filter(split, e) {
@@ -150,6 +154,15 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 	}
 }
 
+// endedEarly asks the route format's decoder about a stream that stopped before its end
+// marker: whether the answer had finished, and what completes it (ir.EndingDecoder).
+func endedEarly(dec ir.StreamDecoder) ([]ir.Event, *ir.Frame, bool) {
+	if e, ok := dec.(ir.EndingDecoder); ok {
+		return e.End()
+	}
+	return nil, nil, false
+}
+
 func filter(split *reasoning.Splitter, e ir.Event) []ir.Event {
 	if split == nil {
 		return []ir.Event{e}
@@ -164,40 +177,67 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 	out := newStreamOut(w, rec, g)
 	dec := upstreamFormats[a.route.Format].NewStreamDecoder()
 	rd := sse.NewReader(a.resp.Body)
-	var enc ir.StreamEncoder // made only to end a broken stream in the client's format
 	for {
 		ev, err := rd.Next()
+		var events []ir.Event
+		done := false
 		if err == nil {
-			var events []ir.Event
-			var done bool
 			events, done, err = dec.Decode(ev.Name, ev.Data)
-			for _, e := range events {
-				rec.observe(e)
+		}
+		frame := &ir.Frame{Name: string(ev.Name), Data: ev.Data}
+		if err != nil {
+			var finished bool
+			if events, frame, finished = endedEarly(dec); !finished {
+				var enc ir.StreamEncoder // made only to end a broken stream in the client's format
+				if out.started {
+					enc = g.client.format.NewStreamEncoder(out, g.req, g.clientModel)
+				}
+				return s.streamEnded(rec, a, out, enc, err)
 			}
-			if err == nil {
-				if werr := out.Write(string(ev.Name), chat.RewriteModel(ev.Data, a.route.UpstreamModel, g.clientModel)); werr != nil {
-					s.finish(a, routehealth.Succeeded, http.StatusOK)
-					rec.status = 499
-					return true
-				}
-				if done {
-					s.streamDone(rec, a, out)
-					return true
-				}
-				continue
+			done = true // the upstream left out its end marker: it is sent in its place
+		}
+		for _, e := range events {
+			rec.observe(e)
+		}
+		if frame != nil {
+			if werr := out.Write(frame.Name, nameModel(a.route.Format, frame.Data, g.clientModel)); werr != nil {
+				s.finish(a, routehealth.Succeeded, http.StatusOK)
+				rec.status = 499
+				return true
 			}
 		}
-		if out.started {
-			enc = g.client.format.NewStreamEncoder(out, g.req, g.clientModel)
+		if done {
+			s.streamDone(rec, a, out)
+			return true
 		}
-		return s.streamEnded(rec, a, out, enc, err)
 	}
+}
+
+// nameModel names the client's model in a same-format answer or stream event, wherever the
+// route's format puts it.
+func nameModel(format string, data []byte, model string) []byte {
+	if rw, ok := upstreamFormats[format].(ir.ModelRewriter); ok {
+		return rw.RewriteModel(data, model)
+	}
+	return data
 }
 
 // streamDone settles a stream that reached its end marker.
 func (s *Server) streamDone(rec *record, a *attempt, out *streamOut) {
-	if rec.streamErr == nil {
+	e := rec.streamErr
+	switch {
+	case e == nil:
 		s.finish(a, routehealth.Succeeded, http.StatusOK)
+		return
+	case e.Kind == ir.ErrInvalidRequest || e.Kind == ir.ErrTooLarge:
+		// The upstream refused the request itself once it had begun to answer (a context
+		// length found out while streaming): the client's fault, as the same refusal before
+		// the first byte is, and no mark against the route.
+		s.finish(a, routehealth.Succeeded, http.StatusOK)
+		rec.status = http.StatusBadRequest
+		if e.Status >= 400 && e.Status < 500 {
+			rec.status = e.Status
+		}
 		return
 	}
 	// The upstream reported an error in the stream: the route failed this request.

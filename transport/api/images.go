@@ -105,7 +105,7 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 			item.URL = baseURL(r) + path
 		}
 		rec.firstByte()
-		writeJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: m.DisplayName, Data: []images.ResultItem{item},
+		writeJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: req.Model, Data: []images.ResultItem{item},
 			Usage: images.ResultUsage{InputTokens: img.InputTokens, OutputTokens: img.OutputTokens, TotalTokens: img.InputTokens + img.OutputTokens}})
 		rec.status = http.StatusOK
 		return

@@ -65,12 +65,13 @@ func TestImages(t *testing.T) {
 			decodePNG(t, body)
 		})
 	}
-	t.Run("b64_json and display name", func(t *testing.T) {
+	// The answer names the model the client sent, never the catalog's display name.
+	t.Run("b64_json and the client's model id", func(t *testing.T) {
 		resp := env.Post("/v1/images/generations", env.Key, `{"model":"img","prompt":"a cat","response_format":"b64_json"}`)
 		var out imageResult
 		json.Unmarshal(nodetest.Read(t, resp), &out)
 		data, err := base64.StdEncoding.DecodeString(out.Data[0].B64JSON)
-		if resp.StatusCode != 200 || err != nil || out.Model != "Test Image" || out.Data[0].URL != "" {
+		if resp.StatusCode != 200 || err != nil || out.Model != "img" || out.Data[0].URL != "" {
 			t.Fatalf("%d %+v", resp.StatusCode, out)
 		}
 		decodePNG(t, data)

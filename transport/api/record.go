@@ -5,9 +5,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/codec"
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
-	"github.com/modelgate/modelgate/codec/sse"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -88,17 +86,6 @@ func (r *record) passError(w http.ResponseWriter, ue *upstream.Error) {
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(ue.Status)
 	w.Write(ue.Body)
-}
-
-// streamBroke ends a stream the upstream cut: the chat format's in-band error event, which
-// the official SDKs raise as an error.
-func (r *record) streamBroke(out *sse.Writer, cause error) {
-	r.status = http.StatusBadGateway
-	msg := "the upstream stream broke before it finished; the answer is incomplete"
-	if cause == upstream.ErrIdle {
-		msg = "the upstream stream went silent past the idle time-out; the answer is incomplete"
-	}
-	out.Write("", chat.ErrorBody(msg+" (request "+r.c.id+")", "upstream_error", "stream_interrupted", ""))
 }
 
 // done writes the log entry and metrics.

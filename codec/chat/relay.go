@@ -1,0 +1,180 @@
+package chat
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
+)
+
+// Relay passes a chat-format route's stream to a chat client chunk by chunk, changing only
+// what the client must see differently: the model it asked for, tool-call indexes counted 0,
+// 1, 2… per choice in order of first appearance, and no usage chunk the client did not ask
+// for (the gateway always asks for one, to bill). Every other byte is the upstream's. On the
+// side it reads the usage, whether the answer finished, and an in-band error.
+type Relay struct {
+	model        []byte // the client's model as a JSON string
+	includeUsage bool
+	calls        map[int]*toolIndexes // by choice index
+	finished     bool
+	usage        codec.Usage
+	hasUsage     bool
+	err          *ir.Error
+}
+
+// NewRelay relays a stream for a client that asked for model (and for the usage chunk, when
+// includeUsage).
+func NewRelay(model string, includeUsage bool) *Relay {
+	return &Relay{model: quote(model), includeUsage: includeUsage}
+}
+
+// ErrNotChunk reports an event whose data is neither a JSON object nor data: [DONE]: a cut or
+// garbled event, never relayed.
+var ErrNotChunk = errors.New("chat stream: an event that is not a chunk")
+
+// Chunk takes one upstream event's data and returns what the client gets (nil: nothing).
+// done reports the end of the stream: data: [DONE], or an error chunk (see Err).
+func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
+	switch {
+	case IsDone(data):
+		return data, true, nil
+	case len(data) == 0:
+		return nil, false, nil // an empty data line: a keep-alive
+	}
+	var edits []jsonscan.Edit
+	var usage, wireErr jsonscan.Span
+	choices := -1 // absent
+	err = jsonscan.Members(data, func(k []byte, v jsonscan.Span) bool {
+		val := data[v.Start:v.End]
+		switch {
+		case jsonscan.KeyIs(k, "model"):
+			if string(val) != string(r.model) {
+				edits = append(edits, jsonscan.Edit{Span: v, New: r.model})
+			}
+		case jsonscan.KeyIs(k, "choices"):
+			choices = 0
+			_ = jsonscan.Elements(val, func(c jsonscan.Span) bool {
+				choices++
+				edits = r.choice(data, v.Start+c.Start, v.Start+c.End, edits)
+				return true
+			})
+		case jsonscan.KeyIs(k, "usage") && string(val) != "null":
+			usage = v
+		case jsonscan.KeyIs(k, "error") && string(val) != "null":
+			wireErr = v
+		}
+		return true
+	})
+	if err != nil {
+		return nil, false, ErrNotChunk
+	}
+	if wireErr.End > 0 {
+		var w wireError
+		_ = json.Unmarshal(data[wireErr.Start:wireErr.End], &w)
+		r.err = errorFromWire(0, &w)
+		return data, true, nil
+	}
+	if usage.End > 0 {
+		var w wireUsage
+		if json.Unmarshal(data[usage.Start:usage.End], &w) == nil {
+			r.usage, r.hasUsage = w.normalize(), true
+		}
+		if choices <= 0 && !r.includeUsage {
+			return nil, false, nil // asked for by the gateway for billing, not by the client
+		}
+	}
+	return jsonscan.Apply(data, edits), false, nil
+}
+
+// choice reads one element of choices (data[start:end]): its finish_reason, and the indexes of
+// its tool-call fragments, which it renumbers.
+func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) []jsonscan.Edit {
+	elem := data[start:end]
+	n, delta := 0, jsonscan.Span{}
+	_ = jsonscan.Members(elem, func(k []byte, v jsonscan.Span) bool {
+		val := elem[v.Start:v.End]
+		switch {
+		case jsonscan.KeyIs(k, "index"):
+			n, _ = strconv.Atoi(string(val))
+		case jsonscan.KeyIs(k, "delta"):
+			delta = v
+		case jsonscan.KeyIs(k, "finish_reason"):
+			// Some providers send "" on every chunk before the last.
+			r.finished = r.finished || string(val) != "null" && string(val) != `""`
+		}
+		return true
+	})
+	if delta.End == 0 || elem[delta.Start] != '{' {
+		return edits
+	}
+	body := elem[delta.Start:delta.End]
+	calls, ok := jsonscan.Member(body, "tool_calls")
+	if !ok || body[calls.Start] != '[' {
+		return edits
+	}
+	if r.calls == nil {
+		r.calls = map[int]*toolIndexes{}
+	}
+	x := r.calls[n]
+	if x == nil {
+		x = &toolIndexes{}
+		r.calls[n] = x
+	}
+	base := start + delta.Start + calls.Start
+	list := body[calls.Start:calls.End]
+	_ = jsonscan.Elements(list, func(c jsonscan.Span) bool {
+		edits = renumber(x, data, base+c.Start, base+c.End, edits)
+		return true
+	})
+	return edits
+}
+
+// renumber gives one tool-call fragment (data[start:end]) our index: in place of the
+// upstream's, or added when the upstream left it out.
+func renumber(x *toolIndexes, data []byte, start, end int, edits []jsonscan.Edit) []jsonscan.Edit {
+	elem := data[start:end]
+	if elem[0] != '{' {
+		return edits
+	}
+	up, id := 0, ""
+	var at jsonscan.Span
+	has, members := false, 0
+	_ = jsonscan.Members(elem, func(k []byte, v jsonscan.Span) bool {
+		val := elem[v.Start:v.End]
+		members++
+		switch {
+		case jsonscan.KeyIs(k, "index"):
+			up, _ = strconv.Atoi(string(val))
+			at, has = v, true
+		case jsonscan.KeyIs(k, "id"):
+			_ = json.Unmarshal(val, &id)
+		}
+		return true
+	})
+	idx, _ := x.index(up, id)
+	ours := strconv.AppendInt(nil, int64(idx), 10)
+	switch {
+	case !has:
+		ins := append([]byte(`"index":`), ours...)
+		if members > 0 {
+			ins = append(ins, ',')
+		}
+		return append(edits, jsonscan.Edit{Span: jsonscan.Span{Start: start + 1, End: start + 1}, New: ins})
+	case string(elem[at.Start:at.End]) != string(ours):
+		return append(edits, jsonscan.Edit{Span: jsonscan.Span{Start: start + at.Start, End: start + at.End}, New: ours})
+	}
+	return edits
+}
+
+// Finished reports that a choice gave its finish_reason: the answer is complete even if the
+// stream then stops without data: [DONE].
+func (r *Relay) Finished() bool { return r.finished }
+
+// Usage is the latest usage the stream reported, normalized.
+func (r *Relay) Usage() (codec.Usage, bool) { return r.usage, r.hasUsage }
+
+// Err is the error an error chunk reported (nil if none came).
+func (r *Relay) Err() *ir.Error { return r.err }

@@ -1,0 +1,111 @@
+package chat
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/sse"
+)
+
+var update = flag.Bool("update", false, "rewrite the *.client.sse goldens under testdata/chat/relay (review each before keeping it)")
+
+// TestRelayGolden: a chat route's stream as a chat client gets it on the same-format path.
+// testdata/chat/relay/<case>.upstream.sse is what the route sent, <case>.client.sse what the
+// relay passes on (frame by frame, bytes exact: only the model, tool-call indexes and the
+// unasked usage chunk may change). The table holds what the relay reads on the side.
+func TestRelayGolden(t *testing.T) {
+	cases := []struct {
+		name         string
+		includeUsage bool
+		finished     bool // a finish_reason came
+		done         bool // data: [DONE] or an error chunk came
+		usage        codec.Usage
+		errKind      ir.ErrorKind
+	}{
+		// An OpenAI-compatible server in front of Claude numbers calls by content block:
+		// the client sees 0 and 1.
+		{name: "tool_index_from_one", includeUsage: true, finished: true, done: true, usage: codec.Usage{Input: 412, Output: 96}},
+		// Every call numbered 0 and told apart by its id (and one call at 5): 0, 1, 2, 3, with
+		// the continuation that repeats call_3's id kept on call_3.
+		{name: "tool_index_all_zero", finished: true, done: true},
+		// Fragments without an index get one.
+		{name: "tool_index_missing", finished: true, done: true},
+		// finish_reason, then the connection closes: no [DONE] (the relay does not invent it;
+		// the gateway sends it, see transport/api).
+		{name: "finish_without_done", finished: true, usage: codec.Usage{Input: 11, Output: 5}},
+		{name: "finish_without_blank_line", finished: true},
+		{name: "pretty_dated_model", finished: true, done: true, usage: codec.Usage{Input: 9, Output: 3}},
+		{name: "error_chunk", done: true, errKind: ir.ErrRateLimit},
+		// xAI counts reasoning outside completion_tokens (total = 32 + 9 + 94).
+		{name: "xai_usage", includeUsage: true, finished: true, done: true, usage: codec.Usage{Input: 26, CacheRead: 6, Output: 9, Reasoning: 94}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join("..", "..", "testdata", "chat", "relay")
+			in, err := os.ReadFile(filepath.Join(dir, c.name+".upstream.sse"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			relay := NewRelay("my-model", c.includeUsage)
+			var got bytes.Buffer
+			out := sse.NewWriter(&got, nil)
+			rd := sse.NewReader(bytes.NewReader(in))
+			done := false
+			for !done {
+				ev, err := rd.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				var data []byte
+				if data, done, err = relay.Chunk(ev.Data); err != nil {
+					t.Fatalf("event %q: %v", ev.Data, err)
+				}
+				if data != nil {
+					out.Write("", data)
+				}
+			}
+			golden := filepath.Join(dir, c.name+".client.sse")
+			if *update {
+				os.WriteFile(golden, got.Bytes(), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("client stream differs from %s:\n got: %s\nwant: %s", golden, got.Bytes(), want)
+			}
+			u, _ := relay.Usage()
+			var kind ir.ErrorKind
+			if relay.Err() != nil {
+				kind = relay.Err().Kind
+			}
+			if relay.Finished() != c.finished || done != c.done || u != c.usage || kind != c.errKind {
+				t.Errorf("finished %v done %v usage %+v error %q; want %v %v %+v %q", relay.Finished(), done, u, kind, c.finished, c.done, c.usage, c.errKind)
+			}
+		})
+	}
+}
+
+// A cut or garbled event is never relayed: the gateway ends the stream instead.
+func TestRelayRefusesWhatIsNotAChunk(t *testing.T) {
+	for _, data := range []string{`{"id":"x","choices":[{"delta":{"content":"ab`, `not json`, `[1]`} {
+		out, done, err := NewRelay("m", false).Chunk([]byte(data))
+		if !errors.Is(err, ErrNotChunk) || out != nil || done {
+			t.Errorf("Chunk(%q) = %q, %v, %v", data, out, done, err)
+		}
+	}
+	if out, done, err := NewRelay("m", false).Chunk(nil); out != nil || done || err != nil {
+		t.Errorf("an empty data line: %q, %v, %v", out, done, err)
+	}
+}

@@ -1,0 +1,29 @@
+package ir
+
+// Capabilities a format may have beyond ClientFormat and UpstreamFormat, asked for with a type
+// assertion.
+
+// EndingDecoder is a StreamDecoder of a format whose answer is complete before its end
+// marker: providers close the connection right after chat's finish_reason without
+// data: [DONE], or after messages' stop_reason without message_stop.
+type EndingDecoder interface {
+	// End is called once when the stream stopped (end of file, a read error, an event that
+	// does not decode) before Decode reported done. finished says the answer had finished:
+	// then events complete it (the EvFinish its end marker would have brought) and marker is
+	// that end marker, which a same-format relay sends in its place (nil if there is none).
+	// Otherwise the answer is incomplete and the stream broke.
+	End() (events []Event, marker *Frame, finished bool)
+}
+
+// ModelRewriter is implemented by a format whose answers are relayed as they are when the
+// route speaks the client's format: RewriteModel names the client's model in a whole answer
+// or in one stream event's data, wherever the format puts it, keeping every other byte.
+type ModelRewriter interface {
+	RewriteModel(data []byte, model string) []byte
+}
+
+// Frame is one SSE event as a format writes it (Name empty for formats without event lines).
+type Frame struct {
+	Name string
+	Data []byte
+}
