@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/codec/ir"
@@ -121,4 +122,37 @@ func (format) DecodeError(status int, body []byte) *ir.Error {
 		msg = http.StatusText(status)
 	}
 	return &ir.Error{Status: status, Kind: kindForStatus(status), Message: msg}
+}
+
+// RetryDelay is the wait a Gemini error body asks for: the retryDelay of its
+// google.rpc.RetryInfo detail (a protobuf Duration such as "34.4s"), as Google sends it with
+// 429 RESOURCE_EXHAUSTED. It reads the envelope alone or inside the JSON array of the non-SSE
+// stream endpoint; ok is false when the body names no delay.
+func RetryDelay(body []byte) (d time.Duration, ok bool) {
+	trimmed := bytes.TrimSpace(body)
+	var env struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(trimmed, &env) != nil || env.Error == nil {
+		var arr []struct {
+			Error *apiError `json:"error"`
+		}
+		if json.Unmarshal(trimmed, &arr) != nil || len(arr) == 0 || arr[0].Error == nil {
+			return 0, false
+		}
+		env.Error = arr[0].Error
+	}
+	for _, raw := range env.Error.Details {
+		var info struct {
+			Type       string `json:"@type"`
+			RetryDelay string `json:"retryDelay"`
+		}
+		if json.Unmarshal(raw, &info) != nil || !strings.HasSuffix(info.Type, "google.rpc.RetryInfo") {
+			continue
+		}
+		if d, err := time.ParseDuration(info.RetryDelay); err == nil && d >= 0 && strings.HasSuffix(info.RetryDelay, "s") {
+			return d, true
+		}
+	}
+	return 0, false
 }
