@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/reasoning"
 	"github.com/modelgate/modelgate/codec/sse"
@@ -52,7 +51,7 @@ func (s *Server) wholePass(w http.ResponseWriter, rec *record, g *generation, a 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	rec.firstByte()
-	w.Write(chat.RewriteModel(body, a.route.UpstreamModel, g.clientModel))
+	w.Write(rewriteAnswerModel(a.route, body, g.clientModel))
 	rec.status = http.StatusOK
 	return true
 }
@@ -132,9 +131,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 		for _, e := range events {
 			for _, e := range filter(split, e) {
 				rec.observe(e)
-				if e.Kind == ir.EvSignature {
-					g.answerLoss(e.Format) // too late for the header: counted in the metrics
-				}
+				g.eventLoss(e) // too late for the header: counted in the metrics
 				if err := enc.Encode(e); err != nil {
 					s.finish(a, routehealth.Succeeded, http.StatusOK) // the client left
 					rec.status = 499
@@ -175,7 +172,7 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 				rec.observe(e)
 			}
 			if err == nil {
-				if werr := out.Write(string(ev.Name), chat.RewriteModel(ev.Data, a.route.UpstreamModel, g.clientModel)); werr != nil {
+				if werr := out.Write(string(ev.Name), rewriteAnswerModel(a.route, ev.Data, g.clientModel)); werr != nil {
 					s.finish(a, routehealth.Succeeded, http.StatusOK)
 					rec.status = 499
 					return true
