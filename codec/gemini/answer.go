@@ -158,8 +158,9 @@ type outError struct {
 	Details []any  `json:"details,omitempty"`
 }
 
-// EncodeError renders Google's envelope {"error":{"code","message","status"}}; a field
-// named in Param becomes a google.rpc.BadRequest field violation, as Google reports it.
+// EncodeError renders Google's envelope {"error":{"code","message","status"}}; the field of
+// an invalid request (Param) becomes a google.rpc.BadRequest field violation, as Google
+// reports it.
 func (format) EncodeError(e *ir.Error) []byte { return EncodeErrorDetails(e) }
 
 // EncodeErrorDetails is EncodeError with more entries for the details list (google.rpc
@@ -170,7 +171,7 @@ func EncodeErrorDetails(e *ir.Error, details ...any) []byte {
 		status = http.StatusInternalServerError
 	}
 	out := outError{Code: status, Message: e.Message, Status: StatusName(e)}
-	if e.Param != "" {
+	if e.Param != "" && e.Kind == ir.ErrInvalidRequest {
 		out.Details = append(out.Details, map[string]any{
 			"@type":           "type.googleapis.com/google.rpc.BadRequest",
 			"fieldViolations": []map[string]string{{"field": e.Param, "description": e.Message}},

@@ -164,7 +164,7 @@ func TestEncodeError(t *testing.T) {
 			`{"error":{"code":402,"message":"allowance used up","status":"RESOURCE_EXHAUSTED"}}`},
 		{ir.Error{Status: 403, Kind: ir.ErrPermission, Message: "restricted"}, nil,
 			`{"error":{"code":403,"message":"restricted","status":"PERMISSION_DENIED"}}`},
-		{ir.Error{Status: 404, Kind: ir.ErrNotFound, Message: "no such model"}, nil,
+		{ir.Error{Status: 404, Kind: ir.ErrNotFound, Param: "model", Message: "no such model"}, nil, // a field only for invalid requests
 			`{"error":{"code":404,"message":"no such model","status":"NOT_FOUND"}}`},
 		{ir.Error{Status: 413, Kind: ir.ErrTooLarge, Message: "too big"}, nil,
 			`{"error":{"code":413,"message":"too big","status":"INVALID_ARGUMENT"}}`},
