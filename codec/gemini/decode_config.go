@@ -165,13 +165,7 @@ func jsonSchemaOf(raw json.RawMessage) (json.RawMessage, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(openAPIToJSONSchema(v)); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return marshal(openAPIToJSONSchema(v)), nil
 }
 
 // intBounds are the Schema members protobuf JSON may write as strings (int64).

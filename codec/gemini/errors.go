@@ -93,19 +93,8 @@ const maxErrorText = 1024
 // non-SSE stream endpoint writes), or any other body, whose text becomes the message.
 func (format) DecodeError(status int, body []byte) *ir.Error {
 	trimmed := bytes.TrimSpace(body)
-	var env struct {
-		Error *apiError `json:"error"`
-	}
-	if json.Unmarshal(trimmed, &env) != nil || env.Error == nil {
-		var arr []struct {
-			Error *apiError `json:"error"`
-		}
-		if json.Unmarshal(trimmed, &arr) == nil && len(arr) > 0 {
-			env.Error = arr[0].Error
-		}
-	}
-	if env.Error != nil {
-		return env.Error.toIR(status)
+	if e := envelope(trimmed); e != nil {
+		return e.toIR(status)
 	}
 	if status == 0 {
 		status = http.StatusBadGateway
@@ -129,20 +118,11 @@ func (format) DecodeError(status int, body []byte) *ir.Error {
 // 429 RESOURCE_EXHAUSTED. It reads the envelope alone or inside the JSON array of the non-SSE
 // stream endpoint; ok is false when the body names no delay.
 func RetryDelay(body []byte) (d time.Duration, ok bool) {
-	trimmed := bytes.TrimSpace(body)
-	var env struct {
-		Error *apiError `json:"error"`
+	e := envelope(bytes.TrimSpace(body))
+	if e == nil {
+		return 0, false
 	}
-	if json.Unmarshal(trimmed, &env) != nil || env.Error == nil {
-		var arr []struct {
-			Error *apiError `json:"error"`
-		}
-		if json.Unmarshal(trimmed, &arr) != nil || len(arr) == 0 || arr[0].Error == nil {
-			return 0, false
-		}
-		env.Error = arr[0].Error
-	}
-	for _, raw := range env.Error.Details {
+	for _, raw := range e.Details {
 		var info struct {
 			Type       string `json:"@type"`
 			RetryDelay string `json:"retryDelay"`
@@ -155,4 +135,22 @@ func RetryDelay(body []byte) (d time.Duration, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// envelope is the error of Google's envelope {"error":{…}}, alone or as the first element
+// of the JSON array the non-SSE stream endpoint writes; nil when body is neither.
+func envelope(body []byte) *apiError {
+	var env struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error != nil {
+		return env.Error
+	}
+	var arr []struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(body, &arr) == nil && len(arr) > 0 {
+		return arr[0].Error
+	}
+	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
-	"github.com/modelgate/modelgate/codec/tokens"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -64,15 +63,8 @@ func geminiSpec(model string, stream bool) *clientSpec {
 // for messages clients: every model, whatever its route's format, at no upstream cost. The
 // body is {"contents": …} or {"generateContentRequest": {…}}.
 func (s *Server) geminiCountTokens(w http.ResponseWriter, r *http.Request, model string) {
-	c := s.begin(w, "gemini_count_tokens")
-	c.client = gemini.Format
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
-		return
-	}
-	body, e := s.readBody(w, r, c)
-	if e != nil {
-		render(w, c, e)
+	c, body, ok := s.openCount(w, r, "gemini_count_tokens", gemini.Format)
+	if !ok {
 		return
 	}
 	var wrapped struct {
@@ -91,11 +83,7 @@ func (s *Server) geminiCountTokens(w http.ResponseWriter, r *http.Request, model
 		render(w, c, e)
 		return
 	}
-	n := ir.EstimateTokens(req)
-	if count, err := tokens.For(m.Tokenizer); err == nil && m.Tokenizer != "" {
-		n = ir.CountTokens(req, count)
-	}
-	writeJSON(w, http.StatusOK, map[string]int{"totalTokens": n})
+	writeJSON(w, http.StatusOK, map[string]int{"totalTokens": countInput(req, m)})
 }
 
 // arrayWriter turns the SSE frames the pipeline writes into the JSON array

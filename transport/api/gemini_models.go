@@ -41,10 +41,8 @@ func geminiRecordOf(m *catalog.Model) geminiModel {
 // ({"models": […]}, one page). Image, video and embedding models are not listed: the Gemini
 // endpoints serve generation only.
 func (s *Server) geminiListModels(w http.ResponseWriter, r *http.Request) {
-	c := s.begin(w, "models")
-	c.client = gemini.Format
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
+	c, ok := s.openGoogle(w, r)
+	if !ok {
 		return
 	}
 	list := []geminiModel{}
@@ -58,10 +56,8 @@ func (s *Server) geminiListModels(w http.ResponseWriter, r *http.Request) {
 
 // geminiGetModel is one model of the list, by its id or an alias.
 func (s *Server) geminiGetModel(w http.ResponseWriter, r *http.Request) {
-	c := s.begin(w, "models")
-	c.client = gemini.Format
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
+	c, ok := s.openGoogle(w, r)
+	if !ok {
 		return
 	}
 	name := muxVar(r, "model")
@@ -72,4 +68,16 @@ func (s *Server) geminiGetModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, geminiRecordOf(m))
+}
+
+// openGoogle starts a model-list request of the Gemini API: its call and the key. False
+// means the error was answered.
+func (s *Server) openGoogle(w http.ResponseWriter, r *http.Request) (*call, bool) {
+	c := s.begin(w, "models")
+	c.client = gemini.Format
+	if e := s.authenticate(r, c); e != nil {
+		render(w, c, e)
+		return nil, false
+	}
+	return c, true
 }
