@@ -122,6 +122,7 @@ func TestStreamEncode(t *testing.T) {
 			{Kind: ir.EvText, Text: "Calling."}, // text follows: ping has no arguments, {}
 			{Kind: ir.EvToolStart, Index: 3, ID: "toolu_d", Name: "cut"},
 			{Kind: ir.EvToolArgs, Index: 3, Text: `{"a":`},
+			{Kind: ir.EvToolArgs, Index: 4, Text: `{}`}, // a call that never started: left out
 			{Kind: ir.EvFinish, Stop: ir.StopToolUse, Usage: codec.Usage{Input: 5, Output: 9}},
 		}},
 		{"error.sse", false, []ir.Event{start,

@@ -108,10 +108,10 @@ func (e *streamEncoder) completeCalls(all bool) []part {
 	var parts []part
 	for ; e.sent < len(e.calls); e.sent++ {
 		c := e.calls[e.sent]
-		if c == nil && all {
-			continue
+		if all && (c == nil || c.name == "") {
+			continue // arguments of a call never started: nothing a client could run
 		}
-		if c == nil || !all && (c.name == "" || !json.Valid(c.args)) {
+		if c == nil || c.name == "" || !json.Valid(c.args) && !all {
 			break
 		}
 		args, _ := argsObject(string(c.args))
