@@ -219,6 +219,9 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 	}
 	switch ev.Kind {
 	case ir.EvText:
+		if ev.Text == "" {
+			return nil // a part that only carried a (gemini) signature: nothing to show
+		}
 		t := ev.Text
 		return e.write(chunkDelta{Content: &t}, nil)
 	case ir.EvReasoning:

@@ -48,4 +48,5 @@ var cases = []testCase{
 	{name: "unknown_fields", model: plainModel},
 	{name: "inline_think", model: inlineModel},
 	{name: "reasoning_history", model: effortModel},
+	{name: "text_signature", model: plainModel},
 }

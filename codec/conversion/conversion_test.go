@@ -41,6 +41,7 @@ var clients = []clientSpec{
 	{"chat", chat.Format},
 	{"messages", messages.Format},
 	{"responses", responses.Format},
+	{"gemini", gemini.Format},
 }
 
 var upstreams = []upstreamSpec{
@@ -89,6 +90,9 @@ func (p *pair) run(t *testing.T, stream bool) {
 	req, err := p.c.format.DecodeRequest(body)
 	if err != nil {
 		t.Fatalf("the %s client request does not decode: %v", p.c.name, err)
+	}
+	if p.c.name == catalog.FormatGemini { // the model and the stream mode are in the URL path
+		req.Model, req.Stream = "house-model", stream
 	}
 	if p.c.name == catalog.FormatChat { // chat clients are also read by the light parse
 		if _, err := chat.ParseRequest(body); err != nil {
@@ -262,6 +266,9 @@ func streamChain(cf ir.ClientFormat, uf ir.UpstreamFormat, req *ir.Request, mode
 
 // streamClientBody is the streamed variant of a client request.
 func streamClientBody(t *testing.T, client string, body []byte, includeUsage bool) []byte {
+	if client == catalog.FormatGemini {
+		return body // streamGenerateContent is a path of its own
+	}
 	set := map[string]any{"stream": true}
 	if client == catalog.FormatChat && includeUsage {
 		set["stream_options"] = map[string]bool{"include_usage": true}

@@ -1,12 +1,13 @@
 // Package conversion holds the golden conversion tests: every case under
-// testdata/conversion runs through every client format (chat, messages, responses) × every
+// testdata/conversion runs through every client format (chat, messages, responses, gemini) × every
 // upstream format (chat, messages, gemini, responses), plain and streamed, chained the way the
 // gateway chains the codecs (transport/api generate.go and convert.go), and is compared with
 // hand-checked transcripts.
 //
 // A case directory holds:
 //
-//   - client.<client>.json: the same request as each client format writes it.
+//   - client.<client>.json: the same request as each client format writes it (the gemini one
+//     without model and stream mode: they are in its URL path, and the harness sets them).
 //   - upstream.<upstream>.json: the request the gateway must send to a route of that format
 //     (the plain variant; the streamed one differs only by the format's stream fields), and
 //     upstream.<upstream>.from-<client>.json where a client format cannot say the same thing.

@@ -147,7 +147,8 @@ func (z *normalizer) walk(v any, callElem bool) any {
 			x[i] = z.walk(x[i], false)
 		}
 	case map[string]any:
-		isToolUse := x["type"] == "tool_use"
+		// a messages tool_use block, or a gemini functionCall (name and args, no type)
+		isToolUse := x["type"] == "tool_use" || x["type"] == nil && x["name"] != nil && x["args"] != nil
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
@@ -164,6 +165,8 @@ func (z *normalizer) walk(v any, callElem bool) any {
 				x[k] = z.call(s)
 			case (k == "call_id" || k == "tool_call_id" || k == "tool_use_id") && isString:
 				x[k] = z.call(s)
+			case k == "responseId" && isString: // opaque: the source's id whatever its shape
+				x[k] = z.id(idPrefix.ReplaceAllString(s, ""))
 			case (k == "id" || k == "item_id") && isString:
 				x[k] = z.id(s)
 			case k == "tool_calls":

@@ -42,6 +42,8 @@ func checkClientStream(t *testing.T, client string, fs []frame) {
 			if f.name == "" || f.name != ev.Type {
 				t.Errorf("frame %d: event %q does not name its type %q", i, f.name, ev.Type)
 			}
+		case "gemini":
+			checkGeminiChunk(t, i, f)
 		}
 		if client == "responses" && (ev.SequenceNumber == nil || *ev.SequenceNumber != i) {
 			t.Errorf("frame %d: sequence_number %v, want %d", i, ev.SequenceNumber, i)
@@ -59,10 +61,35 @@ func checkClientStream(t *testing.T, client string, fs []frame) {
 		if fs[0].name != "message_start" || last.name != "message_stop" && last.name != "error" {
 			t.Errorf("the messages stream runs %s … %s", fs[0].name, last.name)
 		}
+	case "gemini":
+		if !strings.Contains(last.data, `"finishReason"`) && !strings.HasPrefix(last.data, `{"error":`) {
+			t.Errorf("the gemini stream ends with neither a finishReason nor an error: %s", last.data)
+		}
 	case "responses":
 		if fs[0].name != "response.created" || !slices.Contains([]string{"response.completed", "response.incomplete", "response.failed"}, last.name) {
 			t.Errorf("the responses stream runs %s … %s", fs[0].name, last.name)
 		}
+	}
+}
+
+// checkGeminiChunk: go-genai reads only data lines, each a whole GenerateContentResponse (or
+// an error); every chunk names the client's model and one response id.
+func checkGeminiChunk(t *testing.T, i int, f frame) {
+	t.Helper()
+	if f.name != "" {
+		t.Errorf("frame %d: gemini frames carry no event line, got %q", i, f.name)
+	}
+	var chunk struct {
+		Candidates   []json.RawMessage `json:"candidates"`
+		Error        json.RawMessage   `json:"error"`
+		ModelVersion string            `json:"modelVersion"`
+		ResponseID   string            `json:"responseId"`
+	}
+	_ = json.Unmarshal([]byte(f.data), &chunk)
+	switch {
+	case chunk.Error != nil:
+	case len(chunk.Candidates) != 1 || chunk.ModelVersion != "house-model" || chunk.ResponseID == "":
+		t.Errorf("frame %d: not a one-candidate chunk of house-model with a responseId: %s", i, f.data)
 	}
 }
 
@@ -84,11 +111,11 @@ func TestUpstreamPaths(t *testing.T) {
 	}
 }
 
-var goldenName = regexp.MustCompile(`^(client\.(chat|messages|responses)\.json|` +
-	`upstream\.(chat|messages|gemini|responses)(\.from-(chat|messages|responses))?\.json|` +
+var goldenName = regexp.MustCompile(`^(client\.(chat|messages|responses|gemini)\.json|` +
+	`upstream\.(chat|messages|gemini|responses)(\.from-(chat|messages|responses|gemini))?\.json|` +
 	`answer\.(chat|messages|gemini|responses)\.(json|sse)|` +
-	`expect\.(chat|messages|responses)(\.from-(chat|messages|gemini|responses))?\.(json|sse)|` +
-	`loss\.(chat|messages|responses)-(chat|messages|gemini|responses)\.txt|notes\.md)$`)
+	`expect\.(chat|messages|responses|gemini)(\.from-(chat|messages|gemini|responses))?\.(json|sse)|` +
+	`loss\.(chat|messages|responses|gemini)-(chat|messages|gemini|responses)\.txt|notes\.md)$`)
 
 // TestGoldenFiles keeps testdata/conversion tidy: one directory per case, every file a case
 // needs, no stray or redundant file, and a notes.md wherever an override exists.

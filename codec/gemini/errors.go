@@ -92,19 +92,8 @@ const maxErrorText = 1024
 // non-SSE stream endpoint writes), or any other body, whose text becomes the message.
 func (format) DecodeError(status int, body []byte) *ir.Error {
 	trimmed := bytes.TrimSpace(body)
-	var env struct {
-		Error *apiError `json:"error"`
-	}
-	if json.Unmarshal(trimmed, &env) != nil || env.Error == nil {
-		var arr []struct {
-			Error *apiError `json:"error"`
-		}
-		if json.Unmarshal(trimmed, &arr) == nil && len(arr) > 0 {
-			env.Error = arr[0].Error
-		}
-	}
-	if env.Error != nil {
-		return env.Error.toIR(status)
+	if e := envelope(trimmed); e != nil {
+		return e.toIR(status)
 	}
 	if status == 0 {
 		status = http.StatusBadGateway
@@ -121,4 +110,22 @@ func (format) DecodeError(status int, body []byte) *ir.Error {
 		msg = http.StatusText(status)
 	}
 	return &ir.Error{Status: status, Kind: kindForStatus(status), Message: msg}
+}
+
+// envelope is the error of Google's envelope {"error":{…}}, alone or as the first element
+// of the JSON array the non-SSE stream endpoint writes; nil when body is neither.
+func envelope(body []byte) *apiError {
+	var env struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error != nil {
+		return env.Error
+	}
+	var arr []struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(body, &arr) == nil && len(arr) > 0 {
+		return arr[0].Error
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -97,6 +98,34 @@ func FuzzSanitizeSchema(f *testing.F) {
 		body, err := Format.EncodeRequest(&r, "m", &ir.Loss{})
 		if err == nil && !json.Valid(body) {
 			t.Fatalf("invalid body %s", body)
+		}
+	})
+}
+
+// FuzzDecodeRequest: any body decodes to a request or a 400 naming the problem, never a
+// panic, and every tool result answers a call id that is set.
+func FuzzDecodeRequest(f *testing.F) {
+	addFixtureSeeds(f, "decode")
+	f.Add([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"parts":[{"functionResponse":{"name":"f","response":{"error":1}}}]}]}`))
+	f.Add([]byte(`{"contents":[],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","nullable":true,"anyOf":[1]}}]}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := Format.DecodeRequest(body)
+		if err != nil {
+			var e *ir.Error
+			if !errors.As(err, &e) || e.Status != 400 {
+				t.Fatalf("error %v is not a 400 *ir.Error", err)
+			}
+			return
+		}
+		for _, m := range r.Messages {
+			for _, p := range m.Parts {
+				if p.Kind == ir.PartToolResult && p.ToolResult.CallID == "" {
+					t.Fatalf("a result without a call id: %+v", p.ToolResult)
+				}
+				if p.Kind == ir.PartToolCall && (p.ToolCall.ID == "" || !json.Valid([]byte(p.ToolCall.Arguments))) {
+					t.Fatalf("a call without id or with bad arguments: %+v", p.ToolCall)
+				}
+			}
 		}
 	})
 }

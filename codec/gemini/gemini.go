@@ -1,6 +1,8 @@
-// Package gemini translates the generateContent format of routes that speak it. Gemini is an
-// upstream format only: requests are encoded from IR, answers, streams and errors are decoded
-// into IR (wire-formats §5, §7 rows G, §8.3–8.4).
+// Package gemini translates the generateContent format (wire-formats §5, §7 rows G,
+// §8.3–8.4), through codec/ir, both ways: as an upstream format (requests encoded, answers,
+// streams and errors decoded) and as a client format (requests decoded, answers, streams and
+// errors encoded). The model and the stream mode of a request are in its URL path, not its
+// body; the gateway takes them from there.
 package gemini
 
 import (
@@ -16,7 +18,10 @@ import (
 // Format is the gemini generateContent format as routes speak it.
 var Format = format{}
 
-var _ ir.UpstreamFormat = format{}
+var (
+	_ ir.UpstreamFormat = format{}
+	_ ir.ClientFormat   = format{}
+)
 
 type format struct{}
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/modelgate/modelgate/codec/ir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden request bodies under testdata/gemini/encode")
@@ -53,3 +55,8 @@ func fixedCallIDs(t testing.TB) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// signedText is a text part carrying a gemini thoughtSignature.
+func signedText(s, sig string) ir.Part {
+	return ir.Part{Kind: ir.PartText, Text: s, Signature: sig, SignatureFormat: "gemini"}
+}

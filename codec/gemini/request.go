@@ -20,7 +20,8 @@ var effortBudget = map[string]int{
 }
 
 // EncodeRequest renders r as a generateContent body. The model and the stream mode are in
-// the path, not the body.
+// the path, not the body. Extra is re-emitted where it came from (decode.go names its
+// shapes): the gateway hands an encoder only Extra that came from a client of its format.
 func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) ([]byte, error) {
 	out := request{Contents: []content{}}
 	if err := encodeMessages(r.Messages, &out, loss); err != nil {
@@ -44,16 +45,10 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 	if r.PreviousResponseID != "" {
 		loss.Drop("previous_response_id")
 	}
-	for name := range r.Extra {
-		loss.Drop(name)
+	if len(r.Extra) > 0 {
+		return withExtra(out, r.Extra, loss)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // prompts keep their < > & as written
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return marshal(out), nil
 }
 
 func invalidRequest(param, format string, args ...any) *ir.Error {
@@ -139,11 +134,12 @@ func encodeMessages(msgs []ir.Message, out *request, loss *ir.Loss) error {
 		for _, p := range m.Parts {
 			switch p.Kind {
 			case ir.PartText:
-				if p.Text != "" {
-					c.add(role, part{Text: strptr(p.Text)})
+				if sig := ownSignature(p); p.Text != "" || sig != "" {
+					c.add(role, part{Text: strptr(p.Text), ThoughtSignature: sig})
 				}
 			case ir.PartImage, ir.PartFile:
 				if gp, ok := mediaPart(p, loss); ok {
+					gp.ThoughtSignature = ownSignature(p)
 					c.add(role, gp)
 				}
 			case ir.PartReasoning:
@@ -217,6 +213,14 @@ func encodeMessages(msgs []ir.Message, out *request, loss *ir.Loss) error {
 		out.SystemInstruction = &content{Parts: system}
 	}
 	return nil
+}
+
+// ownSignature is a part's signature when Gemini issued it: it goes back on the same part.
+func ownSignature(p ir.Part) string {
+	if p.SignatureFormat == signatureFormat {
+		return p.Signature
+	}
+	return ""
 }
 
 func kindName(k ir.PartKind) string {

@@ -157,6 +157,19 @@ func TestEncodeRequestGolden(t *testing.T) {
 			"tools[].parameters.type",
 			"tools[].parameters.uniqueItems",
 		}},
+		{name: "extra_kept", req: ir.Request{
+			Messages: []ir.Message{msg(ir.RoleUser, text("Look it up")),
+				msg(ir.RoleAssistant, signedText("Searching.", "c2lnMQ=="), signedText("", "c2lnMg=="))},
+			Tools:     []ir.Tool{{Name: "lookup", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},
+			MaxTokens: 100,
+			Extra: map[string]json.RawMessage{
+				"safetySettings":                   json.RawMessage(`[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]`),
+				"generationConfig.seed":            json.RawMessage(`7`),
+				"generationConfig.maxOutputTokens": json.RawMessage(`5`), // IR's own value wins
+				"toolConfig.retrievalConfig":       json.RawMessage(`{"languageCode":"en"}`),
+				"tools[].googleSearch":             json.RawMessage(`[{"googleSearch":{}}]`),
+				"tools[].behavior":                 json.RawMessage(`{"lookup":"NON_BLOCKING"}`),
+			}}},
 		{name: "everything_lost", req: ir.Request{
 			Model:              "client-alias",
 			Stream:             true,
@@ -164,7 +177,7 @@ func TestEncodeRequestGolden(t *testing.T) {
 			Parallel:           ptr(false),
 			User:               "user-42",
 			PreviousResponseID: "resp_1",
-			Extra:              map[string]json.RawMessage{"logit_bias": json.RawMessage(`{}`), "seed": json.RawMessage(`7`)},
+			Extra:              map[string]json.RawMessage{"contents[].parts[].executableCode": json.RawMessage(`true`)},
 			Tools: []ir.Tool{
 				{Name: "strict_fn", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`), Strict: ptr(true)},
 				{Name: "apply_patch", Description: "Apply a patch", Custom: true},
@@ -177,13 +190,12 @@ func TestEncodeRequestGolden(t *testing.T) {
 					ir.Part{Kind: ir.PartReasoning, Reasoning: &ir.Reasoning{Encrypted: "gAAAA", SignatureFormat: "responses"}},
 					text("ok")),
 			}}, loss: []string{
-			"logit_bias",
+			"contents[].parts[].executableCode",
 			"messages[].cache_control",
 			"messages[].name",
 			"messages[].reasoning",
 			"parallel_tool_calls",
 			"previous_response_id",
-			"seed",
 			"system.content",
 			"tools[].custom",
 			"tools[].strict",

@@ -43,6 +43,7 @@ func (format) DecodeResponse(body []byte) (*ir.Response, error) {
 	}
 	for _, p := range parts {
 		sig := p.ThoughtSignature
+		var ip ir.Part
 		switch {
 		case p.FunctionCall != nil:
 			sawCall = true
@@ -58,8 +59,13 @@ func (format) DecodeResponse(body []byte) (*ir.Response, error) {
 			continue
 		case p.Thought:
 			text := deref(p.Text)
-			if text == "" && (sig == "" || pending >= 0) {
-				break // nothing of its own: a signature goes to the reasoning before it
+			if text == "" && sig != "" && pending >= 0 {
+				out.Parts[pending].Reasoning.Signature = sig // a signature-only thought closes the reasoning before it
+				pending = -1
+				continue
+			}
+			if text == "" && sig == "" {
+				continue
 			}
 			out.Parts = append(out.Parts, ir.Part{Kind: ir.PartReasoning, Reasoning: &ir.Reasoning{
 				Text: text, Signature: sig, SignatureFormat: signatureFormat}})
@@ -69,21 +75,23 @@ func (format) DecodeResponse(body []byte) (*ir.Response, error) {
 			}
 			continue
 		case p.Text != nil:
-			if *p.Text != "" {
-				out.Parts = append(out.Parts, ir.Part{Kind: ir.PartText, Text: *p.Text})
+			if *p.Text == "" && sig == "" {
+				continue
 			}
+			ip = ir.Part{Kind: ir.PartText, Text: *p.Text}
 		case p.InlineData != nil:
-			out.Parts = append(out.Parts, mediaFromWire(p.InlineData.MimeType, p.InlineData.Data, ""))
+			ip = mediaFromWire(p.InlineData.MimeType, p.InlineData.Data, "")
 		case p.FileData != nil:
-			out.Parts = append(out.Parts, mediaFromWire(p.FileData.MimeType, "", p.FileData.FileURI))
+			ip = mediaFromWire(p.FileData.MimeType, "", p.FileData.FileURI)
+		default:
+			continue
 		}
-		// A signature on a part that is no function call belongs to the reasoning so far;
-		// with no reasoning to carry it, it is dropped (Gemini only requires the signatures
-		// of function calls back, and no client format could echo this one).
-		if sig != "" && pending >= 0 {
-			out.Parts[pending].Reasoning.Signature = sig
-			pending = -1
+		// Gemini 3 signs text and media parts too: the signature stays on its part, which
+		// is where a gemini client must send it back (docs/conversion.md, "Signatures").
+		if sig != "" {
+			ip.Signature, ip.SignatureFormat = sig, signatureFormat
 		}
+		out.Parts = append(out.Parts, ip)
 	}
 	out.Stop = stopReason(c.FinishReason, sawCall)
 	return out, nil
@@ -118,9 +126,6 @@ type streamDecoder struct {
 	sawCall  bool // across the whole stream: the call and STOP can be chunks apart
 	tools    int
 	usage    codec.Usage
-	// reasoningOpen: reasoning text was emitted since the last signature, so a signature
-	// on a later text part still has reasoning to belong to.
-	reasoningOpen bool
 }
 
 func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
@@ -200,26 +205,23 @@ func (d *streamDecoder) part(evs []ir.Event, p part) []ir.Event {
 		evs = append(evs, start,
 			ir.Event{Kind: ir.EvToolArgs, Index: d.tools, Text: callArgs(p.FunctionCall.Args)})
 		d.tools++
-		return evs
 	case p.Thought:
 		if t := deref(p.Text); t != "" {
 			evs = append(evs, ir.Event{Kind: ir.EvReasoning, Text: t})
-			d.reasoningOpen = true
 		}
 		if sig != "" {
-			d.reasoningOpen = false
 			evs = append(evs, ir.Event{Kind: ir.EvSignature, Text: sig, Format: signatureFormat})
 		}
-		return evs
 	case p.Text != nil:
-		if *p.Text != "" {
-			evs = append(evs, ir.Event{Kind: ir.EvText, Text: *p.Text})
+		// As in DecodeResponse, a signature on a text part stays with that part; a part that
+		// holds only a signature (Gemini 3's last chunk) is an empty, signed text event.
+		if *p.Text != "" || sig != "" {
+			ev := ir.Event{Kind: ir.EvText, Text: *p.Text}
+			if sig != "" {
+				ev.Signature, ev.Format = sig, signatureFormat
+			}
+			evs = append(evs, ev)
 		}
-	}
-	// As in DecodeResponse: a signature on any other part belongs to the reasoning so far.
-	if sig != "" && d.reasoningOpen {
-		d.reasoningOpen = false
-		evs = append(evs, ir.Event{Kind: ir.EvSignature, Text: sig, Format: signatureFormat})
 	}
 	return evs
 }

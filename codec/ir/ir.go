@@ -45,6 +45,11 @@ type Part struct {
 	ToolCall   *ToolCall
 	ToolResult *ToolResult
 	Reasoning  *Reasoning
+	// Signature is an opaque token the upstream attached to this text or media part (gemini
+	// puts a thoughtSignature on any part, not only on thoughts and calls); SignatureFormat is
+	// the format that issued it. A text part may be empty when it only carries a signature.
+	Signature       string
+	SignatureFormat string
 	// CacheControl is the messages format's prompt-caching marker, kept raw so it reaches a
 	// messages-format upstream unchanged and is dropped (and reported) elsewhere.
 	CacheControl json.RawMessage
@@ -218,7 +223,7 @@ type EventKind uint8
 
 const (
 	EvStart     EventKind = iota + 1 // ID, Model; Usage may hold input counts already known
-	EvText                           // Text
+	EvText                           // Text; Signature and Format when the part was signed (Text may then be "")
 	EvReasoning                      // Text
 	EvSignature                      // Text: the signature of the reasoning so far; Format
 	EvRedacted                       // Text: redacted reasoning data
@@ -237,7 +242,7 @@ type Event struct {
 	ID           string
 	Name         string
 	Model        string
-	Signature    string // EvToolStart only: the call's signature (EvSignature carries its own in Text)
+	Signature    string // EvToolStart, EvText: the part's signature (EvSignature carries its own in Text)
 	Format       string // the format that issued a signature
 	Stop         StopReason
 	StopSequence string

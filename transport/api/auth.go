@@ -10,15 +10,22 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// authenticate reads the key from Authorization: Bearer or x-api-key.
+// authenticate reads the key from Authorization: Bearer or x-api-key, and on the Gemini
+// API's paths also from x-goog-api-key or ?key=.
 func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	secret := r.Header.Get("x-api-key")
+	if secret == "" && isGoogleAPI(r) {
+		secret = googleKey(r)
+	}
 	if auth := r.Header.Get("Authorization"); secret == "" && auth != "" {
 		scheme, token, ok := strings.Cut(auth, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") {
 			return errUnauthorized("the Authorization header must be 'Bearer <API key>'")
 		}
 		secret = strings.TrimSpace(token)
+	}
+	if secret == "" && isGoogleAPI(r) {
+		return errUnauthorized("no API key: send 'x-goog-api-key: <API key>', '?key=<API key>' or 'Authorization: Bearer <API key>'")
 	}
 	if secret == "" {
 		return errUnauthorized("no API key: send 'Authorization: Bearer <API key>' or 'x-api-key: <API key>'")
@@ -44,8 +51,12 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 func (s *Server) resolveModel(c *call, name, kind string) (*catalog.Model, *apiError) {
 	m, ok := c.catalog.Lookup(name)
 	if !ok {
+		list := "/v1/models"
+		if c.endpoint == "gemini" || c.endpoint == "gemini_count_tokens" {
+			list = "/v1beta/models"
+		}
 		return nil, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
-			Message: "the model " + strconv.Quote(name) + " does not exist; GET /v1/models lists the models this key can use"}
+			Message: "the model " + strconv.Quote(name) + " does not exist; GET " + list + " lists the models this key can use"}
 	}
 	if !keyAllows(c.key, m, name) {
 		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "model_not_allowed", Param: "model",
@@ -101,6 +112,10 @@ func endpointPath(endpoint string) string {
 		return "/v1/videos"
 	case "responses":
 		return "/v1/responses"
+	case "gemini":
+		return "/v1beta/models/{model}:generateContent"
+	case "gemini_count_tokens":
+		return "/v1beta/models/{model}:countTokens"
 	}
 	return "this endpoint"
 }

@@ -136,9 +136,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 		for _, e := range events {
 			for _, e := range filter(split, e) {
 				rec.observe(e)
-				if e.Kind == ir.EvSignature {
-					g.answerLoss(e.Format) // too late for the header: counted in the metrics
-				}
+				g.eventLoss(e) // too late for the header: counted in the metrics
 				if err := enc.Encode(e); err != nil {
 					s.finish(a, routehealth.Succeeded, http.StatusOK) // the client left
 					rec.status = 499

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -40,6 +41,10 @@ func render(w http.ResponseWriter, c *call, e *apiError) {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	w.WriteHeader(e.Status)
+	if c.client == ir.ClientFormat(gemini.Format) {
+		w.Write(googleErrorBody(e, c.id)) // Google's envelope has its own place for all of it
+		return
+	}
 	var body []byte
 	depth := 2 // {"error":{…,"request_id":"…"}}
 	if c.client == nil {

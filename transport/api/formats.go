@@ -13,6 +13,7 @@ import (
 type clientSpec struct {
 	name   string
 	format ir.ClientFormat
+	target *pathTarget // the model and stream mode, for a format that has them in its URL
 }
 
 var (

@@ -48,6 +48,9 @@ func (g *generation) decode() *apiError {
 	if err != nil {
 		return irInvalid(err)
 	}
+	if t := g.client.target; t != nil {
+		req.Model, req.Stream = t.model, t.stream
+	}
 	g.req, g.clientModel, g.stream = req, req.Model, req.Stream
 	return nil
 }
@@ -132,6 +135,8 @@ func (g *generation) passBody(rt *catalog.Route) ([]byte, error) {
 		return messages.PassBody(g.body, rt.UpstreamModel, g.decision.Thinking, maxTokens)
 	case g.client.name == codec.FormatResponses:
 		return responses.PassBody(g.body, rt.UpstreamModel, g.decision.Thinking, maxTokens)
+	case g.client.name == codec.FormatGemini:
+		return g.body, nil // the route's model goes in the path (Path), not the body
 	}
 	return codec.SetFields(g.body, map[string]any{"model": rt.UpstreamModel})
 }
@@ -185,28 +190,48 @@ func (g *generation) announce(w http.ResponseWriter) {
 	}
 }
 
-// carriesSignature says which formats' signatures a client format can hand back to us
-// (docs/conversion.md, "Signatures and other opaque reasoning state").
+// carriesSignature says which formats' reasoning and text signatures a client format can hand
+// back to us (docs/conversion.md, "Signatures and other opaque reasoning state"). Gemini's
+// signatures on function calls ride in tool-call ids in every format and are never lost.
 var carriesSignature = map[string]map[string]bool{
 	codec.FormatChat:      {"messages": true},
 	codec.FormatMessages:  {"messages": true},
 	codec.FormatResponses: {"responses": true},
+	codec.FormatGemini:    {"gemini": true},
 }
 
-// answerLoss records a reasoning signature the client's format cannot carry back, so the
-// next turn cannot continue that reasoning (gemini signatures ride in tool-call ids and are
-// never lost).
-func (g *generation) answerLoss(sigFormat string) {
-	if sigFormat == "" || sigFormat == "gemini" || carriesSignature[g.client.name][sigFormat] {
+// answerLoss records a signature the client's format cannot carry back (field names what it
+// was on), so the next turn cannot hand it to the upstream that issued it.
+func (g *generation) answerLoss(field, sigFormat string) {
+	if sigFormat == "" || carriesSignature[g.client.name][sigFormat] {
 		return
 	}
-	g.loss.Drop("answer.reasoning.signature")
+	g.loss.Drop(field)
 }
+
+const (
+	lostReasoningSignature = "answer.reasoning.signature"
+	lostTextSignature      = "answer.text.signature"
+)
 
 func (g *generation) answerLossParts(parts []ir.Part) {
 	for _, p := range parts {
-		if p.Kind == ir.PartReasoning && (p.Reasoning.Signature != "" || p.Reasoning.Redacted != "" || p.Reasoning.Encrypted != "") {
-			g.answerLoss(p.Reasoning.SignatureFormat)
+		switch {
+		case p.Kind == ir.PartReasoning && (p.Reasoning.Signature != "" || p.Reasoning.Redacted != "" || p.Reasoning.Encrypted != ""):
+			g.answerLoss(lostReasoningSignature, p.Reasoning.SignatureFormat)
+		case p.Signature != "":
+			g.answerLoss(lostTextSignature, p.SignatureFormat)
 		}
+	}
+}
+
+// eventLoss is answerLossParts for a stream's events; their headers are out, so the loss
+// only reaches the dropped-fields counter.
+func (g *generation) eventLoss(e ir.Event) {
+	switch {
+	case e.Kind == ir.EvSignature || e.Kind == ir.EvRedacted:
+		g.answerLoss(lostReasoningSignature, e.Format)
+	case e.Kind == ir.EvText && e.Signature != "":
+		g.answerLoss(lostTextSignature, e.Format)
 	}
 }

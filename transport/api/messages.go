@@ -23,15 +23,8 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 // countTokens answers /v1/messages/count_tokens from the gateway's own estimate, so coding
 // clients get an answer for every model whatever its route's format, at no upstream cost.
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
-	c := s.begin(w, "count_tokens")
-	c.client = messages.Format
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
-		return
-	}
-	body, e := s.readBody(w, r, c)
-	if e != nil {
-		render(w, c, e)
+	c, body, ok := s.openCount(w, r, "count_tokens", messages.Format)
+	if !ok {
 		return
 	}
 	// count_tokens takes a messages request without max_tokens.
@@ -50,10 +43,33 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		render(w, c, e)
 		return
 	}
-	n := ir.EstimateTokens(req)
-	if count, err := tokens.For(m.Tokenizer); err == nil && m.Tokenizer != "" {
-		n = ir.CountTokens(req, count)
-	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]int{"input_tokens": n})
+	json.NewEncoder(w).Encode(map[string]int{"input_tokens": countInput(req, m)})
+}
+
+// openCount starts a token count: a call rendering errors in client's format, the key, the
+// body. False means the error was answered. Counts are answered from the gateway's own
+// estimate, so they are neither admitted nor logged.
+func (s *Server) openCount(w http.ResponseWriter, r *http.Request, endpoint string, client ir.ClientFormat) (*call, []byte, bool) {
+	c := s.begin(w, endpoint)
+	c.client = client
+	if e := s.authenticate(r, c); e != nil {
+		render(w, c, e)
+		return nil, nil, false
+	}
+	body, e := s.readBody(w, r, c)
+	if e != nil {
+		render(w, c, e)
+		return nil, nil, false
+	}
+	return c, body, true
+}
+
+// countInput is the request's input tokens: by the model's tokenizer where the catalog names
+// one, else the estimate.
+func countInput(req *ir.Request, m *catalog.Model) int {
+	if count, err := tokens.For(m.Tokenizer); err == nil && m.Tokenizer != "" {
+		return ir.CountTokens(req, count)
+	}
+	return ir.EstimateTokens(req)
 }

@@ -74,6 +74,11 @@ func (s *Server) Register(r *mux.Router) {
 	v1.HandleFunc("/videos/{video_id}", s.getVideo).Methods(http.MethodGet)
 	v1.HandleFunc("/models", s.listModels).Methods(http.MethodGet)
 	v1.HandleFunc("/models/{model:.+}", s.getModel).Methods(http.MethodGet)
+	// The Gemini API (its own paths and version): generateContent & co., and its model list.
+	v1beta := r.PathPrefix("/v1beta").Subrouter()
+	v1beta.HandleFunc("/models", s.geminiListModels).Methods(http.MethodGet)
+	v1beta.HandleFunc("/models/{action:.+:[A-Za-z]+}", s.geminiAction).Methods(http.MethodPost)
+	v1beta.HandleFunc("/models/{model:.+}", s.geminiGetModel).Methods(http.MethodGet)
 	r.HandleFunc("/metrics", s.metrics).Methods(http.MethodGet)
 	r.HandleFunc("/assets/{kind:gen|vid}/{file}", s.serveAsset).Methods(http.MethodGet, http.MethodHead)
 }
