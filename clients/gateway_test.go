@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -110,5 +111,26 @@ func (g *gateway) admin(t *testing.T, path string, body, out any) {
 	}
 	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
 		t.Fatal(fmt.Errorf("POST %s: %w", path, err))
+	}
+}
+
+// refusesAutomated proves the suite's plan admits coding clients only: the same key with
+// curl's User-Agent gets 403 coding_agent_required, so a passing cell was recognised.
+func refusesAutomated(t *testing.T, gatewayURL, key string) {
+	t.Helper()
+	body := `{"model":"sim-chat","messages":[{"role":"user","content":"Hello"}]}`
+	req, _ := http.NewRequest(http.MethodPost, gatewayURL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "curl/8.5.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(buf.String(), "coding_agent_required") {
+		t.Fatalf("plan %q must refuse curl: got %d %s", plan, resp.StatusCode, buf.Bytes())
 	}
 }

@@ -102,6 +102,9 @@ func TestRealClients(t *testing.T) {
 			cells = append(cells, c)
 		}
 	}
+	if len(cells) > 0 {
+		refusesAutomated(t, gw.url, cells[0].key)
+	}
 	start := time.Now()
 	runAll(cells, parallelism())
 	wall := time.Since(start)
