@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -166,9 +167,16 @@ func (c *cell) run() {
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 5 * time.Second
+	// Its own process group, ended as a whole: a CLI's helpers (shells, language servers,
+	// background agents) must not outlive the cell.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := time.Now()
 	c.exitErr = cmd.Run()
 	c.elapsed = time.Since(start)
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	c.stdout, c.stderr = []byte(out.String()), []byte(errb.String())
 	if ctx.Err() != nil {
 		c.exitErr = fmt.Errorf("timed out after %s", cellTimeout)
