@@ -4,7 +4,7 @@ DATA     ?= ./data
 ADDR     ?= 127.0.0.1:8080
 BIN      := bin
 
-.PHONY: run build test test-short vet fmt bench-go clean
+.PHONY: run build test test-short test-clients vet fmt bench-go clean
 
 ## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
 run: build
@@ -23,6 +23,20 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+## test-clients: the real coding CLIs pinned in clients/package.json (Claude Code, Codex, Gemini
+## CLI, opencode, Qwen Code), each headless against the demo gateway on every demo chat model;
+## prints the clients × models table. CLIENTS_ONLY=codex/sim-chat,qwen runs part of it.
+test-clients: build clients/node_modules/.installed
+	cd clients && $(GO) vet . && MODELGATE_BIN=$(CURDIR)/$(BIN)/modelgate $(GO) test -count=1 -timeout 30m -v -run TestRealClients .
+
+# Install from the lock file, only when it changed since the last install. Not `npm ci`: the
+# registry this project reaches lacks some other platforms' optional packages (opencode's and
+# a clipboard addon's darwin/windows builds), so the lock cannot list them and npm ci refuses
+# it; `npm install --no-save` installs exactly the locked tree and never rewrites the lock.
+clients/node_modules/.installed: clients/package.json clients/package-lock.json
+	cd clients && npm install --no-save --no-audit --no-fund --loglevel=error
+	touch $@
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

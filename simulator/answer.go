@@ -14,9 +14,10 @@ import (
 // decide turns the ask into an answer, and the format renders the answer in its own shape
 // (bodies, stream events, ids). Nothing here knows about any wire format, so the same prompt
 // gets the same words, tool calls, reasoning and token counts whichever format asked:
-//   - tools offered, tool choice not "none", the conversation ends with a user turn that is not
-//     only tool results (system turns after it aside) → tool calls: the forced tool, else the first tool, else all tools when
-//     the last user text says "parallel" and parallel calls are allowed;
+//   - tools offered, tool choice not "none", the conversation ends with a user turn that carries
+//     no tool results, system turns after it aside (see lastTurn) → tool calls: the forced tool, else the first tool, else
+//     all tools when the last user text says "parallel" and parallel calls are allowed; the
+//     arguments are the plainest the schema allows (sampleargs.go);
 //   - otherwise text: "Simulated reply from <model>." plus filler words, 16 words in all, or N
 //     when the last user text says "reply with N words"; a stop sequence equal to one of those
 //     words ends the answer before it; the output cap cuts it;
@@ -40,7 +41,7 @@ type ask struct {
 	model        string
 	promptTokens int        // words in everything the model reads (system, turns, tool traffic)
 	lastUser     string     // text of the last user turn; directives are read from it
-	userTurn     bool       // the conversation ends with a user turn that is not only tool results (system turns aside)
+	userTurn     bool       // the conversation ends with a user turn that carries no tool results (system turns aside)
 	tools        []toolSpec // callable function tools, in request order
 	choice       toolChoice // mode "auto", "required" or "none"; forced names one tool of tools
 	parallel     bool       // several tool calls in one answer are allowed
@@ -48,6 +49,18 @@ type ask struct {
 	stop         []string   // stop sequences
 	thinking     bool       // the model reasons before answering
 }
+
+// lastTurn is what the messages after the last model turn carry. It is a user turn, one that
+// may get tool calls, when it has user content and no tool result: real CLIs send text next
+// to tool results (Claude Code's <system-reminder> blocks, Gemini CLI's extra parts, a chat
+// user message after the tool messages), and such a turn still answers the model's calls, so
+// it gets text, or an agent would call the tool again forever.
+type lastTurn struct{ user, results bool }
+
+func (t *lastTurn) model()          { *t = lastTurn{} }
+func (t *lastTurn) userContent()    { t.user = true }
+func (t *lastTurn) toolResults()    { t.results = true }
+func (t lastTurn) isUserTurn() bool { return t.user && !t.results }
 
 // toolSpec is one function tool the model may call.
 type toolSpec struct {

@@ -114,6 +114,7 @@ func decodeChat(body []byte) (ask, *chatRequest, *apiError) {
 		return ask{}, nil, badRequest("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
 	}
 	q := ask{model: req.Model, parallel: req.ParallelToolCalls == nil || *req.ParallelToolCalls}
+	var turn lastTurn
 	for i, m := range req.Messages {
 		if m.Role == "" {
 			return ask{}, nil, badRequest(fmt.Sprintf("messages[%d].role", i),
@@ -128,16 +129,17 @@ func decodeChat(body []byte) (ask, *chatRequest, *apiError) {
 		for _, tc := range m.ToolCalls {
 			q.promptTokens += countWords(tc.Function.Arguments)
 		}
-		if m.Role == "user" {
+		switch m.Role {
+		case "user":
 			q.lastUser = t
+			turn.userContent()
+		case "assistant":
+			turn.model()
+		case "tool", "function":
+			turn.toolResults()
 		}
 	}
-	for i := len(req.Messages) - 1; i >= 0; i-- { // system turns after the user's do not answer it
-		if r := req.Messages[i].Role; r != "system" && r != "developer" {
-			q.userTurn = r == "user"
-			break
-		}
-	}
+	q.userTurn = turn.isUserTurn()
 	for _, f := range []struct {
 		name string
 		v    *int

@@ -153,14 +153,14 @@ const toolsJSON = `[
 		"properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}}},
 	{"type":"function","function":{"name":"clock","parameters":{"type":"object","properties":{
 		"tz":{"type":"string"},"utc":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string"}},
-		"opts":{"type":"object"},"score":{"type":"number"},"note":{"type":["null","string"]}}}}},
+		"opts":{"type":"object"},"score":{"type":"number"},"note":{"type":["null","string"]}},"required":["tz","utc","tags","score","note"]}}},
 	{"type":"function","function":{"name":"ping"}}]`
 
 func TestChatToolCalls(t *testing.T) {
 	_, base := startSim(t)
 	type call struct{ name, args string }
-	weather := call{"get_weather", `{"city":"sample","days":1}`}
-	clock := call{"clock", `{"tz":"sample","utc":true,"tags":[],"opts":{},"score":1,"note":"sample"}`}
+	weather := call{"get_weather", weatherArgs}
+	clock := call{"clock", clockArgs}
 	ping := call{"ping", `{}`}
 	tests := []struct {
 		name       string
@@ -169,20 +169,20 @@ func TestChatToolCalls(t *testing.T) {
 		want       []call
 		completion int
 	}{
-		{name: "auto calls the first tool", user: "what is the weather", want: []call{weather}, completion: 3},
+		{name: "auto calls the first tool", user: "what is the weather", want: []call{weather}, completion: 2},
 		{name: "required calls the first tool", extra: `,"tool_choice":"required"`, user: "go",
-			want: []call{weather}, completion: 3},
+			want: []call{weather}, completion: 2},
 		{name: "forced tool", extra: `,"tool_choice":{"type":"function","function":{"name":"clock"}}`,
-			user: "time?", want: []call{clock}, completion: 7},
+			user: "time?", want: []call{clock}, completion: 6},
 		{name: "forced tool wins over parallel", extra: `,"tool_choice":{"type":"function","function":{"name":"ping"}}`,
 			user: "in parallel", want: []call{ping}, completion: 1},
 		{name: "parallel calls all tools in order", user: "do all of it in Parallel please",
-			want: []call{weather, clock, ping}, completion: 3 + 7 + 1},
+			want: []call{weather, clock, ping}, completion: 2 + 6 + 1},
 		{name: "parallel_tool_calls false calls one", extra: `,"parallel_tool_calls":false`,
-			user: "in parallel", want: []call{weather}, completion: 3},
+			user: "in parallel", want: []call{weather}, completion: 2},
 		{name: "allowed_tools behaves like auto",
 			extra: `,"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[]}}`,
-			user:  "x", want: []call{weather}, completion: 3},
+			user:  "x", want: []call{weather}, completion: 2},
 	}
 	idRe := regexp.MustCompile(`^call_[0-9a-f]{24}$`)
 	for _, tc := range tests {

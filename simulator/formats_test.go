@@ -244,7 +244,7 @@ func TestFormatsGiveTheSameAnswer(t *testing.T) {
 		{"output cap", turn{system: "Be brief", user: "reply with 30 words", maxTokens: 17},
 			neutral{Text: "Simulated reply from m1. " + sixteen + " mike", Finish: "length", Prompt: 6, Output: 17}},
 		{"parallel tools", turn{system: "Be brief", user: "call them in parallel", tools: true},
-			neutral{Calls: []string{"get_weather" + weatherArgs, "clock" + clockArgs, "ping{}"}, Finish: "tools", Prompt: 6, Output: 11}},
+			neutral{Calls: []string{"get_weather" + weatherArgs, "clock" + clockArgs, "ping{}"}, Finish: "tools", Prompt: 6, Output: 9}},
 		{"thinking", turn{system: "Be brief", user: "think then reply with 2 words", think: true},
 			neutral{Text: "Simulated reply", Finish: "stop", Prompt: 8, Output: 10, Reasoning: 8, Think: 8}},
 	}

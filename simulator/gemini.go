@@ -228,6 +228,7 @@ func decodeGemini(body []byte, counting bool) (ask, bool, *apiError) {
 		return ask{}, false, invalidGemini("* GenerateContentRequest.contents: contents is not specified\n")
 	}
 	q := ask{parallel: true}
+	var turn lastTurn
 	if si := req.SystemInstruction; si != nil {
 		for _, p := range si.Parts {
 			if p.Text != nil {
@@ -268,8 +269,16 @@ func decodeGemini(body []byte, counting bool) (ask, bool, *apiError) {
 		if user && len(texts) > 0 {
 			q.lastUser = text
 		}
-		q.userTurn = user && !responses
+		switch {
+		case !user:
+			turn.model()
+		case responses:
+			turn.toolResults()
+		default:
+			turn.userContent()
+		}
 	}
+	q.userTurn = turn.isUserTurn()
 	if apiErr := q.readGeminiTools(&req); apiErr != nil {
 		return ask{}, false, apiErr
 	}

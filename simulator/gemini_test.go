@@ -31,7 +31,7 @@ const geminiToolsJSON = `[{"functionDeclarations":[
 		"properties":{"city":{"type":"STRING"},"days":{"type":"INTEGER"}},"required":["city"]}},
 	{"name":"clock","parametersJsonSchema":{"type":"object","additionalProperties":false,"properties":{
 		"tz":{"type":"string"},"utc":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string"}},
-		"opts":{"type":"object"},"score":{"type":"number"},"note":{"type":["null","string"]}}}},
+		"opts":{"type":"object"},"score":{"type":"number"},"note":{"type":["null","string"]}},"required":["tz","utc","tags","score","note"]}},
 	{"name":"ping"}]},{"googleSearch":{}}]`
 
 func userContents(text string) string {
@@ -131,15 +131,15 @@ func TestGeminiToolCalls(t *testing.T) {
 		want                  []call // nil: a text answer
 		candidates            int
 	}{
-		{name: "auto calls the first function", contents: userContents("what is the weather"), want: []call{weather}, candidates: 3},
-		{name: "ANY calls the first function", extra: mode("ANY"), contents: userContents("go"), want: []call{weather}, candidates: 3},
-		{name: "one allowed name forces it", extra: mode("ANY", "clock"), contents: userContents("time?"), want: []call{clock}, candidates: 7},
+		{name: "auto calls the first function", contents: userContents("what is the weather"), want: []call{weather}, candidates: 2},
+		{name: "ANY calls the first function", extra: mode("ANY"), contents: userContents("go"), want: []call{weather}, candidates: 2},
+		{name: "one allowed name forces it", extra: mode("ANY", "clock"), contents: userContents("time?"), want: []call{clock}, candidates: 6},
 		{name: "forced function wins over parallel", extra: mode("ANY", "ping"), contents: userContents("in parallel"),
 			want: []call{ping}, candidates: 1},
 		{name: "allowed names limit parallel calls", extra: mode("ANY", "ping", "get_weather"), contents: userContents("parallel"),
-			want: []call{weather, ping}, candidates: 4},
+			want: []call{weather, ping}, candidates: 3},
 		{name: "parallel calls every function in order", contents: userContents("do all of it in Parallel please"),
-			want: []call{weather, clock, ping}, candidates: 11},
+			want: []call{weather, clock, ping}, candidates: 9},
 		{name: "NONE answers in text", extra: mode("NONE"), contents: userContents("hi"), candidates: 16},
 		{name: "a function response answers in text", contents: `"contents":[{"role":"user","parts":[{"text":"hi"}]},
 			{"role":"model","parts":[{"functionCall":{"name":"ping","args":{}}}]},
@@ -212,7 +212,7 @@ func TestGeminiThinking(t *testing.T) {
 		{"the signature goes on the first function call", `"tools":` + geminiToolsJSON + `,` + userContents("parallel") +
 			`,"generationConfig":{"thinkingConfig":{"thinkingLevel":"HIGH","includeThoughts":true}}`,
 			`[` + thought + `,{"functionCall":{"name":"get_weather","args":` + weatherArgs + `},"thoughtSignature":"` + sig + `"},
-				{"functionCall":{"name":"clock","args":` + clockArgs + `}},{"functionCall":{"name":"ping","args":{}}}]`, 8, 11},
+				{"functionCall":{"name":"clock","args":` + clockArgs + `}},{"functionCall":{"name":"ping","args":{}}}]`, 8, 9},
 		{"thoughts share maxOutputTokens", userContents("hi") +
 			`,"generationConfig":{"maxOutputTokens":10,"thinkingConfig":{"includeThoughts":true}}`,
 			`[` + thought + `,{"text":"Simulated reply","thoughtSignature":"` + sig + `"}]`, 8, 2},

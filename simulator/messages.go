@@ -284,6 +284,7 @@ func messagesContent(raw json.RawMessage) (*string, []messagesBlock, bool) {
 // turn (with systemTurns) counts its words and is otherwise transparent.
 func (q *ask) readMessages(msgs []messagesMessage, systemTurns bool) *apiError {
 	var prevToolUses []string // tool_use ids of the previous (assistant) message
+	var turn lastTurn
 	for i, m := range msgs {
 		if m.Role == "system" && systemTurns {
 			text, ok := messagesSystemText(m.Content)
@@ -305,15 +306,10 @@ func (q *ask) readMessages(msgs []messagesMessage, systemTurns bool) *apiError {
 			return invalidMessages("messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
 		}
 		var texts, toolUses, answered []string
-		onlyResults := len(blocks) > 0
 		if str != nil {
 			texts = append(texts, *str)
-			onlyResults = false
 		}
 		for j, b := range blocks {
-			if b.Type != "tool_result" {
-				onlyResults = false
-			}
 			switch b.Type {
 			case "":
 				return invalidMessages("messages.%d.content.%d.type: Field required", i, j)
@@ -365,9 +361,17 @@ func (q *ask) readMessages(msgs []messagesMessage, systemTurns bool) *apiError {
 		if m.Role == "user" && len(texts) > 0 {
 			q.lastUser = text
 		}
-		q.userTurn = m.Role == "user" && !onlyResults
+		switch {
+		case m.Role != "user":
+			turn.model()
+		case len(answered) > 0:
+			turn.toolResults()
+		default:
+			turn.userContent()
+		}
 		prevToolUses = toolUses
 	}
+	q.userTurn = turn.isUserTurn()
 	return nil
 }
 

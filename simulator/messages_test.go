@@ -32,13 +32,13 @@ const messagesToolsJSON = `[
 		"properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}},
 	{"name":"clock","input_schema":{"type":"object","properties":{
 		"tz":{"type":"string"},"utc":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string"}},
-		"opts":{"type":"object"},"score":{"type":"number"},"note":{"type":["null","string"]}}}},
+		"opts":{"type":"object"},"score":{"type":"number"},"note":{"type":["null","string"]}},"required":["tz","utc","tags","score","note"]}},
 	{"name":"ping","input_schema":{"type":"object"}},
 	{"type":"web_search_20250305","name":"web_search","max_uses":1}]`
 
 const (
-	weatherArgs = `{"city":"sample","days":1}`
-	clockArgs   = `{"tz":"sample","utc":true,"tags":[],"opts":{},"score":1,"note":"sample"}`
+	weatherArgs = `{"city":"sample"}`                                               // days is optional
+	clockArgs   = `{"tz":"sample","utc":false,"tags":[],"score":1,"note":"sample"}` // opts is optional
 	sixteen     = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima"
 	reasoning8  = "Simulated reasoning. alpha bravo charlie delta echo foxtrot"
 )
@@ -144,19 +144,20 @@ func TestMessagesToolCalls(t *testing.T) {
 		want                  []call // nil: a text answer
 		output                int
 	}{
-		{name: "auto calls the first tool", messages: `[{"role":"user","content":"what is the weather"}]`, want: []call{weather}, output: 3},
+		{name: "auto calls the first tool", messages: `[{"role":"user","content":"what is the weather"}]`, want: []call{weather}, output: 2},
 		{name: "any calls the first tool", extra: `,"tool_choice":{"type":"any"}`, messages: `[{"role":"user","content":"go"}]`,
-			want: []call{weather}, output: 3},
+			want: []call{weather}, output: 2},
 		{name: "forced tool", extra: `,"tool_choice":{"type":"tool","name":"clock"}`, messages: `[{"role":"user","content":"time?"}]`,
-			want: []call{clock}, output: 7},
+			want: []call{clock}, output: 6},
 		{name: "forced tool wins over parallel", extra: `,"tool_choice":{"type":"tool","name":"ping"}`,
 			messages: `[{"role":"user","content":"in parallel"}]`, want: []call{ping}, output: 1},
 		{name: "parallel calls every custom tool in order", messages: `[{"role":"user","content":"do all of it in Parallel please"}]`,
-			want: []call{weather, clock, ping}, output: 11},
+			want: []call{weather, clock, ping}, output: 9},
 		{name: "disable_parallel_tool_use calls one", extra: `,"tool_choice":{"type":"auto","disable_parallel_tool_use":true}`,
-			messages: `[{"role":"user","content":"in parallel"}]`, want: []call{weather}, output: 3},
-		{name: "tool results with new text call again", messages: `[{"role":"user","content":"hi"},` + toolResult + `,
-			{"type":"text","text":"and again"}]}]`, want: []call{weather}, output: 3},
+			messages: `[{"role":"user","content":"in parallel"}]`, want: []call{weather}, output: 2},
+		// Claude Code appends <system-reminder> text to the turn that carries tool results.
+		{name: "tool results with appended text answer in text", messages: `[{"role":"user","content":"hi"},` + toolResult + `,
+			{"type":"text","text":"<system-reminder>Todo list is empty</system-reminder>"}]}]`, output: 16},
 		{name: "tool_choice none answers in text", extra: `,"tool_choice":{"type":"none"}`,
 			messages: `[{"role":"user","content":"hi"}]`, output: 16},
 		{name: "only tool results answers in text", messages: `[{"role":"user","content":"hi"},` + toolResult + `]}]`, output: 16},
@@ -220,7 +221,7 @@ func TestMessagesThinking(t *testing.T) {
 			`[{"type":"text","text":"Simulated"}]`, 1},
 		{"thinking before a tool call", `"thinking":{"type":"enabled","budget_tokens":1024},"tools":` + messagesToolsJSON +
 			`,"messages":[{"role":"user","content":"weather"}]`,
-			`[` + thinkingBlock + `,{"type":"tool_use","name":"get_weather","input":` + weatherArgs + `}]`, 11},
+			`[` + thinkingBlock + `,{"type":"tool_use","name":"get_weather","input":` + weatherArgs + `}]`, 10},
 		{"signed thinking sent back is accepted", `"thinking":{"type":"enabled","budget_tokens":1024},"tools":` + messagesToolsJSON +
 			`,"messages":[{"role":"user","content":"weather"},
 				{"role":"assistant","content":[` + thinkingBlock + `,{"type":"tool_use","id":"toolu_a","name":"get_weather","input":{"city":"x"}}]},

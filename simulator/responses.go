@@ -154,10 +154,6 @@ func decodeResponses(body []byte) (ask, *responsesRequest, responsesOptions, *ap
 	return q, &req, opts, nil
 }
 
-// systemItem reports a system or developer message item.
-func systemItem(it responsesItem) bool {
-	return (it.Type == "" || it.Type == "message") && (it.Role == "system" || it.Role == "developer")
-}
 
 // readInput validates the input (a string, or items), counts its words and finds the last
 // user text.
@@ -168,6 +164,7 @@ func (q *ask) readInput(raw json.RawMessage) *apiError {
 		q.lastUser, q.userTurn = str, true
 		return nil
 	}
+	var turn lastTurn
 	var items []responsesItem
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return badRequest("input", "Invalid 'input': expected a string or an array of input items.")
@@ -179,9 +176,6 @@ func (q *ask) readInput(raw json.RawMessage) *apiError {
 		if typ == "" && it.Role != "" {
 			typ = "message"
 		}
-		if !systemItem(it) { // system turns after the user's do not answer it
-			q.userTurn = false
-		}
 		switch typ {
 		case "":
 			return badRequest(at+".type", fmt.Sprintf("Missing required parameter: '%s.type'.", at))
@@ -191,8 +185,12 @@ func (q *ask) readInput(raw json.RawMessage) *apiError {
 				return apiErr
 			}
 			q.promptTokens += countWords(text)
-			if it.Role == "user" {
-				q.lastUser, q.userTurn = text, true
+			switch it.Role {
+			case "user":
+				q.lastUser = text
+				turn.userContent()
+			case "assistant":
+				turn.model()
 			}
 		case "function_call", "custom_tool_call":
 			if it.CallID == "" {
@@ -203,6 +201,7 @@ func (q *ask) readInput(raw json.RawMessage) *apiError {
 			}
 			callIDs = append(callIDs, it.CallID)
 			q.promptTokens += countWords(it.Arguments) + countWords(it.Input)
+			turn.model()
 		case "function_call_output", "custom_tool_call_output":
 			if !slices.Contains(callIDs, it.CallID) {
 				return badRequest("input", fmt.Sprintf("No tool call found for function call output with call_id %s.", it.CallID))
@@ -212,6 +211,7 @@ func (q *ask) readInput(raw json.RawMessage) *apiError {
 				return badRequest(at+".output", fmt.Sprintf("Invalid '%s.output': expected a string or an array of content parts.", at))
 			}
 			q.promptTokens += countWords(str)
+			turn.toolResults()
 		case "reasoning":
 			if len(bytes.TrimSpace(it.Summary)) == 0 {
 				return badRequest(at+".summary", fmt.Sprintf("Missing required parameter: '%s.summary'.", at))
@@ -227,6 +227,7 @@ func (q *ask) readInput(raw json.RawMessage) *apiError {
 		// Other item types (item_reference, hosted tool calls, ...) are accepted and carry no
 		// words.
 	}
+	q.userTurn = turn.isUserTurn()
 	return nil
 }
 

@@ -53,7 +53,7 @@ const responsesToolsJSON = `[
 		"properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]},"strict":false},
 	{"type":"function","name":"clock","parameters":{"type":"object","properties":{
 		"tz":{"type":"string"},"utc":{"type":"boolean"},"tags":{"type":"array","items":{"type":"string"}},
-		"opts":{"type":"object"},"score":{"type":"number"},"note":{"type":["null","string"]}}}},
+		"opts":{"type":"object"},"score":{"type":"number"},"note":{"type":["null","string"]}},"required":["tz","utc","tags","score","note"]}},
 	{"type":"function","name":"ping"},
 	{"type":"web_search"},
 	{"type":"custom","name":"apply_patch","description":"patch"}]`
@@ -133,19 +133,19 @@ func TestResponsesToolCalls(t *testing.T) {
 		want               []call // nil: a text answer
 		output             int
 	}{
-		{name: "auto calls the first tool", input: `"what is the weather"`, want: []call{weather}, output: 3},
-		{name: "required calls the first tool", extra: `,"tool_choice":"required"`, input: `"go"`, want: []call{weather}, output: 3},
-		{name: "forced function", extra: `,"tool_choice":{"type":"function","name":"clock"}`, input: `"time?"`, want: []call{clock}, output: 7},
+		{name: "auto calls the first tool", input: `"what is the weather"`, want: []call{weather}, output: 2},
+		{name: "required calls the first tool", extra: `,"tool_choice":"required"`, input: `"go"`, want: []call{weather}, output: 2},
+		{name: "forced function", extra: `,"tool_choice":{"type":"function","name":"clock"}`, input: `"time?"`, want: []call{clock}, output: 6},
 		{name: "forced function wins over parallel", extra: `,"tool_choice":{"type":"function","name":"ping"}`, input: `"in parallel"`,
 			want: []call{ping}, output: 1},
-		{name: "parallel calls every function in order", input: `"do all of it in Parallel please"`, want: []call{weather, clock, ping}, output: 11},
-		{name: "parallel_tool_calls false calls one", extra: `,"parallel_tool_calls":false`, input: `"in parallel"`, want: []call{weather}, output: 3},
+		{name: "parallel calls every function in order", input: `"do all of it in Parallel please"`, want: []call{weather, clock, ping}, output: 9},
+		{name: "parallel_tool_calls false calls one", extra: `,"parallel_tool_calls":false`, input: `"in parallel"`, want: []call{weather}, output: 2},
 		{name: "allowed_tools limits the choice", extra: `,"tool_choice":{"type":"allowed_tools","mode":"required",
-			"tools":[{"type":"function","name":"ping"},{"type":"function","name":"clock"}]}`, input: `"parallel"`, want: []call{clock, ping}, output: 8},
+			"tools":[{"type":"function","name":"ping"},{"type":"function","name":"clock"}]}`, input: `"parallel"`, want: []call{clock, ping}, output: 7},
 		{name: "tool_choice none answers in text", extra: `,"tool_choice":"none"`, input: `"hi"`, output: 16},
 		{name: "a forced hosted tool calls no function", extra: `,"tool_choice":{"type":"web_search"}`, input: `"hi"`, output: 16},
 		{name: "system turns after the user's still get the call", input: `[{"role":"user","content":"hi"},
-			{"role":"system","content":"env"},{"role":"developer","content":"be brief"}]`, want: []call{weather}, output: 3},
+			{"role":"system","content":"env"},{"role":"developer","content":"be brief"}]`, want: []call{weather}, output: 2},
 		{name: "a function output answers in text", input: `[{"role":"user","content":"hi"},
 			{"type":"function_call","call_id":"call_A","name":"ping","arguments":"{}"},
 			{"type":"function_call_output","call_id":"call_A","output":[{"type":"input_text","text":"pong"}]}]`, output: 16},

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Tool helpers shared by the formats: the chat tool and tool_choice shapes, and the sample
@@ -85,26 +84,6 @@ func validateTools(tools []chatTool) *apiError {
 	return nil
 }
 
-// sampleArguments builds a call's arguments: a JSON object with one sample value per property
-// of the tool's parameters, in the schema's own order (as a model writes them). It also
-// returns the number of properties, which counts toward completion tokens.
-func sampleArguments(params json.RawMessage) (string, int) {
-	names, schemas, _ := toolProperties(params) // validated by validateTools
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, name := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		key, _ := json.Marshal(name)
-		b.Write(key)
-		b.WriteByte(':')
-		b.WriteString(sampleValue(schemas[i]))
-	}
-	b.WriteByte('}')
-	return b.String(), len(names)
-}
-
 // toolProperties returns the property names and schemas of a tool's parameters schema.
 func toolProperties(params json.RawMessage) ([]string, []json.RawMessage, error) {
 	keys, values, err := objectMembers(params)
@@ -121,38 +100,6 @@ func toolProperties(params json.RawMessage) ([]string, []json.RawMessage, error)
 		}
 	}
 	return nil, nil, nil
-}
-
-// sampleValue is the placeholder for a property, chosen by its JSON-schema type. A type list
-// such as ["string","null"] uses its first non-null entry.
-func sampleValue(schema json.RawMessage) string {
-	var s struct {
-		Type json.RawMessage `json:"type"`
-	}
-	_ = json.Unmarshal(schema, &s) // a malformed schema just gets the default sample
-	var typ string
-	if json.Unmarshal(s.Type, &typ) != nil {
-		var types []string
-		_ = json.Unmarshal(s.Type, &types)
-		for _, t := range types {
-			if t != "null" {
-				typ = t
-				break
-			}
-		}
-	}
-	switch strings.ToLower(typ) { // Gemini schemas spell types in capitals
-	case "integer", "number":
-		return "1"
-	case "boolean":
-		return "true"
-	case "array":
-		return "[]"
-	case "object":
-		return "{}"
-	default:
-		return `"sample"`
-	}
 }
 
 // objectMembers splits a JSON object into its keys and raw values, keeping their order (a Go

@@ -32,6 +32,10 @@ func DefaultClientRules() ClientRules {
 			"curl/", "Wget/", "python-requests/", "python-httpx/", "aiohttp/", "Go-http-client/",
 			"node-fetch", "undici", "axios/", "okhttp/", "PostmanRuntime/", "litellm/",
 			"OpenAI/", "AsyncOpenAI/", "AzureOpenAI/", "Anthropic/", "AsyncAnthropic/", "google-genai-sdk/",
+			// The Vercel AI SDK's own UA (ai-sdk/<provider>/<v> … runtime/<name>/<v>) and bare
+			// JS runtimes: clients built on them that add no name of their own (cline's CLI).
+			// opencode puts "opencode/<v>" first, so it still matches Interactive.
+			"ai-sdk/", "Bun/", "Deno/",
 		},
 		Signals: map[string][]string{
 			"originator": {"codex_"},

@@ -179,7 +179,7 @@ type wantCall struct {
 
 var wantCalls = []wantCall{
 	{"get_weather", `{"city":"sample","days":1}`},
-	{"get_time", `{"exact":true,"zone":"sample"}`},
+	{"get_time", `{"exact":false,"zone":"sample"}`},
 }
 
 // parallelPrompt asks for both tools at once.

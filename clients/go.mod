@@ -1,0 +1,3 @@
+module github.com/modelgate/modelgate/clients
+
+go 1.26
