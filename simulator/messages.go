@@ -110,9 +110,10 @@ type messagesBlock struct {
 }
 
 type messagesTool struct {
-	Type        string          `json:"type"`
-	Name        string          `json:"name"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Type         string          `json:"type"`
+	Name         string          `json:"name"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	DeferLoading bool            `json:"defer_loading"`
 }
 
 type messagesToolChoice struct {
@@ -376,7 +377,8 @@ func (q *ask) readMessages(msgs []messagesMessage, systemTurns bool) *apiError {
 }
 
 // readMessagesTools reads tools and tool_choice. Server tools (web_search_…, bash_…) are
-// accepted but never called.
+// accepted but never called, and so are deferred tools (defer_loading): the API keeps them out
+// of the model's context until the client loads them.
 func (q *ask) readMessagesTools(req *messagesRequest) *apiError {
 	for i, t := range req.Tools {
 		if t.Type != "" && t.Type != "custom" {
@@ -391,7 +393,9 @@ func (q *ask) readMessagesTools(req *messagesRequest) *apiError {
 		if _, _, err := toolProperties(t.InputSchema); err != nil {
 			return invalidMessages("tools.%d.custom.input_schema: Input should be a valid dictionary (%v)", i, err)
 		}
-		q.tools = append(q.tools, toolSpec{name: t.Name, params: t.InputSchema})
+		if !t.DeferLoading {
+			q.tools = append(q.tools, toolSpec{name: t.Name, params: t.InputSchema})
+		}
 	}
 	q.choice = toolChoice{mode: "auto"}
 	tc := req.ToolChoice

@@ -556,3 +556,22 @@ func TestMessagesSystemTurnsNeedTheBeta(t *testing.T) {
 		t.Fatalf("empty system turn: %d %s", resp.StatusCode, data)
 	}
 }
+
+// A deferred tool (defer_loading) is not in the model's context, so it is never called, even
+// listed first (Claude Code sends a "never call this" placeholder first for unknown models).
+func TestMessagesDeferredToolIsNotCalled(t *testing.T) {
+	_, base := startSim(t)
+	tools := `[{"name":"DeferredToolPlaceholder","description":"never call this tool","input_schema":{"type":"object","properties":{}},"defer_loading":true},
+		{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}}]`
+	resp, data := postMessages(t, base+"/v1/messages", `{"model":"m1","max_tokens":1000,"tools":`+tools+`,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	content, _ := object(t, string(data))["content"].([]any)
+	if len(content) != 1 {
+		t.Fatalf("content %v, want one tool_use", content)
+	}
+	if b := content[0].(map[string]any); b["type"] != "tool_use" || b["name"] != "Bash" {
+		t.Fatalf("block %v, want a tool_use of Bash", b)
+	}
+}

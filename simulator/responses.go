@@ -154,7 +154,6 @@ func decodeResponses(body []byte) (ask, *responsesRequest, responsesOptions, *ap
 	return q, &req, opts, nil
 }
 
-
 // readInput validates the input (a string, or items), counts its words and finds the last
 // user text.
 func (q *ask) readInput(raw json.RawMessage) *apiError {

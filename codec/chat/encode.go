@@ -18,9 +18,10 @@ func EncodeIR(r *ir.Request, upstreamModel string, loss *ir.Loss) ([]byte, error
 		msgs = append(msgs, encodeMessage(m, loss)...)
 	}
 	out["messages"] = msgs
-	if len(r.Tools) > 0 {
-		tools := make([]map[string]any, 0, len(r.Tools))
-		for _, t := range r.Tools {
+	loaded := r.LoadedTools(loss)
+	if len(loaded) > 0 {
+		tools := make([]map[string]any, 0, len(loaded))
+		for _, t := range loaded {
 			fn := map[string]any{"name": t.Name}
 			if t.Description != "" {
 				fn["description"] = t.Description
@@ -40,7 +41,7 @@ func EncodeIR(r *ir.Request, upstreamModel string, loss *ir.Loss) ([]byte, error
 	if tc := encodeToolChoice(r.ToolChoice); tc != nil {
 		out["tool_choice"] = tc
 	}
-	if r.Parallel != nil && len(r.Tools) > 0 {
+	if r.Parallel != nil && len(loaded) > 0 {
 		out["parallel_tool_calls"] = *r.Parallel
 	}
 	if r.MaxTokens > 0 {

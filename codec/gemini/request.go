@@ -428,7 +428,7 @@ func encodeTools(r *ir.Request, out *request, loss *ir.Loss) error {
 	}
 
 	var decls []functionDeclaration
-	for _, t := range r.Tools {
+	for _, t := range r.LoadedTools(loss) {
 		if allowed != nil && !allowed[t.Name] {
 			continue
 		}

@@ -127,6 +127,33 @@ type Tool struct {
 	Strict      *bool
 	// Custom marks a free-form (non-JSON) tool of the chat/responses formats.
 	Custom bool
+	// Deferred marks a tool loaded on demand (the messages format's defer_loading): it is not
+	// in the model's context until the client loads it (Claude Code's tool search, and its
+	// "never call this" placeholder that keeps deferred loading on).
+	Deferred bool
+}
+
+// LoadedTools are the tools a model of a format without on-demand loading may see: the
+// deferred ones are left out, as the messages API keeps them out of the model's context, and
+// each left out is reported.
+func (r *Request) LoadedTools(loss *Loss) []Tool {
+	n := 0
+	for _, t := range r.Tools {
+		if !t.Deferred {
+			n++
+		}
+	}
+	if n == len(r.Tools) {
+		return r.Tools
+	}
+	loss.Drop("tools[].defer_loading")
+	out := make([]Tool, 0, n)
+	for _, t := range r.Tools {
+		if !t.Deferred {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // ToolChoiceMode is how the model must use tools.

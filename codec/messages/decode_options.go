@@ -9,7 +9,7 @@ import (
 )
 
 // Tool members IR holds; others are kept per tool name in Extra["tools[].<member>"].
-var toolFields = map[string]bool{"type": true, "name": true, "description": true, "input_schema": true, "strict": true}
+var toolFields = map[string]bool{"type": true, "name": true, "description": true, "input_schema": true, "strict": true, "defer_loading": true}
 
 func decodeTools(fields map[string]json.RawMessage, r *ir.Request) *ir.Error {
 	if raw := fields["tools"]; !isNull(raw) {
@@ -38,6 +38,9 @@ func decodeTools(fields map[string]json.RawMessage, r *ir.Request) *ir.Error {
 			}
 			if err := unmarshalMember(t, "strict", &tool.Strict); err != nil {
 				return bad(at+".strict", "strict must be a boolean")
+			}
+			if err := unmarshalMember(t, "defer_loading", &tool.Deferred); err != nil {
+				return bad(at+".defer_loading", "defer_loading must be a boolean")
 			}
 			if s := t["input_schema"]; !isNull(s) {
 				var obj map[string]json.RawMessage

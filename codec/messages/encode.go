@@ -378,6 +378,9 @@ func encodeTools(r *ir.Request, loss *ir.Loss) []any {
 		if t.Description != "" {
 			m["description"] = t.Description
 		}
+		if t.Deferred {
+			m["defer_loading"] = true
+		}
 		if t.Strict != nil {
 			m["strict"] = *t.Strict
 		}

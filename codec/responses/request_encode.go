@@ -24,7 +24,7 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 		}
 	}
 	body["model"] = upstreamModel
-	tools, kinds := encodeTools(r)
+	tools, kinds := encodeTools(r, loss)
 	instructions, input, replays := encodeInput(r.Messages, kinds, loss)
 	if instructions != nil {
 		body["instructions"] = *instructions
@@ -91,7 +91,7 @@ type toolKinds map[string]bool
 
 // encodeTools renders the IR tools flat (function tools) or as their raw definitions (custom
 // tools that came from a responses client), then the hosted tools kept in Extra.
-func encodeTools(r *ir.Request) ([]json.RawMessage, toolKinds) {
+func encodeTools(r *ir.Request, loss *ir.Loss) ([]json.RawMessage, toolKinds) {
 	var raws []json.RawMessage
 	if raw, ok := r.Extra["tools"]; ok {
 		_ = json.Unmarshal(raw, &raws)
@@ -108,8 +108,9 @@ func encodeTools(r *ir.Request) ([]json.RawMessage, toolKinds) {
 		}
 	}
 	kinds := toolKinds{}
-	out := make([]json.RawMessage, 0, len(r.Tools)+len(hosted))
-	for _, t := range r.Tools {
+	loaded := r.LoadedTools(loss)
+	out := make([]json.RawMessage, 0, len(loaded)+len(hosted))
+	for _, t := range loaded {
 		kinds[t.Name] = t.Custom
 		if t.Custom {
 			if raw, ok := rawCustom[t.Name]; ok {

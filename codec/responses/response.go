@@ -178,7 +178,7 @@ func newWireResponse(id, model string, created int64, req *ir.Request) *wireResp
 		}
 		w.Text = t
 	}
-	tools, kinds := encodeTools(req)
+	tools, kinds := encodeTools(req, nil)
 	w.Tools = tools
 	if tc := encodeToolChoice(req, kinds, nil); tc != nil {
 		w.ToolChoice = tc
