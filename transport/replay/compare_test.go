@@ -104,7 +104,7 @@ func callIDPattern(client string, want toolCall) *regexp.Regexp {
 func checkCalls(t *testing.T, c cell, want, got []toolCall) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Errorf("got %d tool calls %+v, want %d %+v", len(got), got, len(want), want)
+		t.Errorf("got %d tool calls %s, want %d %s", len(got), callSummary(got), len(want), callSummary(want))
 		return
 	}
 	for i := range want {
@@ -257,4 +257,13 @@ func containsInt(list []int, n int) bool {
 		}
 	}
 	return false
+}
+
+// callSummary is name(arguments) per call, short enough for a failure message.
+func callSummary(calls []toolCall) string {
+	var parts []string
+	for _, c := range calls {
+		parts = append(parts, c.Name+c.Args)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }

@@ -391,6 +391,7 @@ func geminiAnswer(b []byte, stream bool) (answer, error) {
 		chunks = []any{v}
 	}
 	var a answer
+	var open *streamedCall // a call whose arguments stream as partialArgs
 	for _, v := range chunks {
 		if a.Model == "" {
 			a.Model = str(v, "modelVersion")
@@ -406,10 +407,17 @@ func geminiAnswer(b []byte, stream bool) (answer, error) {
 		for _, c := range arr(v, "candidates") {
 			for _, p := range arr(c, "content", "parts") {
 				sig := str(p, "thoughtSignature")
-				switch {
-				case has(p, "functionCall"):
-					a.Calls = append(a.Calls, toolCall{ID: str(p, "functionCall", "id"), Name: str(p, "functionCall", "name"),
-						Args: canonicalValue(orEmpty(get(p, "functionCall", "args"))), Signature: sig})
+				switch fc := get(p, "functionCall"); {
+				case fc != nil && (open != nil || get(fc, "willContinue") == true):
+					open = open.add(fc, sig)
+					if open.done {
+						a.Calls = append(a.Calls, open.call())
+						open = nil
+					}
+					continue
+				case fc != nil:
+					a.Calls = append(a.Calls, toolCall{ID: str(fc, "id"), Name: str(fc, "name"),
+						Args: canonicalValue(orEmpty(get(fc, "args"))), Signature: sig})
 					continue
 				case get(p, "thought") == true:
 					a.Reasoning += str(p, "text")
@@ -436,4 +444,43 @@ func orEmpty(v any) any {
 		return obj{}
 	}
 	return v
+}
+
+// streamedCall gathers a Gemini call streamed with streamFunctionCallArguments: the name
+// first (willContinue), then partialArgs by JSON path, then an empty functionCall.
+type streamedCall struct {
+	toolCall
+	args obj
+	done bool
+}
+
+func (c *streamedCall) add(fc any, sig string) *streamedCall {
+	if c == nil {
+		c = &streamedCall{toolCall: toolCall{ID: str(fc, "id"), Name: str(fc, "name"), Signature: sig}, args: obj{}}
+		if a, ok := get(fc, "args").(obj); ok {
+			c.args = a
+		}
+		return c
+	}
+	for _, pa := range arr(fc, "partialArgs") {
+		key := strings.TrimPrefix(str(pa, "jsonPath"), "$.")
+		switch {
+		case has(pa, "stringValue"):
+			c.args[key] = str(c.args, key) + str(pa, "stringValue")
+		case has(pa, "numberValue"):
+			c.args[key] = get(pa, "numberValue")
+		case has(pa, "boolValue"):
+			c.args[key] = get(pa, "boolValue")
+		default:
+			c.args[key] = nil
+		}
+	}
+	c.done = get(fc, "willContinue") != true && len(arr(fc, "partialArgs")) == 0
+	return c
+}
+
+func (c *streamedCall) call() toolCall {
+	t := c.toolCall
+	t.Args = canonicalValue(c.args)
+	return t
 }
