@@ -1,0 +1,91 @@
+//go:build replay_genai
+
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/genai"
+)
+
+// The Gemini client driver needs google.golang.org/genai v1.77.0 in go.mod (the Gemini
+// client-format work adds it); until then it is built only with -tags replay_genai.
+func init() { geminiClientDriver = runGenai }
+
+// runGenai drives /v1beta with go-genai: GenerateContentStream for stream recordings,
+// GenerateContent otherwise. The answers are re-encoded as the API's JSON and read by the
+// suite's own gemini reader.
+func runGenai(t *testing.T, h *harness, c cell) result {
+	timeout := 20 * time.Second
+	client, err := genai.NewClient(ctx(t), &genai.ClientConfig{APIKey: h.env.Key, Backend: genai.BackendGeminiAPI,
+		HTTPClient:  &http.Client{Transport: h.tap, Timeout: timeout},
+		HTTPOptions: genai.HTTPOptions{BaseURL: h.env.Node.URL, APIVersion: "v1beta", Timeout: &timeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &genai.GenerateContentConfig{}
+	if len(c.rec.Meta.Tools) > 0 {
+		tool := &genai.Tool{}
+		for _, name := range c.rec.Meta.Tools {
+			tool.FunctionDeclarations = append(tool.FunctionDeclarations, &genai.FunctionDeclaration{
+				Name: name, ParametersJsonSchema: map[string]any{"type": "object"}})
+		}
+		cfg.Tools = []*genai.Tool{tool}
+	}
+	var r result
+	var chunks []string
+	if !c.rec.Meta.Stream {
+		resp, err := client.Models.GenerateContent(ctx(t), c.model, genai.Text(prompt), cfg)
+		r.fill(h.tap.take())
+		if err != nil {
+			r.genaiError(err)
+			return r
+		}
+		b, _ := json.Marshal(resp)
+		chunks = append(chunks, string(b))
+	} else {
+		for resp, err := range client.Models.GenerateContentStream(ctx(t), c.model, genai.Text(prompt), cfg) {
+			if err != nil {
+				r.genaiError(err)
+				r.InStream = true
+				break
+			}
+			b, _ := json.Marshal(resp)
+			chunks = append(chunks, string(b))
+		}
+		r.fill(h.tap.take())
+		for i, line := range strings.Split(strings.ReplaceAll(string(r.Raw), "\r\n", "\n"), "\n") {
+			if line != "" && !strings.HasPrefix(line, "data:") {
+				r.violate("line %d is not a data: line (go-genai takes any other line for an error): %q", i, line)
+			}
+		}
+	}
+	errKeep := r.Err
+	a, err := geminiAnswer([]byte("data: "+strings.Join(chunks, "\n\ndata: ")+"\n\n"), true)
+	if err != nil {
+		r.violate("the answer does not read as Gemini JSON: %v", err)
+	}
+	if len(chunks) > 0 {
+		r.answer = a
+	}
+	r.Err = errKeep
+	if r.Err != nil && r.Status == 200 {
+		r.InStream = true
+	}
+	return r
+}
+
+func (r *result) genaiError(err error) {
+	r.Err = &upstreamError{Status: r.Status}
+	var e genai.APIError
+	if errors.As(err, &e) {
+		r.Err.Status, r.ErrType, r.ErrMessage = e.Code, e.Status, e.Message
+		return
+	}
+	r.ErrMessage = err.Error()
+}
