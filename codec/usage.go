@@ -27,19 +27,25 @@ type Usage struct {
 
 // VisibleOutput is the output without its reasoning, from a provider's counts (input as the
 // provider counts it, cache included; output; the reasoning it reports; its total, 0 if none).
-// Most providers count reasoning inside the output (OpenAI: total = input + output); some count
-// it beside it (xAI: total = input + output + reasoning). The total tells which; without one, an
-// output smaller than its reasoning cannot contain it.
 func VisibleOutput(input, output, reasoning, total int64) int64 {
-	switch {
-	case reasoning <= 0:
-		return output
-	case total > 0 && total == input+output+reasoning:
-		return output // beside it
-	case total == 0 && output < reasoning:
+	if reasoning <= 0 || ReasoningBeside(input, output, reasoning, total) {
 		return output
 	}
 	return max(output-reasoning, 0)
+}
+
+// ReasoningBeside reports counts whose output leaves the reasoning out. Most providers count
+// reasoning inside the output (OpenAI: total = input + output); some count it beside it (xAI:
+// total = input + output + reasoning). The total tells which; without one, an output smaller
+// than its reasoning cannot contain it.
+func ReasoningBeside(input, output, reasoning, total int64) bool {
+	switch {
+	case reasoning <= 0:
+		return false
+	case total > 0:
+		return total == input+output+reasoning
+	}
+	return output < reasoning
 }
 
 // Known reports whether any count was captured.
