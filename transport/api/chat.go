@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -119,11 +118,9 @@ func (s *Server) relay(w http.ResponseWriter, rec *record, g *generation, a *att
 // relayWhole relays a whole answer (chat or embeddings). It returns false, having written nothing, when the
 // upstream broke before its answer was complete.
 func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clientModel string) bool {
-	body, err := io.ReadAll(io.LimitReader(a.resp.Body, maxUpstreamBody))
-	a.resp.Body.Close()
-	if err != nil {
-		s.finish(a, routehealth.Failed, 0)
-		return false
+	body, ok := s.readWhole(rec, a)
+	if !ok {
+		return rec.clientGone()
 	}
 	s.finish(a, routehealth.Succeeded, a.resp.Status)
 	if u, ok := chat.ResponseUsage(body); ok {
@@ -166,9 +163,7 @@ func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a
 		}
 		if data != nil {
 			if err := out.Write("", data); err != nil {
-				s.finish(a, routehealth.Succeeded, http.StatusOK) // the client left
-				rec.status = 499
-				return true
+				return s.clientLeft(rec, a)
 			}
 		}
 		if done {

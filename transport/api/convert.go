@@ -13,9 +13,9 @@ import (
 
 // wholeConverted decodes a whole answer in the route's format and encodes it in the client's.
 func (s *Server) wholeConverted(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
-	body, ok := s.readWhole(a)
+	body, ok := s.readWhole(rec, a)
 	if !ok {
-		return false
+		return rec.clientGone()
 	}
 	resp, err := upstreamFormats[a.route.Format].DecodeResponse(body)
 	if err != nil {
@@ -40,9 +40,9 @@ func (s *Server) wholeConverted(w http.ResponseWriter, rec *record, g *generatio
 
 // wholePass relays a same-format answer with the client's model name, reading its usage.
 func (s *Server) wholePass(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
-	body, ok := s.readWhole(a)
+	body, ok := s.readWhole(rec, a)
 	if !ok {
-		return false
+		return rec.clientGone()
 	}
 	s.finish(a, routehealth.Succeeded, a.resp.Status)
 	if resp, err := upstreamFormats[a.route.Format].DecodeResponse(body); err == nil {
@@ -56,14 +56,20 @@ func (s *Server) wholePass(w http.ResponseWriter, rec *record, g *generation, a 
 	return true
 }
 
-func (s *Server) readWhole(a *attempt) ([]byte, bool) {
+// readWhole reads a whole upstream answer. When it cannot (ok false) nothing has been written:
+// the request fails over, unless the read failed because the client left.
+func (s *Server) readWhole(rec *record, a *attempt) (body []byte, ok bool) {
 	body, err := io.ReadAll(io.LimitReader(a.resp.Body, maxUpstreamBody))
 	a.resp.Body.Close()
-	if err != nil {
+	switch {
+	case err == nil:
+		return body, true
+	case rec.clientGone():
+		s.clientLeft(rec, a)
+	default:
 		s.finish(a, routehealth.Failed, 0)
-		return nil, false
 	}
-	return body, true
+	return nil, false
 }
 
 // streamOut starts the client's event stream on the first event, so a route that breaks
@@ -138,9 +144,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 				rec.observe(e)
 				g.eventLoss(e) // too late for the header: counted in the metrics
 				if err := enc.Encode(e); err != nil {
-					s.finish(a, routehealth.Succeeded, http.StatusOK) // the client left
-					rec.status = 499
-					return true
+					return s.clientLeft(rec, a)
 				}
 			}
 		}
@@ -199,9 +203,7 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 		}
 		if frame != nil {
 			if werr := out.Write(frame.Name, nameModel(a.route.Format, frame.Data, g.clientModel)); werr != nil {
-				s.finish(a, routehealth.Succeeded, http.StatusOK)
-				rec.status = 499
-				return true
+				return s.clientLeft(rec, a)
 			}
 		}
 		if done {
@@ -247,8 +249,12 @@ func (s *Server) streamDone(rec *record, a *attempt, out *streamOut) {
 }
 
 // streamEnded handles a stream that stopped without its end marker: before the first byte it
-// is failed over (false); after, the client gets its format's error event.
+// is failed over (false); after, the client gets its format's error event. A stream that
+// stopped because the client left is neither: the gateway cancelled the upstream read.
 func (s *Server) streamEnded(rec *record, a *attempt, out *streamOut, enc ir.StreamEncoder, cause error) bool {
+	if rec.clientGone() {
+		return s.clientLeft(rec, a)
+	}
 	if !out.started {
 		s.finish(a, routehealth.Failed, 0)
 		return false
@@ -262,6 +268,16 @@ func (s *Server) streamEnded(rec *record, a *attempt, out *streamOut, enc ir.Str
 	if enc != nil {
 		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: http.StatusBadGateway, Kind: ir.ErrServer, Code: "stream_interrupted", Message: msg + " (request " + rec.c.id + ")"}})
 	}
+	return true
+}
+
+// clientLeft settles an attempt whose client closed the request mid-answer: 499 in the log and
+// the metrics, no mark against the route (it was answering), and the usage known so far
+// counted and charged like any answer the client received (docs/decisions.md, "Money and the
+// request log"). Nothing more is written: nobody is listening.
+func (s *Server) clientLeft(rec *record, a *attempt) bool {
+	s.finish(a, routehealth.Succeeded, a.resp.Status)
+	rec.status = 499 // nginx's "client closed request", as before the first byte
 	return true
 }
 

@@ -85,8 +85,11 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format
-		img, ok := s.fetchImage(r.Context(), a)
-		if !ok {
+		img, ok := s.fetchImage(r.Context(), rec, a)
+		switch {
+		case !ok && rec.clientGone():
+			return
+		case !ok:
 			continue // a broken answer: the next route may do better
 		}
 		path, err := s.Assets.Put("gen", rec.adm.account, img.MediaType, bytesReader(img.Data))
@@ -113,8 +116,8 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 }
 
 // fetchImage reads an upstream's image answer, downloading the file when it sent a link.
-func (s *Server) fetchImage(ctx context.Context, a *attempt) (*images.Image, bool) {
-	body, ok := s.readWhole(a)
+func (s *Server) fetchImage(ctx context.Context, rec *record, a *attempt) (*images.Image, bool) {
+	body, ok := s.readWhole(rec, a)
 	if !ok {
 		return nil, false
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -26,11 +27,17 @@ type record struct {
 	adm    *admission  // the quota reservation, once admitted
 	// streamErr is an error the upstream reported inside a stream.
 	streamErr *ir.Error
+	// client is the client's request context: done once the client has gone.
+	client context.Context
 }
 
 // observe takes usage and errors from a stream's events.
 func (r *record) observe(e ir.Event) {
 	switch e.Kind {
+	case ir.EvStart: // the input usage, where the format reports it first (messages)
+		if e.Usage.Known() {
+			r.usage = e.Usage
+		}
 	case ir.EvUsage:
 		r.usage = e.Usage
 	case ir.EvFinish:
@@ -46,6 +53,7 @@ func (r *record) observe(e ir.Event) {
 // s.done(rec) and stops when ok is false (the error has been answered).
 func (s *Server) open(w http.ResponseWriter, r *http.Request, c *call, clientFormat string) (rec *record, body []byte, ok bool) {
 	rec = s.newRecord(c, clientFormat)
+	rec.client = r.Context()
 	if e := s.authenticate(r, c); e != nil {
 		rec.fail(w, e)
 		return rec, nil, false
@@ -65,6 +73,10 @@ func (s *Server) newRecord(c *call, clientFormat string) *record {
 }
 
 func (r *record) firstByte() { r.first = time.Now() }
+
+// clientGone reports that the client closed the request: an upstream read that failed then
+// failed because the gateway cancelled it, not because the upstream broke.
+func (r *record) clientGone() bool { return r.client != nil && r.client.Err() != nil }
 
 // fail answers with the gateway's own error.
 func (r *record) fail(w http.ResponseWriter, e *apiError) {
