@@ -116,7 +116,7 @@ func TestStreamFixture(t *testing.T) {
 	}
 	defer f.Close()
 	rd := sse.NewReader(f)
-	relay := NewRelay("client-model", false)
+	relay := NewRelay("client-model", false, nil)
 	var rewritten []string
 	for {
 		ev, err := rd.Next()
@@ -192,7 +192,7 @@ func FuzzParseRequest(f *testing.F) {
 
 func BenchmarkChunkPassThrough(b *testing.B) {
 	chunk := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1694268190,"model":"up-model","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}],"usage":null}`)
-	relay := NewRelay("client-model", false)
+	relay := NewRelay("client-model", false, nil)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		relay.Chunk(chunk)

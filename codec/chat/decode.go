@@ -109,10 +109,10 @@ func decodeMessage(i int, m wireMessage) (ir.Message, *ir.Error) {
 	at := fmt.Sprintf("messages[%d]", i)
 	switch m.Role {
 	case "system", "developer":
-		parts, err := decodeContent(at, m.Content, false)
+		parts, err := decodeContent(at, m.Content, textOnly)
 		return ir.Message{Role: ir.RoleSystem, Name: m.Name, Parts: parts}, err
 	case "user":
-		parts, err := decodeContent(at, m.Content, true)
+		parts, err := decodeContent(at, m.Content, withMedia)
 		if err == nil && len(parts) == 0 {
 			err = bad(at+".content", "%s.content is required", at)
 		}
@@ -123,7 +123,7 @@ func decodeMessage(i int, m wireMessage) (ir.Message, *ir.Error) {
 		if m.Role == "tool" && m.ToolCallID == "" {
 			return ir.Message{}, bad(at+".tool_call_id", "%s.tool_call_id is required for a tool message", at)
 		}
-		parts, err := decodeContent(at, m.Content, true)
+		parts, err := decodeContent(at, m.Content, withMedia)
 		id, _ := ir.SplitCallID(m.ToolCallID)
 		return ir.Message{Role: ir.RoleTool, Parts: []ir.Part{{Kind: ir.PartToolResult,
 			ToolResult: &ir.ToolResult{CallID: id, Name: m.Name, Content: parts}}}}, err
@@ -146,7 +146,7 @@ func decodeAssistant(at string, m wireMessage) (ir.Message, *ir.Error) {
 	} else if rc := firstNonEmpty(m.ReasoningContent, m.Reasoning); rc != "" {
 		msg.Parts = append(msg.Parts, ir.Part{Kind: ir.PartReasoning, Reasoning: &ir.Reasoning{Text: rc}})
 	}
-	parts, err := decodeContent(at, m.Content, false)
+	parts, err := decodeContent(at, m.Content, withThinking)
 	if err != nil {
 		return msg, err
 	}
@@ -197,8 +197,17 @@ func customInput(s string) string {
 	return string(b)
 }
 
-// decodeContent reads a string or an array of parts. media allows images, audio and files.
-func decodeContent(at string, raw json.RawMessage, media bool) ([]ir.Part, *ir.Error) {
+// contentKinds says which parts a message's content may hold besides text.
+type contentKinds int
+
+const (
+	textOnly     contentKinds = iota // system messages
+	withMedia                        // user and tool messages: images, audio and files
+	withThinking                     // assistant messages: thinking parts (Mistral's answers)
+)
+
+// decodeContent reads a string or an array of parts.
+func decodeContent(at string, raw json.RawMessage, kinds contentKinds) ([]ir.Part, *ir.Error) {
 	if len(raw) == 0 || isNull(raw) {
 		return nil, nil
 	}
@@ -214,9 +223,16 @@ func decodeContent(at string, raw json.RawMessage, media bool) ([]ir.Part, *ir.E
 		return nil, bad(at+".content", "%s.content must be a string or an array of content parts", at)
 	}
 	var out []ir.Part
+	media := kinds == withMedia
 	for j, p := range parts {
 		where := fmt.Sprintf("%s.content[%d]", at, j)
 		switch {
+		case p.Type == "thinking" && kinds == withThinking:
+			if t := thinkingText(p.Thinking, nil); t != "" {
+				out = append(out, ir.Part{Kind: ir.PartReasoning, Reasoning: &ir.Reasoning{Text: t}})
+			}
+		case p.Type == "reference" && kinds == withThinking:
+			// Mistral's citation ids, no text: nothing another format can carry.
 		case p.Type == "text":
 			out = append(out, ir.Part{Kind: ir.PartText, Text: p.Text})
 		case p.Type == "refusal":

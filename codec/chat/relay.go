@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/modelgate/modelgate/codec"
@@ -12,12 +13,16 @@ import (
 
 // Relay passes a chat-format route's stream to a chat client chunk by chunk, changing only
 // what the client must see differently: the model it asked for, tool-call indexes counted 0,
-// 1, 2… per choice in order of first appearance, and no usage chunk the client did not ask
-// for (the gateway always asks for one, to bill). Every other byte is the upstream's. On the
-// side it reads the usage, whether the answer finished, and an in-band error.
+// 1, 2… per choice in order of first appearance, the chat convention where the provider
+// strays from it (convention.go: usage, content arrays), no usage chunk the client did not ask
+// for (the gateway always asks for one, to bill), and no chunk that carries nothing a chat
+// client reads (Azure's preamble and its content-filter annotations after the finish; their
+// members are named in the loss). Every other byte is the upstream's. On the side it reads the
+// usage, whether the answer finished, and an in-band error.
 type Relay struct {
 	model        []byte // the client's model as a JSON string
 	includeUsage bool
+	loss         *ir.Loss
 	calls        map[int]*toolIndexes // by choice index
 	finished     bool
 	usage        codec.Usage
@@ -26,9 +31,9 @@ type Relay struct {
 }
 
 // NewRelay relays a stream for a client that asked for model (and for the usage chunk, when
-// includeUsage).
-func NewRelay(model string, includeUsage bool) *Relay {
-	return &Relay{model: quote(model), includeUsage: includeUsage}
+// includeUsage). What the client does not get is named in loss (nil: not reported).
+func NewRelay(model string, includeUsage bool, loss *ir.Loss) *Relay {
+	return &Relay{model: quote(model), includeUsage: includeUsage, loss: loss}
 }
 
 // ErrNotChunk reports an event whose data is neither a JSON object nor data: [DONE]: a cut or
@@ -46,7 +51,7 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 	}
 	var edits []jsonscan.Edit
 	var usage, wireErr jsonscan.Span
-	choices := -1 // absent
+	choices, carrying := -1, 0 // choices absent; choices with a delta or a finish
 	err = jsonscan.Members(data, func(k []byte, v jsonscan.Span) bool {
 		val := data[v.Start:v.End]
 		switch {
@@ -58,7 +63,11 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 			choices = 0
 			_ = jsonscan.Elements(val, func(c jsonscan.Span) bool {
 				choices++
-				edits = r.choice(data, v.Start+c.Start, v.Start+c.End, edits)
+				var carries bool
+				edits, carries = r.choice(data, v.Start+c.Start, v.Start+c.End, edits)
+				if carries {
+					carrying++
+				}
 				return true
 			})
 		case jsonscan.KeyIs(k, "usage") && string(val) != "null":
@@ -81,17 +90,22 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 		var w wireUsage
 		if json.Unmarshal(data[usage.Start:usage.End], &w) == nil {
 			r.usage, r.hasUsage = w.normalize(), true
+			edits = usageEdit(data, usage, w, edits)
 		}
 		if choices <= 0 && !r.includeUsage {
 			return nil, false, nil // asked for by the gateway for billing, not by the client
 		}
+	} else if carrying == 0 {
+		reportUnread(data, r.loss)
+		return nil, false, nil
 	}
-	return jsonscan.Apply(data, edits), false, nil
+	return applySorted(data, edits), false, nil
 }
 
 // choice reads one element of choices (data[start:end]): its finish_reason, and the indexes of
-// its tool-call fragments, which it renumbers.
-func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) []jsonscan.Edit {
+// its tool-call fragments, which it renumbers. carries reports a delta or a finish_reason: an
+// element with neither (Azure's content-filter annotations) has nothing a chat client reads.
+func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) (_ []jsonscan.Edit, carries bool) {
 	elem := data[start:end]
 	n, delta := 0, jsonscan.Span{}
 	_ = jsonscan.Members(elem, func(k []byte, v jsonscan.Span) bool {
@@ -103,17 +117,32 @@ func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) []jso
 			delta = v
 		case jsonscan.KeyIs(k, "finish_reason"):
 			// Some providers send "" on every chunk before the last.
-			r.finished = r.finished || string(val) != "null" && string(val) != `""`
+			if string(val) != "null" && string(val) != `""` {
+				r.finished, carries = true, true
+			}
 		}
 		return true
 	})
 	if delta.End == 0 || elem[delta.Start] != '{' {
-		return edits
+		return edits, carries
 	}
 	body := elem[delta.Start:delta.End]
-	calls, ok := jsonscan.Member(body, "tool_calls")
-	if !ok || body[calls.Start] != '[' {
-		return edits
+	var calls jsonscan.Span
+	contentArray := false
+	_ = jsonscan.Members(body, func(k []byte, v jsonscan.Span) bool {
+		switch {
+		case jsonscan.KeyIs(k, "tool_calls"):
+			calls = v
+		case jsonscan.KeyIs(k, "content"):
+			contentArray = body[v.Start] == '['
+		}
+		return true
+	})
+	if contentArray {
+		edits = contentEdits(data, start+delta.Start, start+delta.End, r.loss, edits)
+	}
+	if calls.End == 0 || body[calls.Start] != '[' {
+		return edits, true
 	}
 	if r.calls == nil {
 		r.calls = map[int]*toolIndexes{}
@@ -129,7 +158,41 @@ func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) []jso
 		edits = renumber(x, data, base+c.Start, base+c.End, edits)
 		return true
 	})
-	return edits
+	return edits, true
+}
+
+// chunkMembers and choiceMembers are the chunk's own members; anything else in a chunk that
+// is left out is a provider's addition, named in the loss.
+var (
+	chunkMembers  = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "obfuscation"}
+	choiceMembers = []string{"index", "delta", "finish_reason", "logprobs"}
+)
+
+// reportUnread names in loss what a chunk that is left out carried (Azure:
+// prompt_filter_results, choices[].content_filter_offsets).
+func reportUnread(data []byte, loss *ir.Loss) {
+	if loss == nil {
+		return
+	}
+	_ = jsonscan.Members(data, func(k []byte, v jsonscan.Span) bool {
+		name := jsonscan.Key(k)
+		if !slices.Contains(chunkMembers, name) {
+			loss.Drop("answer." + name)
+		}
+		if name == "choices" && data[v.Start] == '[' {
+			list := data[v.Start:v.End]
+			_ = jsonscan.Elements(list, func(c jsonscan.Span) bool {
+				_ = jsonscan.Members(list[c.Start:c.End], func(k []byte, _ jsonscan.Span) bool {
+					if name := jsonscan.Key(k); !slices.Contains(choiceMembers, name) {
+						loss.Drop("answer.choices[]." + name)
+					}
+					return true
+				})
+				return true
+			})
+		}
+		return true
+	})
 }
 
 // renumber gives one tool-call fragment (data[start:end]) our index: in place of the

@@ -14,7 +14,7 @@ import (
 	"github.com/modelgate/modelgate/codec/sse"
 )
 
-var update = flag.Bool("update", false, "rewrite the *.client.sse goldens under testdata/chat/relay (review each before keeping it)")
+var update = flag.Bool("update", false, "rewrite the goldens under testdata/chat/relay (*.client.sse) and testdata/chat/answer (*.want.json); review each before keeping it")
 
 // TestRelayGolden: a chat route's stream as a chat client gets it on the same-format path.
 // testdata/chat/relay/<case>.upstream.sse is what the route sent, <case>.client.sse what the
@@ -28,6 +28,7 @@ func TestRelayGolden(t *testing.T) {
 		done         bool // data: [DONE] or an error chunk came
 		usage        codec.Usage
 		errKind      ir.ErrorKind
+		dropped      string // what the client does not get, as the loss names it
 	}{
 		// An OpenAI-compatible server in front of Claude numbers calls by content block:
 		// the client sees 0 and 1.
@@ -43,8 +44,16 @@ func TestRelayGolden(t *testing.T) {
 		{name: "finish_without_blank_line", finished: true},
 		{name: "pretty_dated_model", finished: true, done: true, usage: codec.Usage{Input: 9, Output: 3}},
 		{name: "error_chunk", done: true, errKind: ir.ErrRateLimit},
-		// xAI counts reasoning outside completion_tokens (total = 32 + 9 + 94).
+		// xAI counts reasoning outside completion_tokens (total = 32 + 9 + 94): the client
+		// gets completion_tokens 103, reasoning included, as OpenAI counts.
 		{name: "xai_usage", includeUsage: true, finished: true, done: true, usage: codec.Usage{Input: 26, CacheRead: 6, Output: 9, Reasoning: 94}},
+		// Azure's preamble (empty id, no choices) and its annotations after the finish carry
+		// nothing a chat client reads: left out, named as lost.
+		{name: "azure_filter_annotations", includeUsage: true, finished: true, done: true, usage: codec.Usage{Input: 14, Output: 3},
+			dropped: "answer.choices[].content_filter_offsets, answer.choices[].content_filter_results, answer.prompt_filter_results"},
+		// Mistral's content arrays: text becomes content, thinking reasoning_content.
+		{name: "mistral_content_array", finished: true, done: true, usage: codec.Usage{Input: 10, Output: 21},
+			dropped: "answer.content.thinking.reference"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +62,8 @@ func TestRelayGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			relay := NewRelay("my-model", c.includeUsage)
+			var loss ir.Loss
+			relay := NewRelay("my-model", c.includeUsage, &loss)
 			var got bytes.Buffer
 			out := sse.NewWriter(&got, nil)
 			rd := sse.NewReader(bytes.NewReader(in))
@@ -90,8 +100,9 @@ func TestRelayGolden(t *testing.T) {
 			if relay.Err() != nil {
 				kind = relay.Err().Kind
 			}
-			if relay.Finished() != c.finished || done != c.done || u != c.usage || kind != c.errKind {
-				t.Errorf("finished %v done %v usage %+v error %q; want %v %v %+v %q", relay.Finished(), done, u, kind, c.finished, c.done, c.usage, c.errKind)
+			if relay.Finished() != c.finished || done != c.done || u != c.usage || kind != c.errKind || loss.Header() != c.dropped {
+				t.Errorf("finished %v done %v usage %+v error %q dropped %q; want %v %v %+v %q %q",
+					relay.Finished(), done, u, kind, loss.Header(), c.finished, c.done, c.usage, c.errKind, c.dropped)
 			}
 		})
 	}
@@ -100,12 +111,12 @@ func TestRelayGolden(t *testing.T) {
 // A cut or garbled event is never relayed: the gateway ends the stream instead.
 func TestRelayRefusesWhatIsNotAChunk(t *testing.T) {
 	for _, data := range []string{`{"id":"x","choices":[{"delta":{"content":"ab`, `not json`, `[1]`} {
-		out, done, err := NewRelay("m", false).Chunk([]byte(data))
+		out, done, err := NewRelay("m", false, nil).Chunk([]byte(data))
 		if !errors.Is(err, ErrNotChunk) || out != nil || done {
 			t.Errorf("Chunk(%q) = %q, %v, %v", data, out, done, err)
 		}
 	}
-	if out, done, err := NewRelay("m", false).Chunk(nil); out != nil || done || err != nil {
+	if out, done, err := NewRelay("m", false, nil).Chunk(nil); out != nil || done || err != nil {
 		t.Errorf("an empty data line: %q, %v, %v", out, done, err)
 	}
 }

@@ -39,6 +39,9 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	}
 	var evs []ir.Event
 	if !d.started {
+		if len(c.Choices) == 0 && c.Usage == nil {
+			return nil, false, nil // Azure's preamble (prompt_filter_results, no id): not the answer yet
+		}
 		d.started = true
 		evs = append(evs, ir.Event{Kind: ir.EvStart, ID: c.ID, Model: c.Model})
 	}
@@ -61,8 +64,7 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	return evs, false, nil
 }
 
-// streamChunk is a chunk as the decoder reads it: deltas carry string content only, which
-// decodes without the second pass a json.RawMessage would need.
+// streamChunk is a chunk as the decoder reads it.
 type streamChunk struct {
 	ID      string        `json:"id"`
 	Model   string        `json:"model"`
@@ -78,11 +80,30 @@ type streamDelta struct {
 }
 
 type deltaBody struct {
-	Content          *string             `json:"content"`
+	Content          deltaContent        `json:"content"`
 	ReasoningContent *string             `json:"reasoning_content"`
 	Reasoning        *string             `json:"reasoning"`
 	ThinkingBlocks   []wireThinkingBlock `json:"thinking_blocks"`
 	ToolCalls        []wireToolCall      `json:"tool_calls"`
+}
+
+// deltaContent is a delta's content: a string, as the format has it, or an array of text and
+// thinking parts (Mistral; convention.go), read in order.
+type deltaContent struct {
+	text   string
+	pieces []contentPiece
+}
+
+func (c *deltaContent) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '[' {
+		var err error
+		c.pieces, err = contentPieces(b, nil)
+		return err
+	}
+	if string(b) == "null" {
+		return nil
+	}
+	return json.Unmarshal(b, &c.text)
 }
 
 func (d *streamDecoder) delta(evs []ir.Event, m *deltaBody) []ir.Event {
@@ -94,8 +115,15 @@ func (d *streamDecoder) delta(evs []ir.Event, m *deltaBody) []ir.Event {
 			evs = append(evs, ir.Event{Kind: ir.EvSignature, Text: b.Signature, Format: "messages"})
 		}
 	}
-	if m.Content != nil && *m.Content != "" {
-		evs = append(evs, ir.Event{Kind: ir.EvText, Text: *m.Content})
+	if m.Content.text != "" {
+		evs = append(evs, ir.Event{Kind: ir.EvText, Text: m.Content.text})
+	}
+	for _, p := range m.Content.pieces {
+		kind := ir.EvText
+		if p.reasoning {
+			kind = ir.EvReasoning
+		}
+		evs = append(evs, ir.Event{Kind: kind, Text: p.text})
 	}
 	for _, tc := range m.ToolCalls {
 		up := 0

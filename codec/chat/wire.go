@@ -40,9 +40,10 @@ type wireThinkingBlock struct {
 }
 
 type wirePart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Refusal  string `json:"refusal,omitempty"`
+	Type     string          `json:"type"`
+	Text     string          `json:"text,omitempty"`
+	Refusal  string          `json:"refusal,omitempty"`
+	Thinking json.RawMessage `json:"thinking,omitempty"` // Mistral's answers: a string or text chunks
 	ImageURL *struct {
 		URL    string `json:"url"`
 		Detail string `json:"detail,omitempty"`

@@ -19,6 +19,8 @@ func TestAnswersNameTheClientsModel(t *testing.T) {
 		name, route, path, body, golden string
 	}{
 		{"chat", "fc", "/v1/chat/completions", `{"model":"fx-chat","messages":[{"role":"user","content":"hi"}]}`, "chat/model/whole_pretty_dated"},
+		// Mistral's content array becomes content and reasoning_content (chat.RewriteAnswer).
+		{"chat_content_array", "fc", "/v1/chat/completions", `{"model":"fx-chat","messages":[{"role":"user","content":"hi"}]}`, "chat/answer/mistral_thinking_array"},
 		{"embeddings", "fe", "/v1/embeddings", `{"model":"fx-embed","input":"hi"}`, "chat/model/embeddings"},
 		{"messages", "fm", "/v1/messages", `{"model":"fx-msg","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`, "messages/model/whole_pretty_dated"},
 		{"responses", "fr", "/v1/responses", `{"model":"fx-resp","input":"hi"}`, "responses/model/whole_pretty_dated"},
@@ -108,9 +110,23 @@ func TestReasoningBesideOutputIsBilled(t *testing.T) {
 		}
 		check(t)
 	})
+	// Chat clients on the same-format path get the chat convention too: completion_tokens 103
+	// (reasoning included), the total and every other byte as xAI sent them.
+	const chatUsage = `"completion_tokens":103,"total_tokens":135,`
+	t.Run("chat client, same format, whole", func(t *testing.T) {
+		up.SetJSON("fc", nodetest.Testdata(t, "chat", "usage", "xai_reasoning.json"))
+		raw := nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, `{"model":"fx-chat","messages":[{"role":"user","content":"hi"}]}`))
+		if !strings.Contains(string(raw), `"usage":{"prompt_tokens":32,`+chatUsage+`"prompt_tokens_details":{"text_tokens":32,`) {
+			t.Fatalf("%s", raw)
+		}
+		check(t)
+	})
 	t.Run("chat client, same format, streamed", func(t *testing.T) {
 		up.SetStream("fc", nodetest.Testdata(t, "chat", "relay", "xai_usage.upstream.sse"))
-		nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, chatStream))
+		raw := nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, chatStream))
+		if !strings.Contains(string(raw), `"usage":{"prompt_tokens":32,`+chatUsage) {
+			t.Fatalf("%s", raw)
+		}
 		check(t)
 	})
 }

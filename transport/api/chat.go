@@ -98,11 +98,11 @@ func (s *Server) relay(w http.ResponseWriter, rec *record, g *generation, a *att
 	same := a.route.Format == g.client.name
 	switch {
 	case same && g.chatReq != nil && !g.decision.SplitInline:
-		g.announce(w)
 		if g.stream {
+			g.announce(w)
 			return s.streamChat(w, rec, g, a)
 		}
-		return s.relayWhole(w, rec, a, g.clientModel)
+		return s.relayWhole(w, rec, a, g.clientModel, g)
 	case same && !g.decision.SplitInline:
 		g.announce(w)
 		if g.stream {
@@ -115,9 +115,10 @@ func (s *Server) relay(w http.ResponseWriter, rec *record, g *generation, a *att
 	return s.wholeConverted(w, rec, g, a)
 }
 
-// relayWhole relays a whole answer (chat or embeddings). It returns false, having written nothing, when the
-// upstream broke before its answer was complete.
-func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clientModel string) bool {
+// relayWhole relays a whole answer (chat, with g; embeddings, without) in the chat convention
+// (chat.RewriteAnswer). It returns false, having written nothing, when the upstream broke
+// before its answer was complete.
+func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clientModel string, g *generation) bool {
 	body, ok := s.readWhole(rec, a)
 	if !ok {
 		return rec.clientGone()
@@ -126,7 +127,12 @@ func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clie
 	if u, ok := chat.ResponseUsage(body); ok {
 		rec.usage = u
 	}
-	body = chat.RewriteModel(body, clientModel)
+	if g != nil {
+		body = chat.RewriteAnswer(body, clientModel, &g.loss)
+		g.announce(w)
+	} else {
+		body = chat.RewriteModel(body, clientModel)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	rec.firstByte()
@@ -136,14 +142,15 @@ func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clie
 }
 
 // streamChat relays chunks as they arrive (chat.Relay: the client's model name, tool-call
-// indexes counted per call, the billing usage chunk dropped). Headers wait for the first
-// chunk, so a route that fails before it answers is failed over invisibly. A stream that
-// stops after its finish_reason is whole: the client gets the data: [DONE] the upstream left
-// out. One that breaks before ends with an error event, never a silent truncation.
+// indexes counted per call, the chat convention, the billing usage chunk dropped). Headers
+// wait for the first chunk, so a route that fails before it answers is failed over
+// invisibly. A stream that stops after its finish_reason is whole: the client gets the
+// data: [DONE] the upstream left out. One that breaks before ends with an error event, never
+// a silent truncation.
 func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
 	out := newStreamOut(w, rec, g)
-	relay := chat.NewRelay(g.clientModel, g.chatReq.IncludeUsage)
+	relay := chat.NewRelay(g.clientModel, g.chatReq.IncludeUsage, &g.loss)
 	rd := sse.NewReader(a.resp.Body)
 	for {
 		ev, err := rd.Next()

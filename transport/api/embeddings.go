@@ -46,7 +46,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format
-		if s.relayWhole(w, rec, a, req.Model) {
+		if s.relayWhole(w, rec, a, req.Model, nil) {
 			return
 		}
 	}

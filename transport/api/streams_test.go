@@ -46,20 +46,29 @@ func TestChatPassThroughStreams(t *testing.T) {
 		status int    // in the log
 		input  int64
 		output int64
+		drop   string // X-Modelgate-Dropped
 	}{
 		// The first tool call numbered 1 (a server in front of Claude): the client gets 0, 1.
 		{"tool_index_from_one", nodetest.Testdata(t, "chat", "relay", "tool_index_from_one.upstream.sse"),
-			nodetest.Testdata(t, "chat", "relay", "tool_index_from_one.client.sse"), 200, 412, 96},
+			nodetest.Testdata(t, "chat", "relay", "tool_index_from_one.client.sse"), 200, 412, 96, ""},
 		{"tool_index_all_zero", nodetest.Testdata(t, "chat", "relay", "tool_index_all_zero.upstream.sse"),
-			nodetest.Testdata(t, "chat", "relay", "tool_index_all_zero.client.sse"), 200, 0, 0},
+			nodetest.Testdata(t, "chat", "relay", "tool_index_all_zero.client.sse"), 200, 0, 0, ""},
 		// finish_reason, then the connection closes without [DONE]: whole, billed, [DONE] sent.
 		{"finish_without_done", nodetest.Testdata(t, "chat", "relay", "finish_without_done.upstream.sse"),
-			append(nodetest.Testdata(t, "chat", "relay", "finish_without_done.client.sse"), "data: [DONE]\n\n"...), 200, 11, 5},
+			append(nodetest.Testdata(t, "chat", "relay", "finish_without_done.client.sse"), "data: [DONE]\n\n"...), 200, 11, 5, ""},
 		{"finish_without_blank_line", nodetest.Testdata(t, "chat", "relay", "finish_without_blank_line.upstream.sse"),
-			append(nodetest.Testdata(t, "chat", "relay", "finish_without_blank_line.client.sse"), "data: [DONE]\n\n"...), 200, 0, 0},
+			append(nodetest.Testdata(t, "chat", "relay", "finish_without_blank_line.client.sse"), "data: [DONE]\n\n"...), 200, 0, 0, ""},
 		// A pretty-printed stream with a dated model id: each chunk names fx-chat, spacing kept.
 		{"pretty_dated_model", nodetest.Testdata(t, "chat", "relay", "pretty_dated_model.upstream.sse"),
-			nodetest.Testdata(t, "chat", "relay", "pretty_dated_model.client.sse"), 200, 9, 3},
+			nodetest.Testdata(t, "chat", "relay", "pretty_dated_model.client.sse"), 200, 9, 3, ""},
+		// Azure's preamble (empty id, no choices) and its annotations after the finish are left
+		// out; what they held is named (the header goes out with the first chunk, after the
+		// preamble; the annotations reach the dropped-fields counter).
+		{"azure_filter_annotations", nodetest.Testdata(t, "chat", "relay", "azure_filter_annotations.upstream.sse"),
+			nodetest.Testdata(t, "chat", "relay", "azure_filter_annotations.client.sse"), 200, 14, 3, "answer.prompt_filter_results"},
+		// Mistral's content arrays: content a string, reasoning in reasoning_content.
+		{"mistral_content_array", nodetest.Testdata(t, "chat", "relay", "mistral_content_array.upstream.sse"),
+			nodetest.Testdata(t, "chat", "relay", "mistral_content_array.client.sse"), 200, 10, 21, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -71,8 +80,8 @@ func TestChatPassThroughStreams(t *testing.T) {
 			resp := env.Post("/v1/chat/completions", env.Key, body)
 			got := nodetest.Read(t, resp)
 			want := bytes.ReplaceAll(c.want, []byte(`"my-model"`), []byte(`"fx-chat"`))
-			if resp.StatusCode != 200 || !bytes.Equal(got, want) {
-				t.Fatalf("%d\n got: %s\nwant: %s", resp.StatusCode, got, want)
+			if resp.StatusCode != 200 || !bytes.Equal(got, want) || resp.Header.Get("X-Modelgate-Dropped") != c.drop {
+				t.Fatalf("%d dropped %q\n got: %s\nwant: %s", resp.StatusCode, resp.Header.Get("X-Modelgate-Dropped"), got, want)
 			}
 			if e := lastEntry(t, env); e.Status != c.status || e.InputTokens != c.input || e.OutputTokens != c.output {
 				t.Fatalf("log %+v", e.LogEntry)
