@@ -12,15 +12,16 @@ import (
 )
 
 // runGemini drives the Gemini client format (POST /v1beta/models/{model}:generateContent
-// and :streamGenerateContent?alt=sse) with the official Go SDK.
+// and :streamGenerateContent?alt=sse) with the official Go SDK, asking for thought parts
+// as Gemini CLI does (thinkingConfig.includeThoughts), so the recording's reasoning is due.
 func runGemini(t *testing.T, h *harness, c cell) result {
-	return runGenai(t, h, c)
+	return runGenai(t, h, c, true)
 }
 
 // runGenai drives /v1beta with go-genai: GenerateContentStream for stream recordings,
 // GenerateContent otherwise. The answers are re-encoded as the API's JSON and read by the
 // suite's own gemini reader.
-func runGenai(t *testing.T, h *harness, c cell) result {
+func runGenai(t *testing.T, h *harness, c cell, includeThoughts bool) result {
 	timeout := 20 * time.Second
 	client, err := genai.NewClient(ctx(t), &genai.ClientConfig{APIKey: h.env.Key, Backend: genai.BackendGeminiAPI,
 		HTTPClient:  &http.Client{Transport: h.tap, Timeout: timeout},
@@ -29,6 +30,9 @@ func runGenai(t *testing.T, h *harness, c cell) result {
 		t.Fatal(err)
 	}
 	cfg := &genai.GenerateContentConfig{}
+	if includeThoughts {
+		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true}
+	}
 	if len(c.rec.Meta.Tools) > 0 {
 		tool := &genai.Tool{}
 		for _, name := range c.rec.Meta.Tools {
@@ -92,3 +96,59 @@ func (r *result) genaiError(err error) {
 	r.ErrMessage = err.Error()
 }
 
+// TestGeminiClientsGetThoughtPartsOnlyWhenAsked: a Gemini client that leaves out
+// thinkingConfig.includeThoughts gets no thought parts, as from Gemini itself, however much
+// reasoning the upstream sent; the rest of the answer is what a client that asks gets.
+// Gemini routes are left out: their answers are relayed as the upstream wrote them.
+func TestGeminiClientsGetThoughtPartsOnlyWhenAsked(t *testing.T) {
+	const client = "gemini-no-thoughts"
+	var recs []recording
+	wants := map[string]answer{}
+	for _, rec := range loadRecordings(t) {
+		want, err := reference(rec)
+		if err != nil || want.Err != nil || want.Reasoning == "" || rec.Meta.Format == "gemini" {
+			continue
+		}
+		want.Reasoning = ""
+		recs, wants[rec.Key] = append(recs, rec), want
+	}
+	if len(recs) < 4 {
+		t.Fatalf("only %d recordings with reasoning from a non-gemini upstream", len(recs))
+	}
+	h := startReplay(t, recs, client)
+	for _, rec := range recs {
+		t.Run(rec.Key, func(t *testing.T) {
+			c := cell{rec: rec, model: cellID(rec, client), client: "gemini"}
+			replayCell(t, h, c, wants[rec.Key], func() result {
+				got := runGenai(t, h, c, false)
+				if n := thoughtParts(got.Raw, rec.Meta.Stream); n > 0 {
+					t.Errorf("the answer has %d thought parts; the client did not ask for thoughts", n)
+				}
+				return got
+			})
+		})
+	}
+}
+
+// thoughtParts counts the parts marked thought in a Gemini answer or stream, as written.
+func thoughtParts(raw []byte, stream bool) int {
+	bodies := [][]byte{raw}
+	if stream {
+		bodies = nil
+		for _, f := range parseFrames(raw) {
+			bodies = append(bodies, []byte(f.Data))
+		}
+	}
+	n := 0
+	for _, b := range bodies {
+		v, _ := decode(b)
+		for _, c := range arr(v, "candidates") {
+			for _, p := range arr(c, "content", "parts") {
+				if get(p, "thought") == true {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
