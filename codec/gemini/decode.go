@@ -114,6 +114,7 @@ type decoder struct {
 	r      *ir.Request
 	calls  []pendingCall
 	minted int
+	joiner callJoiner // a model turn sent back as streamed: a call in pieces (streamed_call.go)
 }
 
 type pendingCall struct {
@@ -224,6 +225,7 @@ func (d *decoder) content(i int, raw json.RawMessage) *ir.Error {
 		return bad(at+".parts", "%s.parts must not be empty", at)
 	}
 	var results, rest []ir.Part
+	d.joiner = callJoiner{}
 	for j, rp := range c.Parts {
 		pat := fmt.Sprintf("%s.parts[%d]", at, j)
 		p, other, err := decodePart(pat, rp)
@@ -245,6 +247,13 @@ func (d *decoder) content(i int, raw json.RawMessage) *ir.Error {
 			rest = append(rest, *part)
 		}
 	}
+	if tc := d.joiner.flush(); tc != nil {
+		part, err := d.callPart(at+".parts", tc)
+		if err != nil {
+			return err
+		}
+		rest = append(rest, *part)
+	}
 	if len(results) > 0 {
 		d.r.Messages = append(d.r.Messages, ir.Message{Role: ir.RoleTool, Parts: results})
 	}
@@ -263,23 +272,21 @@ func (d *decoder) part(at string, role ir.Role, p wirePart) (*ir.Part, bool, *ir
 			return nil, false, bad(at+".functionCall", "a functionCall belongs in a model turn")
 		}
 		fc := p.FunctionCall
-		if fc.Name == "" {
+		if fc.Name == "" && d.joiner.open == nil {
 			return nil, false, bad(at+".functionCall.name", "%s.functionCall.name is required", at)
 		}
-		args, ok := argsFromWire(fc.Args)
-		if !ok {
+		if _, ok := argsFromWire(fc.Args); !ok {
 			return nil, false, bad(at+".functionCall.args", "%s.functionCall.args must be an object", at)
 		}
-		id := fc.ID
-		if id == "" {
-			id = d.mintID()
+		tc, err := d.joiner.add(fc, sig)
+		if err != nil {
+			return nil, false, bad(at+".functionCall.partialArgs", "%s: %v", at, err)
 		}
-		d.calls = append(d.calls, pendingCall{id: id, name: fc.Name})
-		tc := &ir.ToolCall{ID: id, Name: fc.Name, Arguments: args}
-		if sig != "" {
-			tc.Signature, tc.SignatureFormat = sig, signatureFormat
+		if tc == nil {
+			return nil, false, nil // a piece of a call that later parts complete
 		}
-		return &ir.Part{Kind: ir.PartToolCall, ToolCall: tc}, false, nil
+		part, perr := d.callPart(at, tc)
+		return part, false, perr
 	case p.FunctionResponse != nil:
 		tr, err := d.result(at+".functionResponse", p.FunctionResponse)
 		if err != nil {
@@ -313,6 +320,19 @@ func (d *decoder) part(at string, role ir.Role, p wirePart) (*ir.Part, bool, *ir
 		return signed(mediaFromWire(mt, "", p.FileData.FileURI), sig), false, nil
 	}
 	return nil, false, nil
+}
+
+// callPart is a whole call of a model turn, named (its id minted if it has none) and
+// remembered for the results that answer it.
+func (d *decoder) callPart(at string, tc *ir.ToolCall) (*ir.Part, *ir.Error) {
+	if tc.Name == "" {
+		return nil, bad(at+".functionCall.name", "%s.functionCall.name is required", at)
+	}
+	if tc.ID == "" {
+		tc.ID = d.mintID()
+	}
+	d.calls = append(d.calls, pendingCall{id: tc.ID, name: tc.Name})
+	return &ir.Part{Kind: ir.PartToolCall, ToolCall: tc}, nil
 }
 
 func signed(p ir.Part, sig string) *ir.Part {

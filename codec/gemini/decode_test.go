@@ -239,6 +239,39 @@ func TestDecodeRequestPairsResultsByName(t *testing.T) {
 	}
 }
 
+// A client that keeps a streamed answer's parts as they came (as chat helpers do) sends a
+// call streamed in pieces back in pieces: it is one call, and its results pair with it.
+func TestDecodeRequestJoinsStreamedCalls(t *testing.T) {
+	body := `{"contents":[
+		{"role":"user","parts":[{"text":"Read the theme and screen A."}]},
+		{"role":"model","parts":[
+			{"functionCall":{"name":"read_theme"},"thoughtSignature":"c2ln"},
+			{"functionCall":{"name":"read_screen","willContinue":true}},
+			{"functionCall":{"partialArgs":[{"jsonPath":"$.id","stringValue":"A","willContinue":true}],"willContinue":true}},
+			{"functionCall":{"partialArgs":[{"jsonPath":"$.id","stringValue":"1"}],"willContinue":true}},
+			{"functionCall":{}},
+			{"functionCall":{"name":"open","willContinue":true}},
+			{"functionCall":{"partialArgs":[{"jsonPath":"$.tab","numberValue":2}],"willContinue":true}}]},
+		{"role":"user","parts":[{"functionResponse":{"name":"read_theme","response":{"output":"dark"}}},
+			{"functionResponse":{"name":"read_screen","response":{"output":"A1"}}},
+			{"functionResponse":{"name":"open","response":{"output":"ok"}}}]}]}`
+	r, err := Format.DecodeRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ir.Message{
+		msg(ir.RoleUser, text("Read the theme and screen A.")),
+		msg(ir.RoleAssistant, signedCall("call_gemini_1", "read_theme", `{}`, "c2ln", "gemini"),
+			call("call_gemini_2", "read_screen", `{"id":"A1"}`), call("call_gemini_3", "open", `{"tab":2}`)),
+		msg(ir.RoleTool, namedResult("call_gemini_1", "read_theme", false, text("dark")),
+			namedResult("call_gemini_2", "read_screen", false, text("A1")),
+			namedResult("call_gemini_3", "open", false, text("ok"))),
+	}
+	if !reflect.DeepEqual(r.Messages, want) {
+		t.Errorf("got  %s\nwant %s", dump(r.Messages), dump(want))
+	}
+}
+
 func TestDecodeRequestErrors(t *testing.T) {
 	cases := []struct {
 		name, body, param string
@@ -251,6 +284,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"empty parts", `{"contents":[{"role":"user","parts":[]}]}`, "contents[0].parts"},
 		{"call in a user turn", `{"contents":[{"role":"user","parts":[{"functionCall":{"name":"f"}}]}]}`, "contents[0].parts[0].functionCall"},
 		{"call without name", `{"contents":[{"role":"model","parts":[{"functionCall":{"args":{}}}]}]}`, "contents[0].parts[0].functionCall.name"},
+		{"a piece without a call", `{"contents":[{"role":"model","parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$.a","stringValue":"x"}]}}]}]}`, "contents[0].parts[0].functionCall.name"},
+		{"a piece at no single place", `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","willContinue":true}},{"functionCall":{"partialArgs":[{"jsonPath":"$.*","stringValue":"x"}]}}]}]}`, "contents[0].parts[1].functionCall.partialArgs"},
 		{"args not an object", `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":[1]}}]}]}`, "contents[0].parts[0].functionCall.args"},
 		{"response not an object", `{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":"x"}}]}]}`, "contents[0].parts[0].functionResponse.response"},
 		{"inline data without data", `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/png"}}]}]}`, "contents[0].parts[0].inlineData.data"},

@@ -77,6 +77,9 @@ type functionCall struct {
 	ID   string          `json:"id,omitempty"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// A call streamed in pieces (answers only; streamed_call.go).
+	PartialArgs  []partialArg `json:"partialArgs,omitempty"`
+	WillContinue bool         `json:"willContinue,omitempty"`
 }
 
 type functionResponse struct {

@@ -41,21 +41,20 @@ func (format) DecodeResponse(body []byte) (*ir.Response, error) {
 	if c.Content != nil {
 		parts = c.Content.Parts
 	}
+	var calls callJoiner
 	for _, p := range parts {
 		sig := p.ThoughtSignature
 		var ip ir.Part
 		switch {
 		case p.FunctionCall != nil:
-			sawCall = true
-			tc := &ir.ToolCall{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name,
-				Arguments: callArgs(p.FunctionCall.Args)}
-			if tc.ID == "" {
-				tc.ID = newCallID()
+			tc, err := calls.add(p.FunctionCall, sig)
+			if err != nil {
+				return nil, badAnswer(err.Error())
 			}
-			if sig != "" {
-				tc.Signature, tc.SignatureFormat = sig, signatureFormat
+			if tc != nil {
+				sawCall = true
+				out.Parts = append(out.Parts, ir.Part{Kind: ir.PartToolCall, ToolCall: named(tc)})
 			}
-			out.Parts = append(out.Parts, ir.Part{Kind: ir.PartToolCall, ToolCall: tc})
 			continue
 		case p.Thought:
 			text := deref(p.Text)
@@ -93,8 +92,20 @@ func (format) DecodeResponse(body []byte) (*ir.Response, error) {
 		}
 		out.Parts = append(out.Parts, ip)
 	}
+	if tc := calls.flush(); tc != nil {
+		sawCall = true
+		out.Parts = append(out.Parts, ir.Part{Kind: ir.PartToolCall, ToolCall: named(tc)})
+	}
 	out.Stop = stopReason(c.FinishReason, sawCall)
 	return out, nil
+}
+
+// named gives a call that came without an id a minted one.
+func named(tc *ir.ToolCall) *ir.ToolCall {
+	if tc.ID == "" {
+		tc.ID = newCallID()
+	}
+	return tc
 }
 
 func mediaFromWire(mimeType, data, uri string) ir.Part {
@@ -125,6 +136,7 @@ type streamDecoder struct {
 	finished bool
 	sawCall  bool // across the whole stream: the call and STOP can be chunks apart
 	tools    int
+	calls    callJoiner // a call streamed in pieces spans chunks
 	usage    codec.Usage
 }
 
@@ -139,12 +151,11 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	if bytes.Equal(data, []byte("[DONE]")) {
 		// Not Gemini's, but some Gemini-compatible proxies end streams this way: the answer
 		// ends here (a start is owed if nothing came before).
-		d.finished = true
 		var evs []ir.Event
 		if !d.started {
 			evs = append(evs, ir.Event{Kind: ir.EvStart})
 		}
-		return append(evs, ir.Event{Kind: ir.EvFinish, Stop: stopReason("", d.sawCall), Usage: d.usage}), true, nil
+		return d.finish(evs, ""), true, nil
 	}
 	var r response
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -171,7 +182,10 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	if c != nil {
 		if c.Content != nil {
 			for _, p := range c.Content.Parts {
-				evs = d.part(evs, p)
+				var err error
+				if evs, err = d.part(evs, p); err != nil {
+					return nil, false, badAnswer(err.Error())
+				}
 			}
 		}
 		finish = c.FinishReason
@@ -180,8 +194,7 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 		return append(evs, ir.Event{Kind: ir.EvFinish, Stop: ir.StopContentFilter, Usage: d.usage}), true, nil
 	}
 	if finish != "" {
-		d.finished = true
-		return append(evs, ir.Event{Kind: ir.EvFinish, Stop: stopReason(finish, d.sawCall), Usage: d.usage}), true, nil
+		return d.finish(evs, finish), true, nil
 	}
 	if usageChanged {
 		evs = append(evs, ir.Event{Kind: ir.EvUsage, Usage: d.usage})
@@ -189,22 +202,40 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	return evs, false, nil
 }
 
-func (d *streamDecoder) part(evs []ir.Event, p part) []ir.Event {
+// finish ends the answer: a streamed call still open goes out as it is, then EvFinish.
+func (d *streamDecoder) finish(evs []ir.Event, reason string) []ir.Event {
+	d.finished = true
+	if tc := d.calls.flush(); tc != nil {
+		evs = d.call(evs, tc)
+	}
+	return append(evs, ir.Event{Kind: ir.EvFinish, Stop: stopReason(reason, d.sawCall), Usage: d.usage})
+}
+
+// call emits one whole call: its start, then all its arguments.
+func (d *streamDecoder) call(evs []ir.Event, tc *ir.ToolCall) []ir.Event {
+	d.sawCall = true
+	named(tc)
+	start := ir.Event{Kind: ir.EvToolStart, Index: d.tools, ID: tc.ID, Name: tc.Name}
+	if tc.Signature != "" {
+		start.Signature, start.Format = tc.Signature, signatureFormat
+	}
+	evs = append(evs, start, ir.Event{Kind: ir.EvToolArgs, Index: d.tools, Text: tc.Arguments})
+	d.tools++
+	return evs
+}
+
+func (d *streamDecoder) part(evs []ir.Event, p part) ([]ir.Event, error) {
 	sig := p.ThoughtSignature
 	switch {
 	case p.FunctionCall != nil:
-		d.sawCall = true
-		id := p.FunctionCall.ID
-		if id == "" {
-			id = newCallID()
+		// A call streamed in pieces goes out once its last piece is in (streamed_call.go).
+		tc, err := d.calls.add(p.FunctionCall, sig)
+		if err != nil {
+			return evs, err
 		}
-		start := ir.Event{Kind: ir.EvToolStart, Index: d.tools, ID: id, Name: p.FunctionCall.Name}
-		if sig != "" {
-			start.Signature, start.Format = sig, signatureFormat
+		if tc != nil {
+			evs = d.call(evs, tc)
 		}
-		evs = append(evs, start,
-			ir.Event{Kind: ir.EvToolArgs, Index: d.tools, Text: callArgs(p.FunctionCall.Args)})
-		d.tools++
 	case p.Thought:
 		if t := deref(p.Text); t != "" {
 			evs = append(evs, ir.Event{Kind: ir.EvReasoning, Text: t})
@@ -223,5 +254,5 @@ func (d *streamDecoder) part(evs []ir.Event, p part) []ir.Event {
 			evs = append(evs, ev)
 		}
 	}
-	return evs
+	return evs, nil
 }

@@ -44,6 +44,12 @@ func TestDecodeResponse(t *testing.T) {
 			Usage: codec.Usage{Input: 15}}},
 		{"blocked.json", ir.Response{ID: "bl", Model: "gemini-2.5-flash", Stop: ir.StopContentFilter,
 			Usage: codec.Usage{Input: 21}}},
+		{"streamed_args.json", ir.Response{ID: "wh0leArgs", Model: "gemini-3-flash-preview",
+			Parts: []ir.Part{
+				text("Reading screen B."),
+				signedCall("call_test0", "read_screen", `{"id":"B2","zoom":2}`, "c2lnVGhyZWU=", "gemini"),
+				call("call_test1", "read_theme", `{}`),
+			}, Stop: ir.StopToolUse, Usage: codec.Usage{Input: 40, Output: 12}}},
 		{"usage_cache.json", ir.Response{ID: "uc", Model: "gemini-2.5-pro-002", Created: 1772366405,
 			Parts: []ir.Part{text("Done.")}, Stop: ir.StopEnd,
 			Usage: codec.Usage{Input: 410, CacheRead: 600, Output: 50, Reasoning: 200}}},
@@ -194,6 +200,21 @@ func TestStreamDecode(t *testing.T) {
 			{Kind: ir.EvToolArgs, Index: 2, Text: `{}`},
 			{Kind: ir.EvUsage, Usage: codec.Usage{Input: 107}},
 			{Kind: ir.EvFinish, Stop: ir.StopToolUse, Usage: codec.Usage{Input: 107, Output: 31, Reasoning: 148}},
+		}},
+		// A Gemini 3 stream with streamFunctionCallArguments: each call streamed in pieces
+		// is one call with its whole arguments, in the order the model wrote its members.
+		{"streamed_args.sse", []ir.Event{
+			{Kind: ir.EvStart, ID: "str3amArgs", Model: "gemini-3-flash-preview"},
+			{Kind: ir.EvReasoning, Text: "**Planning**\n\nRead the theme, then plan the trip."},
+			{Kind: ir.EvToolStart, Index: 0, ID: "call_test0", Name: "read_theme", Signature: "c2lnT25l", Format: "gemini"},
+			{Kind: ir.EvToolArgs, Index: 0, Text: `{}`},
+			{Kind: ir.EvToolStart, Index: 1, ID: "fc-9", Name: "plan_trip", Signature: "c2lnVHdv", Format: "gemini"},
+			{Kind: ir.EvToolArgs, Index: 1, Text: `{"city":"San Francisco \"SF\"","days":3,` +
+				`"options":{"refundable":false,"budget":null,"max_price":1250.5},` +
+				`"stops":[{"name":"Muir Woods"},{"name":"Sausalito"}],"note key":"<ok> & done\n"}`},
+			{Kind: ir.EvToolStart, Index: 2, ID: "call_test1", Name: "read_screen"},
+			{Kind: ir.EvToolArgs, Index: 2, Text: `{"id":"A"}`},
+			{Kind: ir.EvFinish, Stop: ir.StopToolUse, Usage: codec.Usage{Input: 249, Output: 58, Reasoning: 183}},
 		}},
 		{"thinking.sse", []ir.Event{
 			{Kind: ir.EvStart, ID: "th1nk", Model: "gemini-2.5-pro", Usage: codec.Usage{Input: 12, Reasoning: 48}},

@@ -463,20 +463,59 @@ func (c *streamedCall) add(fc any, sig string) *streamedCall {
 		return c
 	}
 	for _, pa := range arr(fc, "partialArgs") {
-		key := strings.TrimPrefix(str(pa, "jsonPath"), "$.")
+		path := str(pa, "jsonPath")
 		switch {
-		case has(pa, "stringValue"):
-			c.args[key] = str(c.args, key) + str(pa, "stringValue")
+		case has(pa, "stringValue"): // a string's fragments share its path
+			setAt(c.args, path, func(old any) any { s, _ := old.(string); return s + str(pa, "stringValue") })
 		case has(pa, "numberValue"):
-			c.args[key] = get(pa, "numberValue")
+			setAt(c.args, path, func(any) any { return get(pa, "numberValue") })
 		case has(pa, "boolValue"):
-			c.args[key] = get(pa, "boolValue")
-		default:
-			c.args[key] = nil
+			setAt(c.args, path, func(any) any { return get(pa, "boolValue") })
+		case has(pa, "nullValue"):
+			setAt(c.args, path, func(any) any { return nil })
 		}
+		// No value at all: the piece only ends its path's string. (go-genai re-encodes an
+		// empty stringValue this way: its StringValue is a plain string with omitempty.)
 	}
 	c.done = get(fc, "willContinue") != true && len(arr(fc, "partialArgs")) == 0
 	return c
+}
+
+// setAt replaces the value at a JSON path of the simple shape $.a.b[0].c with f of the
+// value there, making the objects and arrays on the way.
+func setAt(root obj, path string, f func(old any) any) {
+	var steps []any // string member names and int indexes
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "$."), ".") {
+		name, idx, _ := strings.Cut(seg, "[")
+		steps = append(steps, name)
+		for idx != "" {
+			n, rest, _ := strings.Cut(idx, "]")
+			i, _ := strconv.Atoi(n)
+			steps = append(steps, i)
+			idx = strings.TrimPrefix(rest, "[")
+		}
+	}
+	var walk func(v any, steps []any) any
+	walk = func(v any, steps []any) any {
+		if len(steps) == 0 {
+			return f(v)
+		}
+		if i, ok := steps[0].(int); ok {
+			a, _ := v.([]any)
+			for len(a) <= i {
+				a = append(a, nil)
+			}
+			a[i] = walk(a[i], steps[1:])
+			return a
+		}
+		m, ok := v.(obj)
+		if !ok {
+			m = obj{}
+		}
+		m[steps[0].(string)] = walk(m[steps[0].(string)], steps[1:])
+		return m
+	}
+	walk(root, steps)
 }
 
 func (c *streamedCall) call() toolCall {

@@ -44,14 +44,15 @@ func cellID(rec recording, client string) string {
 	return "rec-" + unsafeID.ReplaceAllString(strings.ToLower(rec.Key), "-") + "-" + client
 }
 
-// catalogFor has one model per cell, each with one route to the fake upstream.
-func catalogFor(recs []recording, upstreamURL string) (string, map[string]recording) {
+// catalogFor has one model per recording and client, each with one route to the fake
+// upstream.
+func catalogFor(recs []recording, upstreamURL string, clients ...string) (string, map[string]recording) {
 	byID := map[string]recording{}
 	var b strings.Builder
 	b.WriteString("server: {first_byte_timeout: 5s, idle_stream_timeout: 5s}\nmodels:\n")
 	for _, rec := range recs {
-		for _, d := range drivers {
-			id := cellID(rec, d.name)
+		for _, client := range clients {
+			id := cellID(rec, client)
 			byID[id] = rec
 			fmt.Fprintf(&b, "  - id: %s\n    kind: chat\n    max_output_tokens: 4096\n", id)
 			b.WriteString("    pricing: {prompt: \"0.000001\", completion: \"0.000004\", cache_read: \"0.0000001\", cache_write: \"0.00000125\"}\n")
@@ -67,13 +68,11 @@ func catalogFor(recs []recording, upstreamURL string) (string, map[string]record
 // logged at the end.
 func TestReplayRecordedTraffic(t *testing.T) {
 	recs := loadRecordings(t)
-	t.Setenv("REPLAY_UPSTREAM_KEY", "replay-test-credential")
-	var up *fakeUpstream
-	up = startFakeUpstream(t, nil)
-	yaml, byID := catalogFor(recs, up.srv.URL)
-	up.byID = byID
-	env := nodetest.Start(t, yaml, nodetest.Options{})
-	h := newHarness(env, up)
+	var clients []string
+	for _, d := range drivers {
+		clients = append(clients, d.name)
+	}
+	h := startReplay(t, recs, clients...)
 
 	matrix := map[string]map[string]string{}
 	for _, rec := range recs {
@@ -97,34 +96,52 @@ func TestReplayRecordedTraffic(t *testing.T) {
 						outcome = "pass"
 					}
 				}()
-				start := time.Now()
-				counted := len(want.Signatures) > 0 && rec.Meta.Stream // only then is the counter read
-				var before float64
-				if counted {
-					before = droppedSignatures(t, env)
-				}
-				got := d.run(t, h, c)
-				env.WaitIdle() // the counters and the log are written once the answer is out
-				if counted {
-					got.Dropped = droppedSignatures(t, env) - before
-				}
-				if d.name == "responses" && len(got.Calls) > 0 && got.NativeStop == "completed" {
-					got.Finish = "tool_calls"
-				}
-				n, wrong := up.taken(c.model)
-				for _, w := range wrong {
-					t.Errorf("upstream request: %s", w)
-				}
-				if n == 0 && !(want.Err != nil && want.Err.Status == http.StatusTooManyRequests) {
-					t.Errorf("the gateway never called the upstream")
-				}
-				check(t, c, want, got)
-				checkLog(t, env, c, want, got, start)
+				replayCell(t, h, c, want, func() result { return d.run(t, h, c) })
 			})
 			matrix[rec.Key][d.name] = outcome
 		}
 	}
 	logMatrix(t, recs, matrix)
+}
+
+// startReplay starts the fake upstream serving recs and a gateway node whose catalog has a
+// model for each recording and client.
+func startReplay(t *testing.T, recs []recording, clients ...string) *harness {
+	t.Setenv("REPLAY_UPSTREAM_KEY", "replay-test-credential")
+	up := startFakeUpstream(t, nil)
+	yaml, byID := catalogFor(recs, up.srv.URL, clients...)
+	up.byID = byID
+	return newHarness(nodetest.Start(t, yaml, nodetest.Options{}), up)
+}
+
+// replayCell runs one cell's client and checks what it got against want: the answer, the
+// upstream requests, and the request log.
+func replayCell(t *testing.T, h *harness, c cell, want answer, run func() result) {
+	t.Helper()
+	env := h.env
+	start := time.Now()
+	counted := len(want.Signatures) > 0 && c.rec.Meta.Stream // only then is the counter read
+	var before float64
+	if counted {
+		before = droppedSignatures(t, env)
+	}
+	got := run()
+	env.WaitIdle() // the counters and the log are written once the answer is out
+	if counted {
+		got.Dropped = droppedSignatures(t, env) - before
+	}
+	if c.client == "responses" && len(got.Calls) > 0 && got.NativeStop == "completed" {
+		got.Finish = "tool_calls"
+	}
+	n, wrong := h.up.taken(c.model)
+	for _, w := range wrong {
+		t.Errorf("upstream request: %s", w)
+	}
+	if n == 0 && !(want.Err != nil && want.Err.Status == http.StatusTooManyRequests) {
+		t.Errorf("the gateway never called the upstream")
+	}
+	check(t, c, want, got)
+	checkLog(t, env, c, want, got, start)
 }
 
 // droppedSignatures sums the dropped-fields counter for fields naming a signature.
