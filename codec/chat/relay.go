@@ -25,6 +25,7 @@ type Relay struct {
 	loss         *ir.Loss
 	calls        map[int]*toolIndexes // by choice index
 	finished     bool
+	content      bool // a chunk carried content, reasoning, a tool call or a finish
 	usage        codec.Usage
 	hasUsage     bool
 	err          *ir.Error
@@ -118,7 +119,7 @@ func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) (_ []
 		case jsonscan.KeyIs(k, "finish_reason"):
 			// Some providers send "" on every chunk before the last.
 			if string(val) != "null" && string(val) != `""` {
-				r.finished, carries = true, true
+				r.finished, r.content, carries = true, true, true
 			}
 		}
 		return true
@@ -135,6 +136,9 @@ func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) (_ []
 			calls = v
 		case jsonscan.KeyIs(k, "content"):
 			contentArray = body[v.Start] == '['
+			r.content = r.content || contentArray || nonEmptyString(body[v.Start:v.End])
+		case jsonscan.KeyIs(k, "reasoning_content"), jsonscan.KeyIs(k, "reasoning"), jsonscan.KeyIs(k, "refusal"):
+			r.content = r.content || nonEmptyString(body[v.Start:v.End])
 		}
 		return true
 	})
@@ -144,6 +148,7 @@ func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) (_ []
 	if calls.End == 0 || body[calls.Start] != '[' {
 		return edits, true
 	}
+	r.content = r.content || calls.End-calls.Start > 2
 	if r.calls == nil {
 		r.calls = map[int]*toolIndexes{}
 	}
@@ -235,6 +240,13 @@ func renumber(x *toolIndexes, data []byte, start, end int, edits []jsonscan.Edit
 // Finished reports that a choice gave its finish_reason: the answer is complete even if the
 // stream then stops without data: [DONE].
 func (r *Relay) Finished() bool { return r.finished }
+
+// Content reports that the answer has begun: some chunk carried text, reasoning, a refusal, a
+// tool call or a finish — not only the role, an empty content or usage.
+func (r *Relay) Content() bool { return r.content }
+
+// nonEmptyString reports a JSON string value with at least one character.
+func nonEmptyString(v []byte) bool { return len(v) > 2 && v[0] == '"' }
 
 // Usage is the latest usage the stream reported, normalized.
 func (r *Relay) Usage() (codec.Usage, bool) { return r.usage, r.hasUsage }

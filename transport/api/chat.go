@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/reasoning"
 	"github.com/modelgate/modelgate/codec/sse"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -168,7 +169,18 @@ func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a
 			}
 			data, done = []byte("[DONE]"), true
 		}
+		if e := relay.Err(); e != nil && !out.started && s.failOverEarly(rec, g, a, e) {
+			return false
+		}
+		if relay.Content() || done {
+			if out.commit() != nil {
+				return s.clientLeft(rec, a)
+			}
+		}
 		if data != nil {
+			if e := relay.Err(); e != nil && e.Kind == ir.ErrBilling {
+				data = hideBillingFrame(data, rec.c.id)
+			}
 			if err := out.Write("", data); err != nil {
 				return s.clientLeft(rec, a)
 			}

@@ -246,7 +246,10 @@ func TestEmbeddings(t *testing.T) {
 	}
 }
 
-// A stream that goes silent past the idle time-out ends with an error event naming it.
+// A stream that goes silent past the idle time-out before its answer began (the role chunk,
+// then nothing) has sent the client nothing: every route is tried, and when all were silent
+// the client gets a 502 (a silent route is a failed one, not a busy one). One silent later in
+// the answer ends with an error event (TestChatStreamSilentMidAnswer).
 func TestChatStreamIdleTimeout(t *testing.T) {
 	env := nodetest.Start(t, strings.Replace(nodetest.DefaultCatalog, "idle_stream_timeout: 5s", "idle_stream_timeout: 150ms", 1), nodetest.Options{})
 	for _, r := range []string{"a", "b"} {
@@ -254,7 +257,11 @@ func TestChatStreamIdleTimeout(t *testing.T) {
 	}
 	resp := env.Post("/v1/chat/completions", env.Key, `{"model":"chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	raw := string(nodetest.Read(t, resp))
-	if resp.StatusCode != 200 || !strings.Contains(raw, "idle time-out") || strings.Contains(raw, "[DONE]") {
+	if resp.StatusCode != 502 || !strings.Contains(raw, `"code":"upstream_error"`) {
 		t.Fatalf("%d %q", resp.StatusCode, raw)
+	}
+	env.WaitIdle()
+	if e := usage(t, env); len(e) != 1 || e[0].Attempts != 2 || e[0].Status != 502 {
+		t.Fatalf("log = %+v", e)
 	}
 }

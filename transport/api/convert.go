@@ -20,6 +20,7 @@ func (s *Server) wholeConverted(w http.ResponseWriter, rec *record, g *generatio
 	resp, err := upstreamFormats[a.route.Format].DecodeResponse(body)
 	if err != nil {
 		s.finish(a, routehealth.Failed, a.resp.Status)
+		rec.c.failed = true
 		s.Logger.Warn("upstream answer could not be decoded; failing over", "request_id", rec.c.id, "route", a.route.ID, "err", err)
 		return false
 	}
@@ -68,43 +69,9 @@ func (s *Server) readWhole(rec *record, a *attempt) (body []byte, ok bool) {
 		s.clientLeft(rec, a)
 	default:
 		s.finish(a, routehealth.Failed, 0)
+		rec.c.failed = true
 	}
 	return nil, false
-}
-
-// streamOut starts the client's event stream on the first event, so a route that breaks
-// before it answers can still be failed over.
-type streamOut struct {
-	w       http.ResponseWriter
-	rec     *record
-	g       *generation
-	frames  *sse.Writer
-	started bool
-}
-
-func newStreamOut(w http.ResponseWriter, rec *record, g *generation) *streamOut {
-	flusher, _ := w.(http.Flusher)
-	return &streamOut{w: w, rec: rec, g: g, frames: sse.NewWriter(w, func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	})}
-}
-
-// Write implements ir.Frames.
-func (o *streamOut) Write(name string, data []byte) error {
-	if !o.started {
-		o.started = true
-		o.g.announce(o.w)
-		h := o.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		o.w.WriteHeader(http.StatusOK)
-		o.rec.status = http.StatusOK
-		o.rec.firstByte()
-	}
-	return o.frames.Write(name, data)
 }
 
 // streamConverted runs upstream events through the route format's decoder, the inline
@@ -141,14 +108,20 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 		}
 		for _, e := range events {
 			for _, e := range filter(split, e) {
+				if e.Kind == ir.EvError && !out.started && s.failOverEarly(rec, g, a, e.Err) {
+					return false
+				}
 				rec.observe(e)
 				g.eventLoss(e) // too late for the header: counted in the metrics
-				if err := enc.Encode(e); err != nil {
+				if (isContent(e) || e.Kind == ir.EvError) && out.commit() != nil || enc.Encode(hideBilling(e, rec.c.id)) != nil {
 					return s.clientLeft(rec, a)
 				}
 			}
 		}
 		if done {
+			if out.commit() != nil {
+				return s.clientLeft(rec, a)
+			}
 			enc.Close()
 			s.streamDone(rec, a, out)
 			return true
@@ -198,11 +171,26 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 			}
 			done = true // the upstream left out its end marker: it is sent in its place
 		}
+		failed := firstErr(events)
+		if failed != nil && !out.started && s.failOverEarly(rec, g, a, failed) {
+			return false
+		}
+		content := failed != nil
 		for _, e := range events {
 			rec.observe(e)
+			content = content || isContent(e)
+		}
+		if content || done {
+			if out.commit() != nil {
+				return s.clientLeft(rec, a)
+			}
 		}
 		if frame != nil {
-			if werr := out.Write(frame.Name, nameModel(a.route.Format, frame.Data, g.clientModel)); werr != nil {
+			data := nameModel(a.route.Format, frame.Data, g.clientModel)
+			if failed != nil && failed.Kind == ir.ErrBilling {
+				data = hideBillingFrame(data, rec.c.id)
+			}
+			if out.Write(frame.Name, data) != nil {
 				return s.clientLeft(rec, a)
 			}
 		}
@@ -233,15 +221,16 @@ func (s *Server) streamDone(rec *record, a *attempt, out *streamOut) {
 		// The upstream refused the request itself once it had begun to answer (a context
 		// length found out while streaming): the client's fault, as the same refusal before
 		// the first byte is, and no mark against the route.
-		s.finish(a, routehealth.Succeeded, http.StatusOK)
+		s.tellRoute(rec, a, e)
 		rec.status = http.StatusBadRequest
 		if e.Status >= 400 && e.Status < 500 {
 			rec.status = e.Status
 		}
 		return
 	}
-	// The upstream reported an error in the stream: the route failed this request.
-	s.finish(a, routehealth.Failed, http.StatusOK)
+	// The upstream reported an error in the stream: the route failed this request, was rate
+	// limited or refused it for billing, and the call is refunded.
+	s.tellRoute(rec, a, e)
 	rec.status = rec.streamErr.Status
 	if rec.status < 500 {
 		rec.status = http.StatusBadGateway
@@ -257,6 +246,7 @@ func (s *Server) streamEnded(rec *record, a *attempt, out *streamOut, enc ir.Str
 	}
 	if !out.started {
 		s.finish(a, routehealth.Failed, 0)
+		rec.c.failed = true
 		return false
 	}
 	s.finish(a, routehealth.Failed, http.StatusOK)

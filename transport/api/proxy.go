@@ -46,12 +46,11 @@ type upstreamCall func(r *catalog.Route) (upstream.Request, bool)
 // upstream client error to hand to the client as it is, or the gateway's own error.
 // tried counts attempts for the log.
 func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upstreamCall, tried *[]string) (*attempt, *upstream.Error, *apiError) {
-	onlyBusy := true // every failure so far was the upstream saying "not now"
 	var skipped []string
 	for {
 		route := s.Board.Pick(m.Routes, c.key.ZDR, append(skipped, *tried...))
 		if route == nil {
-			return nil, nil, s.exhausted(c, len(*tried), onlyBusy, s.Board.Wait(m.Routes, c.key.ZDR, skipped))
+			return nil, nil, s.exhausted(c, len(*tried), !c.failed, s.Board.Wait(m.Routes, c.key.ZDR, skipped))
 		}
 		req, ok := build(route)
 		if !ok {
@@ -81,7 +80,7 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 			s.refused(c, a, ue) // the route now cools down: still "not now"
 			continue
 		case ue.Status != 529 && ue.Status != http.StatusServiceUnavailable:
-			onlyBusy = false
+			c.failed = true
 		}
 		s.finish(a, routehealth.Failed, ue.Status)
 		s.Logger.Warn("upstream attempt failed; failing over", "request_id", c.id, "route", route.ID, "status", ue.Status, "err", ue.Err)

@@ -91,6 +91,9 @@ type call struct {
 	key      persistence.Key
 	catalog  *catalog.Catalog
 	client   ir.ClientFormat // the format errors are rendered in; nil = chat
+	// failed says an attempt failed for a reason other than "not now" (overloaded, rate
+	// limited, cooling down), so a request left without routes is a 502, not a 529.
+	failed bool
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {

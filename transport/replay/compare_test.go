@@ -232,14 +232,21 @@ var anthropicTypes = map[string]bool{"invalid_request_error": true, "authenticat
 	"api_error": true, "timeout_error": true, "overloaded_error": true}
 
 // checkInStreamError: an error inside a 200 stream reaches the client as its format's
-// in-band error, with the provider's message.
+// in-band error, with the provider's message — but a billing refusal (insufficient_quota)
+// never with the provider's words: it is the operator's problem (decisions.md, Errors).
 func checkInStreamError(t *testing.T, c cell, want answer, got result) {
 	t.Helper()
 	if got.Err == nil {
 		t.Errorf("the client got no error; the recorded stream fails with %q", want.Err.Message)
 		return
 	}
-	if want.Err.Message != "" && !strings.Contains(got.ErrMessage, want.Err.Message) {
+	billing := want.Err.Code == "insufficient_quota" || want.Err.Code == "billing_error"
+	switch {
+	case billing && want.Err.Message != "" && strings.Contains(got.ErrMessage, want.Err.Message):
+		t.Errorf("the client sees the provider's billing message %q", got.ErrMessage)
+	case billing && !strings.Contains(got.ErrMessage, "operator"):
+		t.Errorf("error message = %q, want the gateway's notice that the refusal is the operator's", got.ErrMessage)
+	case !billing && want.Err.Message != "" && !strings.Contains(got.ErrMessage, want.Err.Message):
 		t.Errorf("error message = %q, want the provider's %q", got.ErrMessage, want.Err.Message)
 	}
 	if c.client == "messages" && !anthropicTypes[got.ErrType] {

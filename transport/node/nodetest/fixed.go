@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Fixed is an upstream that answers with given bytes (a provider's stream or body exactly as
@@ -31,6 +32,7 @@ type FixedAnswer struct {
 	Status      int // 200 when 0
 	ContentType string
 	Body        []byte
+	Stall       time.Duration // silence after the body before the connection ends (an idle upstream)
 }
 
 // StartFixed starts a fixed upstream; the test's cleanup stops it.
@@ -99,6 +101,12 @@ func (f *Fixed) serve(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 		rest = rest[n:]
+	}
+	if a.Stall > 0 {
+		select {
+		case <-time.After(a.Stall):
+		case <-r.Context().Done():
+		}
 	}
 }
 

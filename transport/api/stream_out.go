@@ -1,0 +1,87 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/sse"
+)
+
+// holdLimit is how long a stream's opening frames (messages' message_start and ping,
+// responses' response.created, chat's role chunk) may wait for the answer's first content
+// before they go out anyway, so a client sees a slow-thinking answer begin.
+const holdLimit = time.Second
+
+// streamOut is the client's event stream. It holds the opening frames until the answer has
+// content (commit): an upstream that fails right after it opened its stream — Anthropic's
+// overloaded_error after message_start, a response.failed after response.created — is then
+// still failed over invisibly, as one that failed before answering is. Only the first frame
+// arriving after holdLimit commits without content.
+type streamOut struct {
+	w       http.ResponseWriter
+	rec     *record
+	g       *generation
+	frames  *sse.Writer
+	started bool       // the headers and the held frames are out
+	held    []ir.Frame // frames written before commit
+	since   time.Time  // when the first frame was held
+}
+
+func newStreamOut(w http.ResponseWriter, rec *record, g *generation) *streamOut {
+	flusher, _ := w.(http.Flusher)
+	return &streamOut{w: w, rec: rec, g: g, frames: sse.NewWriter(w, func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	})}
+}
+
+// Write implements ir.Frames.
+func (o *streamOut) Write(name string, data []byte) error {
+	if o.started {
+		return o.frames.Write(name, data)
+	}
+	if o.since.IsZero() {
+		o.since = time.Now()
+	}
+	o.held = append(o.held, ir.Frame{Name: name, Data: append([]byte(nil), data...)})
+	if time.Since(o.since) < holdLimit {
+		return nil
+	}
+	return o.commit()
+}
+
+// commit starts the client's stream: the headers, then every held frame.
+func (o *streamOut) commit() error {
+	if o.started {
+		return nil
+	}
+	o.started = true
+	o.g.announce(o.w)
+	h := o.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	o.w.WriteHeader(http.StatusOK)
+	o.rec.status = http.StatusOK
+	o.rec.firstByte()
+	held := o.held
+	o.held = nil
+	for _, f := range held {
+		if err := o.frames.Write(f.Name, f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isContent reports an event that begins the answer proper: anything but the opening, usage
+// and an error.
+func isContent(e ir.Event) bool {
+	switch e.Kind {
+	case ir.EvStart, ir.EvUsage, ir.EvError:
+		return false
+	}
+	return true
+}
