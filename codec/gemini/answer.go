@@ -1,8 +1,6 @@
 package gemini
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"github.com/modelgate/modelgate/codec"
@@ -183,11 +181,9 @@ func EncodeErrorDetails(e *ir.Error, details ...any) []byte {
 
 // marshal is json.Marshal without HTML escaping: text travels as written.
 func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := codec.Marshal(v)
+	if err != nil {
 		return []byte("null")
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return b
 }

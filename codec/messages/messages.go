@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonscan"
 )
@@ -186,13 +187,11 @@ func IsDone(eventName []byte) bool { return string(eventName) == "message_stop" 
 // marshal is json.Marshal without HTML escaping: text, thinking and signatures travel as
 // the upstream and the client wrote them.
 func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := codec.Marshal(v)
+	if err != nil {
 		return []byte("null")
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return b
 }
 
 const idChars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
