@@ -136,6 +136,9 @@ func chatStream(b []byte) (answer, error) {
 			a.Usage = chatUsage(u)
 		}
 		for _, c := range arr(v, "choices") {
+			if u := get(c, "usage"); u != nil { // Moonshot puts it in the finishing choice
+				a.Usage = chatUsage(u)
+			}
 			d := get(c, "delta")
 			t, r := chatContent(get(d, "content"))
 			text.WriteString(t)
