@@ -138,6 +138,11 @@ type streamDecoder struct {
 	tools    int
 	calls    callJoiner // a call streamed in pieces spans chunks
 	usage    codec.Usage
+	// reason is the latest finishReason. It does not end the answer: Gemini sends no end
+	// marker and may go on after it (a code-execution stream says STOP on a middle chunk and
+	// then gives its result and the final usage), so the answer ends where the stream does
+	// (End).
+	reason string
 }
 
 func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
@@ -177,7 +182,6 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 		evs = append(evs, ir.Event{Kind: ir.EvStart, ID: r.ResponseID, Model: r.ModelVersion, Usage: d.usage})
 		usageChanged = false
 	}
-	finish := ""
 	c := r.candidate0()
 	if c != nil {
 		if c.Content != nil {
@@ -188,18 +192,25 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 				}
 			}
 		}
-		finish = c.FinishReason
+		if c.FinishReason != "" {
+			d.reason = c.FinishReason
+		}
 	} else if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
 		d.finished = true
 		return append(evs, ir.Event{Kind: ir.EvFinish, Stop: ir.StopContentFilter, Usage: d.usage}), true, nil
 	}
-	if finish != "" {
-		return d.finish(evs, finish), true, nil
-	}
-	if usageChanged {
+	if usageChanged && d.reason == "" { // after a finishReason, the finish carries the usage
 		evs = append(evs, ir.Event{Kind: ir.EvUsage, Usage: d.usage})
 	}
 	return evs, false, nil
+}
+
+// End implements ir.EndingDecoder: a stream that gave a finishReason is whole where it ends.
+func (d *streamDecoder) End() ([]ir.Event, *ir.Frame, bool) {
+	if d.finished || d.reason == "" {
+		return nil, nil, false
+	}
+	return d.finish(nil, d.reason), nil, true
 }
 
 // finish ends the answer: a streamed call still open goes out as it is, then EvFinish.

@@ -157,8 +157,9 @@ func decodeStream(t *testing.T, name string) ([]ir.Event, bool) {
 	var evs []ir.Event
 	for {
 		ev, err := r.Next()
-		if err == io.EOF {
-			return evs, false
+		if err == io.EOF { // Gemini's end: the stream is whole if it gave a finishReason
+			out, _, finished := d.(ir.EndingDecoder).End()
+			return append(evs, out...), finished
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -264,13 +265,28 @@ func TestStreamWithoutFinish(t *testing.T) {
 	if _, _, err := d.Decode(nil, []byte(`{"candidates":[`)); err == nil {
 		t.Error("a truncated chunk decoded without error")
 	}
-	evs, done, err := d.Decode(nil, []byte(`{"candidates":[{"finishReason":"STOP","index":0}]}`))
-	if err != nil || !done || len(evs) != 1 || evs[0].Kind != ir.EvFinish {
-		t.Fatalf("finish: %v %v %v", evs, done, err)
+	if evs, _, finished := d.(ir.EndingDecoder).End(); finished || len(evs) != 0 {
+		t.Fatalf("a stream without finishReason ended whole: %v", evs)
 	}
-	evs, done, _ = d.Decode(nil, []byte(`{"candidates":[{"content":{"parts":[{"text":"late"}]}}]}`))
-	if len(evs) != 0 || !done {
-		t.Errorf("after the finish: %v %v", evs, done)
+}
+
+// A finishReason does not end the answer: Gemini sends no end marker, and a code-execution
+// stream says STOP on a middle chunk, then gives its result and the final usage. The answer
+// ends where the stream does, with the last finishReason and usage.
+func TestStreamGoesOnAfterFinishReason(t *testing.T) {
+	d := Format.NewStreamDecoder()
+	evs, done, err := d.Decode(nil, []byte(`{"candidates":[{"content":{"parts":[{"text":"Hel"}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1}}`))
+	if err != nil || done || len(evs) != 2 || evs[1].Kind != ir.EvText {
+		t.Fatalf("at the finishReason: %s done=%v err=%v", dumpEvents(evs), done, err)
+	}
+	evs, done, err = d.Decode(nil, []byte(`{"candidates":[{"content":{"parts":[{"text":"lo"}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":2}}`))
+	if err != nil || done || len(evs) != 1 || evs[0].Text != "lo" {
+		t.Fatalf("after the finishReason: %s done=%v err=%v", dumpEvents(evs), done, err)
+	}
+	evs, _, finished := d.(ir.EndingDecoder).End()
+	want := []ir.Event{{Kind: ir.EvFinish, Stop: ir.StopEnd, Usage: codec.Usage{Input: 9, Output: 2}}}
+	if !finished || !reflect.DeepEqual(evs, want) {
+		t.Fatalf("end: %s finished=%v", dumpEvents(evs), finished)
 	}
 }
 

@@ -33,13 +33,20 @@ func toolEvents(t *testing.T, chunks [][]byte) ([]ir.Event, error) {
 		if err != nil {
 			return out, err
 		}
-		for _, e := range evs {
-			if e.Kind == ir.EvToolStart || e.Kind == ir.EvToolArgs {
-				out = append(out, e)
-			}
+		out = append(out, toolOnly(evs)...)
+	}
+	end, _, _ := d.(ir.EndingDecoder).End()
+	return append(out, toolOnly(end)...), nil
+}
+
+func toolOnly(evs []ir.Event) []ir.Event {
+	var out []ir.Event
+	for _, e := range evs {
+		if e.Kind == ir.EvToolStart || e.Kind == ir.EvToolArgs {
+			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func TestStreamedCallArguments(t *testing.T) {
