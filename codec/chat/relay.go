@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -51,8 +52,9 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 		return nil, false, nil // an empty data line: a keep-alive
 	}
 	var edits []jsonscan.Edit
-	var usage, wireErr jsonscan.Span
-	choices, carrying := -1, 0 // choices absent; choices with a delta or a finish
+	var usage, elsewhere, wireErr, choiceList jsonscan.Span
+	choices, carrying, idle := -1, 0, 0 // choices absent; choices with a delta or a finish; idle ones
+	wasFinished := r.finished
 	err = jsonscan.Members(data, func(k []byte, v jsonscan.Span) bool {
 		val := data[v.Start:v.End]
 		switch {
@@ -61,18 +63,29 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 				edits = append(edits, jsonscan.Edit{Span: v, New: r.model})
 			}
 		case jsonscan.KeyIs(k, "choices"):
-			choices = 0
+			choices, choiceList = 0, v
 			_ = jsonscan.Elements(val, func(c jsonscan.Span) bool {
 				choices++
-				var carries bool
-				edits, carries = r.choice(data, v.Start+c.Start, v.Start+c.End, edits)
+				var carries, still bool
+				var in jsonscan.Span
+				edits, carries, still, in = r.choice(data, v.Start+c.Start, v.Start+c.End, edits)
 				if carries {
 					carrying++
+				}
+				if still {
+					idle++
+				}
+				if in.End > 0 && elsewhere.End == 0 {
+					elsewhere = in
 				}
 				return true
 			})
 		case jsonscan.KeyIs(k, "usage") && string(val) != "null":
 			usage = v
+		case jsonscan.KeyIs(k, "x_groq") && val[0] == '{':
+			if u, ok := jsonscan.Member(val, "usage"); ok && string(val[u.Start:u.End]) != "null" {
+				elsewhere = jsonscan.Span{Start: v.Start + u.Start, End: v.Start + u.End}
+			}
 		case jsonscan.KeyIs(k, "error") && string(val) != "null":
 			wireErr = v
 		}
@@ -86,6 +99,27 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 		_ = json.Unmarshal(data[wireErr.Start:wireErr.End], &w)
 		r.err = errorFromWire(0, &w)
 		return data, true, nil
+	}
+	if wasFinished && choices > 0 && idle == choices && (usage.End > 0 || elsewhere.End > 0) {
+		// A usage chunk after the finish whose choices say nothing (OpenRouter's carries a
+		// null finish_reason): the chat usage chunk's own shape, choices [].
+		edits = append(edits, jsonscan.Edit{Span: choiceList, New: []byte("[]")})
+		choices = 0
+	}
+	if usage.End == 0 && elsewhere.End > 0 {
+		// Usage where the provider put it (Groq's x_groq, Moonshot's finishing choice): the
+		// chat convention's place is the top level.
+		raw := data[elsewhere.Start:elsewhere.End]
+		var w wireUsage
+		if json.Unmarshal(raw, &w) == nil {
+			r.usage, r.hasUsage = w.normalize(), true
+			if r.includeUsage {
+				whole := jsonscan.Span{Start: 0, End: len(raw)}
+				top := append([]byte(`,"usage":`), applySorted(raw, usageEdit(raw, whole, w, nil))...)
+				end := bytes.LastIndexByte(data, '}')
+				edits = append(edits, jsonscan.Edit{Span: jsonscan.Span{Start: end, End: end}, New: top})
+			}
+		}
 	}
 	if usage.End > 0 {
 		var w wireUsage
@@ -106,9 +140,13 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 // choice reads one element of choices (data[start:end]): its finish_reason, and the indexes of
 // its tool-call fragments, which it renumbers. carries reports a delta or a finish_reason: an
 // element with neither (Azure's content-filter annotations) has nothing a chat client reads.
-func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) (_ []jsonscan.Edit, carries bool) {
+// idle reports an element with no finish and a delta without content (only a role, an empty
+// content): after the finish, such an element (OpenRouter's usage chunk) would make an SDK
+// accumulator forget the finish_reason. usage is the span of a usage member inside the
+// element (Moonshot), in data.
+func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) (_ []jsonscan.Edit, carries, idle bool, usage jsonscan.Span) {
 	elem := data[start:end]
-	n, delta := 0, jsonscan.Span{}
+	n, delta, finished := 0, jsonscan.Span{}, false
 	_ = jsonscan.Members(elem, func(k []byte, v jsonscan.Span) bool {
 		val := elem[v.Start:v.End]
 		switch {
@@ -116,39 +154,57 @@ func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) (_ []
 			n, _ = strconv.Atoi(string(val))
 		case jsonscan.KeyIs(k, "delta"):
 			delta = v
+		case jsonscan.KeyIs(k, "usage") && string(val) != "null":
+			usage = jsonscan.Span{Start: start + v.Start, End: start + v.End}
 		case jsonscan.KeyIs(k, "finish_reason"):
 			// Some providers send "" on every chunk before the last.
 			if string(val) != "null" && string(val) != `""` {
-				r.finished, r.content, carries = true, true, true
+				r.finished, r.content, carries, finished = true, true, true, true
 			}
 		}
 		return true
 	})
 	if delta.End == 0 || elem[delta.Start] != '{' {
-		return edits, carries
+		return edits, carries, !finished, usage
 	}
 	body := elem[delta.Start:delta.End]
-	var calls jsonscan.Span
-	contentArray := false
-	_ = jsonscan.Members(body, func(k []byte, v jsonscan.Span) bool {
+	base := start + delta.Start
+	var calls, reasoningKey jsonscan.Span
+	contentArray, content, hasReasoningContent := false, false, false
+	_ = jsonscan.MemberSpans(body, func(k []byte, ks, v jsonscan.Span) bool {
+		val := body[v.Start:v.End]
 		switch {
 		case jsonscan.KeyIs(k, "tool_calls"):
 			calls = v
+			content = content || val[0] == '[' && v.End-v.Start > 2
 		case jsonscan.KeyIs(k, "content"):
-			contentArray = body[v.Start] == '['
-			r.content = r.content || contentArray || nonEmptyString(body[v.Start:v.End])
-		case jsonscan.KeyIs(k, "reasoning_content"), jsonscan.KeyIs(k, "reasoning"), jsonscan.KeyIs(k, "refusal"):
-			r.content = r.content || nonEmptyString(body[v.Start:v.End])
+			contentArray = val[0] == '['
+			content = content || contentArray || nonEmptyString(val)
+		case jsonscan.KeyIs(k, "reasoning_content"):
+			hasReasoningContent = true
+			content = content || nonEmptyString(val)
+		case jsonscan.KeyIs(k, "reasoning"):
+			if nonEmptyString(val) {
+				reasoningKey, content = ks, true
+			}
+		case jsonscan.KeyIs(k, "refusal"):
+			content = content || nonEmptyString(val)
 		}
 		return true
 	})
+	r.content = r.content || content
+	if reasoningKey.End > 0 && !hasReasoningContent {
+		// OpenRouter's name for reasoning; chat clients of the gateway read reasoning_content.
+		edits = append(edits, jsonscan.Edit{Span: jsonscan.Span{Start: base + reasoningKey.Start, End: base + reasoningKey.End},
+			New: []byte("reasoning_content")})
+	}
 	if contentArray {
-		edits = contentEdits(data, start+delta.Start, start+delta.End, r.loss, edits)
+		edits = contentEdits(data, base, start+delta.End, r.loss, edits)
 	}
+	idle = !finished && !content
 	if calls.End == 0 || body[calls.Start] != '[' {
-		return edits, true
+		return edits, true, idle, usage
 	}
-	r.content = r.content || calls.End-calls.Start > 2
 	if r.calls == nil {
 		r.calls = map[int]*toolIndexes{}
 	}
@@ -157,13 +213,12 @@ func (r *Relay) choice(data []byte, start, end int, edits []jsonscan.Edit) (_ []
 		x = &toolIndexes{}
 		r.calls[n] = x
 	}
-	base := start + delta.Start + calls.Start
 	list := body[calls.Start:calls.End]
 	_ = jsonscan.Elements(list, func(c jsonscan.Span) bool {
-		edits = renumber(x, data, base+c.Start, base+c.End, edits)
+		edits = renumber(x, data, base+calls.Start+c.Start, base+calls.Start+c.End, edits)
 		return true
 	})
-	return edits, true
+	return edits, true, idle, usage
 }
 
 // chunkMembers and choiceMembers are the chunk's own members; anything else in a chunk that

@@ -54,6 +54,15 @@ func TestRelayGolden(t *testing.T) {
 		// Mistral's content arrays: text becomes content, thinking reasoning_content.
 		{name: "mistral_content_array", finished: true, done: true, usage: codec.Usage{Input: 10, Output: 21},
 			dropped: "answer.content.thinking.reference"},
+		// Moonshot puts the usage in the finishing choice: read, and for a client that asked
+		// for it also at the top level, where the chat convention has it.
+		{name: "usage_in_choice", includeUsage: true, finished: true, done: true, usage: codec.Usage{Input: 12, Output: 4, Reasoning: 1}},
+		// Groq's last chunk may carry the usage only in x_groq: the same.
+		{name: "groq_usage", includeUsage: true, finished: true, done: true, usage: codec.Usage{Input: 18, Output: 3}},
+		// OpenRouter names reasoning `reasoning` (renamed reasoning_content, the gateway's chat
+		// convention), and its usage chunk after the finish carries a choice with a null
+		// finish_reason, which SDK accumulators take for a reset: that chunk gets choices [].
+		{name: "openrouter_reasoning", includeUsage: true, finished: true, done: true, usage: codec.Usage{Input: 43, Output: 23, Reasoning: 13}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

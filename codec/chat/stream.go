@@ -39,7 +39,7 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	}
 	var evs []ir.Event
 	if !d.started {
-		if len(c.Choices) == 0 && c.Usage == nil {
+		if len(c.Choices) == 0 && c.usage() == nil {
 			return nil, false, nil // Azure's preamble (prompt_filter_results, no id): not the answer yet
 		}
 		d.started = true
@@ -57,8 +57,8 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 			d.stop = *ch.FinishReason
 		}
 	}
-	if c.Usage != nil {
-		d.usage = c.Usage.normalize()
+	if u := c.usage(); u != nil {
+		d.usage = u.normalize()
 		evs = append(evs, ir.Event{Kind: ir.EvUsage, Usage: d.usage})
 	}
 	return evs, false, nil
@@ -71,12 +71,33 @@ type streamChunk struct {
 	Choices []streamDelta `json:"choices"`
 	Usage   *wireUsage    `json:"usage"`
 	Error   *wireError    `json:"error"`
+	XGroq   *struct {
+		Usage *wireUsage `json:"usage"`
+	} `json:"x_groq"` // Groq's last chunk may carry the usage only here
+}
+
+// usage is the chunk's usage wherever the provider put it: top level (OpenAI), in x_groq
+// (Groq), in the first choice (Moonshot).
+func (c *streamChunk) usage() *wireUsage {
+	switch {
+	case c.Usage != nil:
+		return c.Usage
+	case c.XGroq != nil && c.XGroq.Usage != nil:
+		return c.XGroq.Usage
+	}
+	for _, ch := range c.Choices {
+		if ch.Index == 0 && ch.Usage != nil {
+			return ch.Usage
+		}
+	}
+	return nil
 }
 
 type streamDelta struct {
 	Index        int        `json:"index"`
 	Delta        *deltaBody `json:"delta"`
 	FinishReason *string    `json:"finish_reason"`
+	Usage        *wireUsage `json:"usage"` // Moonshot puts the usage in the finishing choice
 }
 
 type deltaBody struct {

@@ -247,17 +247,23 @@ func (s *scanner) end() error {
 // KeyIs) and the span of its value. It stops when fn returns false; otherwise it scans to the
 // end, and the error reports text that is not exactly one well-formed object.
 func Members(text []byte, fn func(key []byte, v Span) bool) error {
+	return each(text, '{', '}', func(key []byte, _, v Span) bool { return fn(key, v) })
+}
+
+// MemberSpans is Members with the span of each key's raw bytes too (between its quotes), for
+// a relay that renames a member.
+func MemberSpans(text []byte, fn func(key []byte, k, v Span) bool) error {
 	return each(text, '{', '}', fn)
 }
 
 // Elements calls fn with the span of each element of the JSON array that is the whole of
 // text, in order, like Members.
 func Elements(text []byte, fn func(v Span) bool) error {
-	return each(text, '[', ']', func(_ []byte, v Span) bool { return fn(v) })
+	return each(text, '[', ']', func(_ []byte, _, v Span) bool { return fn(v) })
 }
 
 // each walks the object or array that is the whole of text; keys are nil for an array.
-func each(text []byte, open, close byte, fn func(key []byte, v Span) bool) error {
+func each(text []byte, open, close byte, fn func(key []byte, k, v Span) bool) error {
 	s := &scanner{b: text}
 	s.ws()
 	if s.peek() != open {
@@ -271,18 +277,22 @@ func each(text []byte, open, close byte, fn func(key []byte, v Span) bool) error
 	}
 	for {
 		var key []byte
+		var k Span
 		if open == '{' {
+			s.ws()
+			at := s.i + 1 // after the opening quote
 			var err error
 			if key, err = s.key(); err != nil {
 				return err
 			}
+			k = Span{at, at + len(key)}
 		}
 		s.ws()
 		v := s.i
 		if err := s.value(maxDepth - 1); err != nil { // inside the container: one level used
 			return err
 		}
-		if !fn(key, Span{v, s.i}) {
+		if !fn(key, k, Span{v, s.i}) {
 			return nil
 		}
 		s.ws()

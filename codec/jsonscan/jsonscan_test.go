@@ -192,3 +192,18 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+func TestMemberSpansLocateKeys(t *testing.T) {
+	in := []byte("{ \"reasoning\" :\"r\", \"a\\\"b\":1}")
+	var keys []string
+	err := MemberSpans(in, func(key []byte, k, v Span) bool {
+		if string(in[k.Start:k.End]) != string(key) {
+			t.Errorf("key span %q, key %q", in[k.Start:k.End], key)
+		}
+		keys = append(keys, string(in[k.Start:k.End])+"="+string(in[v.Start:v.End]))
+		return true
+	})
+	if err != nil || len(keys) != 2 || keys[0] != `reasoning="r"` || keys[1] != `a\"b=1` {
+		t.Fatalf("%v %v", keys, err)
+	}
+}
