@@ -1,9 +1,9 @@
 package clients
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -96,20 +96,11 @@ func (g *gateway) newKey(t *testing.T, email, plan string) string {
 func (g *gateway) admin(t *testing.T, path string, body, out any) {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, g.url+path, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+g.adminToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	status, raw := post(t, g.url+path, string(b), "Authorization", "Bearer "+g.adminToken)
+	if status != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", path, status, raw)
 	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(resp.Body)
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("POST %s: %d %s", path, resp.StatusCode, buf.Bytes())
-	}
-	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+	if err := json.Unmarshal(raw, out); err != nil {
 		t.Fatal(fmt.Errorf("POST %s: %w", path, err))
 	}
 }
@@ -119,18 +110,25 @@ func (g *gateway) admin(t *testing.T, path string, body, out any) {
 func refusesAutomated(t *testing.T, gatewayURL, key string) {
 	t.Helper()
 	body := `{"model":"sim-chat","messages":[{"role":"user","content":"Hello"}]}`
-	req, _ := http.NewRequest(http.MethodPost, gatewayURL+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
+	status, raw := post(t, gatewayURL+"/v1/chat/completions", body, "Authorization", "Bearer "+key, "User-Agent", "curl/8.5.0")
+	if status != http.StatusForbidden || !strings.Contains(string(raw), "coding_agent_required") {
+		t.Fatalf("plan %q must refuse curl: got %d %s", plan, status, raw)
+	}
+}
+
+// post sends a JSON body with the given headers (name, value pairs) and reads the answer.
+func post(t *testing.T, url, body string, headers ...string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "curl/8.5.0")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(resp.Body)
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(buf.String(), "coding_agent_required") {
-		t.Fatalf("plan %q must refuse curl: got %d %s", plan, resp.StatusCode, buf.Bytes())
-	}
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
 }
