@@ -44,7 +44,8 @@ const (
 // Store is the gateway's durable state. All methods are safe for concurrent
 // use.
 type Store struct {
-	db *pebble.DB
+	db     *pebble.DB
+	ledger *ledger // group commits of the quota actors' writes
 
 	// mu serialises read-modify-write operations (uniqueness checks, plan
 	// changes, revocations). Pebble has no transactions, so without it two
@@ -79,7 +80,7 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, ledger: newLedger(db)}, nil
 }
 
 // Close closes the database. Every acknowledged write is already synced to
@@ -90,6 +91,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.ledger.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("persistence: close: %w", err)
 	}

@@ -40,17 +40,16 @@ type Deps struct {
 	Board    *routehealth.Board
 	Upstream *upstream.Client
 	Metrics  *metrics.Metrics
-	Log      func(persistence.LogEntry) // queues one entry; must not block
 	Logger   *slog.Logger
 }
 
 // Server is the /v1 API.
 type Server struct {
 	Deps
-	inflight atomic.Int64 // requests not yet logged
+	inflight atomic.Int64 // requests not yet recorded
 }
 
-// InFlight is the number of requests whose log entry is not queued yet.
+// InFlight is the number of requests not yet recorded in their account's ledger.
 func (s *Server) InFlight() int64 { return s.inflight.Load() }
 
 // New builds the server.
@@ -89,6 +88,7 @@ type call struct {
 	start    time.Time
 	endpoint string
 	key      persistence.Key
+	revoked  *persistence.Key // the revoked key a 401 refused: its account's log gets the refusal
 	catalog  *catalog.Catalog
 	client   ir.ClientFormat // the format errors are rendered in; nil = chat
 	// failed says an attempt failed for a reason other than "not now" (overloaded, rate

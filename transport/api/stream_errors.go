@@ -93,6 +93,16 @@ func hideBillingFrame(data []byte, requestID string) []byte {
 	return out
 }
 
+// finishes reports whether events hold the answer's finish.
+func finishes(events []ir.Event) bool {
+	for _, e := range events {
+		if e.Kind == ir.EvFinish {
+			return true
+		}
+	}
+	return false
+}
+
 // firstErr is the error among events, if any.
 func firstErr(events []ir.Event) *ir.Error {
 	for _, e := range events {

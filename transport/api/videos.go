@@ -62,9 +62,7 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.route, rec.entry.UpstreamFormat = route.ID, route.Format
-	rec.firstByte()
-	writeJSON(w, http.StatusOK, task)
-	rec.status = http.StatusOK
+	rec.deliverJSON(w, http.StatusOK, task)
 }
 
 // getVideo answers a poll from the task actor's state, never from the upstream.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -21,7 +20,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/modelgate/modelgate/actors/quota"
-	"github.com/modelgate/modelgate/actors/reqlog"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
@@ -44,7 +42,6 @@ type Config struct {
 	Health      routehealth.Policy
 	Quota       quota.Config
 	Video       video.Config
-	LogBatch    reqlog.Config
 	Logger      *slog.Logger
 }
 
@@ -61,7 +58,6 @@ type Node struct {
 	API        *api.Server
 	AdminToken string // empty when the token was created by an earlier start (only its file has it)
 	URL        string // http://host:port
-	logPID     *actor.PID
 	http       *http.Server
 	ln         net.Listener
 	done       chan error
@@ -74,9 +70,6 @@ func Start(cfg Config) (*Node, error) {
 	}
 	if cfg.Health.Now == nil {
 		cfg.Health = routehealth.DefaultPolicy()
-	}
-	if cfg.LogBatch.MaxBatch == 0 {
-		cfg.LogBatch = reqlog.DefaultConfig()
 	}
 	cat, err := catalog.LoadFile(cfg.CatalogPath)
 	if err != nil {
@@ -102,7 +95,6 @@ func Start(cfg Config) (*Node, error) {
 	locator := cluster.NewLocal(engine)
 	n.Board = routehealth.NewBoard(locator, cfg.Health)
 	n.Board.Sync(cat.Routes())
-	n.logPID = reqlog.Start(engine, store, cfg.LogBatch)
 	n.Quota = quota.NewService(locator, store, cfg.Quota)
 	files, err := assets.New(store, cfg.DataDir, assets.Config{})
 	if err != nil {
@@ -124,11 +116,10 @@ func Start(cfg Config) (*Node, error) {
 	}).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
 		Keys: store, Accounts: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
-		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics,
-		Log: func(e persistence.LogEntry) { engine.Send(n.logPID, e) }, Logger: cfg.Logger,
+		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
-	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, FlushLog: n.FlushLog, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
+	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 
@@ -156,20 +147,8 @@ func (n *Node) Reload() error {
 	return nil
 }
 
-// FlushLog makes every queued request log entry durable.
-func (n *Node) FlushLog() error {
-	done := make(chan error, 1)
-	n.Engine.Send(n.logPID, reqlog.Flush{Done: done})
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(10 * time.Second):
-		return errors.New("request log writer did not answer in 10 s")
-	}
-}
-
-// Close stops taking requests, lets those in flight finish (until ctx ends), writes the
-// queued log entries and closes the store.
+// Close stops taking requests, lets those in flight finish (until ctx ends), lets the
+// accounts finish their writes and closes the store.
 func (n *Node) Close(ctx context.Context) error {
 	err := n.http.Shutdown(ctx)
 	if err != nil {
@@ -193,9 +172,6 @@ func (n *Node) shutdownActors() {
 			n.cfg.Logger.Error("quota state not fully written at shutdown", "err", err)
 		}
 		cancel()
-	}
-	if n.logPID != nil {
-		<-n.Engine.Poison(n.logPID).Done() // graceful: the writer flushes on Stopped
 	}
 	n.Store.Close()
 }

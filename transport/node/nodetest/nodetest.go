@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/actors/quota"
-	"github.com/modelgate/modelgate/actors/reqlog"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/simulator"
@@ -128,7 +127,7 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 		tb.Fatal(err)
 	}
 	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", AdminToken: "test-admin-token",
-		Health: opt.Health, Quota: opt.Quota, Logger: opt.Logger, LogBatch: reqlog.Config{MaxBatch: 64, Interval: 20 * time.Millisecond, MaxQueue: 10000}}
+		Health: opt.Health, Quota: opt.Quota, Logger: opt.Logger}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
