@@ -36,6 +36,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	}
 	g := &generation{client: spec, body: body, header: clientHeaders(r)}
 	rec.gen = g
+	if spec.target != nil {
+		rec.named = spec.target.model // the Gemini API names it in the path
+	}
 	if e := g.decode(); e != nil {
 		rec.fail(w, e)
 		return

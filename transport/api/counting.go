@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -16,8 +18,8 @@ import (
 //   - served (2xx, or 499 once admitted: the upstream was working for the client): counts the
 //     model's units, and a call beyond the plan pays its exact cost;
 //   - a client error (any other 4xx: the request itself is wrong, whoever found it): counts
-//     the units of the model it names (one call when it names none the gateway knows), never
-//     refused and never paid: it costs 0 USD;
+//     the units of the model it names, even in a body refused for another field (one call
+//     when it names none the gateway knows), never refused and never paid: it costs 0 USD;
 //   - a refusal (401 of a revoked key, 402, 403, 429: the key, the plan or the quota said no)
 //     and a failure (5xx, 529): count nothing and cost nothing.
 //
@@ -71,6 +73,11 @@ func (r *record) close() error {
 	if keyID == "" || r.s.Quota == nil {
 		return nil
 	}
+	if r.units == 0 && r.named != "" { // a fault found before the model was resolved
+		if m, ok := r.c.catalog.Lookup(r.named); ok {
+			r.entry.Model, r.units = m.ID, quota.Units(m.QuotaMultiplier)
+		}
+	}
 	e := r.entry
 	total := time.Since(r.c.start)
 	e.Time = r.c.start.UnixNano()
@@ -109,6 +116,20 @@ func (r *record) close() error {
 			"request_id", r.c.id, "account", acct, "status", r.status, "err", r.closeErr)
 	}
 	return r.closeErr
+}
+
+// namedModel is the top-level "model" string of a JSON object, if it has one: the model a
+// request names, read even when the gateway refuses the rest of it.
+func namedModel(body []byte) string {
+	v, ok := jsonscan.Member(body, "model")
+	if !ok {
+		return ""
+	}
+	var name string
+	if json.Unmarshal(body[v.Start:v.End], &name) != nil {
+		return ""
+	}
+	return name
 }
 
 // planOf is the plan of the calling key's account (nil when it cannot be read).

@@ -28,6 +28,7 @@ type record struct {
 	gen    *generation // nil for endpoints without conversion
 	adm    *admission  // the quota reservation, once admitted
 	units  int64       // what the model named counts (quota.Units), once resolved
+	named  string      // the model the request names, before it is resolved
 	// media is the day's media reservation the call holds, and produced what it made of it:
 	// both end with the settle.
 	media    *quota.MediaReservation
@@ -74,6 +75,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request, c *call, clientFor
 		rec.fail(w, e)
 		return rec, nil, false
 	}
+	rec.named = namedModel(body)
 	return rec, body, true
 }
 
