@@ -184,7 +184,7 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 				return s.clientLeft(rec, a)
 			}
 		}
-		if done || failed != nil || finishes(events) {
+		if done || failed != nil || finishes(events) || finishingDecoder(dec) {
 			out.finishing()
 		}
 		if frame != nil {

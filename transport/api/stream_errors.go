@@ -103,6 +103,13 @@ func finishes(events []ir.Event) bool {
 	return false
 }
 
+// finishingDecoder reports a decoder of a format without an end marker whose answer may end
+// with any frame now (ir.FinishingDecoder).
+func finishingDecoder(dec ir.StreamDecoder) bool {
+	f, ok := dec.(ir.FinishingDecoder)
+	return ok && f.Finishing()
+}
+
 // firstErr is the error among events, if any.
 func firstErr(events []ir.Event) *ir.Error {
 	for _, e := range events {

@@ -43,6 +43,10 @@ type Config struct {
 	Quota       quota.Config
 	Video       video.Config
 	Logger      *slog.Logger
+
+	// QuotaStore, when set, wraps the store the quota actors read and write through (tests
+	// hold or fail their writes).
+	QuotaStore func(quota.Store) quota.Store
 }
 
 // Node is a running gateway.
@@ -95,7 +99,11 @@ func Start(cfg Config) (*Node, error) {
 	locator := cluster.NewLocal(engine)
 	n.Board = routehealth.NewBoard(locator, cfg.Health)
 	n.Board.Sync(cat.Routes())
-	n.Quota = quota.NewService(locator, store, cfg.Quota)
+	var quotaStore quota.Store = store
+	if cfg.QuotaStore != nil {
+		quotaStore = cfg.QuotaStore(store)
+	}
+	n.Quota = quota.NewService(locator, quotaStore, cfg.Quota)
 	files, err := assets.New(store, cfg.DataDir, assets.Config{})
 	if err != nil {
 		n.shutdownActors()

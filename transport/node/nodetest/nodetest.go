@@ -43,6 +43,9 @@ type Options struct {
 	DataDir string // reuse a data directory (restart tests)
 	Plan    string // the env account's plan (default "demo")
 	Logger  *slog.Logger
+
+	// QuotaStore wraps the store of the quota actors (node.Config.QuotaStore).
+	QuotaStore func(quota.Store) quota.Store
 }
 
 // DefaultCatalog is a chat model with two simulator routes (3:1, the first ZDR), a model
@@ -127,7 +130,7 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 		tb.Fatal(err)
 	}
 	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", AdminToken: "test-admin-token",
-		Health: opt.Health, Quota: opt.Quota, Logger: opt.Logger}
+		Health: opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
