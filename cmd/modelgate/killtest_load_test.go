@@ -98,7 +98,7 @@ type ktLoad struct {
 	stop     atomic.Bool
 	sent     atomic.Int64
 	complete atomic.Int64
-	cut      atomic.Int64 // transport errors and incomplete answers (the kill)
+	cut      atomic.Int64 // requests the kill cut: transport errors, incomplete answers
 	mu       sync.Mutex
 	answers  map[string][]ktAnswer // by account id
 	odd      []string              // complete answers whose status the load does not expect
@@ -131,8 +131,8 @@ func (l *ktLoad) run(c *ktClient, accounts []*ktAccount, workers int) {
 				l.sent.Add(1)
 				status, rid, body, err := c.call(a.key, k.path, k.body(rng))
 				if err != nil || !k.whole(status, body) {
-					l.cut.Add(1)
-					continue
+					l.cut.Add(1) // the gateway is gone (an incomplete answer has no other cause here)
+					return
 				}
 				l.complete.Add(1)
 				l.mu.Lock()

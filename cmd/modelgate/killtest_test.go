@@ -68,7 +68,7 @@ models:
     routes: [{id: kt-g, format: gemini, base_url: "{{SIM}}/r/g/v1beta", upstream_model: sim-model, credential_env: ` + ktSimKeyEnv + `}]
   - id: kt-image
     kind: image
-    pricing: {prompt: "0.000005", completion: "0.00004"}
+    pricing: {prompt: "0.000001", completion: "0.000002"}
     routes: [{id: kt-i, format: chat, base_url: "{{SIM}}/r/i/v1", upstream_model: sim-image, credential_env: ` + ktSimKeyEnv + `}]
 plans:
   - {name: kt-roomy, window_requests: 1000000, window: 720h, weekly_requests: 10000000, burst_rpm: 1500, allow_automated: true, image_daily_limit: 1000000}
@@ -180,13 +180,13 @@ func (r *ktRun) setUp() {
 	for _, tc := range []struct {
 		amount, key, balance string
 		added                bool
-	}{{"5.00", "k1", "5", true}, {"5.00", "k1", "5", false}, {"2.50", "k2", "7.5", true}} {
+	}{{"500.00", "k1", "500", true}, {"500.00", "k1", "500", false}, {"250.50", "k2", "750.5", true}} {
 		if got := r.c.credit(paid.id, tc.amount, tc.key); got.Added != tc.added || ktAmount(r.t, got.Balance) != ktAmount(r.t, tc.balance) {
 			r.t.Fatalf("top-up %s %s: %+v, want added %v, balance %s", tc.key, tc.amount, got, tc.added, tc.balance)
 		}
 	}
 	r.c.admin(http.MethodPost, "/accounts/"+paid.id+"/credits", map[string]string{"amount_usd": "9.00", "idempotency_key": "k1"}, 409, nil)
-	paid.topUps = ktAmount(r.t, "7.5")
+	paid.topUps = ktAmount(r.t, "750.5")
 }
 
 // round loads the gateway, kills it at a random moment (with a top-up in flight), restarts
