@@ -19,7 +19,8 @@ type LogQuery struct {
 	KeyID, Model string    // empty: every key, every model
 	Limit        int       // entries per page; <= 0 or above MaxLogLimit: MaxLogLimit
 	// Cursor is a previous page's NextCursor: the next page of that query. The query's other
-	// fields may be left out with it; given, they must be the cursor's.
+	// fields may be left out with it (a limit left out is the previous page's); given, the
+	// selection's must be the cursor's.
 	Cursor string
 }
 
@@ -65,6 +66,7 @@ type logCursor struct {
 	To      int64     `json:"t"` // 0: no bound
 	Key     string    `json:"k,omitempty"`
 	Model   string    `json:"m,omitempty"`
+	Limit   int       `json:"n"`
 	AsOf    uint64    `json:"s"`
 	AfterT  int64     `json:"at"`
 	AfterID string    `json:"ar"`
@@ -77,14 +79,18 @@ func (s *Store) QueryLog(q LogQuery) (LogPage, error) {
 	if err := validateLogAccount(q.Account); err != nil {
 		return LogPage{}, fmt.Errorf("usage: %w", err)
 	}
-	limit := q.Limit
-	if limit <= 0 || limit > MaxLogLimit {
-		limit = MaxLogLimit
-	}
 	cur, first, err := s.cursorOf(&q)
 	if err != nil {
 		return LogPage{}, err
 	}
+	limit := q.Limit
+	if limit == 0 && !first {
+		limit = cur.Limit
+	}
+	if limit <= 0 || limit > MaxLogLimit {
+		limit = MaxLogLimit
+	}
+	cur.Limit = limit
 	prefix := dbKey(nsLog, q.Account, "/")
 	lower := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(cur.From))
 	if !first {
