@@ -91,7 +91,7 @@ func (a *accountActor) Receive(c *actor.Context) {
 		a.submit()
 		a.resumeRetire()
 	case writtenMsg:
-		a.onWritten(m.err)
+		a.onWritten(m)
 	case retireAgain:
 		a.retire(m.m)
 	case routed:

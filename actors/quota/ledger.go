@@ -94,7 +94,8 @@ func (a *accountActor) grantFor(key string) (persistence.CreditGrant, bool, erro
 
 // submit hands what is pending to the store, unless a write is in flight (then it goes
 // when that one is done). The answers waiting on it are sent from the store's goroutine
-// as soon as the write is durable; the actor hears of it after (writtenMsg).
+// as soon as the write is durable, the actor hearing of it after (writtenMsg); after a
+// failure the actor answers them itself, once it has gone back to what is on disk.
 func (a *accountActor) submit() {
 	if a.writing || a.pend.empty() {
 		return
@@ -119,10 +120,14 @@ func (a *accountActor) submit() {
 	}
 	eng, pid, waiters := a.engine, a.pid, p.waiters
 	a.svc.store.SubmitQuota(w, func(err error) {
-		for _, w := range waiters {
-			w(err)
+		if err != nil { // answered by the actor once it is back to what is on disk
+			eng.Send(pid, writtenMsg{err, waiters})
+			return
 		}
-		eng.Send(pid, writtenMsg{err})
+		for _, w := range waiters {
+			w(nil)
+		}
+		eng.Send(pid, writtenMsg{})
 	})
 }
 
@@ -138,20 +143,21 @@ func (a *accountActor) keyRecord(id string) *persistence.KeyQuota {
 
 // onWritten follows a write's outcome: the next write goes, or after a failure everything
 // not on disk is thrown away.
-func (a *accountActor) onWritten(err error) {
+func (a *accountActor) onWritten(m writtenMsg) {
 	a.writing = false
-	if err == nil {
+	if m.err == nil {
 		for _, k := range a.inWrite {
 			delete(a.unwritten, k)
 		}
 	} else {
-		slog.Error("quota write failed; the account returns to what is on disk", "account", a.acct, "err", err)
-		for _, w := range a.pend.waiters {
-			w(err) // built on the lost changes
-		}
+		slog.Error("quota write failed; the account returns to what is on disk", "account", a.acct, "err", m.err)
+		waiters := append(m.waiters, a.pend.waiters...) // the later ones were built on the lost changes
 		a.reset()
 		if lerr := a.load(); lerr != nil {
 			a.loaded = false // the next message tries again
+		}
+		for _, w := range waiters { // after the rollback: an answer never precedes it
+			w(m.err)
 		}
 	}
 	a.submit()

@@ -111,8 +111,11 @@ func (m *retireMsg) Fail(err error) { m.reply.send(struct{}{}, err) }
 
 // Internal messages, sent by the actor to itself (not routed, not counted).
 type (
-	tick        struct{}               // the idle timer fired
-	flushMsg    struct{}               // write what is pending (ledger.go)
-	writtenMsg  struct{ err error }    // the store is done with the write in flight
+	tick       struct{} // the idle timer fired
+	flushMsg   struct{} // write what is pending (ledger.go)
+	writtenMsg struct { // the store is done with the write in flight
+		err     error
+		waiters []func(error) // to answer, after a failure
+	}
 	retireAgain struct{ m *retireMsg } // a retire that found messages still in flight
 )
