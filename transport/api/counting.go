@@ -142,7 +142,8 @@ func (s *Server) planOf(c *call) *catalog.Plan {
 	return p
 }
 
-// errUnrecorded answers a call whose outcome could not be made durable: it was not recorded,
-// so it is not acknowledged.
-var errUnrecorded = &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "ledger_unavailable", RetryAfter: 1,
-	Message: "the gateway could not record this call, so it is not answered; retry shortly"}
+// errUnrecorded answers a call whose outcome could not be made durable (the store refused the
+// write: a full disk): it was not recorded, so it is not answered, and it cost nothing. The
+// code is the one a call refused up front for a full store gets.
+var errUnrecorded = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "cannot_record", RetryAfter: 10,
+	Message: "the gateway could not record this call, so it does not answer it; nothing was charged. Retry in 10 s"}

@@ -171,11 +171,11 @@ func TestItem4AnAnswerThatCannotBeRecordedIsNotGiven(t *testing.T) {
 		status           int
 		want, never      string
 	}{
-		{"chat", "/v1/chat/completions", `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`, 503, `"code":"ledger_unavailable"`, `"choices"`},
+		{"chat", "/v1/chat/completions", `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`, 503, `"code":"cannot_record"`, `"choices"`},
 		{"messages", "/v1/messages", `{"model":"msg","max_tokens":32,"messages":[{"role":"user","content":"hi"}]}`, 503, `"type":"overloaded_error"`, `"content"`},
-		{"chat stream", "/v1/chat/completions", `{"model":"chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`, 200, `"code":"ledger_unavailable"`, "[DONE]"},
+		{"chat stream", "/v1/chat/completions", `{"model":"chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`, 200, `"code":"cannot_record"`, "[DONE]"},
 		{"messages stream", "/v1/messages", `{"model":"msg","stream":true,"max_tokens":32,"messages":[{"role":"user","content":"hi"}]}`, 200, "event: error", "message_stop"},
-		{"the gateway's 400", "/v1/chat/completions", `{"model":"chat","messages":"hi"}`, 503, `"code":"ledger_unavailable"`, "invalid_request"},
+		{"the gateway's 400", "/v1/chat/completions", `{"model":"chat","messages":"hi"}`, 503, `"code":"cannot_record"`, "invalid_request"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
