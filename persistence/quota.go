@@ -28,6 +28,9 @@ type QuotaRecord struct {
 	Video       int64 `msgpack:"vid"` // video seconds committed that day
 	// Media are the open image and video reservations: a video task outlives a restart.
 	Media []MediaHold `msgpack:"media,omitempty"`
+	// Holds are credits reserved for work that outlives its call (a video task beyond the
+	// plan), until that work settles or releases them.
+	Holds []CreditHold `msgpack:"holds,omitempty"`
 	// AccountBurst, KeyBurst and Throttled are written when the actor passivates (so an idle
 	// spell loses nothing); a crash may lose them. They hold admission times (unix ns)
 	// inside the last 60 s, of the whole account and per key id, and the end of each
@@ -49,6 +52,14 @@ type MediaHold struct {
 	Kind   string `msgpack:"k"`
 	Amount int64  `msgpack:"n"`
 	Day    int64  `msgpack:"day"` // the 00:00 UTC it was reserved on
+}
+
+// CreditHold is credits held under a key (a video task's "video/<task id>"): the balance
+// they hold is not available to other calls.
+type CreditHold struct {
+	Key    string `msgpack:"k"`
+	Amount int64  `msgpack:"amt"` // pico-USD
+	At     int64  `msgpack:"at"`  // unix seconds UTC
 }
 
 // CreditGrant records one applied top-up under its idempotency key.

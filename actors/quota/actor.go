@@ -135,6 +135,10 @@ func (a *accountActor) handle(m routed) {
 		a.media(m)
 	case *chargeMsg:
 		a.charge(m)
+	case *holdMsg:
+		a.hold(m)
+	case *releaseHoldMsg:
+		a.releaseHold(m)
 	case *retireMsg:
 		a.retire(m)
 	}
@@ -176,6 +180,7 @@ func (a *accountActor) load() error {
 	}
 	rec.AccountBurst, rec.KeyBurst, rec.Throttled = nil, nil, nil
 	a.rec, a.loaded = rec, true
+	a.held += heldTotal(rec.Holds) // credit holds outlive an incarnation (holds.go)
 	return nil
 }
 
