@@ -65,7 +65,8 @@ type videoJob struct {
 	model, prompt string
 	size          string
 	width, height int
-	seconds       int
+	seconds       int // requested
+	made          int // the completed clip's length (at most seconds)
 	created       time.Time
 	duration      time.Duration
 	fails         bool
@@ -99,17 +100,21 @@ func (j *videoJob) object(now time.Time) obj {
 	if status == "failed" {
 		errBody = videoFailure
 	}
+	seconds := j.seconds
+	if status == "completed" {
+		seconds = j.made
+	}
 	o := obj{{"id", j.id}, {"object", "video"}, {"model", j.model}, {"status", status},
 		{"progress", progress}, {"created_at", j.created.Unix()}, {"completed_at", completedAt},
 		{"expires_at", nil}, {"prompt", j.prompt}, {"size", j.size},
-		{"seconds", strconv.Itoa(j.seconds)}, {"remixed_from_video_id", nil}, {"error", errBody}}
+		{"seconds", strconv.Itoa(seconds)}, {"remixed_from_video_id", nil}, {"error", errBody}}
 	return append(o, j.extra...)
 }
 
 // mp4 is the job's finished video; equal prompt, size and seconds give equal bytes.
 func (j *videoJob) mp4() []byte {
 	w, h := videoFrameSize(j.width, j.height)
-	return buildMP4(mediaSeed(j.prompt, 0), w, h, j.seconds)
+	return buildMP4(mediaSeed(j.prompt, 0), w, h, j.made)
 }
 
 func (s *Server) createVideo(ex *exchange) {
@@ -122,6 +127,10 @@ func (s *Server) createVideo(ex *exchange) {
 	job.route = ex.route
 	job.created = time.Now()
 	job.duration = ex.behavior.videoDuration()
+	job.made = job.seconds
+	if m := ex.behavior.VideoOutputSeconds; m > 0 && m < job.seconds {
+		job.made = m
+	}
 	job.fails = s.state(ex.route).judgeVideo(ex.behavior)
 	s.videos.put(job.id, job)
 	writeJSON(ex.w, http.StatusOK, job.object(job.created))
