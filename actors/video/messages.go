@@ -16,11 +16,13 @@ type routed interface {
 	Fail(err error)
 }
 
-// startMsg activates a task: a new one (Create, with the route the handler chose) or an
-// open one (Resume). An actor that holds its task already just carries on.
+// startMsg activates a task: a new one (Start, with the route its job was created on), an
+// abandoned one whose release must be retried, or an open one (Resume). An actor that holds
+// its task already just carries on.
 type startMsg struct {
 	rec   persistence.VideoTask
 	route *catalog.Route // nil: look it up in the catalog
+	fresh bool           // the job was just created: the first poll waits Config.PollStart
 }
 
 func (m *startMsg) Fail(error) {}
@@ -63,10 +65,6 @@ type (
 
 // Results of the calls an actor makes off its goroutine.
 type (
-	createdRes struct {
-		job upstream.Job
-		err error
-	}
 	polledRes struct {
 		job  upstream.Job
 		wait time.Duration

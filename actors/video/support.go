@@ -1,9 +1,7 @@
 package video
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"strings"
 	"time"
@@ -92,30 +90,6 @@ func videoType(ct string) string {
 		return mt
 	}
 	return "video/mp4"
-}
-
-// upstreamError reads {"error":{"code","message"}} from an upstream error body.
-func upstreamError(body []byte) (code, msg string) {
-	var e struct {
-		Error struct {
-			Code    any    `json:"code"`
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil {
-		return "", ""
-	}
-	switch c := e.Error.Code.(type) {
-	case string:
-		code = c
-	case float64:
-		code = fmt.Sprint(c)
-	}
-	if code == "" {
-		code = e.Error.Type
-	}
-	return clip(code, 100), e.Error.Message
 }
 
 func retryAfter(err error) time.Duration {

@@ -10,6 +10,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -33,6 +35,7 @@ type Job struct {
 	ID       string
 	Status   string // JobQueued, JobInProgress, JobCompleted, JobFailed (or what the upstream says)
 	Progress int    // 0-100 (a fractional progress is rounded down)
+	Seconds  int    // the clip's length as the upstream states it ("8" or 8); 0 when it does not
 	Error    JobError
 }
 
@@ -45,26 +48,16 @@ type JobError struct {
 // maxJobBody caps a create or poll answer.
 const maxJobBody = 1 << 20
 
-type idempotencyKey struct{}
-
-// WithIdempotencyKey makes CreateVideo send an Idempotency-Key header, so an upstream that
-// honours it does not start a second job when a create is retried after an answer was lost.
-func WithIdempotencyKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, idempotencyKey{}, key)
-}
-
-// CreateVideo starts a job: POST {base}/videos with body (the upstream create body as is).
-// Anything but a 2xx with a job id is an *Error.
-func (c *Client) CreateVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, body []byte) (Job, error) {
+// CreateVideoRequest is the call that starts a job: POST {base}/videos with body (the
+// upstream create body as is). A non-empty idempotencyKey is sent as Idempotency-Key, so an
+// upstream that honours it does not start a second job when a create is sent again after
+// its answer was lost. Its answer is read with ReadJob.
+func CreateVideoRequest(route *catalog.Route, t catalog.Timeouts, body []byte, idempotencyKey string) Request {
 	req := Request{Route: route, Timeouts: t, Path: "/videos", Body: body}
-	if key, _ := ctx.Value(idempotencyKey{}).(string); key != "" {
-		req.Header = http.Header{"Idempotency-Key": {key}}
+	if idempotencyKey != "" {
+		req.Header = http.Header{"Idempotency-Key": {idempotencyKey}}
 	}
-	resp, err := c.Do(ctx, req)
-	if err != nil {
-		return Job{}, err
-	}
-	return readJob(resp)
+	return req
 }
 
 // PollVideo reads a job: GET {base}/videos/{id}. retryAfter is the upstream's Retry-After
@@ -79,7 +72,7 @@ func (c *Client) PollVideo(ctx context.Context, route *catalog.Route, t catalog.
 		return Job{}, 0, err
 	}
 	wait := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-	job, err := readJob(resp)
+	job, err := ReadJob(resp)
 	return job, wait, err
 }
 
@@ -104,10 +97,13 @@ type wireJob struct {
 	ID       string          `json:"id"`
 	Status   string          `json:"status"`
 	Progress float64         `json:"progress"`
+	Seconds  json.RawMessage `json:"seconds"`
 	Error    json.RawMessage `json:"error"`
 }
 
-func readJob(resp *Response) (Job, error) {
+// ReadJob reads a create or poll answer (and closes it). An answer that is not a job is a
+// ServerError: the route answered, but not with anything the gateway can use.
+func ReadJob(resp *Response) (Job, error) {
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJobBody+1))
 	if err != nil {
@@ -122,7 +118,7 @@ func readJob(resp *Response) (Job, error) {
 	if err != nil {
 		return Job{}, &Error{Kind: ServerError, Header: resp.Header, Body: truncate(data), Err: err}
 	}
-	j := Job{ID: w.ID, Status: w.Status, Progress: int(math.Max(0, math.Min(100, math.Floor(w.Progress))))}
+	j := Job{ID: w.ID, Status: w.Status, Progress: int(math.Max(0, math.Min(100, math.Floor(w.Progress)))), Seconds: jobSeconds(w.Seconds)}
 	if e := bytes.TrimSpace(w.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
 		var obj struct{ Code, Message string }
 		if json.Unmarshal(e, &obj) == nil {
@@ -132,6 +128,20 @@ func readJob(resp *Response) (Job, error) {
 		}
 	}
 	return j, nil
+}
+
+// jobSeconds reads the API's "seconds" (a string, "8"; a number is taken too); anything
+// else is 0, unknown.
+func jobSeconds(raw json.RawMessage) int {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		s = string(raw)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 func truncate(b []byte) []byte {
