@@ -56,8 +56,8 @@ func videoEnv(t *testing.T, topUp string, burn bool) *nodetest.Env {
 	return env
 }
 
-// accountQuota is the admin view of the env's account, the parts a video moves.
-type accountQuota struct {
+// videoQuotaView is the admin view of the env's account, the parts a video moves.
+type videoQuotaView struct {
 	Balance string `json:"balance_usd"`
 	Spent   string `json:"spent_usd"`
 	Held    string `json:"held_usd"`
@@ -70,14 +70,14 @@ type accountQuota struct {
 	} `json:"video_seconds"`
 }
 
-func (q accountQuota) String() string {
+func (q videoQuotaView) String() string {
 	return "balance " + q.Balance + " spent " + q.Spent + " held " + q.Held
 }
 
-func readQuota(t *testing.T, env *nodetest.Env) accountQuota {
+func readVideoQuota(t *testing.T, env *nodetest.Env) videoQuotaView {
 	t.Helper()
 	env.WaitIdle()
-	var q accountQuota
+	var q videoQuotaView
 	raw := nodetest.Read(t, env.Admin(http.MethodGet, "/admin/v1/accounts/"+env.Account.ID+"/quota", ""))
 	if err := json.Unmarshal(raw, &q); err != nil {
 		t.Fatalf("quota %s: %v", raw, err)
@@ -85,7 +85,7 @@ func readQuota(t *testing.T, env *nodetest.Env) accountQuota {
 	return q
 }
 
-func createVideo(t *testing.T, env *nodetest.Env, model, seconds string) (*http.Response, []byte, videoTask) {
+func postVideo(t *testing.T, env *nodetest.Env, model, seconds string) (*http.Response, []byte, videoTask) {
 	t.Helper()
 	resp := env.Post("/v1/videos", env.Key, `{"model":"`+model+`","prompt":"a wave","mode":"text","seconds":"`+seconds+`"}`)
 	raw := nodetest.Read(t, resp)
@@ -108,8 +108,8 @@ func settledVideo(t *testing.T, env *nodetest.Env, model, id string) videoTask {
 	return task
 }
 
-// loggedCost is the sum of the costs in the account's request log.
-func loggedCost(t *testing.T, env *nodetest.Env) money.Amount {
+// videoLoggedCost is the sum of the costs in the account's request log.
+func videoLoggedCost(t *testing.T, env *nodetest.Env) money.Amount {
 	t.Helper()
 	env.WaitIdle()
 	entries, err := env.Node.Store.ListLog(env.Account.ID, time.Time{}, time.Time{}, 0)
@@ -123,7 +123,7 @@ func loggedCost(t *testing.T, env *nodetest.Env) money.Amount {
 	return sum
 }
 
-func usd(t *testing.T, s string) money.Amount {
+func dollars(t *testing.T, s string) money.Amount {
 	t.Helper()
 	a, err := money.Parse(s)
 	if err != nil {
@@ -173,30 +173,30 @@ func TestItem1VideoIsNeverFree(t *testing.T) {
 				c.behavior.VideoDuration = 200 * time.Millisecond
 			}
 			env.Sim.SetBehavior("v", c.behavior)
-			topUp := usd(t, "0")
+			topUp := dollars(t, "0")
 			if c.topUp != "" {
-				topUp = usd(t, c.topUp)
+				topUp = dollars(t, c.topUp)
 			}
-			resp, raw, task := createVideo(t, env, "vid", "6")
+			resp, raw, task := postVideo(t, env, "vid", "6")
 			if resp.StatusCode != c.status {
 				t.Fatalf("create: %d %s", resp.StatusCode, raw)
 			}
 			if c.status != 200 {
 				var e limitBody
 				json.Unmarshal(raw, &e)
-				q := readQuota(t, env)
+				q := readVideoQuota(t, env)
 				if e.Error.Code != c.code || e.Error.Type != "insufficient_quota" || e.Error.ResetsAt == "" ||
-					usd(t, q.Held) != 0 || q.Video.Reserved != 0 || q.Window.Used != c.window || env.Sim.Calls("v") != 0 {
+					dollars(t, q.Held) != 0 || q.Video.Reserved != 0 || q.Window.Used != c.window || env.Sim.Calls("v") != 0 {
 					t.Fatalf("refusal %s; quota %s window %v video %+v; upstream calls %d", raw, q, q.Window.Used, q.Video, env.Sim.Calls("v"))
 				}
 				return
 			}
-			if q := readQuota(t, env); usd(t, q.Held) != usd(t, c.heldAt) || usd(t, q.Balance) != topUp || q.Video.Reserved != 6 {
+			if q := readVideoQuota(t, env); dollars(t, q.Held) != dollars(t, c.heldAt) || dollars(t, q.Balance) != topUp || q.Video.Reserved != 6 {
 				t.Fatalf("after the create: %s, video %+v; want held %s", q, q.Video, c.heldAt)
 			}
 			if c.restart {
 				env.Restart()
-				if q := readQuota(t, env); usd(t, q.Held) != usd(t, c.heldAt) {
+				if q := readVideoQuota(t, env); dollars(t, q.Held) != dollars(t, c.heldAt) {
 					t.Fatalf("after a restart: %s; want held %s", q, c.heldAt)
 				}
 			}
@@ -205,12 +205,12 @@ func TestItem1VideoIsNeverFree(t *testing.T) {
 				t.Fatalf("task %+v", task)
 			}
 			for round := 0; round < 2; round++ { // and the same after a restart
-				q := readQuota(t, env)
-				if usd(t, q.Held) != 0 || usd(t, q.Spent) != usd(t, c.charged) || usd(t, q.Balance) != topUp-usd(t, c.charged) ||
+				q := readVideoQuota(t, env)
+				if dollars(t, q.Held) != 0 || dollars(t, q.Spent) != dollars(t, c.charged) || dollars(t, q.Balance) != topUp-dollars(t, c.charged) ||
 					q.Video.Used != c.videoUsed || q.Video.Reserved != 0 || q.Window.Used != c.window {
 					t.Fatalf("round %d: %s, window %v, video %+v; want charged %s", round, q, q.Window.Used, q.Video, c.charged)
 				}
-				if got := loggedCost(t, env); got != usd(t, c.charged) {
+				if got := videoLoggedCost(t, env); got != dollars(t, c.charged) {
 					t.Fatalf("round %d: the log says %s was charged, want %s", round, got, c.charged)
 				}
 				env.Restart()
@@ -266,8 +266,8 @@ func TestItem2VideoRefusedAtCreationIsAnErrorAtCreation(t *testing.T) {
 			for route, b := range c.routes {
 				env.Sim.SetBehavior(route, b)
 			}
-			before := readQuota(t, env)
-			resp, raw, task := createVideo(t, env, c.model, "6")
+			before := readVideoQuota(t, env)
+			resp, raw, task := postVideo(t, env, c.model, "6")
 			var e limitBody
 			json.Unmarshal(raw, &e)
 			if resp.StatusCode != c.status || resp.Header.Get("Retry-After") != c.retryAfter || c.status != 200 && e.Error.Type != c.errType {
@@ -282,22 +282,22 @@ func TestItem2VideoRefusedAtCreationIsAnErrorAtCreation(t *testing.T) {
 				t.Errorf("the client saw the provider's words: %s", raw)
 			}
 			if c.status != 200 {
-				q := readQuota(t, env)
+				q := readVideoQuota(t, env)
 				open, _ := env.Node.Store.ListOpenTasks()
 				if q.Window.Used != before.Window.Used && c.status >= 500 || q.Video.Reserved != 0 || q.Video.Used != 0 ||
-					usd(t, q.Held) != 0 || q.Balance != before.Balance || len(open) != 0 {
+					dollars(t, q.Held) != 0 || q.Balance != before.Balance || len(open) != 0 {
 					t.Fatalf("after the refusal: %s window %v video %+v, %d open tasks; before %s window %v",
 						q, q.Window.Used, q.Video, len(open), before, before.Window.Used)
 				}
 				return
 			}
 			task = settledVideo(t, env, c.model, task.ID)
-			q := readQuota(t, env)
+			q := readVideoQuota(t, env)
 			charged := "0"
 			if c.burn {
 				charged = "0.3"
 			}
-			if task.Status != "completed" || usd(t, q.Spent) != usd(t, charged) || usd(t, q.Held) != 0 || q.Video.Used != 6 || env.Sim.Calls("vp") != 1 {
+			if task.Status != "completed" || dollars(t, q.Spent) != dollars(t, charged) || dollars(t, q.Held) != 0 || q.Video.Used != 6 || env.Sim.Calls("vp") != 1 {
 				t.Fatalf("task %+v; %s video %+v; the refusing route called %d times", task, q, q.Video, env.Sim.Calls("vp"))
 			}
 		})
