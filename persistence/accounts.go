@@ -25,8 +25,8 @@ const (
 	maxPlanLen      = 64
 )
 
-// CreateAccount stores a new account. Emails are stored as given (no case
-// folding) and are not required to be unique.
+// CreateAccount stores a new account. The e-mail is stored as given and must not be any
+// other account's, compared ignoring case (*EmailTakenError otherwise).
 func (s *Store) CreateAccount(email, plan string) (Account, error) {
 	if err := validateEmail(email); err != nil {
 		return Account{}, err
@@ -36,15 +36,23 @@ func (s *Store) CreateAccount(email, plan string) (Account, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// The mutex makes the collision check meaningful; with 62^20 ids a
-	// collision is practically impossible, but overwriting an account would
-	// silently hand its keys to someone else, so it is cheap insurance.
+	// The mutex makes the e-mail and id checks meaningful.
+	holder, err := s.emailHolder(email)
+	if err != nil {
+		return Account{}, fmt.Errorf("persistence: create account: %w", err)
+	}
+	if holder != "" {
+		return Account{}, &EmailTakenError{Email: email, AccountID: holder}
+	}
+	// With 62^20 ids a collision is practically impossible, but overwriting an account
+	// would silently hand its keys to someone else, so it is cheap insurance.
 	for {
+		now := nowUTC()
 		a := Account{
 			ID:        accountIDPrefix + randBase62(20),
 			Email:     email,
 			Plan:      plan,
-			CreatedAt: nowUTC().Unix(),
+			CreatedAt: now.Unix(),
 		}
 		k := dbKey(nsAccount, a.ID)
 		exists, err := s.has(k)
@@ -54,7 +62,7 @@ func (s *Store) CreateAccount(email, plan string) (Account, error) {
 		if exists {
 			continue
 		}
-		if err := s.putAccount(k, a); err != nil {
+		if err := s.putAccount(k, a, s.nextNanos(now.UnixNano())); err != nil {
 			return Account{}, fmt.Errorf("persistence: create account %s: %w", a.ID, err)
 		}
 		return a, nil
@@ -85,7 +93,7 @@ func (s *Store) SetAccountPlan(id, plan string) (Account, error) {
 		return a, nil // nothing to write
 	}
 	a.Plan = plan
-	if err := s.putAccount(dbKey(nsAccount, id), a); err != nil {
+	if err := s.putAccount(dbKey(nsAccount, id), a, 0); err != nil {
 		return Account{}, fmt.Errorf("persistence: set plan of %s: %w", id, err)
 	}
 	return a, nil
@@ -113,11 +121,19 @@ func (s *Store) ListAccounts() ([]Account, error) {
 	return out, nil
 }
 
-func (s *Store) putAccount(k []byte, a Account) error {
+// putAccount writes an account record, and with its index entries when created (nanos,
+// its place in the creation order, is not 0).
+func (s *Store) putAccount(k []byte, a Account, nanos int64) error {
 	b := s.db.NewBatch()
 	if err := putMsgpack(b, k, a); err != nil {
 		b.Close()
 		return err
+	}
+	if nanos != 0 {
+		if err := indexAccount(b, a, nanos); err != nil {
+			b.Close()
+			return err
+		}
 	}
 	return commit(b)
 }

@@ -1,9 +1,9 @@
 // Package persistence stores accounts, API keys and the request log in Pebble.
 //
 // It is the durable state of the gateway. Values are msgpack; keys are
-// namespaced byte strings ("acct/", "key/", "keyhash/", "acctkey/", "log/",
-// "meta/"); times are UTC unix integers. Every input is validated before
-// anything is written, and every change that touches more than one key goes
+// namespaced byte strings ("acct/", "acctorder/", "acctemail/", "key/",
+// "keyhash/", "acctkey/", "log/", "meta/", …); times are UTC unix integers.
+// Every input is validated before anything is written, and every change that touches more than one key goes
 // into a single batch committed with pebble.Sync, so a crash or a bad request
 // can never leave a half-written record or a dangling index entry behind.
 package persistence
@@ -52,8 +52,9 @@ type Store struct {
 	// check. Plain reads and blind writes (log, meta) do not take it.
 	mu sync.Mutex
 	// lastNanos is the last creation timestamp handed out for the acctkey
-	// index (guarded by mu); it keeps ListKeys in creation order even if the
-	// wall clock steps backwards or two keys land in the same nanosecond.
+	// and acctorder indexes (guarded by mu); it keeps keys and accounts in
+	// creation order even if the wall clock steps backwards or two land in
+	// the same nanosecond.
 	lastNanos int64
 
 	closed atomic.Bool
@@ -79,7 +80,12 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db}
+	if err := s.indexAccounts(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("persistence: open %s: indexing accounts: %w", dir, err)
+	}
+	return s, nil
 }
 
 // Close closes the database. Every acknowledged write is already synced to

@@ -18,7 +18,7 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	config := fs.String("config", env("MODELGATE_CONFIG", ""), "catalog YAML file")
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory (Pebble store, admin token)")
-	addr := fs.String("addr", env("MODELGATE_ADDR", "127.0.0.1:8080"), "listen address")
+	addr := fs.String("addr", env("MODELGATE_ADDR", defaultAddr), "listen address")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

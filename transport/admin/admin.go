@@ -23,6 +23,7 @@ import (
 // Store is what the admin API changes.
 type Store interface {
 	CreateAccount(email, plan string) (persistence.Account, error)
+	ListAccountsPage(q persistence.AccountQuery) (persistence.AccountPage, error)
 	GetAccount(id string) (persistence.Account, error)
 	SetAccountPlan(id, plan string) (persistence.Account, error)
 	CreateKey(accountID string, spec persistence.KeySpec) (persistence.Key, string, error)
@@ -65,6 +66,7 @@ func (s *Server) Register(r *mux.Router) {
 	a := r.PathPrefix("/admin/v1").Subrouter()
 	a.Use(s.guard)
 	a.HandleFunc("/accounts", s.createAccount).Methods(http.MethodPost)
+	a.HandleFunc("/accounts", s.listAccounts).Methods(http.MethodGet)
 	a.HandleFunc("/accounts/{id}", s.getAccount).Methods(http.MethodGet)
 	a.HandleFunc("/accounts/{id}/keys", s.createKey).Methods(http.MethodPost)
 	a.HandleFunc("/accounts/{id}/keys", s.listKeys).Methods(http.MethodGet)
@@ -104,7 +106,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acct, err := s.store.CreateAccount(in.Email, in.Plan)
-	if storeFailed(w, err) {
+	if emailTaken(w, err) || storeFailed(w, err) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, acct)

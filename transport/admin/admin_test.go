@@ -439,6 +439,7 @@ func TestGuard(t *testing.T) {
 	routes := []struct{ method, path, body string }{
 		{http.MethodPost, "/admin/v1/accounts", `{"email":"intruder@example.com"}`},
 		{http.MethodGet, "/admin/v1/accounts/" + acct, ""},
+		{http.MethodGet, "/admin/v1/accounts?email=" + env.Account.Email, ""},
 		{http.MethodPost, "/admin/v1/accounts/" + acct + "/keys", `{"name":"intruder"}`},
 		{http.MethodGet, "/admin/v1/accounts/" + acct + "/keys", ""},
 		{http.MethodGet, "/admin/v1/accounts/" + acct + "/usage", ""},

@@ -93,6 +93,10 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := warnSharedEmails(store, cfg.Logger); err != nil {
+		store.Close()
+		return nil, err
+	}
 	engine, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		store.Close()
@@ -142,6 +146,16 @@ func Start(cfg Config) (*Node, error) {
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
 	return n, nil
+}
+
+// warnSharedEmails names, at every start, the accounts of a store written before e-mails
+// were unique that share one: they keep working, and the e-mail is refused to new accounts.
+func warnSharedEmails(store *persistence.Store, logger *slog.Logger) error {
+	shared, err := store.AccountsSharingEmails()
+	for _, ids := range shared {
+		logger.Warn("accounts share an e-mail address (created before e-mails were unique); they keep working, new accounts cannot take it", "accounts", ids)
+	}
+	return err
 }
 
 // Reload re-reads the catalog. A bad file changes nothing; requests in flight keep the
