@@ -43,7 +43,7 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	case key.RevokedAt != 0:
 		return errUnauthorized("this API key has been revoked")
 	}
-	c.key = key
+	c.key, c.ctx = key, r.Context()
 	return nil
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,8 @@ type Assets interface {
 	// Open returns a stored file by its public name (<id>.<ext>).
 	Open(kind, file string) (contentType string, modified time.Time, content io.ReadSeekCloser, err error)
 }
+
+var errNoAssetStore = errors.New("no asset store")
 
 // maxImageBytes bounds an image read from an upstream.
 const maxImageBytes = 32 << 20
@@ -191,15 +194,16 @@ func baseURL(r *http.Request) string {
 // serveAsset serves a stored file by its unguessable id, with ranges (video players seek).
 func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	kind, file := muxVar(r, "kind"), muxVar(r, "file")
-	if s.Assets == nil {
-		http.NotFound(w, r)
-		return
+	var ct string
+	var mod time.Time
+	var content io.ReadSeekCloser
+	err := errNoAssetStore
+	if s.Assets != nil {
+		ct, mod, content, err = s.Assets.Open(kind, file)
 	}
-	ct, mod, content, err := s.Assets.Open(kind, file)
 	if err != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		w.Write([]byte(`{"error":{"message":"no such asset","type":"invalid_request_error","param":null,"code":"not_found"}}`))
+		render(w, s.begin(w, "assets"), &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+			Message: "no such asset: links to generated files are valid as given, with their extension"})
 		return
 	}
 	defer content.Close()

@@ -79,7 +79,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 			data = append(data, recordOf(m))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	c.answer(w, map[string]any{"object": "list", "data": data})
 }
 
 func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
@@ -95,7 +95,7 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 			Message: "the model \"" + name + "\" does not exist or this key may not use it"})
 		return
 	}
-	writeJSON(w, http.StatusOK, recordOf(m))
+	c.answer(w, recordOf(m))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -4,8 +4,7 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -94,18 +93,15 @@ type call struct {
 	// failed says an attempt failed for a reason other than "not now" (overloaded, rate
 	// limited, cooling down), so a request left without routes is a 502, not a 529.
 	failed bool
+	srv    *Server
+	ctx    context.Context // the client's request, once the key is known
+	// rated says the X-RateLimit headers are decided: set by admission, or by a read of
+	// the burst budget for an answer that admitted nothing (publishRates).
+	rated bool
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {
-	c := &call{id: newRequestID(), start: time.Now(), endpoint: endpoint, catalog: s.Catalog.Load()}
-	w.Header().Set("X-Request-Id", c.id)
-	return c
-}
-
-func newRequestID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return "req_" + hex.EncodeToString(b[:])
+	return &call{id: requestIDOf(w), start: time.Now(), endpoint: endpoint, catalog: s.Catalog.Load(), srv: s}
 }
 
 // readBody reads the whole body within the catalog's limit.

@@ -100,5 +100,5 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) {
 	if task.URL != "" {
 		task.URL = baseURL(r) + task.URL
 	}
-	writeJSON(w, http.StatusOK, task)
+	c.answer(w, task)
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -129,8 +128,8 @@ func Start(cfg Config) (*Node, error) {
 	})
 	n.API.Register(r)
 	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, FlushLog: n.FlushLog, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
-	r.NotFoundHandler = http.HandlerFunc(notFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
+	r.NotFoundHandler = unrouted(r, n.API)
+	r.MethodNotAllowedHandler = r.NotFoundHandler
 
 	n.ln, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -138,7 +137,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.URL = "http://" + n.ln.Addr().String()
-	n.http = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	n.http = &http.Server{Handler: api.WithRequestID(r), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
 	return n, nil
@@ -235,16 +234,4 @@ func RandomBase62(n int) string {
 		b[i] = base62[v.Int64()]
 	}
 	return string(b)
-}
-
-func notFound(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
-	w.Write(chat.ErrorBody("no endpoint at "+r.URL.Path+"; the API lives under /v1", "invalid_request_error", "unknown_url", ""))
-}
-
-func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusMethodNotAllowed)
-	w.Write(chat.ErrorBody("method "+r.Method+" is not allowed on "+r.URL.Path, "invalid_request_error", "method_not_allowed", ""))
 }
