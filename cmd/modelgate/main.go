@@ -10,12 +10,14 @@ import (
 const usage = `modelgate: a unified model gateway
 
 Usage:
-  modelgate serve --config FILE [--data DIR] [--addr HOST:PORT]
+  modelgate serve --config FILE [--data DIR] [--addr HOST:PORT] [--metrics-addr HOST:PORT|off]
   modelgate demo  [--data DIR] [--addr HOST:PORT]
   modelgate admin <accounts|keys|usage> ...   (modelgate admin help)
 
 Environment: MODELGATE_CONFIG, MODELGATE_DATA (default ./data), MODELGATE_ADDR
-(default 127.0.0.1:8080), MODELGATE_ADMIN_TOKEN, MODELGATE_LOG_LEVEL (debug|info|warn|error).
+(default 127.0.0.1:8080), MODELGATE_METRICS_ADDR (host:port or off; default the catalog's
+server.metrics_addr, else 127.0.0.1:9464), MODELGATE_ADMIN_TOKEN, MODELGATE_LOG_LEVEL
+(debug|info|warn|error).
 `
 
 func main() {

@@ -78,7 +78,6 @@ func (s *Server) Register(r *mux.Router) {
 	v1beta.HandleFunc("/models", s.geminiListModels).Methods(http.MethodGet)
 	v1beta.HandleFunc("/models/{action:.+:[A-Za-z]+}", s.geminiAction).Methods(http.MethodPost)
 	v1beta.HandleFunc("/models/{model:.+}", s.geminiGetModel).Methods(http.MethodGet)
-	r.HandleFunc("/metrics", s.metrics).Methods(http.MethodGet)
 	r.HandleFunc("/assets/{kind:gen|vid}/{file}", s.serveAsset).Methods(http.MethodGet, http.MethodHead)
 }
 
@@ -129,7 +128,9 @@ func byteSize(n int64) string {
 	return itoa(n) + " bytes"
 }
 
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+// ServeMetrics serves the Prometheus metrics, with each route's health read at that moment.
+// The node serves it on its own listener, never the API's (docs/decisions.md, "Serving").
+func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	now := s.Board.Now()
 	for _, rt := range s.Catalog.Load().Routes() {
 		st := s.Board.State(rt.ID)

@@ -20,6 +20,8 @@ func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
 	if base, added, ok := doubledVersion(r.URL.Path); ok {
 		msg = "no endpoint at " + path + ": the base URL ends in /" + base + " and the client adds /" + added +
 			" itself; drop /" + base + " from the base URL (use " + publicBase(r, c.catalog) + ")" + whoAdds[added]
+	} else if r.URL.Path == "/metrics" {
+		msg = "no endpoint at /metrics: metrics are served on the metrics address (server.metrics_addr), not the API's"
 	}
 	render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url", Message: msg})
 }

@@ -90,6 +90,8 @@ func TestItem7WrongMethodsAndUnknownPaths(t *testing.T) {
 		{"unknown path", "GET", "/v2/chat", 404, "", "chat", "unknown_url", "no endpoint at /v2/chat; the API lives under /v1 (the Gemini API under /v1beta)"},
 		{"unknown path under /v1", "POST", "/v1/completions", 404, "", "chat", "unknown_url", ""},
 		{"unknown path under /v1beta", "GET", "/v1beta/files", 404, "", "chat", "unknown_url", ""},
+		{"metrics on the API's listener", "GET", "/metrics", 404, "", "chat", "unknown_url",
+			"no endpoint at /metrics: metrics are served on the metrics address (server.metrics_addr), not the API's"},
 		{"/v1/v1/messages", "POST", "/v1/v1/messages", 404, "", "chat", "unknown_url", doubled("/v1/v1/messages", "v1", "v1", anthropicWho)},
 		{"/v1/v1/chat/completions", "POST", "/v1/v1/chat/completions", 404, "", "chat", "unknown_url", doubled("/v1/v1/chat/completions", "v1", "v1", anthropicWho)},
 		{"/v1/v1beta/…", "POST", "/v1/v1beta/models/chat:generateContent", 404, "", "chat", "unknown_url",
