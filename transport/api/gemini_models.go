@@ -62,6 +62,10 @@ func (s *Server) geminiGetModel(w http.ResponseWriter, r *http.Request) {
 	}
 	name := muxVar(r, "model")
 	m, ok := c.catalog.Lookup(name)
+	if e := removedModel(c, name, "/v1beta/models"); e != nil {
+		render(w, c, e)
+		return
+	}
 	if !ok || m.Kind != catalog.KindChat || !visible(c, m) {
 		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "models/" + name + " is not found, or this key may not use it; GET /v1beta/models lists the models this key can use"})

@@ -90,6 +90,10 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 	}
 	name := mux.Vars(r)["model"]
 	m, ok := c.catalog.Lookup(name)
+	if e := removedModel(c, name, "/v1/models"); e != nil {
+		render(w, c, e)
+		return
+	}
 	if !ok || !visible(c, m) {
 		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "the model \"" + name + "\" does not exist or this key may not use it"})
