@@ -108,7 +108,7 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		if req.ResponseFormat == "b64_json" {
 			item.B64JSON = base64.StdEncoding.EncodeToString(img.Data)
 		} else {
-			item.URL = baseURL(r) + path
+			item.URL = publicBase(r, c.catalog) + path
 		}
 		rec.firstByte()
 		writeJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: req.Model, Data: []images.ResultItem{item},
@@ -177,18 +177,6 @@ func dailyRefusal(d quota.MediaDecision, err error, code, msg string) *apiError 
 	return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: code, RetryAfter: secs,
 		Message: msg + " (" + strconv.FormatInt(d.Daily.Limit, 10) + " a day); it resets at " + d.ResetsAt.UTC().Format(time.RFC3339),
 		Extra:   map[string]any{"retry_after_seconds": secs, "resets_at": d.ResetsAt.UTC().Format(time.RFC3339)}}
-}
-
-// baseURL is the scheme and host the client used, for links to the gateway's own assets.
-func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host
 }
 
 // serveAsset serves a stored file by its unguessable id, with ranges (video players seek).
