@@ -66,31 +66,20 @@ func TestItem10RemovedModelsNameTheirReplacement(t *testing.T) {
 	}
 
 	t.Run("lists", func(t *testing.T) {
-		var list struct {
-			Data []struct {
-				ID string `json:"id"`
-			} `json:"data"`
+		lists := []struct{ path, list, name, want string }{
+			{"/v1/models", "data", "id", "chat,chat-dep,embed,gem,gimg,img,msg,open-only,resp,vid"},
+			{"/v1beta/models", "models", "name", "models/chat,models/chat-dep,models/gem,models/msg,models/open-only,models/resp"},
 		}
-		json.Unmarshal(nodetest.Read(t, env.Do("GET", "/v1/models", env.Key, "")), &list)
-		var ids []string
-		for _, m := range list.Data {
-			ids = append(ids, m.ID)
-		}
-		if got := strings.Join(ids, ","); got != "chat,chat-dep,embed,gem,gimg,img,msg,open-only,resp,vid" {
-			t.Errorf("/v1/models lists %s", got)
-		}
-		var glist struct {
-			Models []struct {
-				Name string `json:"name"`
-			} `json:"models"`
-		}
-		json.Unmarshal(nodetest.Read(t, env.Do("GET", "/v1beta/models", env.Key, "")), &glist)
-		var names []string
-		for _, m := range glist.Models {
-			names = append(names, m.Name)
-		}
-		if got := strings.Join(names, ","); got != "models/chat,models/chat-dep,models/gem,models/msg,models/open-only,models/resp" {
-			t.Errorf("/v1beta/models lists %s", got)
+		for _, l := range lists {
+			var out map[string][]map[string]any
+			json.Unmarshal(nodetest.Read(t, env.Do("GET", l.path, env.Key, "")), &out)
+			var names []string
+			for _, m := range out[l.list] {
+				names = append(names, m[l.name].(string))
+			}
+			if got := strings.Join(names, ","); got != l.want {
+				t.Errorf("%s lists %s, want %s", l.path, got, l.want)
+			}
 		}
 	})
 	t.Run("deprecated keeps its headers", func(t *testing.T) {
