@@ -43,9 +43,9 @@ func demo(args []string) error {
 		return err
 	}
 	defer stopSim()
-	logger.Info("modelgate demo serving", "base_url", creds.BaseURL, "credentials", filepath.Join(*data, "demo-credentials.json"))
-	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  account:     %s\n  admin token: %s\n  (saved in %s)\n\n",
-		creds.BaseURL, creds.APIKey, creds.AccountID, creds.AdminToken, filepath.Join(*data, "demo-credentials.json"))
+	logger.Info("modelgate demo serving", "base_url", creds.BaseURL, "metrics", metricsShown(n), "credentials", filepath.Join(*data, "demo-credentials.json"))
+	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  account:     %s\n  admin token: %s\n  metrics:     %s\n  (saved in %s)\n\n",
+		creds.BaseURL, creds.APIKey, creds.AccountID, creds.AdminToken, metricsShown(n), filepath.Join(*data, "demo-credentials.json"))
 	return run(n, logger)
 }
 
@@ -67,7 +67,8 @@ func startDemo(dataDir, addr string) (*node.Node, credentials, func(), error) {
 		stopSim()
 		return nil, credentials{}, nil, err
 	}
-	n, err := node.Start(node.Config{DataDir: dataDir, CatalogPath: catPath, Addr: addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN")})
+	n, err := node.Start(node.Config{DataDir: dataDir, CatalogPath: catPath, Addr: addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
+		MetricsAddr: os.Getenv("MODELGATE_METRICS_ADDR")})
 	if err != nil {
 		stopSim()
 		return nil, credentials{}, nil, err

@@ -52,6 +52,7 @@ func startDemoT(t *testing.T, dir string) *demoRun {
 func demoEnv(t *testing.T) {
 	t.Setenv("MODELGATE_ADMIN_TOKEN", "")
 	t.Setenv("MODELGATE_SIM_KEY", "")
+	t.Setenv("MODELGATE_METRICS_ADDR", "127.0.0.1:0") // never the host's default metrics port
 }
 
 func demoPost(t *testing.T, url, key, body string) (*http.Response, []byte) {

@@ -47,6 +47,7 @@ type Catalog struct {
 	models  []*Model
 	byName  map[string]*Model // ids and aliases
 	routes  map[string]*Route // route id -> route
+	removed map[string]string // removed model id -> its replacement ("" = none)
 	plans   *planSet
 }
 
@@ -56,6 +57,12 @@ type Server struct {
 	ConnectTimeout    time.Duration
 	FirstByteTimeout  time.Duration
 	IdleStreamTimeout time.Duration
+	// PublicURL is the gateway's address as clients reach it (scheme, host and any path
+	// prefix, no trailing slash), for links to its own assets; "" = the request's host.
+	PublicURL string
+	// MetricsAddr is where /metrics listens: host:port, "off", or "" when the file does not
+	// say (the node's default applies). Read at start only.
+	MetricsAddr string
 }
 
 // Model is one entry of the catalog with every field of the spec's model record.
@@ -137,6 +144,13 @@ type Timeouts struct {
 func (c *Catalog) Lookup(name string) (*Model, bool) {
 	m, ok := c.byName[name]
 	return m, ok
+}
+
+// Removed reports whether name is a model the catalog lists as removed, and its
+// replacement ("" when it has none).
+func (c *Catalog) Removed(name string) (replacement string, ok bool) {
+	replacement, ok = c.removed[name]
+	return replacement, ok
 }
 
 // Models returns every model, sorted by id.

@@ -30,6 +30,7 @@ type admission struct {
 // admit classifies the client and asks the account's quota owner for the call, in that
 // order: a refused client never uses quota. It sets the X-RateLimit headers either way.
 func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catalog.Model, estimated money.Amount) (*admission, *apiError) {
+	c.rated = true // from here the headers come from this account's answer, or not at all
 	acct, err := s.Accounts.GetAccount(c.key.AccountID)
 	if err != nil {
 		s.Logger.Error("account lookup failed", "request_id", c.id, "account", c.key.AccountID, "err", err)
@@ -42,6 +43,7 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 			Message: "this account's plan " + strconv.Quote(acct.Plan) + " is not offered any more; ask the operator to move it to another plan"}
 	}
 	if !plan.AllowAutomated && !c.catalog.Clients.IsInteractive(r.Header) {
+		s.publishBudget(w, c, acct.ID, plan)
 		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "coding_agent_required",
 			Message: "coding agent required: this plan serves interactive coding clients, identified by their User-Agent; automated and unknown clients need a plan that admits them"}
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,8 @@ type Assets interface {
 	// Open returns a stored file by its public name (<id>.<ext>).
 	Open(kind, file string) (contentType string, modified time.Time, content io.ReadSeekCloser, err error)
 }
+
+var errNoAssetStore = errors.New("no asset store")
 
 // maxImageBytes bounds an image read from an upstream.
 const maxImageBytes = 32 << 20
@@ -105,7 +108,7 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		if req.ResponseFormat == "b64_json" {
 			item.B64JSON = base64.StdEncoding.EncodeToString(img.Data)
 		} else {
-			item.URL = baseURL(r) + path
+			item.URL = publicBase(r, c.catalog) + path
 		}
 		rec.firstByte()
 		writeJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: req.Model, Data: []images.ResultItem{item},
@@ -176,30 +179,19 @@ func dailyRefusal(d quota.MediaDecision, err error, code, msg string) *apiError 
 		Extra:   map[string]any{"retry_after_seconds": secs, "resets_at": d.ResetsAt.UTC().Format(time.RFC3339)}}
 }
 
-// baseURL is the scheme and host the client used, for links to the gateway's own assets.
-func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host
-}
-
 // serveAsset serves a stored file by its unguessable id, with ranges (video players seek).
 func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	kind, file := muxVar(r, "kind"), muxVar(r, "file")
-	if s.Assets == nil {
-		http.NotFound(w, r)
-		return
+	var ct string
+	var mod time.Time
+	var content io.ReadSeekCloser
+	err := errNoAssetStore
+	if s.Assets != nil {
+		ct, mod, content, err = s.Assets.Open(kind, file)
 	}
-	ct, mod, content, err := s.Assets.Open(kind, file)
 	if err != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		w.Write([]byte(`{"error":{"message":"no such asset","type":"invalid_request_error","param":null,"code":"not_found"}}`))
+		render(w, s.begin(w, "assets"), &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+			Message: "no such asset: links to generated files are valid as given, with their extension"})
 		return
 	}
 	defer content.Close()

@@ -4,8 +4,7 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -79,7 +78,6 @@ func (s *Server) Register(r *mux.Router) {
 	v1beta.HandleFunc("/models", s.geminiListModels).Methods(http.MethodGet)
 	v1beta.HandleFunc("/models/{action:.+:[A-Za-z]+}", s.geminiAction).Methods(http.MethodPost)
 	v1beta.HandleFunc("/models/{model:.+}", s.geminiGetModel).Methods(http.MethodGet)
-	r.HandleFunc("/metrics", s.metrics).Methods(http.MethodGet)
 	r.HandleFunc("/assets/{kind:gen|vid}/{file}", s.serveAsset).Methods(http.MethodGet, http.MethodHead)
 }
 
@@ -94,18 +92,15 @@ type call struct {
 	// failed says an attempt failed for a reason other than "not now" (overloaded, rate
 	// limited, cooling down), so a request left without routes is a 502, not a 529.
 	failed bool
+	srv    *Server
+	ctx    context.Context // the client's request, once the key is known
+	// rated says the X-RateLimit headers are decided: set by admission, or by a read of
+	// the burst budget for an answer that admitted nothing (publishRates).
+	rated bool
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {
-	c := &call{id: newRequestID(), start: time.Now(), endpoint: endpoint, catalog: s.Catalog.Load()}
-	w.Header().Set("X-Request-Id", c.id)
-	return c
-}
-
-func newRequestID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return "req_" + hex.EncodeToString(b[:])
+	return &call{id: requestIDOf(w), start: time.Now(), endpoint: endpoint, catalog: s.Catalog.Load(), srv: s}
 }
 
 // readBody reads the whole body within the catalog's limit.
@@ -133,7 +128,9 @@ func byteSize(n int64) string {
 	return itoa(n) + " bytes"
 }
 
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+// ServeMetrics serves the Prometheus metrics, with each route's health read at that moment.
+// The node serves it on its own listener, never the API's (docs/decisions.md, "Serving").
+func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	now := s.Board.Now()
 	for _, rt := range s.Catalog.Load().Routes() {
 		st := s.Board.State(rt.ID)

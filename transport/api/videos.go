@@ -166,7 +166,7 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if task.URL != "" {
-		task.URL = baseURL(r) + task.URL
+		task.URL = publicBase(r, c.catalog) + task.URL
 	}
-	writeJSON(w, http.StatusOK, task)
+	c.answer(w, task)
 }

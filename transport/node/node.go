@@ -25,7 +25,6 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -40,6 +39,7 @@ type Config struct {
 	DataDir     string
 	CatalogPath string
 	Addr        string // host:port; port 0 picks a free one
+	MetricsAddr string // host:port of /metrics, or "off"; "" = the catalog's, else loopback
 	AdminToken  string // empty: read <data>/admin-token, or create it
 	Health      routehealth.Policy
 	Quota       quota.Config
@@ -61,9 +61,11 @@ type Node struct {
 	API        *api.Server
 	AdminToken string // empty when the token was created by an earlier start (only its file has it)
 	URL        string // http://host:port
+	MetricsURL string // http://host:port/metrics; "" when metrics are off
 	logPID     *actor.PID
 	http       *http.Server
 	ln         net.Listener
+	metrics    *http.Server // nil when metrics are off
 	done       chan error
 }
 
@@ -122,10 +124,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 
 	r := mux.NewRouter()
-	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}`))
-	}).Methods(http.MethodGet)
+	r.HandleFunc("/healthz", healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
 		Keys: store, Accounts: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics,
@@ -133,18 +132,31 @@ func Start(cfg Config) (*Node, error) {
 	})
 	n.API.Register(r)
 	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, FlushLog: n.FlushLog, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
-	r.NotFoundHandler = http.HandlerFunc(notFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
+	r.NotFoundHandler = unrouted(r, n.API)
+	r.MethodNotAllowedHandler = r.NotFoundHandler
 
-	n.ln, err = net.Listen("tcp", cfg.Addr)
+	metricsLn, err := metricsListener(cfg.MetricsAddr, cat.Server, cfg.Logger)
 	if err != nil {
 		n.shutdownActors()
 		return nil, err
 	}
+	n.ln, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
+		n.shutdownActors()
+		return nil, err
+	}
 	n.URL = "http://" + n.ln.Addr().String()
-	n.http = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	n.http = &http.Server{Handler: api.WithRequestID(r), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
+	if metricsLn != nil {
+		n.MetricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
+		n.metrics = n.metricsServer()
+		go n.metrics.Serve(metricsLn)
+	}
 	return n, nil
 }
 
@@ -188,6 +200,9 @@ func (n *Node) Close(ctx context.Context) error {
 	err := n.http.Shutdown(ctx)
 	if err != nil {
 		n.http.Close()
+	}
+	if n.metrics != nil {
+		n.metrics.Close() // scrapes are short; nothing to drain
 	}
 	n.shutdownActors()
 	return err
@@ -249,16 +264,4 @@ func RandomBase62(n int) string {
 		b[i] = base62[v.Int64()]
 	}
 	return string(b)
-}
-
-func notFound(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
-	w.Write(chat.ErrorBody("no endpoint at "+r.URL.Path+"; the API lives under /v1", "invalid_request_error", "unknown_url", ""))
-}
-
-func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusMethodNotAllowed)
-	w.Write(chat.ErrorBody("method "+r.Method+" is not allowed on "+r.URL.Path, "invalid_request_error", "method_not_allowed", ""))
 }

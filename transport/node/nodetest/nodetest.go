@@ -127,7 +127,7 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", AdminToken: "test-admin-token",
+	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminToken: "test-admin-token",
 		Health: opt.Health, Quota: opt.Quota, Logger: opt.Logger, LogBatch: reqlog.Config{MaxBatch: 64, Interval: 20 * time.Millisecond, MaxQueue: 10000}}
 	n, err := node.Start(cfg)
 	if err != nil {
@@ -214,6 +214,22 @@ func (e *Env) Do(method, path, key, body string, headers ...string) *http.Respon
 		e.TB.Fatal(err)
 	}
 	return resp
+}
+
+// Metrics is the node's /metrics page, read from its metrics listener.
+func (e *Env) Metrics() string {
+	e.TB.Helper()
+	if e.Node.MetricsURL == "" {
+		e.TB.Fatal("the node serves no metrics")
+	}
+	resp, err := e.Client.Get(e.Node.MetricsURL)
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		e.TB.Fatalf("GET %s: %d", e.Node.MetricsURL, resp.StatusCode)
+	}
+	return string(Read(e.TB, resp))
 }
 
 // Read returns the whole body and closes it.
