@@ -28,13 +28,8 @@ func flakyBound(p routehealth.Policy, d time.Duration, workers int) int64 {
 // of 20 attempts, and gets no more than flakyBound — for 600 calls in under 30 s, 56
 // attempts (under 9 %) — and no client sees an error.
 func TestItem17FlakyRouteIsCooledNotJustRetried(t *testing.T) {
-	env := nodetest.Start(t, flakyCatalog(1, 1), nodetest.Options{})
-	env.Sim.SetBehavior("flaky", simulator.Behavior{FailStatus: 500, FailFraction: 0.3})
 	const calls, workers = 600, 4
-	s := runSoak(t, env, calls, workers)
-	bound := flakyBound(routehealth.DefaultPolicy(), s.duration, workers)
-	t.Logf("%d calls in %v: %d attempts, %d to the flaky route (%.1f %%, bound %d), %d second attempts, %d client errors",
-		s.calls, s.duration.Round(time.Millisecond), s.attempts, s.flaky, 100*s.share(), bound, s.second(), s.failed)
+	env, s, bound := flakySoak(t, 1, calls, workers)
 	if s.calls != calls || s.failed != 0 {
 		t.Fatalf("%d of %d calls answered, %d not 200", s.calls, calls, s.failed)
 	}
@@ -44,4 +39,17 @@ func TestItem17FlakyRouteIsCooledNotJustRetried(t *testing.T) {
 	if st := env.Node.Board.State("flaky"); st.Reason != routehealth.ReasonErrorRate {
 		t.Fatalf("the flaky route was not judged by its error rate: %+v", st)
 	}
+}
+
+// flakySoak sends calls from workers goroutines to model chat, whose route good (weighted
+// good) never fails and whose route flaky (weighted 1) fails 30 % of calls with 500s, with
+// the default policy; it logs the figures and returns them with the flaky route's bound.
+func flakySoak(t *testing.T, good, calls, workers int) (*nodetest.Env, soak, int64) {
+	env := nodetest.Start(t, flakyCatalog(good, 1), nodetest.Options{})
+	env.Sim.SetBehavior("flaky", simulator.Behavior{FailStatus: 500, FailFraction: 0.3})
+	s := runSoak(t, env, calls, workers)
+	bound := flakyBound(routehealth.DefaultPolicy(), s.duration, workers)
+	t.Logf("%d calls in %v: %d attempts, %d to the flaky route (%.1f %%, bound %d), %d second attempts, %d client errors",
+		s.calls, s.duration.Round(time.Millisecond), s.attempts, s.flaky, 100*s.share(), bound, s.second(), s.failed)
+	return env, s, bound
 }
