@@ -150,7 +150,7 @@ func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clie
 // a silent truncation.
 func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
-	out := newStreamOut(w, rec, g)
+	out := newStreamOut(w, rec, g, s.answering(a))
 	relay := chat.NewRelay(g.clientModel, g.chatReq.IncludeUsage, &g.loss)
 	rd := sse.NewReader(a.resp.Body)
 	for {

@@ -78,7 +78,7 @@ func (s *Server) readWhole(rec *record, a *attempt) (body []byte, ok bool) {
 // reasoning splitter when the model needs it, and the client format's encoder.
 func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
-	out := newStreamOut(w, rec, g)
+	out := newStreamOut(w, rec, g, s.answering(a))
 	var req *ir.Request
 	if g.req != nil {
 		req = g.req
@@ -149,7 +149,7 @@ func filter(split *reasoning.Splitter, e ir.Event) []ir.Event {
 // route format's decoder reads usage, the end and errors on the side.
 func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
-	out := newStreamOut(w, rec, g)
+	out := newStreamOut(w, rec, g, s.answering(a))
 	dec := upstreamFormats[a.route.Format].NewStreamDecoder()
 	rd := sse.NewReader(a.resp.Body)
 	for {

@@ -27,6 +27,12 @@ func (s *Server) finish(a *attempt, res routehealth.Result, status int) {
 	s.Metrics.Attempt(a.route.ID, outcomeName(res))
 }
 
+// answering tells route health, once a stream's answer has begun, that the attempt is
+// answering: a half-open route's probe passes then, not at the end of a long answer.
+func (s *Server) answering(a *attempt) func() {
+	return func() { s.Board.Answering(a.route.ID, a.since) }
+}
+
 func outcomeName(r routehealth.Result) string {
 	switch r {
 	case routehealth.Failed:
@@ -54,6 +60,7 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 		}
 		req, ok := build(route)
 		if !ok {
+			s.Board.Release(route.ID)
 			skipped = append(skipped, route.ID) // cannot carry this request: not the route's fault
 			continue
 		}

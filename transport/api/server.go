@@ -134,11 +134,12 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	now := s.Board.Now()
 	for _, rt := range s.Catalog.Load().Routes() {
 		st := s.Board.State(rt.ID)
-		var inflight int64
+		h := metrics.RouteHealth{Available: st.Available(now), State: st.Health(now), States: routehealth.HealthStates,
+			ErrorRate: st.ErrorRate(now), Weight: st.Weight(rt.Weight, now)}
 		if st != nil {
-			inflight = st.InFlight
+			h.InFlight = st.InFlight
 		}
-		s.Metrics.Route(rt.ID, st.Available(now), inflight)
+		s.Metrics.Route(rt.ID, h)
 	}
 	s.Metrics.Handler().ServeHTTP(w, r)
 }

@@ -26,11 +26,12 @@ type streamOut struct {
 	started bool       // the headers and the held frames are out
 	held    []ir.Frame // frames written before commit
 	since   time.Time  // when the first frame was held
+	begun   func()     // told once, at commit: the answer has begun
 }
 
-func newStreamOut(w http.ResponseWriter, rec *record, g *generation) *streamOut {
+func newStreamOut(w http.ResponseWriter, rec *record, g *generation, begun func()) *streamOut {
 	flusher, _ := w.(http.Flusher)
-	return &streamOut{w: w, rec: rec, g: g, frames: sse.NewWriter(w, func() {
+	return &streamOut{w: w, rec: rec, g: g, begun: begun, frames: sse.NewWriter(w, func() {
 		if flusher != nil {
 			flusher.Flush()
 		}
@@ -58,6 +59,7 @@ func (o *streamOut) commit() error {
 		return nil
 	}
 	o.started = true
+	o.begun()
 	o.g.announce(o.w)
 	h := o.w.Header()
 	h.Set("Content-Type", "text/event-stream")
