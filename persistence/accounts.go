@@ -119,7 +119,7 @@ func (s *Store) putAccount(k []byte, a Account) error {
 		b.Close()
 		return err
 	}
-	return commit(b)
+	return s.commit(b)
 }
 
 // validateEmail is deliberately shallow: exactly one '@' with text on both
