@@ -276,3 +276,31 @@ func mustEngine(t *testing.T) *actor.Engine {
 	}
 	return eng
 }
+
+// Issue #12 item 16: a settle whose write the store refused (a full disk) stays pending and
+// is written by itself once the store takes writes again, with its log entry, without any
+// further call on the account.
+func TestItem16RefusedWritesReachTheDiskWhenItTakesThemAgain(t *testing.T) {
+	e := newEnv(t, Config{})
+	f := &faultyStore{Store: e.store}
+	svc := NewService(cluster.NewLocal(mustEngine(t)), f, e.cfg)
+	defer svc.Close(context.Background())
+	ctx := context.Background()
+	p := plan(t, "{name: p, window_requests: 5}")
+	d, err := svc.Admit(ctx, AdmitRequest{Account: "acct_f", Plan: p})
+	if err != nil || !d.Admitted {
+		t.Fatalf("admit: %+v, %v", d, err)
+	}
+	f.failWrites.Store(true)
+	entry := &persistence.LogEntry{RequestID: "req_full", Time: t0.UnixNano(), Status: 200}
+	if _, err := svc.Settle(ctx, d.Reservation, Outcome{Counts: true, Log: entry}); err == nil {
+		t.Fatal("a settle whose write failed must say so")
+	}
+	time.Sleep(1500 * time.Millisecond) // a retry or two fail as well
+	f.failWrites.Store(false)
+	waitFor(t, "the pending settle to be written", func() bool {
+		rec, _, _ := e.store.LoadQuota("acct_f")
+		log, _ := e.store.ListLog("acct_f", time.Time{}, time.Time{}, 0)
+		return rec.WindowUsed == 1000 && len(log) == 1 && log[0].RequestID == "req_full"
+	})
+}
