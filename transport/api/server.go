@@ -94,6 +94,7 @@ type call struct {
 	// failed says an attempt failed for a reason other than "not now" (overloaded, rate
 	// limited, cooling down), so a request left without routes is a 502, not a 529.
 	failed bool
+	live   *attempt // the last attempt dial opened
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {

@@ -23,18 +23,21 @@ type streamOut struct {
 	rec     *record
 	g       *generation
 	frames  *sse.Writer
-	started bool       // the headers and the held frames are out
-	held    []ir.Frame // frames written before commit
-	since   time.Time  // when the first frame was held
+	started bool             // the headers and the held frames are out
+	enc     ir.StreamEncoder // the client format's encoder of a converted stream, to end it
+	held    []ir.Frame       // frames written before commit
+	since   time.Time        // when the first frame was held
 }
 
 func newStreamOut(w http.ResponseWriter, rec *record, g *generation) *streamOut {
 	flusher, _ := w.(http.Flusher)
-	return &streamOut{w: w, rec: rec, g: g, frames: sse.NewWriter(w, func() {
+	o := &streamOut{w: w, rec: rec, g: g, frames: sse.NewWriter(w, func() {
 		if flusher != nil {
 			flusher.Flush()
 		}
 	})}
+	rec.out = o
+	return o
 }
 
 // Write implements ir.Frames.

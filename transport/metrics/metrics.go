@@ -24,6 +24,7 @@ type Metrics struct {
 	routeFlow *prometheus.GaugeVec
 	logDrops  prometheus.Counter
 	dropped   *prometheus.CounterVec
+	panics    *prometheus.CounterVec
 }
 
 // New registers every metric, plus the Go runtime and process collectors.
@@ -64,8 +65,11 @@ func New() *Metrics {
 		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "modelgate_request_log_errors_total", Help: "Request log entries that could not be queued.",
 		}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_panics_total", Help: "Requests whose handler panicked (answered 500, logged with the stack), by endpoint.",
+		}, []string{"endpoint"}),
 	}
-	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.logDrops, m.dropped,
+	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.logDrops, m.dropped, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -110,3 +114,6 @@ func (m *Metrics) Dropped(client, upstream string, fields []string) {
 		m.dropped.WithLabelValues(client, upstream, f).Inc()
 	}
 }
+
+// Panic counts a request whose handler panicked.
+func (m *Metrics) Panic(endpoint string) { m.panics.WithLabelValues(endpoint).Inc() }

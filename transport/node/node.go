@@ -138,7 +138,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.URL = "http://" + n.ln.Addr().String()
-	n.http = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	n.http = &http.Server{Handler: recoverPanics(r, n.API.Recovered), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
 	return n, nil
