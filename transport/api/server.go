@@ -29,9 +29,16 @@ type Keys interface {
 	LookupKey(secret string) (persistence.Key, error)
 }
 
+// Recorder says whether a call can be recorded now: nil, or why its store refuses writes (an
+// error wrapping persistence.ErrFull while the data directory's disk is full).
+type Recorder interface {
+	CheckWritable() error
+}
+
 // Deps are the parts a Server is built from.
 type Deps struct {
 	Keys     Keys
+	Recorder Recorder // nil: calls are admitted without asking
 	Accounts Accounts
 	Quota    *quota.Service
 	Assets   Assets

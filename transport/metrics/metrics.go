@@ -117,3 +117,21 @@ func (m *Metrics) Dropped(client, upstream string, fields []string) {
 
 // Panic counts a request whose handler panicked.
 func (m *Metrics) Panic(endpoint string) { m.panics.WithLabelValues(endpoint).Inc() }
+
+// Store publishes the data directory's state, read at each scrape: whether the store takes
+// writes (0 while its disk is full and calls are refused with 503) and the free bytes.
+func (m *Metrics) Store(writable func() bool, freeBytes func() int64) {
+	m.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "modelgate_store_writable", Help: "1 while the store takes writes; 0 while its disk is full and calls are refused with 503.",
+		}, func() float64 {
+			if writable() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "modelgate_store_free_bytes", Help: "Free space of the data directory's filesystem, in bytes (-1: unknown).",
+		}, func() float64 { return float64(freeBytes()) }),
+	)
+}
