@@ -250,10 +250,20 @@ func storeFailed(w http.ResponseWriter, err error) bool {
 		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
 	case errors.Is(err, persistence.ErrConflict):
 		fail(w, http.StatusConflict, "invalid_request_error", "conflict", "", err.Error())
+	case persistence.IsDiskFull(err):
+		diskFull(w)
 	default:
 		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store failed: "+err.Error())
 	}
 	return true
+}
+
+// diskFull is the answer to a change the store cannot write: its disk is full. Nothing was
+// changed; the same call succeeds once the data directory has space again.
+func diskFull(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "10")
+	fail(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "",
+		"the gateway's data directory is full, so nothing was changed; free space on its disk and retry")
 }
 
 func fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
