@@ -161,7 +161,8 @@ func (s *Server) settle(a *admission, counts bool, cost money.Amount, entry pers
 			cost = 0
 		}
 		entry.Cost = int64(cost)
-		if _, err := s.Quota.Settle(ctx, a.reservation, quota.Outcome{Counts: counts, Cost: cost, Log: &entry}); err != nil {
+		// A full disk is logged once by the store, not once per call in flight.
+		if _, err := s.Quota.Settle(ctx, a.reservation, quota.Outcome{Counts: counts, Cost: cost, Log: &entry}); err != nil && !persistence.IsDiskFull(err) {
 			s.Logger.Error("settle failed; the owner retries with its next write", "request_id", entry.RequestID, "err", err)
 		}
 	}()
