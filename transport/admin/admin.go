@@ -194,7 +194,9 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.flushLog != nil {
-		if err := s.flushLog(); err != nil {
+		// On a full disk the usage written so far is still read; the entries waiting for
+		// space appear once it returns.
+		if err := s.flushLog(); err != nil && !persistence.IsDiskFull(err) {
 			fail(w, http.StatusInternalServerError, "server_error", "log_unavailable", "", "the request log could not be written: "+err.Error())
 			return
 		}
