@@ -231,13 +231,19 @@ func (f *faultyStore) WriteQuota(w persistence.QuotaWrite) error {
 	return f.Store.WriteQuota(w)
 }
 
-// A panic is answered as an error and the actor carries on; a failed write is reported,
-// a failed top-up is not applied.
-func TestFaultsAreAnsweredNotLost(t *testing.T) {
+// faultyEnv is a service on a faultyStore over the env's real store.
+func faultyEnv(t *testing.T) (*env, *faultyStore, *Service) {
 	e := newEnv(t, Config{})
 	f := &faultyStore{Store: e.store}
 	svc := NewService(cluster.NewLocal(mustEngine(t)), f, e.cfg)
-	defer svc.Close(context.Background())
+	t.Cleanup(func() { svc.Close(context.Background()) })
+	return e, f, svc
+}
+
+// A panic is answered as an error and the actor carries on; a failed write is reported,
+// a failed top-up is not applied.
+func TestFaultsAreAnsweredNotLost(t *testing.T) {
+	e, f, svc := faultyEnv(t)
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 5}")
 	f.panicLoad.Store(true)
@@ -281,10 +287,7 @@ func mustEngine(t *testing.T) *actor.Engine {
 // is written by itself once the store takes writes again, with its log entry, without any
 // further call on the account.
 func TestItem16RefusedWritesReachTheDiskWhenItTakesThemAgain(t *testing.T) {
-	e := newEnv(t, Config{})
-	f := &faultyStore{Store: e.store}
-	svc := NewService(cluster.NewLocal(mustEngine(t)), f, e.cfg)
-	defer svc.Close(context.Background())
+	e, f, svc := faultyEnv(t)
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 5}")
 	d, err := svc.Admit(ctx, AdmitRequest{Account: "acct_f", Plan: p})

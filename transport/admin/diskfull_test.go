@@ -2,7 +2,6 @@ package admin_test
 
 import (
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,17 +13,16 @@ import (
 // cannot_record that changed nothing (not a 500 quoting the store), reads go on, and the
 // same change succeeds once space returns.
 func TestItem16AdminChangesOnAFullDisk(t *testing.T) {
-	var free atomic.Int64
-	free.Store(1 << 40)
+	disk := nodetest.NewDisk(1 << 40)
 	env := nodetest.Start(t, "", nodetest.Options{Store: persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: -1,
-		RecheckEvery: 10 * time.Millisecond, FreeSpace: func(string) (int64, error) { return free.Load(), nil }}})
+		RecheckEvery: 10 * time.Millisecond, FreeSpace: disk.FreeSpace}})
 	acct := "/admin/v1/accounts/" + env.Account.ID
 	changes := []struct{ name, path, body string }{
 		{"create account", "/admin/v1/accounts", `{"email":"full@example.com","plan":"demo"}`},
 		{"create key", acct + "/keys", `{"name":"k"}`},
 		{"top-up", acct + "/credits", `{"amount_usd":"5","idempotency_key":"full-1"}`},
 	}
-	free.Store(0)
+	disk.Set(0)
 	for _, c := range changes {
 		resp := env.Admin(http.MethodPost, c.path, c.body)
 		raw := nodetest.Read(t, resp)
@@ -41,7 +39,7 @@ func TestItem16AdminChangesOnAFullDisk(t *testing.T) {
 			t.Errorf("GET %s on a full disk: %d %s", read, status, raw)
 		}
 	}
-	free.Store(1 << 40)
+	disk.Set(1 << 40)
 	deadline := time.Now().Add(5 * time.Second)
 	for !env.Node.Store.Writable() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)

@@ -5,18 +5,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
-
-// fakeDisk is a data directory whose free space the test sets (persistence.Options.FreeSpace).
-type fakeDisk struct{ free atomic.Int64 }
-
-func (d *fakeDisk) FreeSpace(string) (int64, error) { return d.free.Load(), nil }
 
 // jsonField reads a dotted path of a JSON object ("error.code").
 func jsonField(raw []byte, path string) any {
@@ -48,8 +42,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // line is logged; when space returns, calls are served again by themselves, and every
 // answered call — and every refusal — is in the log.
 func TestItem16DiskFullIsA503(t *testing.T) {
-	disk := &fakeDisk{}
-	disk.free.Store(1 << 40)
+	disk := nodetest.NewDisk(1 << 40)
 	var logs nodetest.LogBuffer
 	env := nodetest.Start(t, "", nodetest.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Store: persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: 1 << 20, RecheckEvery: 20 * time.Millisecond, FreeSpace: disk.FreeSpace}})
@@ -88,7 +81,7 @@ func TestItem16DiskFullIsA503(t *testing.T) {
 		}
 	}
 
-	disk.free.Store(1 << 20) // below the 4 MiB reserve
+	disk.Set(1 << 20) // below the 4 MiB reserve
 	simCalls := env.Sim.Calls("a") + env.Sim.Calls("b")
 	for round := 0; round < 3; round++ {
 		for _, c := range calls {
@@ -127,7 +120,7 @@ func TestItem16DiskFullIsA503(t *testing.T) {
 		t.Errorf("%d 'data directory full' lines for %d refused calls, want 1", n, 3*len(calls))
 	}
 
-	disk.free.Store(1 << 40)
+	disk.Set(1 << 40)
 	waitFor(t, "calls to be served again", func() bool {
 		resp, _ := post(calls[0].path, calls[0].body)
 		return resp.StatusCode == 200
