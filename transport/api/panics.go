@@ -28,8 +28,11 @@ func (s *Server) recovered(r *record, v any) {
 	s.Metrics.Panic(r.c.endpoint)
 	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", r.c.id, "endpoint", r.c.endpoint},
 		panicAttrs(v, stack)...)...)
-	if a := r.c.live; a != nil && !a.reported {
-		s.finish(a, routehealth.Succeeded, 0) // the gateway failed, not the route
+	if a := r.c.live; a != nil {
+		if !a.reported {
+			s.finish(a, routehealth.Succeeded, 0) // the gateway failed, not the route
+		}
+		a.resp.Body.Close() // closing twice is harmless; a panic before the relay left it open
 	}
 	msg := internalMessage(r.c.id)
 	switch {
