@@ -4,7 +4,7 @@ DATA     ?= ./data
 ADDR     ?= 127.0.0.1:8080
 BIN      := bin
 
-.PHONY: run build test test-short test-clients vet fmt bench-go clean
+.PHONY: run build test test-short test-faults test-clients vet fmt bench-go clean
 
 ## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
 run: build
@@ -20,6 +20,11 @@ test: vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+## test-faults: the fault tests (files tagged faults, tests named TestFault…): a disk that
+## fills under load, crashes, flaky routes; some need root (mounting a tmpfs) and skip without it
+test-faults:
+	$(GO) test -tags faults -count=1 -timeout 30m -run '^TestFault' ./...
 
 vet:
 	$(GO) vet ./...

@@ -122,7 +122,7 @@ func (s *Store) indexAccounts() error {
 		b.Close()
 		return err
 	}
-	return commit(b)
+	return s.commit(b)
 }
 
 // ListAccountsPage returns one page of accounts in creation order: every account, or those

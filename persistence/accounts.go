@@ -135,7 +135,7 @@ func (s *Store) putAccount(k []byte, a Account, nanos int64) error {
 			return err
 		}
 	}
-	return commit(b)
+	return s.commit(b)
 }
 
 // validateEmail is deliberately shallow: exactly one '@' with text on both

@@ -132,7 +132,7 @@ func (s *Store) insertKey(accountID string, spec KeySpec, secret, prefix string)
 		b.Close()
 		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
 	}
-	if err := commit(b); err != nil {
+	if err := s.commit(b); err != nil {
 		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
 	}
 	return k, nil
@@ -205,7 +205,7 @@ func (s *Store) RevokeKey(id string) (Key, error) {
 		b.Close()
 		return Key{}, fmt.Errorf("persistence: revoke key %s: %w", id, err)
 	}
-	if err := commit(b); err != nil {
+	if err := s.commit(b); err != nil {
 		return Key{}, fmt.Errorf("persistence: revoke key %s: %w", id, err)
 	}
 	return k, nil

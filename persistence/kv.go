@@ -51,6 +51,9 @@ func (s *Store) SetRaw(key, value []byte) error {
 	if err := checkRawKey(key); err != nil {
 		return err
 	}
+	if err := s.space.check(); err != nil {
+		return err
+	}
 	if err := s.db.Set(key, value, pebble.Sync); err != nil {
 		return fmt.Errorf("persistence: set %q: %w", key, err)
 	}
@@ -60,6 +63,9 @@ func (s *Store) SetRaw(key, value []byte) error {
 // DeleteRaw durably (synced) removes key; a missing key is no error.
 func (s *Store) DeleteRaw(key []byte) error {
 	if err := checkRawKey(key); err != nil {
+		return err
+	}
+	if err := s.space.check(); err != nil {
 		return err
 	}
 	if err := s.db.Delete(key, pebble.Sync); err != nil {

@@ -42,6 +42,9 @@ func (s *Store) SetMeta(name string, v []byte) error {
 	if len(v) > maxMetaValueLen {
 		return fmt.Errorf("persistence: %w: meta %q value is %d bytes, max %d", ErrInvalid, name, len(v), maxMetaValueLen)
 	}
+	if err := s.space.check(); err != nil {
+		return err
+	}
 	if err := s.db.Set(dbKey(nsMeta, name), v, pebble.Sync); err != nil {
 		return fmt.Errorf("persistence: set meta %q: %w", name, err)
 	}

@@ -153,8 +153,7 @@ func (s *Store) WriteQuota(w QuotaWrite) error {
 	if w.NoSync {
 		opt = pebble.NoSync
 	}
-	defer b.Close()
-	if err := b.Commit(opt); err != nil {
+	if err := s.commitWith(b, opt); err != nil {
 		return fmt.Errorf("persistence: write quota of %s: %w", w.Account, err)
 	}
 	return nil

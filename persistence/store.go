@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -44,7 +45,8 @@ const (
 // Store is the gateway's durable state. All methods are safe for concurrent
 // use.
 type Store struct {
-	db *pebble.DB
+	db    *pebble.DB
+	space *space // refuses writes while the disk is full (space.go)
 
 	// mu serialises read-modify-write operations (uniqueness checks, plan
 	// changes, revocations). Pebble has no transactions, so without it two
@@ -61,8 +63,12 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the Pebble database whose files live
-// directly in dir.
-func Open(dir string) (*Store, error) {
+// directly in dir, with the default Options.
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith is Open with options (the full-disk guard's thresholds).
+func OpenWith(dir string, o Options) (*Store, error) {
+	o.defaults()
 	if dir == "" {
 		return nil, fmt.Errorf("persistence: open: %w: empty dir", ErrInvalid)
 	}
@@ -70,23 +76,38 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("persistence: open: %w", err)
 	}
+	g := newSpace(dir, o)
+	g.prepare()
 	db, err := pebble.Open(dir, &pebble.Options{
 		// Newest format: this is a fresh store, no older binaries read it.
 		FormatMajorVersion: pebble.FormatNewest,
 		// Pebble's default logger chatters on stderr; the gateway has its
 		// own logging and surfaces errors through return values.
 		Logger: quietLogger{},
+		// On ENOSPC the ballast goes and Pebble retries the write once (space.go).
+		FS: vfs.OnDiskFull(o.FS, g.onDiskFull),
 	})
 	if err != nil {
+		g.close()
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, space: g}
 	if err := s.indexAccounts(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("persistence: open %s: indexing accounts: %w", dir, err)
 	}
 	return s, nil
 }
+
+// CheckWritable reports whether a write would be taken now: nil, or an error wrapping
+// ErrFull while the data directory's disk is below its reserve. It measures the disk.
+func (s *Store) CheckWritable() error { return s.space.check() }
+
+// Writable reports the store's state as last seen, without measuring the disk.
+func (s *Store) Writable() bool { return s.space.writable.Load() }
+
+// Space is the store's disk state, measured now.
+func (s *Store) Space() SpaceState { return s.space.state() }
 
 // Close closes the database. Every acknowledged write is already synced to
 // the WAL, so nothing is lost if Close is skipped; it releases the directory
@@ -96,6 +117,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.space.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("persistence: close: %w", err)
 	}
@@ -164,10 +186,17 @@ func putMsgpack(b *pebble.Batch, key []byte, v any) error {
 }
 
 // commit applies b durably and releases it. Every write in this package goes
-// through here so that nothing is acknowledged before it is on disk.
-func commit(b *pebble.Batch) error {
+// through here (or commitWith) so that nothing is acknowledged before it is on disk, and
+// nothing reaches Pebble while the disk is full.
+func (s *Store) commit(b *pebble.Batch) error { return s.commitWith(b, pebble.Sync) }
+
+// commitWith is commit with the caller's sync choice.
+func (s *Store) commitWith(b *pebble.Batch, opt *pebble.WriteOptions) error {
 	defer b.Close()
-	return b.Commit(pebble.Sync)
+	if err := s.space.check(); err != nil {
+		return err
+	}
+	return b.Commit(opt)
 }
 
 // scan calls fn for every key in [lower, upper) in ascending order until fn

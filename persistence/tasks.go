@@ -112,7 +112,7 @@ func (s *Store) writeTask(t *VideoTask) error {
 		b.Close()
 		return fmt.Errorf("persistence: write task %s: %w", t.ID, err)
 	}
-	if err := commit(b); err != nil {
+	if err := s.commit(b); err != nil {
 		return fmt.Errorf("persistence: write task %s: %w", t.ID, err)
 	}
 	return nil

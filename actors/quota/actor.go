@@ -39,6 +39,7 @@ type accountActor struct {
 	flushQueued bool
 	moneyMoved  bool // a settle since the last write charged credits: the next write syncs
 	flushNow    bool // an immediate flush is on its way
+	writeFailed bool // the last write failed: a retry is scheduled (writeRetry)
 
 	received, seenAtTick uint64 // routed messages received; the count at the last tick
 	engine               *actor.Engine
@@ -477,11 +478,33 @@ func (a *accountActor) persist(full bool, key string, grant *persistence.CreditG
 		NoSync: grant == nil && !a.moneyMoved && !full})
 	if err == nil {
 		a.dirty, a.logs, a.moneyMoved = false, nil, false
+		if a.writeFailed {
+			a.writeFailed = false
+			slog.Info("quota writes succeed again", "account", a.acct)
+		}
 	} else {
-		slog.Error("quota write failed", "account", a.acct, "err", err)
+		a.retryWrite(err)
 	}
 	a.answer(err)
 	return err
+}
+
+// writeRetry is how soon a failed write is tried again.
+const writeRetry = time.Second
+
+// retryWrite schedules another try of a write the store refused (a full disk): the state and
+// the log entries stay pending, and reach the disk as soon as it takes writes again, without
+// waiting for the account's next call. Logged once per spell of failures.
+func (a *accountActor) retryWrite(err error) {
+	if !a.writeFailed {
+		a.writeFailed = true
+		slog.Error("quota write failed; retrying every second", "account", a.acct, "err", err)
+	}
+	if !a.flushQueued {
+		a.flushQueued = true
+		eng, pid := a.engine, a.pid
+		time.AfterFunc(writeRetry, func() { eng.Send(pid, flushMsg{}) })
+	}
 }
 
 func (a *accountActor) answer(err error) {

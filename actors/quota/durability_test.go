@@ -231,13 +231,19 @@ func (f *faultyStore) WriteQuota(w persistence.QuotaWrite) error {
 	return f.Store.WriteQuota(w)
 }
 
-// A panic is answered as an error and the actor carries on; a failed write is reported,
-// a failed top-up is not applied.
-func TestFaultsAreAnsweredNotLost(t *testing.T) {
+// faultyEnv is a service on a faultyStore over the env's real store.
+func faultyEnv(t *testing.T) (*env, *faultyStore, *Service) {
 	e := newEnv(t, Config{})
 	f := &faultyStore{Store: e.store}
 	svc := NewService(cluster.NewLocal(mustEngine(t)), f, e.cfg)
-	defer svc.Close(context.Background())
+	t.Cleanup(func() { svc.Close(context.Background()) })
+	return e, f, svc
+}
+
+// A panic is answered as an error and the actor carries on; a failed write is reported,
+// a failed top-up is not applied.
+func TestFaultsAreAnsweredNotLost(t *testing.T) {
+	e, f, svc := faultyEnv(t)
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 5}")
 	f.panicLoad.Store(true)
@@ -275,4 +281,29 @@ func mustEngine(t *testing.T) *actor.Engine {
 		t.Fatal(err)
 	}
 	return eng
+}
+
+// Issue #12 item 16: a settle whose write the store refused (a full disk) stays pending and
+// is written by itself once the store takes writes again, with its log entry, without any
+// further call on the account.
+func TestItem16RefusedWritesReachTheDiskWhenItTakesThemAgain(t *testing.T) {
+	e, f, svc := faultyEnv(t)
+	ctx := context.Background()
+	p := plan(t, "{name: p, window_requests: 5}")
+	d, err := svc.Admit(ctx, AdmitRequest{Account: "acct_f", Plan: p})
+	if err != nil || !d.Admitted {
+		t.Fatalf("admit: %+v, %v", d, err)
+	}
+	f.failWrites.Store(true)
+	entry := &persistence.LogEntry{RequestID: "req_full", Time: t0.UnixNano(), Status: 200}
+	if _, err := svc.Settle(ctx, d.Reservation, Outcome{Counts: true, Log: entry}); err == nil {
+		t.Fatal("a settle whose write failed must say so")
+	}
+	time.Sleep(1500 * time.Millisecond) // a retry or two fail as well
+	f.failWrites.Store(false)
+	waitFor(t, "the pending settle to be written", func() bool {
+		rec, _, _ := e.store.LoadQuota("acct_f")
+		log, _ := e.store.ListLog("acct_f", time.Time{}, time.Time{}, 0)
+		return rec.WindowUsed == 1000 && len(log) == 1 && log[0].RequestID == "req_full"
+	})
 }

@@ -85,9 +85,16 @@ func (w *writer) write() error {
 		return nil
 	}
 	err := w.store.AppendLog(w.pending)
+	// One line when writes start failing and one when they succeed again, not one per
+	// retry: a full disk lasts as long as it lasts, and the store says so itself.
+	switch {
+	case err != nil && !w.failing:
+		slog.Error("request log write failed; entries are kept and retried until it succeeds", "entries", len(w.pending), "err", err)
+	case err == nil && w.failing:
+		slog.Info("request log written again", "entries", len(w.pending))
+	}
 	w.failing = err != nil
 	if err != nil {
-		slog.Error("request log write failed; will retry", "entries", len(w.pending), "err", err)
 		if over := len(w.pending) - w.cfg.MaxQueue; over > 0 {
 			slog.Error("request log queue full; dropping oldest entries", "dropped", over)
 			w.pending = append(w.pending[:0], w.pending[over:]...)

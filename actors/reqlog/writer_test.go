@@ -2,8 +2,10 @@ package reqlog_test
 
 import (
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -289,3 +291,41 @@ func TestPoisonWritesWhatIsPending(t *testing.T) {
 		t.Fatalf("batches = %v after %d calls, want req_0..4", got, attempts)
 	}
 }
+
+// Issue #12 item 16: a store that keeps failing (a full disk) is logged once when writes
+// start failing and once when they succeed again, however many ticks retry in between.
+func TestFailingStoreIsLoggedOncePerChange(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil)))
+	defer slog.SetDefault(prev)
+	count := func(s string) int { mu.Lock(); defer mu.Unlock(); return strings.Count(logs.String(), s) }
+
+	e, pid, f := start(t, reqlog.Config{MaxBatch: 100, Interval: 5 * time.Millisecond, MaxQueue: 1000})
+	f.setFail(true)
+	send(e, pid, 0, 3)
+	deadline := time.Now().Add(5 * time.Second)
+	for _, a := f.snapshot(); a < 10; _, a = f.snapshot() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no retries on ticks: %d calls", a)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	f.setFail(false)
+	f.waitBatches(t, 1, 2*time.Second)
+	if err := flush(t, e, pid); err != nil {
+		t.Fatal(err)
+	}
+	if failed, again := count("request log write failed"), count("request log written again"); failed != 1 || again != 1 {
+		t.Fatalf("%d 'failed' and %d 'written again' lines over %d attempts, want 1 and 1:\n%s", failed, again, 10, logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -196,7 +196,9 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.flushLog != nil {
-		if err := s.flushLog(); err != nil {
+		// On a full disk the usage written so far is still read; the entries waiting for
+		// space appear once it returns.
+		if err := s.flushLog(); err != nil && !persistence.IsDiskFull(err) {
 			fail(w, http.StatusInternalServerError, "server_error", "log_unavailable", "", "the request log could not be written: "+err.Error())
 			return
 		}
@@ -252,10 +254,20 @@ func storeFailed(w http.ResponseWriter, err error) bool {
 		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
 	case errors.Is(err, persistence.ErrConflict):
 		fail(w, http.StatusConflict, "invalid_request_error", "conflict", "", err.Error())
+	case persistence.IsDiskFull(err):
+		diskFull(w)
 	default:
 		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store failed: "+err.Error())
 	}
 	return true
+}
+
+// diskFull is the answer to a change the store cannot write: its disk is full. Nothing was
+// changed; the same call succeeds once the data directory has space again.
+func diskFull(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "10")
+	fail(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "",
+		"the gateway's data directory is full, so nothing was changed; free space on its disk and retry")
 }
 
 func fail(w http.ResponseWriter, status int, typ, code, param, msg string) {

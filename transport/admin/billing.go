@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
 )
 
 // planExists answers 400 naming the plans on offer when name is not one of them.
@@ -75,6 +76,9 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, quota.ErrInvalid):
 		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
+		return
+	case persistence.IsDiskFull(err):
+		diskFull(w)
 		return
 	case err != nil:
 		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the credits could not be recorded: "+err.Error())

@@ -129,7 +129,7 @@ func TestItem17RouteHealthIsVisible(t *testing.T) {
 			if g := "{" + strings.Join(got, ",") + "}"; g != c.want {
 				t.Fatalf("route c:\n got %s\nwant %s", g, c.want)
 			}
-			metrics := string(nodetest.Read(t, env.Do(http.MethodGet, "/metrics", "", "")))
+			metrics := env.Metrics()
 			for _, want := range c.metrics {
 				if !strings.Contains(metrics, want+"\n") {
 					t.Errorf("metrics lack %s", want)

@@ -47,6 +47,9 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "coding_agent_required",
 			Message: "coding agent required: this plan serves interactive coding clients, identified by their User-Agent; automated and unknown clients need a plan that admits them"}
 	}
+	if s.Recorder != nil && s.Recorder.CheckWritable() != nil {
+		return nil, errCannotRecord() // its charge and log entry could not be kept
+	}
 	d, err := s.Quota.Admit(r.Context(), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
 		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated})
 	if err != nil {
@@ -62,6 +65,19 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 		return &admission{reservation: d.Reservation, paid: d.Paid, account: acct.ID, plan: plan}, nil
 	}
 	return nil, refusal(d, s.now())
+}
+
+// cannotRecordRetry is the Retry-After of a call refused because it cannot be recorded: the
+// store looks for space again every second, an operator needs a moment to free some.
+const cannotRecordRetry = 10
+
+// errCannotRecord is the answer to a call the gateway cannot record (its store refuses writes:
+// the data directory's disk is full). It is refused before any upstream is called, so nothing
+// is served that could not be charged and logged.
+func errCannotRecord() *apiError {
+	return &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "cannot_record", RetryAfter: cannotRecordRetry,
+		Message: "the gateway cannot record calls right now (its storage is full), so it takes none; nothing was charged. Retry in " +
+			strconv.Itoa(cannotRecordRetry) + " s"}
 }
 
 // admitModel resolves the requested model for an endpoint of kind, records it, announces a
@@ -147,7 +163,8 @@ func (s *Server) settle(a *admission, counts bool, cost money.Amount, entry pers
 			cost = 0
 		}
 		entry.Cost = int64(cost)
-		if _, err := s.Quota.Settle(ctx, a.reservation, quota.Outcome{Counts: counts, Cost: cost, Log: &entry}); err != nil {
+		// A full disk is logged once by the store, not once per call in flight.
+		if _, err := s.Quota.Settle(ctx, a.reservation, quota.Outcome{Counts: counts, Cost: cost, Log: &entry}); err != nil && !persistence.IsDiskFull(err) {
 			s.Logger.Error("settle failed; the owner retries with its next write", "request_id", entry.RequestID, "err", err)
 		}
 	}()

@@ -86,6 +86,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 		req = &ir.Request{IncludeUsage: g.chatReq.IncludeUsage}
 	}
 	enc := g.client.format.NewStreamEncoder(out, req, g.clientModel)
+	out.enc = enc
 	dec := upstreamFormats[a.route.Format].NewStreamDecoder()
 	var split *reasoning.Splitter
 	if g.decision.SplitInline {

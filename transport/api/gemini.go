@@ -131,6 +131,9 @@ func (a *arrayWriter) Write(p []byte) (int, error) {
 	}
 }
 
+// Unwrap is the writer underneath (http.ResponseController, the recover middleware).
+func (a *arrayWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
 // Flush forwards to the connection, so each chunk reaches the client as it is written.
 func (a *arrayWriter) Flush() {
 	if f, ok := a.ResponseWriter.(http.Flusher); ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/images"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -96,6 +97,10 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 			continue // a broken answer: the next route may do better
 		}
 		path, err := s.Assets.Put("gen", rec.adm.account, img.MediaType, bytesReader(img.Data))
+		if persistence.IsDiskFull(err) {
+			rec.fail(w, errCannotRecord()) // the store said so once; no line per request
+			return
+		}
 		if err != nil {
 			s.Logger.Error("image could not be stored", "request_id", c.id, "err", err)
 			rec.fail(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "asset_store_failed", Message: "the generated image could not be stored; nothing was charged"})
@@ -170,6 +175,9 @@ func download(ctx context.Context, url, fallback string) ([]byte, string, error)
 
 // dailyRefusal is the 429 of a daily media limit, with Retry-After until 00:00 UTC.
 func dailyRefusal(d quota.MediaDecision, err error, code, msg string) *apiError {
+	if persistence.IsDiskFull(err) {
+		return errCannotRecord()
+	}
 	if err != nil {
 		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "quota_unavailable", RetryAfter: 1, Message: "the account's daily limits could not be checked; retry shortly"}
 	}

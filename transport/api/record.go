@@ -29,6 +29,8 @@ type record struct {
 	streamErr *ir.Error
 	// client is the client's request context: done once the client has gone.
 	client context.Context
+	w      http.ResponseWriter // the client's answer, for a handler that panicked
+	out    *streamOut          // the client's event stream, once one was opened
 }
 
 // observe takes usage and errors from a stream's events.
@@ -53,7 +55,7 @@ func (r *record) observe(e ir.Event) {
 // s.done(rec) and stops when ok is false (the error has been answered).
 func (s *Server) open(w http.ResponseWriter, r *http.Request, c *call, clientFormat string) (rec *record, body []byte, ok bool) {
 	rec = s.newRecord(c, clientFormat)
-	rec.client = r.Context()
+	rec.client, rec.w = r.Context(), w
 	if e := s.authenticate(r, c); e != nil {
 		rec.fail(w, e)
 		return rec, nil, false
@@ -100,8 +102,12 @@ func (r *record) passError(w http.ResponseWriter, ue *upstream.Error) {
 	w.Write(ue.Body)
 }
 
-// done writes the log entry and metrics.
+// done writes the log entry and metrics. Deferred by every recorded handler, it is also where
+// a panic of the handler ends as that request's 500 (panics.go).
 func (s *Server) done(r *record) {
+	if v := recover(); v != nil {
+		s.recovered(r, v)
+	}
 	settling := false
 	defer func() {
 		if !settling {

@@ -28,9 +28,16 @@ type Keys interface {
 	LookupKey(secret string) (persistence.Key, error)
 }
 
+// Recorder says whether a call can be recorded now: nil, or why its store refuses writes (an
+// error wrapping persistence.ErrFull while the data directory's disk is full).
+type Recorder interface {
+	CheckWritable() error
+}
+
 // Deps are the parts a Server is built from.
 type Deps struct {
 	Keys     Keys
+	Recorder Recorder // nil: calls are admitted without asking
 	Accounts Accounts
 	Quota    *quota.Service
 	Assets   Assets
@@ -97,6 +104,7 @@ type call struct {
 	// rated says the X-RateLimit headers are decided: set by admission, or by a read of
 	// the burst budget for an answer that admitted nothing (publishRates).
 	rated bool
+	live   *attempt // the last attempt dial opened
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {

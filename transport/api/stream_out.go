@@ -23,19 +23,22 @@ type streamOut struct {
 	rec     *record
 	g       *generation
 	frames  *sse.Writer
-	started bool       // the headers and the held frames are out
-	held    []ir.Frame // frames written before commit
-	since   time.Time  // when the first frame was held
-	begun   func()     // told once, at commit: the answer has begun
+	started bool             // the headers and the held frames are out
+	enc     ir.StreamEncoder // the client format's encoder of a converted stream, to end it
+	held    []ir.Frame       // frames written before commit
+	since   time.Time        // when the first frame was held
+	begun   func()           // told once, at commit: the answer has begun
 }
 
 func newStreamOut(w http.ResponseWriter, rec *record, g *generation, begun func()) *streamOut {
 	flusher, _ := w.(http.Flusher)
-	return &streamOut{w: w, rec: rec, g: g, begun: begun, frames: sse.NewWriter(w, func() {
+	o := &streamOut{w: w, rec: rec, g: g, begun: begun, frames: sse.NewWriter(w, func() {
 		if flusher != nil {
 			flusher.Flush()
 		}
 	})}
+	rec.out = o
+	return o
 }
 
 // Write implements ir.Frames.

@@ -27,6 +27,7 @@ type Metrics struct {
 	routeWt   *prometheus.GaugeVec
 	logDrops  prometheus.Counter
 	dropped   *prometheus.CounterVec
+	panics    *prometheus.CounterVec
 }
 
 // New registers every metric, plus the Go runtime and process collectors.
@@ -79,8 +80,11 @@ func New() *Metrics {
 		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "modelgate_request_log_errors_total", Help: "Request log entries that could not be queued.",
 		}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_panics_total", Help: "Requests whose handler panicked (answered 500, logged with the stack), by endpoint.",
+		}, []string{"endpoint"}),
 	}
-	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.routeSt, m.routeErr, m.routeWt, m.logDrops, m.dropped,
+	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.routeSt, m.routeErr, m.routeWt, m.logDrops, m.dropped, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -143,4 +147,25 @@ func (m *Metrics) Dropped(client, upstream string, fields []string) {
 	for _, f := range fields {
 		m.dropped.WithLabelValues(client, upstream, f).Inc()
 	}
+}
+
+// Panic counts a request whose handler panicked.
+func (m *Metrics) Panic(endpoint string) { m.panics.WithLabelValues(endpoint).Inc() }
+
+// Store publishes the data directory's state, read at each scrape: whether the store takes
+// writes (0 while its disk is full and calls are refused with 503) and the free bytes.
+func (m *Metrics) Store(writable func() bool, freeBytes func() int64) {
+	m.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "modelgate_store_writable", Help: "1 while the store takes writes; 0 while its disk is full and calls are refused with 503.",
+		}, func() float64 {
+			if writable() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "modelgate_store_free_bytes", Help: "Free space of the data directory's filesystem, in bytes (-1: unknown).",
+		}, func() float64 { return float64(freeBytes()) }),
+	)
 }

@@ -48,12 +48,7 @@ func metricsListener(configured string, server catalog.Server, logger *slog.Logg
 func (n *Node) metricsServer() *http.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", n.API.ServeMetrics)
-	mux.HandleFunc("GET /healthz", healthz)
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	mux.HandleFunc("GET /healthz", n.healthz)
+	return &http.Server{Handler: recoverPanics(mux, n.API.Recovered), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(n.cfg.Logger.Handler(), slog.LevelWarn)}
-}
-
-func healthz(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"status":"ok"}`))
 }

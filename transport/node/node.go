@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,7 @@ type Config struct {
 	Quota       quota.Config
 	Video       video.Config
 	LogBatch    reqlog.Config
+	Store       persistence.Options // the full-disk guard (zero: its defaults)
 	Logger      *slog.Logger
 }
 
@@ -91,7 +93,10 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := persistence.Open(filepath.Join(cfg.DataDir, "pebble"))
+	if cfg.Store.Logger == nil {
+		cfg.Store.Logger = cfg.Logger
+	}
+	store, err := persistence.OpenWith(filepath.Join(cfg.DataDir, "pebble"), cfg.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -123,10 +128,11 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("video tasks: %w", err)
 	}
 
+	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
 	r := mux.NewRouter()
-	r.HandleFunc("/healthz", healthz).Methods(http.MethodGet)
+	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
-		Keys: store, Accounts: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
+		Keys: store, Accounts: store, Recorder: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics,
 		Log: func(e persistence.LogEntry) { engine.Send(n.logPID, e) }, Logger: cfg.Logger,
 	})
@@ -149,7 +155,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.URL = "http://" + n.ln.Addr().String()
-	n.http = &http.Server{Handler: api.WithRequestID(r), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	n.http = &http.Server{Handler: recoverPanics(api.WithRequestID(r), n.API.Recovered), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
 	if metricsLn != nil {
@@ -168,6 +174,22 @@ func warnSharedEmails(store *persistence.Store, logger *slog.Logger) error {
 		logger.Warn("accounts share an e-mail address (created before e-mails were unique); they keep working, new accounts cannot take it", "accounts", ids)
 	}
 	return err
+}
+
+// healthz answers 200 while the node serves: {"status":"ok"}, or "degraded" with the reason
+// while its store refuses writes (a full disk: calls get 503 until space returns). A full
+// disk is not cured by a restart, so the answer stays 200 for liveness probes; monitors
+// read the status or modelgate_store_writable.
+func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if n.Store.CheckWritable() == nil {
+		w.Write([]byte(`{"status":"ok"}`))
+		return
+	}
+	sp := n.Store.Space()
+	json.NewEncoder(w).Encode(map[string]any{"status": "degraded", "store": map[string]any{
+		"writable": false, "reason": sp.Reason, "since": sp.Since.UTC().Format(time.RFC3339), "free_bytes": sp.FreeBytes,
+		"calls": "refused with 503 until the data directory has space again"}})
 }
 
 // Reload re-reads the catalog. A bad file changes nothing; requests in flight keep the

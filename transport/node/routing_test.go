@@ -84,7 +84,7 @@ func TestItem7WrongMethodsAndUnknownPaths(t *testing.T) {
 		{"gemini list, DELETE", "DELETE", "/v1beta/models", 405, "GET", "google", "method_not_allowed", ""},
 		{"gemini action, PUT", "PUT", "/v1beta/models/chat:generateContent", 405, "GET, POST", "google", "method_not_allowed",
 			"method PUT is not allowed on /v1beta/models/chat:generateContent; use GET or POST"},
-		{"admin, DELETE", "DELETE", "/admin/v1/accounts", 405, "POST", "chat", "method_not_allowed", ""},
+		{"admin, DELETE", "DELETE", "/admin/v1/accounts", 405, "GET, POST", "chat", "method_not_allowed", ""},
 		{"healthz, POST", "POST", "/healthz", 405, "GET", "chat", "method_not_allowed", ""},
 		{"asset, PUT", "PUT", "/assets/gen/x.png", 405, "GET, HEAD", "chat", "method_not_allowed", ""},
 		{"unknown path", "GET", "/v2/chat", 404, "", "chat", "unknown_url", "no endpoint at /v2/chat; the API lives under /v1 (the Gemini API under /v1beta)"},

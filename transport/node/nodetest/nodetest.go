@@ -44,6 +44,7 @@ type Options struct {
 	DataDir string // reuse a data directory (restart tests)
 	Plan    string // the env account's plan (default "demo")
 	Logger  *slog.Logger
+	Store   persistence.Options // the store's full-disk guard (fake disks in tests)
 }
 
 // DefaultCatalog is a chat model with two simulator routes (3:1, the first ZDR), a model
@@ -128,7 +129,7 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 		tb.Fatal(err)
 	}
 	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminToken: "test-admin-token",
-		Health: opt.Health, Quota: opt.Quota, Logger: opt.Logger, LogBatch: reqlog.Config{MaxBatch: 64, Interval: 20 * time.Millisecond, MaxQueue: 10000}}
+		Health: opt.Health, Quota: opt.Quota, Logger: opt.Logger, Store: opt.Store, LogBatch: reqlog.Config{MaxBatch: 64, Interval: 20 * time.Millisecond, MaxQueue: 10000}}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
