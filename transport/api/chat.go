@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -191,14 +190,6 @@ func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a
 			return true
 		}
 	}
-}
-
-func invalidFrom(err error) *apiError {
-	var inv *chat.InvalidError
-	if errors.As(err, &inv) {
-		return errInvalid(inv.Param, inv.Message)
-	}
-	return errInvalid("", err.Error())
 }
 
 func pricesOf(m *catalog.Model) codec.Prices {

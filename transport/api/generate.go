@@ -39,7 +39,7 @@ func (g *generation) decode() *apiError {
 	if g.client.name == codec.FormatChat {
 		req, err := chat.ParseRequest(g.body)
 		if err != nil {
-			return invalidFrom(err)
+			return irInvalid(err)
 		}
 		g.chatReq, g.clientModel, g.stream = req, req.Model, req.Stream
 		return nil
