@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -112,6 +113,7 @@ func isNull(raw json.RawMessage) bool {
 // model turn, which a functionResponse without id answers by name, in order.
 type decoder struct {
 	r      *ir.Request
+	names  *check.Tools // the function declarations' names, for allowedFunctionNames
 	calls  []pendingCall
 	minted int
 	joiner callJoiner // a model turn sent back as streamed: a call in pieces (streamed_call.go)
@@ -120,6 +122,14 @@ type decoder struct {
 type pendingCall struct {
 	id, name string
 	answered bool
+}
+
+// toolsNamed is the declared functions' names (none when the request has no tools).
+func (d *decoder) toolsNamed() *check.Tools {
+	if d.names == nil {
+		d.names = check.NewTools(check.GeminiNames)
+	}
+	return d.names
 }
 
 func (d *decoder) extra(k string, v json.RawMessage) {
@@ -169,7 +179,7 @@ var partFields = map[string]bool{
 func (d *decoder) system(raw json.RawMessage) *ir.Error {
 	var c wireContent
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return bad("systemInstruction", "systemInstruction must be a Content object: %v", err)
+		return bad("systemInstruction", "systemInstruction must be a Content object: %s", check.JSONProblem(err))
 	}
 	for j, rp := range c.Parts {
 		at := fmt.Sprintf("systemInstruction.parts[%d]", j)
@@ -190,7 +200,7 @@ func (d *decoder) system(raw json.RawMessage) *ir.Error {
 func decodePart(at string, raw json.RawMessage) (wirePart, []string, *ir.Error) {
 	var p wirePart
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return p, nil, bad(at, "%s is not a valid Part: %v", at, err)
+		return p, nil, bad(at, "%s is not a valid Part: %s", at, check.JSONProblem(err))
 	}
 	var keys map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &keys)
@@ -209,7 +219,7 @@ func (d *decoder) content(i int, raw json.RawMessage) *ir.Error {
 	at := fmt.Sprintf("contents[%d]", i)
 	var c wireContent
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return bad(at, "%s must be a Content object: %v", at, err)
+		return bad(at, "%s must be a Content object: %s", at, check.JSONProblem(err))
 	}
 	var role ir.Role
 	switch c.Role {
@@ -445,6 +455,7 @@ func (d *decoder) tools(raw json.RawMessage) *ir.Error {
 	}
 	perField := map[string]map[string]json.RawMessage{}
 	kinds := map[string][]json.RawMessage{}
+	d.names = check.NewTools(check.GeminiNames)
 	for i, t := range tools {
 		for kind, v := range t {
 			if kind != "functionDeclarations" {
@@ -456,9 +467,13 @@ func (d *decoder) tools(raw json.RawMessage) *ir.Error {
 				return bad(fmt.Sprintf("tools[%d].functionDeclarations", i), "functionDeclarations must be an array")
 			}
 			for j, fd := range decls {
-				tool, err := declaration(fmt.Sprintf("tools[%d].functionDeclarations[%d]", i, j), fd, perField)
+				at := fmt.Sprintf("tools[%d].functionDeclarations[%d]", i, j)
+				tool, err := declaration(at, fd, perField)
 				if err != nil {
 					return err
+				}
+				if e := d.names.Add(at+".name", tool.Name); e != nil {
+					return gemErr(e)
 				}
 				d.r.Tools = append(d.r.Tools, tool)
 			}
@@ -490,7 +505,7 @@ func declaration(at string, fd map[string]json.RawMessage, perField map[string]m
 	case !isNull(params):
 		s, err := jsonSchemaOf(params)
 		if err != nil {
-			return t, bad(at+".parameters", "%s.parameters is not a valid Schema: %v", at, err)
+			return t, bad(at+".parameters", "%s.parameters is not a valid Schema: %s", at, check.JSONProblem(err))
 		}
 		t.Parameters = s
 	}
@@ -556,6 +571,11 @@ func (d *decoder) toolConfig(raw json.RawMessage) *ir.Error {
 		}
 		if err != nil {
 			return bad("toolConfig.functionCallingConfig."+k, "functionCallingConfig.%s has the wrong type", k)
+		}
+	}
+	for i, name := range names {
+		if e := d.toolsNamed().Chosen(fmt.Sprintf("toolConfig.functionCallingConfig.allowedFunctionNames[%d]", i), name); e != nil {
+			return gemErr(e)
 		}
 	}
 	choice := ir.ToolChoice{Allowed: names}
