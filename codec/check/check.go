@@ -109,6 +109,9 @@ func Quote(raw []byte) string {
 	return s
 }
 
+// QuoteString is a string value as an error message shows it, quoted and cut like Quote.
+func QuoteString(s string) string { return Quote([]byte(strconv.Quote(s))) }
+
 // JSONProblem says what is wrong with a body encoding/json refused, in a client's words: no
 // Go type names, no package prefix.
 func JSONProblem(err error) string {
