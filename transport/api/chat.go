@@ -84,6 +84,9 @@ func (s *Server) prepare(c *call, g *generation) *apiError {
 		if _, e := g.canonical(); e != nil {
 			return e
 		}
+		if e := g.oneChoice(); e != nil {
+			return e
+		}
 	}
 	if g.req != nil && g.req.PreviousResponseID != "" {
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "previous_response_not_found", Param: "previous_response_id",
