@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -187,9 +188,20 @@ func FuzzParseRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var check map[string]json.RawMessage
-		if json.Unmarshal(out, &check) != nil || string(check["model"]) != `"up"` {
+		var in, got map[string]json.RawMessage
+		json.Unmarshal(body, &in)
+		if json.Unmarshal(out, &got) != nil || string(got["model"]) != `"up"` {
 			t.Fatalf("upstream body broken: %s", out)
+		}
+		// Every member the patch does not touch is passed as it was.
+		for k, v := range in {
+			switch k {
+			case "model", "stream_options", "reasoning_effort", "thinking", "enable_thinking":
+				continue
+			}
+			if !bytes.Equal(got[k], v) {
+				t.Fatalf("member %q changed: %s -> %s", k, v, got[k])
+			}
 		}
 	})
 }
