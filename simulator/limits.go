@@ -40,9 +40,9 @@ var (
 	}
 )
 
-// outOfBounds finds the first member of body outside its bound: the bound and the value as
-// written. Members of another type are the decoders' business.
-func outOfBounds(body []byte, bounds []bound) (bound, string, bool) {
+// outOfBounds finds the first member of body outside its bound: the bound, the value as
+// written and as a number. Members of another type are the decoders' business.
+func outOfBounds(body []byte, bounds []bound) (bound, string, float64, bool) {
 	for _, b := range bounds {
 		raw := memberAt(body, strings.Split(b.path, "."))
 		v, err := strconv.ParseFloat(string(raw), 64)
@@ -50,10 +50,10 @@ func outOfBounds(body []byte, bounds []bound) (bound, string, bool) {
 			continue
 		}
 		if v < b.min || v > b.max || b.integer && v != math.Trunc(v) {
-			return b, string(raw), true
+			return b, string(raw), v, true
 		}
 	}
-	return bound{}, "", false
+	return bound{}, "", 0, false
 }
 
 // memberAt is the raw value at path in a JSON object, nil when absent.
@@ -72,11 +72,10 @@ func memberAt(body []byte, path []string) json.RawMessage {
 // openAIRange is OpenAI's refusal of a member out of range ("Invalid 'temperature': decimal
 // above maximum value. Expected a value <= 2, but got 99 instead.").
 func openAIRange(body []byte, bounds []bound) *apiError {
-	b, got, bad := outOfBounds(body, bounds)
+	b, got, v, bad := outOfBounds(body, bounds)
 	if !bad {
 		return nil
 	}
-	v, _ := strconv.ParseFloat(got, 64)
 	if v >= b.min && v <= b.max { // in range, so a fraction where an integer belongs
 		e := badRequest(b.path, fmt.Sprintf("Invalid type for '%s': expected an integer, but got a decimal number instead.", b.path))
 		e.Code = "invalid_type"
@@ -96,11 +95,10 @@ func openAIRange(body []byte, bounds []bound) *apiError {
 
 // anthropicRange is Anthropic's ("top_p: Input should be less than or equal to 1").
 func anthropicRange(body []byte, bounds []bound) *apiError {
-	b, got, bad := outOfBounds(body, bounds)
+	b, _, v, bad := outOfBounds(body, bounds)
 	if !bad {
 		return nil
 	}
-	v, _ := strconv.ParseFloat(got, 64)
 	switch {
 	case b.integer && v != math.Trunc(v):
 		return invalidMessages("%s: Input should be a valid integer, got a number with a fractional part", b.path)
@@ -112,7 +110,7 @@ func anthropicRange(body []byte, bounds []bound) *apiError {
 
 // geminiRange is Google's.
 func geminiRange(body []byte, bounds []bound) *apiError {
-	b, got, bad := outOfBounds(body, bounds)
+	b, got, _, bad := outOfBounds(body, bounds)
 	if !bad {
 		return nil
 	}

@@ -2,11 +2,10 @@ package gemini
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
-	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
 // TestItem9GeminiChecksRangesEnumsAndTools (issue #12 item 9): generationConfig out of the
@@ -42,10 +41,7 @@ func TestItem9GeminiChecksRangesEnumsAndTools(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Format.DecodeRequest([]byte(c.body))
-			var e *ir.Error
-			if !errors.As(err, &e) || e.Status != 400 || e.Param != c.param {
-				t.Fatalf("got %#v, want a 400 on %s", err, c.param)
-			}
+			e := checktest.Invalid(t, err, c.param)
 			msg, _ := json.Marshal(c.message)
 			want := `{"error":{"code":400,"message":` + string(msg) + `,"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"description":` + string(msg) + `,"field":"` + c.param + `"}]}]}}`
 			if got := string(Format.EncodeError(e)); got != want {

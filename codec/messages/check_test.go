@@ -2,11 +2,10 @@ package messages
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
-	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
 // TestItem9MessagesChecksRangesEnumsAndTools (issue #12 item 9): a messages request out of
@@ -44,10 +43,7 @@ func TestItem9MessagesChecksRangesEnumsAndTools(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Format.DecodeRequest([]byte(c.body))
-			var e *ir.Error
-			if !errors.As(err, &e) || e.Status != 400 || e.Param != c.param {
-				t.Fatalf("got %#v, want a 400 on %s", err, c.param)
-			}
+			e := checktest.Invalid(t, err, c.param)
 			msg, _ := json.Marshal(c.message)
 			want := `{"type":"error","error":{"type":"invalid_request_error","message":` + string(msg) + `,"code":"invalid_request"}}`
 			if got := string(Format.EncodeError(e)); got != want {

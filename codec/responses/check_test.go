@@ -2,10 +2,9 @@ package responses
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 
-	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
 // TestItem9ResponsesChecksRangesEnumsAndTools (issue #12 item 9): out-of-range members, an
@@ -41,10 +40,7 @@ func TestItem9ResponsesChecksRangesEnumsAndTools(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Format.DecodeRequest([]byte(c.body))
-			var e *ir.Error
-			if !errors.As(err, &e) || e.Status != 400 || e.Param != c.param {
-				t.Fatalf("got %#v, want a 400 on %s", err, c.param)
-			}
+			e := checktest.Invalid(t, err, c.param)
 			msg, _ := json.Marshal(c.message)
 			want := `{"error":{"message":` + string(msg) + `,"type":"invalid_request_error","param":"` + c.param + `","code":"invalid_request"}}`
 			if got := string(Format.EncodeError(e)); got != want {

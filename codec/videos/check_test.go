@@ -2,12 +2,11 @@ package videos
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/chat"
-	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
 // TestItem9VideoInputsMustBeWebOrInlineMedia (issue #12 item 9): frames and references are
@@ -55,10 +54,7 @@ func TestItem9VideoInputsMustBeWebOrInlineMedia(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := DecodeCreate([]byte(c.body))
-			var e *ir.Error
-			if !errors.As(err, &e) || e.Status != 400 || e.Param != c.param {
-				t.Fatalf("got %#v, want a 400 on %q", err, c.param)
-			}
+			e := checktest.Invalid(t, err, c.param)
 			msg, _ := json.Marshal(c.message)
 			param := `null`
 			if c.param != "" {
