@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,6 +74,9 @@ func (s *Store) CreateAccount(email, plan string) (Account, error) {
 func (s *Store) GetAccount(id string) (Account, error) {
 	var a Account
 	if err := s.getMsgpack(dbKey(nsAccount, id), &a); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Account{}, notFound("account", id)
+		}
 		return Account{}, fmt.Errorf("persistence: account %q: %w", id, err)
 	}
 	return a, nil
@@ -145,15 +149,15 @@ func validateEmail(email string) error {
 	at := strings.IndexByte(email, '@')
 	switch {
 	case email == "":
-		return fmt.Errorf("persistence: %w: email is required", ErrInvalid)
+		return invalidf("email", "email is required")
 	case len(email) > maxEmailLen:
-		return fmt.Errorf("persistence: %w: email longer than %d bytes", ErrInvalid, maxEmailLen)
+		return invalidf("email", "email longer than %d bytes", maxEmailLen)
 	case at <= 0 || at == len(email)-1 || strings.Count(email, "@") != 1:
-		return fmt.Errorf("persistence: %w: email %q must contain one '@' with text on both sides", ErrInvalid, email)
+		return invalidf("email", "email %q must contain one '@' with text on both sides", email)
 	case !utf8.ValidString(email) || strings.IndexFunc(email, func(r rune) bool {
 		return unicode.IsSpace(r) || unicode.IsControl(r)
 	}) >= 0:
-		return fmt.Errorf("persistence: %w: email %q contains whitespace, control characters or invalid UTF-8", ErrInvalid, email)
+		return invalidf("email", "email %q contains whitespace, control characters or invalid UTF-8", email)
 	}
 	return nil
 }
@@ -163,11 +167,11 @@ func validateEmail(email string) error {
 func validatePlan(plan string) error {
 	switch {
 	case strings.TrimSpace(plan) == "":
-		return fmt.Errorf("persistence: %w: plan is required", ErrInvalid)
+		return invalidf("plan", "plan is required")
 	case len(plan) > maxPlanLen:
-		return fmt.Errorf("persistence: %w: plan longer than %d bytes", ErrInvalid, maxPlanLen)
+		return invalidf("plan", "plan longer than %d bytes", maxPlanLen)
 	case !validText(plan):
-		return fmt.Errorf("persistence: %w: plan %q contains control characters or invalid UTF-8", ErrInvalid, plan)
+		return invalidf("plan", "plan %q contains control characters or invalid UTF-8", plan)
 	}
 	return nil
 }

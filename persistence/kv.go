@@ -19,11 +19,11 @@ const maxRawKeyLen = 1024
 
 func checkRawKey(key []byte) error {
 	if len(key) == 0 || len(key) > maxRawKeyLen {
-		return fmt.Errorf("persistence: %w: raw key of %d bytes (1-%d)", ErrInvalid, len(key), maxRawKeyLen)
+		return invalidf("key", "raw key of %d bytes (1-%d)", len(key), maxRawKeyLen)
 	}
 	for _, ns := range ownNamespaces {
 		if bytes.HasPrefix(key, []byte(ns)) {
-			return fmt.Errorf("persistence: %w: raw key %q is in the store's own namespace %q", ErrInvalid, key, ns)
+			return invalidf("key", "raw key %q is in the store's own namespace %q", key, ns)
 		}
 	}
 	return nil

@@ -126,7 +126,7 @@ func (s *Store) GetTask(id string) (VideoTask, error) {
 	}
 	if err := s.getMsgpack(dbKey(nsTask, id), &t); err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return t, fmt.Errorf("persistence: task %s: %w", id, ErrNotFound)
+			return t, notFound("task", id)
 		}
 		return t, fmt.Errorf("persistence: get task %s: %w", id, err)
 	}

@@ -225,6 +225,9 @@ func decodeVideoRequest(contentType string, body []byte) (*videoJob, *apiError) 
 	case len([]rune(job.prompt)) > maxVideoPrompt:
 		return nil, badRequest("prompt", fmt.Sprintf("Invalid 'prompt': string too long. Expected a string with maximum length %d.", maxVideoPrompt))
 	}
+	if e := checkVideoMedia(fields); e != nil {
+		return nil, e
+	}
 	w, h, ok := parseSize(job.size)
 	if !ok {
 		return nil, badRequest("size", fmt.Sprintf("Invalid value: '%s'. Supported values are 'WxH' sizes with each side within 1..%d, such as '720x1280'.", job.size, maxMediaSide))
@@ -284,4 +287,60 @@ func fieldString(f member) (string, bool, *apiError) {
 		return "", false, badRequest(f.key, fmt.Sprintf("Invalid type for '%s': expected a string, got %s.", f.key, raw))
 	}
 	return s, true, nil
+}
+
+// videoMediaKeys are the provider's frame and reference fields, each a URL it fetches (or a
+// list of them for images and audios).
+var videoMediaKeys = []string{"first_frame", "last_frame", "images", "audios"}
+
+// checkVideoMedia refuses a frame or reference the provider would not fetch (anything but an
+// http(s) or base64 data URL), and one given with mode "text", which uses none.
+func checkVideoMedia(fields obj) *apiError {
+	mode := ""
+	for _, f := range fields {
+		if f.key == "mode" {
+			mode, _, _ = fieldString(f)
+		}
+	}
+	for _, f := range fields {
+		if !slices.Contains(videoMediaKeys, f.key) {
+			continue
+		}
+		urls, ok := mediaList(f)
+		if !ok {
+			return badRequest(f.key, fmt.Sprintf("Invalid type for '%s': expected a URL string or an array of URL strings.", f.key))
+		}
+		if mode == "text" && len(urls) > 0 {
+			return badRequest(f.key, fmt.Sprintf("Invalid '%s': not allowed with mode 'text'.", f.key))
+		}
+		for _, u := range urls {
+			if !webOrDataURL(u) {
+				e := badRequest(f.key, fmt.Sprintf("Invalid '%s': expected an http(s) URL or a base64 data URL, got '%s'.", f.key, u))
+				e.Code = "invalid_url"
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// mediaList is a media field's URLs: one string (a form field, or JSON) or a JSON array.
+func mediaList(f member) ([]string, bool) {
+	raw, isJSON := f.value.(json.RawMessage)
+	if !isJSON {
+		s, _ := f.value.(string)
+		return []string{s}, true
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if one == "" {
+			return nil, true
+		}
+		return []string{one}, true
+	}
+	var many []string
+	if string(raw) != "null" && json.Unmarshal(raw, &many) != nil {
+		return nil, false
+	}
+	return many, true
 }

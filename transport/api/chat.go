@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -83,6 +82,9 @@ func (s *Server) prepare(c *call, g *generation) *apiError {
 	g.model = m
 	if g.needsCanonical() {
 		if _, e := g.canonical(); e != nil {
+			return e
+		}
+		if e := g.oneChoice(); e != nil {
 			return e
 		}
 	}
@@ -191,14 +193,6 @@ func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a
 			return true
 		}
 	}
-}
-
-func invalidFrom(err error) *apiError {
-	var inv *chat.InvalidError
-	if errors.As(err, &inv) {
-		return errInvalid(inv.Param, inv.Message)
-	}
-	return errInvalid("", err.Error())
 }
 
 func pricesOf(m *catalog.Model) codec.Prices {
