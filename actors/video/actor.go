@@ -10,10 +10,10 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
 // taskActor is the only writer of one started task, for one incarnation. It never blocks
@@ -228,12 +228,12 @@ func (a *taskActor) onPolled(m *polledRes) {
 		if a.ctx.Err() != nil {
 			return
 		}
-		var ue *upstream.Error
-		if errors.As(m.err, &ue) && (ue.Status == 404 || ue.Status == 410) {
-			a.fail(CodeUpstreamJobLost, fmt.Sprintf("the upstream no longer knows video job %s (HTTP %d)", a.rec.UpstreamID, ue.Status))
+		var ue UpstreamError
+		if errors.As(m.err, &ue) && (ue.HTTPStatus() == 404 || ue.HTTPStatus() == 410) {
+			a.fail(CodeUpstreamJobLost, fmt.Sprintf("the upstream no longer knows video job %s (HTTP %d)", a.rec.UpstreamID, ue.HTTPStatus()))
 			return
 		}
-		if ue == nil || ue.Kind != upstream.RateLimited {
+		if ue == nil || !ue.RateLimited() {
 			a.svc.log.Warn("video job poll failed; retrying", "task", a.task, "err", m.err)
 		}
 		a.retryLater(m.wait)
@@ -245,7 +245,7 @@ func (a *taskActor) onPolled(m *polledRes) {
 
 // applyJob moves the task as far as the upstream job went (never backwards), writes it
 // when it changed, and schedules what comes next.
-func (a *taskActor) applyJob(next *persistence.VideoTask, job upstream.Job, wait time.Duration, changed bool) {
+func (a *taskActor) applyJob(next *persistence.VideoTask, job videos.Job, wait time.Duration, changed bool) {
 	switch jobState(job.Status) {
 	case StatusFailed:
 		code, msg := job.Error.Code, job.Error.Message

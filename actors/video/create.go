@@ -7,9 +7,9 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
 // How a task begins: Create, then Start or Abandon, all while the client waits. Before
@@ -121,7 +121,7 @@ func checkCreate(r *CreateRequest) error {
 // Start records the upstream job a created task runs as (created on route after attempts
 // tries) and hands the task to its actor, which polls it from Config.PollStart on. The
 // task is durable with its job when Start returns.
-func (s *Service) Start(ctx context.Context, id string, route *catalog.Route, job upstream.Job, attempts int) (Task, error) {
+func (s *Service) Start(ctx context.Context, id string, route *catalog.Route, job videos.Job, attempts int) (Task, error) {
 	rec, err := s.unstarted(id)
 	if err != nil {
 		return Task{}, err

@@ -15,6 +15,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -343,7 +344,7 @@ func (e *env) startJob(id, spec string) Task {
 	return task
 }
 
-func upstreamJob(id string) upstream.Job { return upstream.Job{ID: id, Status: upstream.JobQueued} }
+func upstreamJob(id string) videos.Job { return videos.Job{ID: id, Status: videos.JobQueued} }
 
 // createTask reserves the seconds and creates the task (no upstream job yet).
 func (e *env) createTask(account string, seconds int, paid bool) (Task, error) {

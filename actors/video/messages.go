@@ -3,10 +3,10 @@ package video
 import (
 	"time"
 
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
 // Requests reach an actor through the directory (routed, counted for the passivation
@@ -66,7 +66,7 @@ type (
 // Results of the calls an actor makes off its goroutine.
 type (
 	polledRes struct {
-		job  upstream.Job
+		job  videos.Job
 		wait time.Duration
 		err  error
 	}

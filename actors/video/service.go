@@ -45,10 +45,10 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
 // Kind is the actor kind for the locator.
@@ -74,11 +74,23 @@ type Assets interface {
 	Put(kind, account, contentType string, r io.Reader) (assets.Asset, error)
 }
 
-// Upstream is the video job client (*upstream.Client). The job is created by the handler,
-// which fails over between routes (Service.Start); a task only follows it.
+// Upstream is how a task reaches its upstream job; transport/upstream's *Client implements
+// it and transport/node wires it in. The job is created by the handler, which fails over
+// between routes (Service.Start); a task only follows it.
 type Upstream interface {
-	PollVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (upstream.Job, time.Duration, error)
+	// PollVideo reads the job; wait is the upstream's Retry-After, 0 when it gave none.
+	PollVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (job videos.Job, wait time.Duration, err error)
+	// DownloadVideo opens the finished job's video and says its content type.
 	DownloadVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (io.ReadCloser, string, error)
+}
+
+// UpstreamError is what a task reads of a failed Upstream call, through errors.As; the
+// upstream client's errors are UpstreamErrors. Any other error is taken as transient.
+type UpstreamError interface {
+	error
+	HTTPStatus() int          // the upstream's status; 0 when it never answered
+	RateLimited() bool        // a 429, which a task waits out without a warning
+	RetryHint() time.Duration // the upstream's Retry-After; 0 when it gave none
 }
 
 // Quota is the part of the quota service a task reserves and bills through (*quota.Service).

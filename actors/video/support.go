@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
 // What a task actor looks up and how it reads upstream answers.
@@ -72,11 +72,11 @@ func (a *taskActor) plan() *catalog.Plan {
 // taken as work in progress.
 func jobState(s string) string {
 	switch strings.ToLower(s) {
-	case upstream.JobQueued, "pending", "submitted":
+	case videos.JobQueued, "pending", "submitted":
 		return StatusQueued
-	case upstream.JobCompleted, "succeeded", "success":
+	case videos.JobCompleted, "succeeded", "success":
 		return StatusCompleted
-	case upstream.JobFailed, "cancelled", "canceled", "expired", "error":
+	case videos.JobFailed, "cancelled", "canceled", "expired", "error":
 		return StatusFailed
 	}
 	return StatusInProgress
@@ -93,9 +93,9 @@ func videoType(ct string) string {
 }
 
 func retryAfter(err error) time.Duration {
-	var ue *upstream.Error
+	var ue UpstreamError
 	if errors.As(err, &ue) {
-		return ue.RetryAfter
+		return ue.RetryHint()
 	}
 	return 0
 }

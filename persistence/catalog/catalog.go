@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/reasoning"
 )
 
 // Kinds of model; each endpoint serves one kind.
@@ -25,12 +26,12 @@ const (
 	FormatResponses = "responses"
 )
 
-// Reasoning classes (decisions.md, "Effort values").
+// Reasoning classes (decisions.md, "Effort values"): codec/reasoning's, which resolves them.
 const (
-	ReasoningNone     = "none"      // no chain-of-thought
-	ReasoningAlwaysOn = "always_on" // thinks on every call; flags are ignored
-	ReasoningToggle   = "toggle"    // on/off, no effort levels
-	ReasoningEffort   = "effort"    // lists the efforts it accepts
+	ReasoningNone     = reasoning.ClassNone     // no chain-of-thought
+	ReasoningAlwaysOn = reasoning.ClassAlwaysOn // thinks on every call; flags are ignored
+	ReasoningToggle   = reasoning.ClassToggle   // on/off, no effort levels
+	ReasoningEffort   = reasoning.ClassEffort   // lists the efforts it accepts
 )
 
 // Context rules (decisions.md, "Context").
@@ -108,6 +109,11 @@ type Reasoning struct {
 
 // Supported reports whether the model can return chain-of-thought.
 func (r Reasoning) Supported() bool { return r.Class != ReasoningNone }
+
+// Model is what codec/reasoning resolves a request's thinking against.
+func (r Reasoning) Model() reasoning.Model {
+	return reasoning.Model{Class: r.Class, Efforts: r.Efforts, Inline: r.Inline, Adaptive: r.Adaptive}
+}
 
 // Architecture is the model's modality description.
 type Architecture struct {

@@ -92,7 +92,7 @@ func (s *Server) prepare(c *call, g *generation) *apiError {
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "previous_response_not_found", Param: "previous_response_id",
 			Message: "previous_response_id " + g.req.PreviousResponseID + " was not found: this gateway stores no responses; send the whole conversation in input"}
 	}
-	g.decision = reasoning.Resolve(m, g.thinking())
+	g.decision = reasoning.Resolve(m.Reasoning.Model(), g.thinking())
 	return g.applyContextRule()
 }
 

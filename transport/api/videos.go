@@ -18,7 +18,7 @@ import (
 // job, then Start — or Abandon when no route would take it.
 type Videos interface {
 	Create(ctx context.Context, r video.CreateRequest) (video.Task, error)
-	Start(ctx context.Context, id string, route *catalog.Route, job upstream.Job, attempts int) (video.Task, error)
+	Start(ctx context.Context, id string, route *catalog.Route, job videos.Job, attempts int) (video.Task, error)
 	Abandon(ctx context.Context, id, code, msg string) error
 	Get(ctx context.Context, account, id string) (video.Task, error)
 }
@@ -101,7 +101,7 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 // route's verdict on the request itself (a 4xx) is returned for the client as it is. The
 // task id is the idempotency key, so an upstream that honours it makes one job however
 // often the create is sent.
-func (s *Server) createJob(ctx context.Context, c *call, rec *record, m *catalog.Model, req *videos.Request, id string) (*catalog.Route, upstream.Job, *upstream.Error, *apiError) {
+func (s *Server) createJob(ctx context.Context, c *call, rec *record, m *catalog.Model, req *videos.Request, id string) (*catalog.Route, videos.Job, *upstream.Error, *apiError) {
 	build := func(rt *catalog.Route) (upstream.Request, bool) {
 		if rt.Format != catalog.FormatChat { // the job API is the OpenAI format's
 			return upstream.Request{}, false
@@ -115,7 +115,7 @@ func (s *Server) createJob(ctx context.Context, c *call, rec *record, m *catalog
 	for {
 		a, ue, e := s.dial(ctx, c, m, build, &rec.tried)
 		if ue != nil || e != nil {
-			return nil, upstream.Job{}, ue, e
+			return nil, videos.Job{}, ue, e
 		}
 		job, err := upstream.ReadJob(a.resp)
 		if err == nil {

@@ -35,6 +35,10 @@ import (
 	"github.com/modelgate/modelgate/transport/upstream"
 )
 
+// A video task reads a failed poll or download through its own interface: the upstream
+// client's errors must keep answering it, or a lost job would be polled until its deadline.
+var _ video.UpstreamError = (*upstream.Error)(nil)
+
 // Config says where a node keeps its data and listens.
 type Config struct {
 	DataDir     string
@@ -120,7 +124,7 @@ func Start(cfg Config) (*Node, error) {
 		n.shutdownActors()
 		return nil, err
 	}
-	up := upstream.New()
+	up := upstream.New() // a video task's Upstream too (video.Upstream, video.UpstreamError)
 	n.Video = video.NewService(locator, video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota,
 		Catalog: n.Catalog, Logger: cfg.Logger}, cfg.Video)
 	if err := n.Video.Resume(context.Background()); err != nil {
