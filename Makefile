@@ -21,8 +21,9 @@ test: vet
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-## test-faults: the long fault tests (build tag faults, tests named TestFault…): the 20-kill
-## crash test of the ledger, and the other faults of issue #12
+## test-faults: the fault tests (files tagged faults, tests named TestFault…): a disk that
+## fills under load, the ledger's 20-kill crash test, flaky routes; some need root (mounting
+## a tmpfs) and skip without it
 test-faults:
 	$(GO) test -tags faults -count=1 -timeout 30m -run '^TestFault' ./...
 

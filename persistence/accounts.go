@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,8 +26,8 @@ const (
 	maxPlanLen      = 64
 )
 
-// CreateAccount stores a new account. Emails are stored as given (no case
-// folding) and are not required to be unique.
+// CreateAccount stores a new account. The e-mail is stored as given and must not be any
+// other account's, compared ignoring case (*EmailTakenError otherwise).
 func (s *Store) CreateAccount(email, plan string) (Account, error) {
 	if err := validateEmail(email); err != nil {
 		return Account{}, err
@@ -36,15 +37,23 @@ func (s *Store) CreateAccount(email, plan string) (Account, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// The mutex makes the collision check meaningful; with 62^20 ids a
-	// collision is practically impossible, but overwriting an account would
-	// silently hand its keys to someone else, so it is cheap insurance.
+	// The mutex makes the e-mail and id checks meaningful.
+	holder, err := s.emailHolder(email)
+	if err != nil {
+		return Account{}, fmt.Errorf("persistence: create account: %w", err)
+	}
+	if holder != "" {
+		return Account{}, &EmailTakenError{Email: email, AccountID: holder}
+	}
+	// With 62^20 ids a collision is practically impossible, but overwriting an account
+	// would silently hand its keys to someone else, so it is cheap insurance.
 	for {
+		now := nowUTC()
 		a := Account{
 			ID:        accountIDPrefix + randBase62(20),
 			Email:     email,
 			Plan:      plan,
-			CreatedAt: nowUTC().Unix(),
+			CreatedAt: now.Unix(),
 		}
 		k := dbKey(nsAccount, a.ID)
 		exists, err := s.has(k)
@@ -54,7 +63,7 @@ func (s *Store) CreateAccount(email, plan string) (Account, error) {
 		if exists {
 			continue
 		}
-		if err := s.putAccount(k, a); err != nil {
+		if err := s.putAccount(k, a, s.nextNanos(now.UnixNano())); err != nil {
 			return Account{}, fmt.Errorf("persistence: create account %s: %w", a.ID, err)
 		}
 		return a, nil
@@ -65,6 +74,9 @@ func (s *Store) CreateAccount(email, plan string) (Account, error) {
 func (s *Store) GetAccount(id string) (Account, error) {
 	var a Account
 	if err := s.getMsgpack(dbKey(nsAccount, id), &a); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Account{}, notFound("account", id)
+		}
 		return Account{}, fmt.Errorf("persistence: account %q: %w", id, err)
 	}
 	return a, nil
@@ -85,7 +97,7 @@ func (s *Store) SetAccountPlan(id, plan string) (Account, error) {
 		return a, nil // nothing to write
 	}
 	a.Plan = plan
-	if err := s.putAccount(dbKey(nsAccount, id), a); err != nil {
+	if err := s.putAccount(dbKey(nsAccount, id), a, 0); err != nil {
 		return Account{}, fmt.Errorf("persistence: set plan of %s: %w", id, err)
 	}
 	return a, nil
@@ -113,13 +125,21 @@ func (s *Store) ListAccounts() ([]Account, error) {
 	return out, nil
 }
 
-func (s *Store) putAccount(k []byte, a Account) error {
+// putAccount writes an account record, and with its index entries when created (nanos,
+// its place in the creation order, is not 0).
+func (s *Store) putAccount(k []byte, a Account, nanos int64) error {
 	b := s.db.NewBatch()
 	if err := putMsgpack(b, k, a); err != nil {
 		b.Close()
 		return err
 	}
-	return commit(b)
+	if nanos != 0 {
+		if err := indexAccount(b, a, nanos); err != nil {
+			b.Close()
+			return err
+		}
+	}
+	return s.commit(b)
 }
 
 // validateEmail is deliberately shallow: exactly one '@' with text on both
@@ -129,15 +149,15 @@ func validateEmail(email string) error {
 	at := strings.IndexByte(email, '@')
 	switch {
 	case email == "":
-		return fmt.Errorf("persistence: %w: email is required", ErrInvalid)
+		return invalidf("email", "email is required")
 	case len(email) > maxEmailLen:
-		return fmt.Errorf("persistence: %w: email longer than %d bytes", ErrInvalid, maxEmailLen)
+		return invalidf("email", "email longer than %d bytes", maxEmailLen)
 	case at <= 0 || at == len(email)-1 || strings.Count(email, "@") != 1:
-		return fmt.Errorf("persistence: %w: email %q must contain one '@' with text on both sides", ErrInvalid, email)
+		return invalidf("email", "email %q must contain one '@' with text on both sides", email)
 	case !utf8.ValidString(email) || strings.IndexFunc(email, func(r rune) bool {
 		return unicode.IsSpace(r) || unicode.IsControl(r)
 	}) >= 0:
-		return fmt.Errorf("persistence: %w: email %q contains whitespace, control characters or invalid UTF-8", ErrInvalid, email)
+		return invalidf("email", "email %q contains whitespace, control characters or invalid UTF-8", email)
 	}
 	return nil
 }
@@ -147,11 +167,11 @@ func validateEmail(email string) error {
 func validatePlan(plan string) error {
 	switch {
 	case strings.TrimSpace(plan) == "":
-		return fmt.Errorf("persistence: %w: plan is required", ErrInvalid)
+		return invalidf("plan", "plan is required")
 	case len(plan) > maxPlanLen:
-		return fmt.Errorf("persistence: %w: plan longer than %d bytes", ErrInvalid, maxPlanLen)
+		return invalidf("plan", "plan longer than %d bytes", maxPlanLen)
 	case !validText(plan):
-		return fmt.Errorf("persistence: %w: plan %q contains control characters or invalid UTF-8", ErrInvalid, plan)
+		return invalidf("plan", "plan %q contains control characters or invalid UTF-8", plan)
 	}
 	return nil
 }

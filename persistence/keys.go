@@ -95,7 +95,7 @@ func (s *Store) insertKey(accountID string, spec KeySpec, secret, prefix string)
 	}
 	if dup {
 		// Deliberately does not say which key holds the secret.
-		return Key{}, fmt.Errorf("persistence: %w: secret is already registered", ErrConflict)
+		return Key{}, conflictf("import_key", "secret is already registered")
 	}
 	var id string
 	for {
@@ -132,7 +132,7 @@ func (s *Store) insertKey(accountID string, spec KeySpec, secret, prefix string)
 		b.Close()
 		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
 	}
-	if err := commit(b); err != nil {
+	if err := s.commit(b); err != nil {
 		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
 	}
 	return k, nil
@@ -151,6 +151,9 @@ func (s *Store) nextNanos(now int64) int64 {
 // GetKey returns the key with the given id, revoked or not.
 func (s *Store) GetKey(id string) (Key, error) {
 	k, err := s.getKey(dbKey(nsKey, id))
+	if errors.Is(err, ErrNotFound) {
+		return Key{}, notFound("key", id)
+	}
 	if err != nil {
 		return Key{}, fmt.Errorf("persistence: key %q: %w", id, err)
 	}
@@ -205,7 +208,7 @@ func (s *Store) RevokeKey(id string) (Key, error) {
 		b.Close()
 		return Key{}, fmt.Errorf("persistence: revoke key %s: %w", id, err)
 	}
-	if err := commit(b); err != nil {
+	if err := s.commit(b); err != nil {
 		return Key{}, fmt.Errorf("persistence: revoke key %s: %w", id, err)
 	}
 	return k, nil
@@ -319,26 +322,26 @@ func validateSpec(spec KeySpec) ([]string, error) {
 	n := utf8.RuneCountInString(spec.Name)
 	switch {
 	case strings.TrimSpace(spec.Name) == "":
-		return nil, fmt.Errorf("persistence: %w: key name is required", ErrInvalid)
+		return nil, invalidf("name", "key name is required")
 	case n > maxKeyNameLen:
-		return nil, fmt.Errorf("persistence: %w: key name is %d characters, max %d", ErrInvalid, n, maxKeyNameLen)
+		return nil, invalidf("name", "key name is %d characters, max %d", n, maxKeyNameLen)
 	case !validText(spec.Name):
-		return nil, fmt.Errorf("persistence: %w: key name contains control characters or invalid UTF-8", ErrInvalid)
+		return nil, invalidf("name", "key name contains control characters or invalid UTF-8")
 	case len(spec.Models) > maxModels:
-		return nil, fmt.Errorf("persistence: %w: models has %d entries, max %d", ErrInvalid, len(spec.Models), maxModels)
+		return nil, invalidf("models", "models has %d entries, max %d", len(spec.Models), maxModels)
 	}
 	models := make([]string, 0, len(spec.Models))
 	seen := make(map[string]bool, len(spec.Models))
 	for i, m := range spec.Models {
 		switch {
 		case m == "":
-			return nil, fmt.Errorf("persistence: %w: models[%d] is empty", ErrInvalid, i)
+			return nil, invalidf("models", "models[%d] is empty", i)
 		case len(m) > maxModelLen:
-			return nil, fmt.Errorf("persistence: %w: models[%d] longer than %d bytes", ErrInvalid, i, maxModelLen)
+			return nil, invalidf("models", "models[%d] longer than %d bytes", i, maxModelLen)
 		case !printableASCII(m):
-			return nil, fmt.Errorf("persistence: %w: models[%d] %q must be printable ASCII without spaces", ErrInvalid, i, m)
+			return nil, invalidf("models", "models[%d] %q must be printable ASCII without spaces", i, m)
 		case seen[m]:
-			return nil, fmt.Errorf("persistence: %w: models[%d] %q is listed twice", ErrInvalid, i, m)
+			return nil, invalidf("models", "models[%d] %q is listed twice", i, m)
 		}
 		seen[m] = true
 		models = append(models, m)
@@ -356,15 +359,15 @@ func validateImportSecret(secret string) (string, error) {
 	case strings.HasPrefix(secret, secretTokenPrefix):
 		prefix = secretTokenPrefix
 	default:
-		return "", fmt.Errorf("persistence: %w: secret must start with %q or %q", ErrInvalid, secretUserPrefix, secretTokenPrefix)
+		return "", invalidf("import_key", "secret must start with %q or %q", secretUserPrefix, secretTokenPrefix)
 	}
 	switch {
 	case len(secret) < minSecretLen:
-		return "", fmt.Errorf("persistence: %w: secret is %d characters, min %d", ErrInvalid, len(secret), minSecretLen)
+		return "", invalidf("import_key", "secret is %d characters, min %d", len(secret), minSecretLen)
 	case len(secret) > maxSecretLen:
-		return "", fmt.Errorf("persistence: %w: secret is %d characters, max %d", ErrInvalid, len(secret), maxSecretLen)
+		return "", invalidf("import_key", "secret is %d characters, max %d", len(secret), maxSecretLen)
 	case !printableASCII(secret):
-		return "", fmt.Errorf("persistence: %w: secret must be printable ASCII without spaces", ErrInvalid)
+		return "", invalidf("import_key", "secret must be printable ASCII without spaces")
 	}
 	return prefix, nil
 }

@@ -13,17 +13,17 @@ import (
 // package are refused, so raw writes can never bypass its validation and batching.
 
 // ownNamespaces are the prefixes only this package writes.
-var ownNamespaces = []string{nsAccount, nsKey, nsKeyHash, nsAcctKey, nsLog, nsMeta, nsQuota, nsKeyQuota, nsCredit, nsTask, nsTaskOpen}
+var ownNamespaces = []string{nsAccount, nsAcctOrder, nsAcctEmail, nsSchema, nsKey, nsKeyHash, nsAcctKey, nsLog, nsMeta, nsQuota, nsKeyQuota, nsCredit, nsTask, nsTaskOpen}
 
 const maxRawKeyLen = 1024
 
 func checkRawKey(key []byte) error {
 	if len(key) == 0 || len(key) > maxRawKeyLen {
-		return fmt.Errorf("persistence: %w: raw key of %d bytes (1-%d)", ErrInvalid, len(key), maxRawKeyLen)
+		return invalidf("key", "raw key of %d bytes (1-%d)", len(key), maxRawKeyLen)
 	}
 	for _, ns := range ownNamespaces {
 		if bytes.HasPrefix(key, []byte(ns)) {
-			return fmt.Errorf("persistence: %w: raw key %q is in the store's own namespace %q", ErrInvalid, key, ns)
+			return invalidf("key", "raw key %q is in the store's own namespace %q", key, ns)
 		}
 	}
 	return nil
@@ -51,6 +51,9 @@ func (s *Store) SetRaw(key, value []byte) error {
 	if err := checkRawKey(key); err != nil {
 		return err
 	}
+	if err := s.space.check(); err != nil {
+		return err
+	}
 	if err := s.db.Set(key, value, pebble.Sync); err != nil {
 		return fmt.Errorf("persistence: set %q: %w", key, err)
 	}
@@ -60,6 +63,9 @@ func (s *Store) SetRaw(key, value []byte) error {
 // DeleteRaw durably (synced) removes key; a missing key is no error.
 func (s *Store) DeleteRaw(key []byte) error {
 	if err := checkRawKey(key); err != nil {
+		return err
+	}
+	if err := s.space.check(); err != nil {
 		return err
 	}
 	if err := s.db.Delete(key, pebble.Sync); err != nil {

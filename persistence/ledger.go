@@ -12,13 +12,15 @@ import (
 // log entries) with group commits: every write queued while one commit's fsync runs goes
 // into the next commit, one Pebble batch and one fsync for all of them, across accounts.
 // A write waits for at most one commit in progress; an idle ledger commits at once, so a
-// lone write pays one fsync and nothing more.
+// lone write pays one fsync and nothing more. While the disk is full (space.go) a commit
+// fails whole, with ErrFull, before anything reaches Pebble.
 
 // ErrClosed is the error of a write submitted after Close.
 var ErrClosed = errors.New("the store is closed")
 
 type ledger struct {
 	db      *pebble.DB
+	space   *space
 	mu      sync.Mutex
 	cond    *sync.Cond
 	queue   []queuedWrite
@@ -33,8 +35,8 @@ type queuedWrite struct {
 	done func(error)
 }
 
-func newLedger(db *pebble.DB) *ledger {
-	l := &ledger{db: db, stopped: make(chan struct{})}
+func newLedger(db *pebble.DB, space *space) *ledger {
+	l := &ledger{db: db, space: space, stopped: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	go l.run()
 	return l
@@ -81,6 +83,12 @@ func (l *ledger) run() {
 
 // commit applies the queued batches as one synced batch.
 func (l *ledger) commit(q []queuedWrite) error {
+	if err := l.space.check(); err != nil {
+		for _, w := range q {
+			w.b.Close()
+		}
+		return err
+	}
 	if len(q) == 1 {
 		defer q[0].b.Close()
 		return q[0].b.Commit(pebble.Sync)

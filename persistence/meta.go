@@ -40,7 +40,10 @@ func (s *Store) SetMeta(name string, v []byte) error {
 		return err
 	}
 	if len(v) > maxMetaValueLen {
-		return fmt.Errorf("persistence: %w: meta %q value is %d bytes, max %d", ErrInvalid, name, len(v), maxMetaValueLen)
+		return invalidf("name", "meta %q value is %d bytes, max %d", name, len(v), maxMetaValueLen)
+	}
+	if err := s.space.check(); err != nil {
+		return err
 	}
 	if err := s.db.Set(dbKey(nsMeta, name), v, pebble.Sync); err != nil {
 		return fmt.Errorf("persistence: set meta %q: %w", name, err)
@@ -51,9 +54,9 @@ func (s *Store) SetMeta(name string, v []byte) error {
 func validateMetaName(name string) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("persistence: %w: meta name is required", ErrInvalid)
+		return invalidf("name", "meta name is required")
 	case len(name) > maxMetaNameLen || !printableASCII(name):
-		return fmt.Errorf("persistence: %w: meta name %q must be 1-%d printable ASCII bytes without spaces", ErrInvalid, name, maxMetaNameLen)
+		return invalidf("name", "meta name %q must be 1-%d printable ASCII bytes without spaces", name, maxMetaNameLen)
 	}
 	return nil
 }

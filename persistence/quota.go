@@ -32,6 +32,9 @@ type QuotaRecord struct {
 	Video       int64 `msgpack:"vid"` // video seconds committed that day
 	// Media are the open image and video reservations: a video task outlives a restart.
 	Media []MediaHold `msgpack:"media,omitempty"`
+	// Holds are credits reserved for work that outlives its call (a video task beyond the
+	// plan), until that work settles or releases them.
+	Holds []CreditHold `msgpack:"holds,omitempty"`
 	// LogSeq is the sequence number of the account's last request log entry written through
 	// its quota actor (LogEntry.Seq), written in the same batch as that entry: a usage query
 	// reads it to fix the set of entries it pages through.
@@ -62,6 +65,14 @@ type MediaHold struct {
 	Kind   string `msgpack:"k"`
 	Amount int64  `msgpack:"n"`
 	Day    int64  `msgpack:"day"` // the 00:00 UTC it was reserved on
+}
+
+// CreditHold is credits held under a key (a video task's "video/<task id>"): the balance
+// they hold is not available to other calls.
+type CreditHold struct {
+	Key    string `msgpack:"k"`
+	Amount int64  `msgpack:"amt"` // pico-USD
+	At     int64  `msgpack:"at"`  // unix seconds UTC
 }
 
 // CreditGrant records one applied top-up (or, negative, a charge) under its idempotency key.

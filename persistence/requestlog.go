@@ -109,7 +109,7 @@ func (s *Store) AppendLog(entries []LogEntry) error {
 			return fmt.Errorf("persistence: append log: entries[%d]: %w", i, err)
 		}
 	}
-	if err := commit(b); err != nil {
+	if err := s.commit(b); err != nil {
 		return fmt.Errorf("persistence: append log: %w", err)
 	}
 	return nil

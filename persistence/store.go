@@ -1,9 +1,9 @@
 // Package persistence stores accounts, API keys and the request log in Pebble.
 //
 // It is the durable state of the gateway. Values are msgpack; keys are
-// namespaced byte strings ("acct/", "key/", "keyhash/", "acctkey/", "log/",
-// "meta/"); times are UTC unix integers. Every input is validated before
-// anything is written, and every change that touches more than one key goes
+// namespaced byte strings ("acct/", "acctorder/", "acctemail/", "key/",
+// "keyhash/", "acctkey/", "log/", "meta/", …); times are UTC unix integers.
+// Every input is validated before anything is written, and every change that touches more than one key goes
 // into a single batch committed with pebble.Sync, so a crash or a bad request
 // can never leave a half-written record or a dangling index entry behind.
 package persistence
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -45,6 +46,7 @@ const (
 // use.
 type Store struct {
 	db     *pebble.DB
+	space  *space  // refuses writes while the disk is full (space.go)
 	ledger *ledger // group commits of the quota actors' writes
 
 	// mu serialises read-modify-write operations (uniqueness checks, plan
@@ -53,16 +55,21 @@ type Store struct {
 	// check. Plain reads and blind writes (log, meta) do not take it.
 	mu sync.Mutex
 	// lastNanos is the last creation timestamp handed out for the acctkey
-	// index (guarded by mu); it keeps ListKeys in creation order even if the
-	// wall clock steps backwards or two keys land in the same nanosecond.
+	// and acctorder indexes (guarded by mu); it keeps keys and accounts in
+	// creation order even if the wall clock steps backwards or two land in
+	// the same nanosecond.
 	lastNanos int64
 
 	closed atomic.Bool
 }
 
 // Open opens (creating if needed) the Pebble database whose files live
-// directly in dir.
-func Open(dir string) (*Store, error) {
+// directly in dir, with the default Options.
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith is Open with options (the full-disk guard's thresholds).
+func OpenWith(dir string, o Options) (*Store, error) {
+	o.defaults()
 	if dir == "" {
 		return nil, fmt.Errorf("persistence: open: %w: empty dir", ErrInvalid)
 	}
@@ -70,18 +77,39 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("persistence: open: %w", err)
 	}
+	g := newSpace(dir, o)
+	g.prepare()
 	db, err := pebble.Open(dir, &pebble.Options{
 		// Newest format: this is a fresh store, no older binaries read it.
 		FormatMajorVersion: pebble.FormatNewest,
 		// Pebble's default logger chatters on stderr; the gateway has its
 		// own logging and surfaces errors through return values.
 		Logger: quietLogger{},
+		// On ENOSPC the ballast goes and Pebble retries the write once (space.go).
+		FS: vfs.OnDiskFull(o.FS, g.onDiskFull),
 	})
 	if err != nil {
+		g.close()
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	return &Store{db: db, ledger: newLedger(db)}, nil
+	s := &Store{db: db, space: g, ledger: newLedger(db, g)}
+	if err := s.indexAccounts(); err != nil {
+		s.ledger.close()
+		db.Close()
+		return nil, fmt.Errorf("persistence: open %s: indexing accounts: %w", dir, err)
+	}
+	return s, nil
 }
+
+// CheckWritable reports whether a write would be taken now: nil, or an error wrapping
+// ErrFull while the data directory's disk is below its reserve. It measures the disk.
+func (s *Store) CheckWritable() error { return s.space.check() }
+
+// Writable reports the store's state as last seen, without measuring the disk.
+func (s *Store) Writable() bool { return s.space.writable.Load() }
+
+// Space is the store's disk state, measured now.
+func (s *Store) Space() SpaceState { return s.space.state() }
 
 // Close closes the database. Every acknowledged write is already synced to
 // the WAL, so nothing is lost if Close is skipped; it releases the directory
@@ -92,6 +120,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.ledger.close()
+	s.space.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("persistence: close: %w", err)
 	}
@@ -160,10 +189,17 @@ func putMsgpack(b *pebble.Batch, key []byte, v any) error {
 }
 
 // commit applies b durably and releases it. Every write in this package goes
-// through here so that nothing is acknowledged before it is on disk.
-func commit(b *pebble.Batch) error {
+// through here (or commitWith) so that nothing is acknowledged before it is on disk, and
+// nothing reaches Pebble while the disk is full.
+func (s *Store) commit(b *pebble.Batch) error { return s.commitWith(b, pebble.Sync) }
+
+// commitWith is commit with the caller's sync choice.
+func (s *Store) commitWith(b *pebble.Batch, opt *pebble.WriteOptions) error {
 	defer b.Close()
-	return b.Commit(pebble.Sync)
+	if err := s.space.check(); err != nil {
+		return err
+	}
+	return b.Commit(opt)
 }
 
 // scan calls fn for every key in [lower, upper) in ascending order until fn

@@ -23,24 +23,20 @@ const (
 	TaskFailed     = "failed"
 )
 
-// MaxTaskBodyLen caps the upstream create body a task keeps until the upstream job exists.
-const MaxTaskBodyLen = 8 << 20
-
 // VideoTask is the durable record of one asynchronous video task, written only by the
 // task's actor (actors/video). Times are unix nanoseconds UTC; money is pico-USD.
 type VideoTask struct {
-	ID      string `msgpack:"id"`
-	Account string `msgpack:"acct"`
-	KeyID   string `msgpack:"key"`
-	Model   string `msgpack:"model"` // catalog model id
-	Route   string `msgpack:"route"` // catalog route id the upstream job lives on
-	Seconds int64  `msgpack:"sec"`   // clip length asked for (and billed)
-	Size    string `msgpack:"size"`
-	// Body is the upstream create body. It holds the prompt, so it lives only in memory:
-	// writeTask never stores it (prompt content never reaches the disk).
-	Body       []byte `msgpack:"-"`
+	ID         string `msgpack:"id"`
+	Account    string `msgpack:"acct"`
+	KeyID      string `msgpack:"key"`
+	Model      string `msgpack:"model"` // catalog model id
+	Route      string `msgpack:"route"` // catalog route id the upstream job lives on
+	Seconds    int64  `msgpack:"sec"`   // clip length asked for (and billed)
+	Size       string `msgpack:"size"`
 	UpstreamID string `msgpack:"up,omitempty"` // the upstream job id once created
 	Attempts   int    `msgpack:"att"`          // upstream create attempts made
+	// OutputSeconds is the clip length the upstream made (completed only; at most Seconds).
+	OutputSeconds int64 `msgpack:"osec,omitempty"`
 
 	Status       string `msgpack:"st"`
 	Progress     int    `msgpack:"pr"`
@@ -57,14 +53,17 @@ type VideoTask struct {
 	// Billing. MediaAccount/MediaKind/MediaID is the quota reservation of Seconds video
 	// seconds (committed on completed, released on failed); Price is the model's USD price
 	// per output second; Plan and Overdraft are the account's plan at creation (the charge
-	// stops at its overdraft floor). Settled says the quota step of a terminal task is done
-	// (exactly once: the step is idempotent and this flag ends it); Charged is what it took.
+	// stops at its overdraft floor). Held is what the task holds from the credits (Price ×
+	// Seconds beyond the plan, under the key "video/<id>"; 0 within the plan). Settled says
+	// the quota step of a terminal task is done (exactly once: the step is idempotent and
+	// this flag ends it); Charged is what it took.
 	MediaAccount string `msgpack:"macct,omitempty"`
 	MediaKind    string `msgpack:"mkind,omitempty"`
 	MediaID      uint64 `msgpack:"mid,omitempty"`
 	Price        int64  `msgpack:"price"`
 	Plan         string `msgpack:"plan,omitempty"`
 	Overdraft    int64  `msgpack:"od,omitempty"`
+	Held         int64  `msgpack:"held,omitempty"`
 	Settled      bool   `msgpack:"settled"`
 	Charged      int64  `msgpack:"charged"`
 }
@@ -100,10 +99,8 @@ func (s *Store) PutTask(t *VideoTask) error {
 }
 
 func (s *Store) writeTask(t *VideoTask) error {
-	stored := *t
-	stored.Body = nil // the prompt never reaches the disk (the request body stays in memory)
 	b := s.db.NewBatch()
-	err := putMsgpack(b, dbKey(nsTask, t.ID), &stored)
+	err := putMsgpack(b, dbKey(nsTask, t.ID), t)
 	if err == nil {
 		if t.Open() {
 			err = b.Set(dbKey(nsTaskOpen, t.ID), nil, nil)
@@ -115,7 +112,7 @@ func (s *Store) writeTask(t *VideoTask) error {
 		b.Close()
 		return fmt.Errorf("persistence: write task %s: %w", t.ID, err)
 	}
-	if err := commit(b); err != nil {
+	if err := s.commit(b); err != nil {
 		return fmt.Errorf("persistence: write task %s: %w", t.ID, err)
 	}
 	return nil
@@ -129,7 +126,7 @@ func (s *Store) GetTask(id string) (VideoTask, error) {
 	}
 	if err := s.getMsgpack(dbKey(nsTask, id), &t); err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return t, fmt.Errorf("persistence: task %s: %w", id, ErrNotFound)
+			return t, notFound("task", id)
 		}
 		return t, fmt.Errorf("persistence: get task %s: %w", id, err)
 	}
@@ -178,9 +175,9 @@ func validateTask(t *VideoTask) error {
 		return fmt.Errorf("%w: task %s: progress %d outside 0-100", ErrInvalid, t.ID, t.Progress)
 	case t.Seconds <= 0:
 		return fmt.Errorf("%w: task %s: seconds %d must be positive", ErrInvalid, t.ID, t.Seconds)
-	case len(t.Body) > MaxTaskBodyLen:
-		return fmt.Errorf("%w: task %s: body of %d bytes, max %d", ErrInvalid, t.ID, len(t.Body), MaxTaskBodyLen)
-	case t.Price < 0 || t.Charged < 0 || t.Overdraft < 0:
+	case t.OutputSeconds < 0 || t.OutputSeconds > t.Seconds:
+		return fmt.Errorf("%w: task %s: output seconds %d outside 0-%d", ErrInvalid, t.ID, t.OutputSeconds, t.Seconds)
+	case t.Price < 0 || t.Charged < 0 || t.Overdraft < 0 || t.Held < 0:
 		return fmt.Errorf("%w: task %s: negative money", ErrInvalid, t.ID)
 	case t.Status == TaskCompleted && (t.Progress != 100 || t.AssetPath == ""):
 		return fmt.Errorf("%w: task %s: completed needs progress 100 and an asset", ErrInvalid, t.ID)

@@ -48,6 +48,11 @@ type Behavior struct {
 	// FailFraction (0.5: every second job fails), independent of FailStatus. 0 never fails, 1
 	// always does.
 	VideoFailFraction float64
+	// VideoOutputSeconds, when > 0, is the length of every completed clip, at most the
+	// requested seconds: a provider that made a shorter clip than it was asked for. The job
+	// states it as its "seconds" once completed, and the MP4 lasts that long. A job keeps
+	// the value in force when it was created.
+	VideoOutputSeconds int
 }
 
 // defaultVideoDuration is the job duration when Behavior.VideoDuration is 0.

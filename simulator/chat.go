@@ -31,6 +31,7 @@ type chatRequest struct {
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	Stop                json.RawMessage `json:"stop"`
+	Logprobs            *bool           `json:"logprobs"`
 	ReasoningEffort     string          `json:"reasoning_effort"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *struct {
@@ -95,6 +96,9 @@ func (s *Server) chatCompletions(ex *exchange) {
 	writeJSON(ex.w, http.StatusOK, completionBody(ans))
 }
 
+// chatRoles are the roles the API takes.
+var chatRoles = []string{"system", "developer", "user", "assistant", "tool", "function"}
+
 // decodeChat parses and validates a chat request into the shared ask. Every rejection names
 // the offending field in "param", as OpenAI does.
 func decodeChat(body []byte) (ask, *chatRequest, *apiError) {
@@ -113,12 +117,21 @@ func decodeChat(body []byte) (ask, *chatRequest, *apiError) {
 	if len(req.Messages) == 0 {
 		return ask{}, nil, badRequest("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
 	}
+	if e := openAIRange(body, chatBounds); e != nil {
+		return ask{}, nil, e
+	}
 	q := ask{model: req.Model, parallel: req.ParallelToolCalls == nil || *req.ParallelToolCalls}
 	var turn lastTurn
 	for i, m := range req.Messages {
 		if m.Role == "" {
 			return ask{}, nil, badRequest(fmt.Sprintf("messages[%d].role", i),
 				fmt.Sprintf("Missing required parameter: 'messages[%d].role'.", i))
+		}
+		if !slices.Contains(chatRoles, m.Role) {
+			e := badRequest(fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("Invalid value: '%s'. Supported values are: "+
+				"'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", m.Role))
+			e.Code = "invalid_value"
+			return ask{}, nil, e
 		}
 		t, ok := contentText(m.Content)
 		if !ok {

@@ -24,6 +24,7 @@ type routeJSON struct {
 	DropAfterChunks   int     `json:"drop_after_chunks"`
 	VideoMS           int64   `json:"video_ms"`
 	VideoFailFraction float64 `json:"video_fail_fraction"`
+	VideoOutputSecs   int     `json:"video_output_seconds"`
 	Calls             int64   `json:"calls"`
 }
 
@@ -64,16 +65,17 @@ func (s *Server) putRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.SetBehavior(name, Behavior{
-		FirstByteDelay:    time.Duration(in.FirstByteMS) * time.Millisecond,
-		TokensPerSecond:   in.TokensPerSecond,
-		FailStatus:        in.FailStatus,
-		RetryAfter:        in.RetryAfter,
-		FailKind:          FailKind(in.FailKind),
-		RetryDelay:        time.Duration(in.RetryDelayMS) * time.Millisecond,
-		FailFraction:      in.FailFraction,
-		DropAfterChunks:   in.DropAfterChunks,
-		VideoDuration:     time.Duration(in.VideoMS) * time.Millisecond,
-		VideoFailFraction: in.VideoFailFraction,
+		FirstByteDelay:     time.Duration(in.FirstByteMS) * time.Millisecond,
+		TokensPerSecond:    in.TokensPerSecond,
+		FailStatus:         in.FailStatus,
+		RetryAfter:         in.RetryAfter,
+		FailKind:           FailKind(in.FailKind),
+		RetryDelay:         time.Duration(in.RetryDelayMS) * time.Millisecond,
+		FailFraction:       in.FailFraction,
+		DropAfterChunks:    in.DropAfterChunks,
+		VideoDuration:      time.Duration(in.VideoMS) * time.Millisecond,
+		VideoFailFraction:  in.VideoFailFraction,
+		VideoOutputSeconds: in.VideoOutputSecs,
 	})
 	writeJSON(w, http.StatusOK, s.routeView(name))
 }
@@ -101,6 +103,8 @@ func validateRouteJSON(in routeJSON) string {
 		return "video_ms must be >= 0"
 	case in.VideoFailFraction < 0 || in.VideoFailFraction > 1:
 		return fmt.Sprintf("video_fail_fraction must be within 0..1, got %v", in.VideoFailFraction)
+	case in.VideoOutputSecs < 0:
+		return "video_output_seconds must be >= 0"
 	}
 	return ""
 }
@@ -119,6 +123,7 @@ func (s *Server) routeView(name string) routeJSON {
 		DropAfterChunks:   b.DropAfterChunks,
 		VideoMS:           b.VideoDuration.Milliseconds(),
 		VideoFailFraction: b.VideoFailFraction,
+		VideoOutputSecs:   b.VideoOutputSeconds,
 		Calls:             s.Calls(name),
 	}
 }

@@ -227,6 +227,9 @@ func decodeGemini(body []byte, counting bool) (ask, bool, *apiError) {
 	if len(req.Contents) == 0 {
 		return ask{}, false, invalidGemini("* GenerateContentRequest.contents: contents is not specified\n")
 	}
+	if e := geminiRange(body, geminiBounds); e != nil {
+		return ask{}, false, e
+	}
 	q := ask{parallel: true}
 	var turn lastTurn
 	if si := req.SystemInstruction; si != nil {
@@ -308,12 +311,21 @@ func decodeGemini(body []byte, counting bool) (ask, bool, *apiError) {
 // readGeminiTools reads functionDeclarations and toolConfig. Other tool kinds (googleSearch,
 // codeExecution, ...) are accepted and never used.
 func (q *ask) readGeminiTools(req *geminiRequest) *apiError {
+	declared := map[string]bool{}
 	for i, t := range req.Tools {
 		for j, fd := range t.FunctionDeclarations {
 			at := fmt.Sprintf("tools[%d].function_declarations[%d]", i, j)
 			if fd.Name == "" {
 				return invalidGemini("* GenerateContentRequest.%s.name: Name cannot be empty.\n", at)
 			}
+			if !geminiNames.matches(fd.Name) {
+				return invalidGemini("* GenerateContentRequest.%s.name: Invalid function name. Must be alphameric (a-z, A-Z, 0-9), "+
+					"underscores (_), dots (.), colons (:) or dashes (-), with a maximum length of %d.\n", at, geminiNames.max)
+			}
+			if declared[fd.Name] {
+				return invalidGemini("Duplicate function declaration found: %s", fd.Name)
+			}
+			declared[fd.Name] = true
 			params := fd.Parameters
 			if len(fd.ParametersJSONSchema) > 0 {
 				if len(fd.Parameters) > 0 {
@@ -346,6 +358,12 @@ func (q *ask) readGeminiTools(req *geminiRequest) *apiError {
 	default:
 		return invalidGemini("Invalid value at 'tool_config.function_calling_config.mode' "+
 			"(type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), %q", fc.Mode)
+	}
+	for _, name := range fc.AllowedFunctionNames {
+		if !declared[name] {
+			return invalidGemini("* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: "+
+				"%q is not the name of a function declaration.\n", name)
+		}
 	}
 	if len(fc.AllowedFunctionNames) > 0 && q.choice.mode == "required" {
 		var allowed []toolSpec

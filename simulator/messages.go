@@ -207,6 +207,9 @@ func decodeMessages(body []byte, counting, systemTurns bool) (ask, *messagesRequ
 	case req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 1):
 		return ask{}, nil, invalidMessages("temperature: Input should be between 0 and 1")
 	}
+	if e := anthropicRange(body, messagesBounds); e != nil {
+		return ask{}, nil, e
+	}
 	q := ask{model: req.Model, stop: req.StopSequences, parallel: true}
 	if req.MaxTokens != nil {
 		q.maxTokens = *req.MaxTokens
@@ -380,6 +383,20 @@ func (q *ask) readMessages(msgs []messagesMessage, systemTurns bool) *apiError {
 // accepted but never called, and so are deferred tools (defer_loading): the API keeps them out
 // of the model's context until the client loads them.
 func (q *ask) readMessagesTools(req *messagesRequest) *apiError {
+	var names []string
+	for _, t := range req.Tools {
+		if t.Name != "" {
+			names = append(names, t.Name)
+		}
+	}
+	if i, dup, bad := badToolName(names, anthropicNames); bad && dup {
+		return invalidMessages("tools: Tool names must be unique. %q is used more than once.", names[i])
+	}
+	for i, t := range req.Tools {
+		if (t.Type == "" || t.Type == "custom") && t.Name != "" && !anthropicNames.matches(t.Name) {
+			return invalidMessages("tools.%d.custom.name: String should match pattern '%s'", i, anthropicNames.regex)
+		}
+	}
 	for i, t := range req.Tools {
 		if t.Type != "" && t.Type != "custom" {
 			continue

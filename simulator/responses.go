@@ -105,8 +105,16 @@ func decodeResponses(body []byte) (ask, *responsesRequest, responsesOptions, *ap
 		e.Code = "previous_response_not_found" // the simulator keeps no responses
 		return ask{}, nil, opts, e
 	}
-	if len(bytes.TrimSpace(req.Input)) == 0 || bytes.Equal(bytes.TrimSpace(req.Input), []byte("null")) {
+	switch in := string(bytes.TrimSpace(req.Input)); {
+	case in == "" || in == "null":
 		return ask{}, nil, opts, badRequest("input", "Missing required parameter: 'input'.")
+	case in == `""`:
+		return ask{}, nil, opts, badRequest("input", "Invalid 'input': empty string. Expected a string with minimum length 1.")
+	case strings.HasPrefix(in, "[") && strings.TrimSpace(in[1:]) == "]":
+		return ask{}, nil, opts, badRequest("input", "Invalid 'input': empty array. Expected an array with minimum length 1.")
+	}
+	if e := openAIRange(body, responsesBounds); e != nil {
+		return ask{}, nil, opts, e
 	}
 	q := ask{model: req.Model, parallel: req.ParallelToolCalls == nil || *req.ParallelToolCalls}
 	if len(req.Instructions) > 0 {
@@ -290,6 +298,17 @@ func stringOrParts(raw json.RawMessage) (string, bool) {
 // readResponsesTools reads the flat function tools and tool_choice. Hosted and custom tools
 // are accepted and never called; a tool_choice forcing one of them leaves no function to call.
 func (q *ask) readResponsesTools(req *responsesRequest) *apiError {
+	var names []string
+	var at []int
+	for i, raw := range req.Tools {
+		var t responsesTool
+		if json.Unmarshal(raw, &t) == nil && (t.Type == "function" || t.Type == "custom") && t.Name != "" {
+			names, at = append(names, t.Name), append(at, i)
+		}
+	}
+	if e := openAIToolNames(names, func(i int) string { return fmt.Sprintf("tools[%d].name", at[i]) }); e != nil {
+		return e
+	}
 	for i, raw := range req.Tools {
 		var t responsesTool
 		if err := json.Unmarshal(raw, &t); err != nil {

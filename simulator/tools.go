@@ -68,6 +68,16 @@ func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
 // validateTools checks what the simulator relies on: a name per function tool, and
 // parameters that are a JSON object when present.
 func validateTools(tools []chatTool) *apiError {
+	var names []string
+	var at []int
+	for i, t := range tools {
+		if t.isFunction() && t.Function.Name != "" {
+			names, at = append(names, t.Function.Name), append(at, i)
+		}
+	}
+	if e := openAIToolNames(names, func(i int) string { return fmt.Sprintf("tools[%d].function.name", at[i]) }); e != nil {
+		return e
+	}
 	for i, t := range tools {
 		if !t.isFunction() {
 			continue

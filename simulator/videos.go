@@ -65,7 +65,8 @@ type videoJob struct {
 	model, prompt string
 	size          string
 	width, height int
-	seconds       int
+	seconds       int // requested
+	made          int // the completed clip's length (at most seconds)
 	created       time.Time
 	duration      time.Duration
 	fails         bool
@@ -99,17 +100,21 @@ func (j *videoJob) object(now time.Time) obj {
 	if status == "failed" {
 		errBody = videoFailure
 	}
+	seconds := j.seconds
+	if status == "completed" {
+		seconds = j.made
+	}
 	o := obj{{"id", j.id}, {"object", "video"}, {"model", j.model}, {"status", status},
 		{"progress", progress}, {"created_at", j.created.Unix()}, {"completed_at", completedAt},
 		{"expires_at", nil}, {"prompt", j.prompt}, {"size", j.size},
-		{"seconds", strconv.Itoa(j.seconds)}, {"remixed_from_video_id", nil}, {"error", errBody}}
+		{"seconds", strconv.Itoa(seconds)}, {"remixed_from_video_id", nil}, {"error", errBody}}
 	return append(o, j.extra...)
 }
 
 // mp4 is the job's finished video; equal prompt, size and seconds give equal bytes.
 func (j *videoJob) mp4() []byte {
 	w, h := videoFrameSize(j.width, j.height)
-	return buildMP4(mediaSeed(j.prompt, 0), w, h, j.seconds)
+	return buildMP4(mediaSeed(j.prompt, 0), w, h, j.made)
 }
 
 func (s *Server) createVideo(ex *exchange) {
@@ -122,6 +127,10 @@ func (s *Server) createVideo(ex *exchange) {
 	job.route = ex.route
 	job.created = time.Now()
 	job.duration = ex.behavior.videoDuration()
+	job.made = job.seconds
+	if m := ex.behavior.VideoOutputSeconds; m > 0 && m < job.seconds {
+		job.made = m
+	}
 	job.fails = s.state(ex.route).judgeVideo(ex.behavior)
 	s.videos.put(job.id, job)
 	writeJSON(ex.w, http.StatusOK, job.object(job.created))
@@ -216,6 +225,9 @@ func decodeVideoRequest(contentType string, body []byte) (*videoJob, *apiError) 
 	case len([]rune(job.prompt)) > maxVideoPrompt:
 		return nil, badRequest("prompt", fmt.Sprintf("Invalid 'prompt': string too long. Expected a string with maximum length %d.", maxVideoPrompt))
 	}
+	if e := checkVideoMedia(fields); e != nil {
+		return nil, e
+	}
 	w, h, ok := parseSize(job.size)
 	if !ok {
 		return nil, badRequest("size", fmt.Sprintf("Invalid value: '%s'. Supported values are 'WxH' sizes with each side within 1..%d, such as '720x1280'.", job.size, maxMediaSide))
@@ -275,4 +287,60 @@ func fieldString(f member) (string, bool, *apiError) {
 		return "", false, badRequest(f.key, fmt.Sprintf("Invalid type for '%s': expected a string, got %s.", f.key, raw))
 	}
 	return s, true, nil
+}
+
+// videoMediaKeys are the provider's frame and reference fields, each a URL it fetches (or a
+// list of them for images and audios).
+var videoMediaKeys = []string{"first_frame", "last_frame", "images", "audios"}
+
+// checkVideoMedia refuses a frame or reference the provider would not fetch (anything but an
+// http(s) or base64 data URL), and one given with mode "text", which uses none.
+func checkVideoMedia(fields obj) *apiError {
+	mode := ""
+	for _, f := range fields {
+		if f.key == "mode" {
+			mode, _, _ = fieldString(f)
+		}
+	}
+	for _, f := range fields {
+		if !slices.Contains(videoMediaKeys, f.key) {
+			continue
+		}
+		urls, ok := mediaList(f)
+		if !ok {
+			return badRequest(f.key, fmt.Sprintf("Invalid type for '%s': expected a URL string or an array of URL strings.", f.key))
+		}
+		if mode == "text" && len(urls) > 0 {
+			return badRequest(f.key, fmt.Sprintf("Invalid '%s': not allowed with mode 'text'.", f.key))
+		}
+		for _, u := range urls {
+			if !webOrDataURL(u) {
+				e := badRequest(f.key, fmt.Sprintf("Invalid '%s': expected an http(s) URL or a base64 data URL, got '%s'.", f.key, u))
+				e.Code = "invalid_url"
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// mediaList is a media field's URLs: one string (a form field, or JSON) or a JSON array.
+func mediaList(f member) ([]string, bool) {
+	raw, isJSON := f.value.(json.RawMessage)
+	if !isJSON {
+		s, _ := f.value.(string)
+		return []string{s}, true
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if one == "" {
+			return nil, true
+		}
+		return []string{one}, true
+	}
+	var many []string
+	if string(raw) != "null" && json.Unmarshal(raw, &many) != nil {
+		return nil, false
+	}
+	return many, true
 }

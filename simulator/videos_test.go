@@ -281,6 +281,37 @@ func TestVideoFailFraction(t *testing.T) {
 	}
 }
 
+// VideoOutputSeconds makes every completed clip shorter than asked (never longer): the job
+// states the asked seconds while it runs and the made ones once completed, and the MP4
+// lasts that long.
+func TestVideoOutputSeconds(t *testing.T) {
+	s, base := startSim(t)
+	cases := []struct {
+		output         int
+		asked, running string
+		completed      string
+		mp4Seconds     int
+	}{
+		{output: 4, asked: "8", running: "8", completed: "4", mp4Seconds: 4},
+		{output: 12, asked: "8", running: "8", completed: "8", mp4Seconds: 8},
+		{output: 0, asked: "6", running: "6", completed: "6", mp4Seconds: 6},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.output, "of", c.asked), func(t *testing.T) {
+			s.SetBehavior("o", Behavior{VideoDuration: 50 * time.Millisecond, VideoOutputSeconds: c.output})
+			v := createVideo(t, base, "o", `{"prompt":"p","seconds":"`+c.asked+`","size":"1280x720"}`)
+			if str(v, "seconds") != c.running {
+				t.Fatalf("while running: seconds %v", v["seconds"])
+			}
+			if done := waitVideo(t, base, "o", str(v, "id")); str(done, "seconds") != c.completed {
+				t.Fatalf("completed: seconds %v, want %s", done["seconds"], c.completed)
+			}
+			_, mp4 := call(t, http.MethodGet, base+"/r/o/v1/videos/"+str(v, "id")+"/content", "", "")
+			checkMP4(t, mp4, c.mp4Seconds, 64, 36)
+		})
+	}
+}
+
 func TestVideoPollsHonourFailStatus(t *testing.T) {
 	s, base := startSim(t)
 	s.SetBehavior("p", Behavior{VideoDuration: time.Hour})

@@ -133,6 +133,10 @@ func (a *accountActor) handle(m routed) {
 		a.media(m)
 	case *chargeMsg:
 		a.charge(m)
+	case *holdMsg:
+		a.hold(m)
+	case *releaseHoldMsg:
+		a.releaseHold(m)
 	case *retireMsg:
 		a.retire(m)
 	}
@@ -182,6 +186,7 @@ func (a *accountActor) load() error {
 	for _, h := range a.calls {
 		a.reserve(h)
 	}
+	a.held += heldTotal(a.rec.Holds) // credit holds outlive an incarnation (holds.go)
 	a.loaded = true
 	return nil
 }

@@ -25,20 +25,26 @@ const ChargeKeyPrefix = "charge/"
 // again); it counts nothing (the call that started the work did). Nothing is acknowledged
 // before it is durable.
 func (s *Service) Charge(ctx context.Context, account string, plan *catalog.Plan, amount money.Amount, idempotencyKey string, log *persistence.LogEntry) (Settlement, error) {
+	return s.charge(ctx, account, plan, amount, idempotencyKey, log, false)
+}
+
+// charge is Charge, and SettleHold when fromHold: then the charge is at most what the key
+// holds, and the hold ends with it.
+func (s *Service) charge(ctx context.Context, account string, plan *catalog.Plan, amount money.Amount, idempotencyKey string, log *persistence.LogEntry, fromHold bool) (Settlement, error) {
 	if err := checkAccount(account); err != nil {
 		return Settlement{}, err
 	}
 	if amount < 0 {
 		return Settlement{}, fmt.Errorf("%w: charge for %s: amount %s is negative", ErrInvalid, account, amount)
 	}
-	if idempotencyKey == "" || len(ChargeKeyPrefix)+len(idempotencyKey) > 128 {
-		return Settlement{}, fmt.Errorf("%w: charge for %s: an idempotency key of 1-%d bytes is required", ErrInvalid, account, 128-len(ChargeKeyPrefix))
+	if err := checkChargeKey(account, idempotencyKey); err != nil {
+		return Settlement{}, err
 	}
 	var overdraft money.Amount
 	if plan != nil {
 		overdraft = plan.Overdraft
 	}
-	m := &chargeMsg{overdraft: overdraft, amount: amount, key: ChargeKeyPrefix + idempotencyKey, reply: newReply[Settlement]()}
+	m := &chargeMsg{overdraft: overdraft, amount: amount, key: ChargeKeyPrefix + idempotencyKey, fromHold: fromHold, reply: newReply[Settlement]()}
 	if log != nil {
 		e, err := logEntry("charge", account, log)
 		if err != nil {
@@ -53,6 +59,7 @@ type chargeMsg struct {
 	overdraft money.Amount
 	amount    money.Amount
 	key       string // with ChargeKeyPrefix
+	fromHold  bool   // at most what the key holds (holds.go), and the hold ends
 	log       *persistence.LogEntry
 	reply     reply[Settlement]
 }
@@ -75,8 +82,12 @@ func (a *accountActor) charge(m *chargeMsg) {
 		a.answerWhenWritten(func(err error) { m.reply.send(s, err) }, m.key)
 		return
 	}
-	floor := -int64(m.overdraft)
-	charged := max(0, min(int64(m.amount), a.rec.Balance-floor))
+	limit := a.rec.Balance + int64(m.overdraft) // down to the overdraft floor
+	if m.fromHold {
+		held, _ := a.takeHold(m.key)
+		limit = min(limit, held)
+	}
+	charged := max(0, min(int64(m.amount), limit))
 	a.rec.Balance -= charged
 	a.rec.Spent += charged
 	if m.log != nil {

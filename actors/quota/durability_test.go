@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -232,19 +233,25 @@ func (f *faultyStore) LoadQuota(acct string) (persistence.QuotaRecord, bool, err
 
 func (f *faultyStore) SubmitQuota(w persistence.QuotaWrite, done func(error)) {
 	if f.failWrites.Load() {
-		done(errors.New("write failed"))
+		done(fmt.Errorf("write failed: %w", persistence.ErrFull))
 		return
 	}
 	f.Store.SubmitQuota(w, done)
 }
 
-// A panic is answered as an error and the actor carries on; a failed write is reported and
-// undone: the account returns to what is on disk, so neither the settle nor the top-up applies.
-func TestFaultsAreAnsweredNotLost(t *testing.T) {
+// faultyEnv is a service on a faultyStore over the env's real store.
+func faultyEnv(t *testing.T) (*env, *faultyStore, *Service) {
 	e := newEnv(t, Config{})
 	f := &faultyStore{Store: e.store}
 	svc := NewService(cluster.NewLocal(mustEngine(t)), f, e.cfg)
-	defer svc.Close(context.Background())
+	t.Cleanup(func() { svc.Close(context.Background()) })
+	return e, f, svc
+}
+
+// A panic is answered as an error and the actor carries on; a failed write is reported and
+// undone: the account returns to what is on disk, so neither the settle nor the top-up applies.
+func TestFaultsAreAnsweredNotLost(t *testing.T) {
+	e, f, svc := faultyEnv(t)
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 5}")
 	f.panicLoad.Store(true)
@@ -282,4 +289,37 @@ func mustEngine(t *testing.T) *actor.Engine {
 		t.Fatal(err)
 	}
 	return eng
+}
+
+// Issue #12 item 16: a settle whose write the store refused (a full disk) is answered with
+// that refusal and undone, never written later (its client was told it failed): the account
+// is what is on disk, and the next call once the store takes writes is recorded as usual.
+func TestItem16ARefusedSettleIsUndoneAndTheNextIsRecorded(t *testing.T) {
+	e, f, svc := faultyEnv(t)
+	ctx := context.Background()
+	p := plan(t, "{name: p, window_requests: 5}")
+	call := func(rid string) error {
+		d, err := svc.Admit(ctx, AdmitRequest{Account: "acct_f", Plan: p})
+		if err != nil || !d.Admitted {
+			t.Fatalf("admit %s: %+v, %v", rid, d, err)
+		}
+		_, err = svc.Settle(ctx, d.Reservation, Outcome{Counts: true, Log: &persistence.LogEntry{RequestID: rid, Time: t0.UnixNano(), Status: 200}})
+		return err
+	}
+	f.failWrites.Store(true)
+	if err := call("req_full"); !errors.Is(err, persistence.ErrFull) {
+		t.Fatalf("a settle the full store refused: %v, want ErrFull", err)
+	}
+	f.failWrites.Store(false)
+	if st, err := svc.State(ctx, "acct_f", p); err != nil || st.Window.Used != 0 || st.InFlight != 0 {
+		t.Fatalf("state after the refused settle = %+v, %v", st, err)
+	}
+	if err := call("req_after"); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, _ := e.store.LoadQuota("acct_f")
+	log, _ := e.store.ListLog("acct_f", time.Time{}, time.Time{}, 0)
+	if rec.WindowUsed != 1000 || len(log) != 1 || log[0].RequestID != "req_after" {
+		t.Fatalf("stored window %d, log %+v; want 1000 and req_after alone", rec.WindowUsed, log)
+	}
 }

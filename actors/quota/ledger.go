@@ -109,7 +109,7 @@ func (a *accountActor) submit() {
 		return
 	}
 	rec := a.rec
-	rec.Media = slices.Clone(rec.Media)
+	rec.Media, rec.Holds = slices.Clone(rec.Media), slices.Clone(rec.Holds)
 	w := persistence.QuotaWrite{Account: a.acct, State: &rec, Grants: p.grants, Log: p.logs}
 	for id := range p.keys {
 		w.Keys = append(w.Keys, persistence.KeyQuotaWrite{KeyID: id, State: a.keyRecord(id)})
@@ -150,7 +150,9 @@ func (a *accountActor) onWritten(m writtenMsg) {
 			delete(a.unwritten, k)
 		}
 	} else {
-		slog.Error("quota write failed; the account returns to what is on disk", "account", a.acct, "err", m.err)
+		if !persistence.IsDiskFull(m.err) { // a full disk is logged once by the store, not per write
+			slog.Error("quota write failed; the account returns to what is on disk", "account", a.acct, "err", m.err)
+		}
 		waiters := append(m.waiters, a.pend.waiters...) // the later ones were built on the lost changes
 		a.reset()
 		if lerr := a.load(); lerr != nil {

@@ -23,6 +23,13 @@ const (
 // Begin is told when an attempt starts.
 type Begin struct{}
 
+// Answering is told when a streamed answer has begun (its first content is on its way to the
+// client): a probe is judged by it, so a long answer does not keep its route half-open
+// until it ends. The attempt's Outcome follows at its end as for any attempt.
+type Answering struct {
+	Started time.Time // when the attempt began, on the policy's clock
+}
+
 // Outcome is told when an attempt ends.
 type Outcome struct {
 	Result     Result
@@ -50,16 +57,16 @@ type Snapshot struct{ Reply chan *State }
 
 // routeActor is the only writer of its route's state.
 type routeActor struct {
-	policy Policy
+	policy *Policy
 	cell   *atomic.Pointer[State]
 	state  *State
 }
 
-func newActor(id string, p Policy, cell *atomic.Pointer[State]) actor.Producer {
+func newActor(id string, p *Policy, cell *atomic.Pointer[State]) actor.Producer {
 	return func() actor.Receiver {
 		st := cell.Load()
 		if st == nil {
-			st = &State{Route: id}
+			st = &State{Route: id, policy: p}
 		} else {
 			st = st.clone() // a restarted actor resumes from what it published
 		}
@@ -72,7 +79,13 @@ func (a *routeActor) Receive(c *actor.Context) {
 	case Begin:
 		s := a.state.clone()
 		s.InFlight++
-		a.publish(s, false)
+		a.publish(s)
+	case Answering:
+		if s := a.state; s.Probing && !a.policy.Now().Before(s.CooldownUntil) && !m.Started.Before(s.CooldownSince) {
+			s = s.clone()
+			s.restore()
+			a.publish(s)
+		}
 	case Outcome:
 		a.record(m)
 	case Snapshot:
@@ -86,7 +99,10 @@ func (a *routeActor) record(m Outcome) {
 		s.InFlight--
 	}
 	now := a.policy.Now()
-	keepProbe := false
+	// An attempt that started before the cooldown in force says nothing about the route
+	// since: it neither ends the cooldown nor extends it.
+	fresh := m.Started.IsZero() || !m.Started.Before(s.CooldownSince)
+	cooling := now.Before(s.CooldownUntil)
 	switch m.Result {
 	case Succeeded:
 		s.Successes++
@@ -95,10 +111,15 @@ func (a *routeActor) record(m Outcome) {
 		} else {
 			s.Latency = (s.Latency*7 + m.Latency) / 8
 		}
-		if !m.Started.IsZero() && m.Started.Before(s.RefusedSince) && now.Before(s.CooldownUntil) {
-			break // an attempt older than the provider's refusal says nothing about it now
+		s.window.add(a.policy.step(), now, false)
+		s.Streak = 0
+		switch {
+		case !fresh:
+		case cooling && s.Reason == ReasonErrorRate && s.Probing:
+			// a last resort answered: the route rests on until its probe
+		default:
+			s.restore()
 		}
-		s.Streak, s.Cooldowns, s.Probing, s.CooldownUntil, s.RefusedSince = 0, 0, false, time.Time{}, time.Time{}
 	case RateLimited, Refused:
 		s.Failures++
 		s.Refusal, s.RefusedAt = m.Message, now
@@ -106,26 +127,66 @@ func (a *routeActor) record(m Outcome) {
 		// The provider said when to come back, or that it will not soon: no probe and no
 		// back-off growth. A longer cooldown already in force stands.
 		if until := now.Add(wait); until.After(s.CooldownUntil) {
-			s.CooldownUntil, s.Probing, s.Reason, s.RefusedSince = until, false, reason, now
+			s.CooldownUntil, s.Probing, s.Reason, s.CooldownSince = until, false, reason, now
 		}
 	case Failed:
 		s.Failures++
 		s.Streak++
-		switch {
-		case now.Before(s.CooldownUntil):
-			keepProbe = true // a late report from before the cooldown: it already counted
-		case s.Probing, s.Streak >= a.policy.MaxFails:
-			s.Cooldowns++
-			s.CooldownUntil, s.Probing, s.Reason = now.Add(a.backoff(s.Cooldowns)), true, ReasonFailures
-		}
+		s.window.add(a.policy.step(), now, true)
+		a.judgeFailure(s, now, fresh, cooling)
 	}
-	a.publish(s, keepProbe)
+	a.publish(s)
 	if m.Reply != nil {
 		select {
 		case m.Reply <- s:
 		default: // the asker gave up
 		}
 	}
+}
+
+// judgeFailure decides whether a failed attempt cools the route, and how.
+func (a *routeActor) judgeFailure(s *State, now time.Time, fresh, cooling bool) {
+	resting := s.Probing && s.Reason == ReasonErrorRate
+	switch {
+	case !fresh:
+		// from before the cooldown: already judged
+	case cooling && resting && s.Streak >= a.policy.MaxFails:
+		a.coolForFailures(s, now) // used as a last resort, it failed again and again
+	case cooling:
+	case resting:
+		a.coolForErrorRate(s, now) // its probe failed: rest as long again
+	case s.Probing, s.Streak >= a.policy.MaxFails:
+		a.coolForFailures(s, now)
+	case a.tripsErrorRate(s, now):
+		a.coolForErrorRate(s, now)
+	}
+}
+
+func (a *routeActor) coolForFailures(s *State, now time.Time) {
+	s.Cooldowns++
+	s.CooldownUntil, s.CooldownSince, s.Probing, s.Reason = now.Add(a.backoff(s.Cooldowns)), now, true, ReasonFailures
+}
+
+func (a *routeActor) coolForErrorRate(s *State, now time.Time) {
+	s.CooldownUntil, s.CooldownSince, s.Probing, s.Reason = now.Add(a.policy.errorCooldown()), now, true, ReasonErrorRate
+}
+
+// tripsErrorRate reports a window of at least MinCalls attempts failing MaxErrorRate or more.
+func (a *routeActor) tripsErrorRate(s *State, now time.Time) bool {
+	if !a.policy.judgesErrors() {
+		return false
+	}
+	calls, failed := s.Window(now)
+	return calls > 0 && calls >= a.policy.MinCalls && float64(failed) >= a.policy.MaxErrorRate*float64(calls)
+}
+
+// restore is a success that ends the route's trouble: no streak, no cooldown, no back-off.
+// A route that passed its probe starts its window afresh: it restores it to its full weight.
+func (s *State) restore() {
+	if s.Probing {
+		s.window = window{}
+	}
+	s.Streak, s.Cooldowns, s.Probing, s.CooldownUntil, s.CooldownSince = 0, 0, false, time.Time{}, time.Time{}
 }
 
 // refusalCooldown is how long a refusal rests the route: at least the provider's hint; a
@@ -153,9 +214,10 @@ func (a *routeActor) backoff(n int) time.Duration {
 }
 
 // publish swaps in a new snapshot. A fresh State has its probe unclaimed, which opens the
-// next half-open window; carrying the claim over keeps a probe in flight exclusive.
-func (a *routeActor) publish(s *State, keepProbe bool) {
-	if old := a.cell.Load(); old != nil && (keepProbe || s.CooldownUntil.Equal(old.CooldownUntil) && s.Probing == old.Probing) {
+// next half-open window; a state whose cooldown did not move keeps the claim, so a probe in
+// flight stays exclusive.
+func (a *routeActor) publish(s *State) {
+	if old := a.cell.Load(); old != nil && s.CooldownUntil.Equal(old.CooldownUntil) && s.Probing == old.Probing {
 		s.probe.Store(old.probe.Load())
 	}
 	a.state = s

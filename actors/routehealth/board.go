@@ -15,7 +15,7 @@ import (
 // Board is the handlers' view of every route's health: one published cell per route, read
 // without asking, and reports sent fire-and-forget to the route's actor.
 type Board struct {
-	policy  Policy
+	policy  *Policy
 	locator cluster.Locator
 	mu      sync.Mutex
 	cells   atomic.Pointer[map[string]*atomic.Pointer[State]]
@@ -23,11 +23,11 @@ type Board struct {
 
 // NewBoard registers the route actor kind with the locator.
 func NewBoard(l *cluster.Local, p Policy) *Board {
-	b := &Board{policy: p, locator: l}
+	b := &Board{policy: &p, locator: l}
 	empty := map[string]*atomic.Pointer[State]{}
 	b.cells.Store(&empty)
 	l.Register(Kind, 256, func(id string) actor.Producer {
-		return newActor(id, p, b.cell(id))
+		return newActor(id, b.policy, b.cell(id))
 	})
 	return b
 }
@@ -72,6 +72,12 @@ func (b *Board) State(id string) *State {
 // Begin reports an attempt starting.
 func (b *Board) Begin(route string) { b.locator.Send(Kind, route, Begin{}) }
 
+// Answering reports that a streamed answer has begun, for the attempt that started at started
+// (on the policy's clock): a half-open route's probe has passed.
+func (b *Board) Answering(route string, started time.Time) {
+	b.locator.Send(Kind, route, Answering{Started: started})
+}
+
 // Report reports how an attempt ended.
 func (b *Board) Report(route string, o Outcome) { b.locator.Send(Kind, route, o) }
 
@@ -95,27 +101,81 @@ func (b *Board) Settle(route string, o Outcome) *State {
 // Now is the policy's clock.
 func (b *Board) Now() time.Time { return b.policy.Now() }
 
-// Pick chooses among routes by weight, skipping tried routes, routes cooling down, and
-// (for ZDR keys) routes without zdr. A weight is exactly its share among available routes;
-// weight-0 routes are standbys, used only when no weighted route is available.
+// Pick chooses among routes, skipping tried routes, routes cooling down, and (for ZDR keys)
+// routes without zdr. A route whose cooldown just ended gets the next request as its probe.
+// Otherwise the choice is by weight: a weight is exactly its share among available routes,
+// shrunk by the route's error rate; weight-0 routes are standbys, used only when no weighted
+// route is available. Routes resting for their error rate are the last resort.
 func (b *Board) Pick(routes []*catalog.Route, zdrOnly bool, tried []string) *catalog.Route {
 	now := b.policy.Now()
 	var pool [8]*catalog.Route
-	cands := pool[:0]
+	var wpool [8]float64
+	cands, weights := pool[:0], wpool[:0]
 	for _, rt := range routes {
-		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) || !b.State(rt.ID).Available(now) {
+		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) {
 			continue
 		}
-		cands = append(cands, rt)
+		st := b.State(rt.ID)
+		if rt.Weight > 0 && st.awaitsProbe(now) {
+			if st.Claim(now) {
+				return rt // a probe as soon as the cooldown is over: recovery waits for no one
+			}
+			continue
+		}
+		if st.Available(now) {
+			cands, weights = append(cands, rt), append(weights, st.Weight(rt.Weight, now))
+		}
 	}
 	for len(cands) > 0 {
-		i := weightedIndex(cands)
+		i := weightedIndex(weights)
 		if b.State(cands[i].ID).Claim(now) {
 			return cands[i]
 		}
-		cands = append(cands[:i], cands[i+1:]...) // lost the half-open probe to another request
+		// lost the half-open probe to another request
+		cands, weights = append(cands[:i], cands[i+1:]...), append(weights[:i], weights[i+1:]...)
 	}
-	return nil
+	return b.lastResort(routes, zdrOnly, tried, now)
+}
+
+// Release gives back the half-open probe of a route that Pick chose but the request could not
+// use (it cannot carry the request): without it the claim would be held with no outcome to
+// end it, and the route would wait half-open for ever.
+func (b *Board) Release(route string) {
+	if st := b.State(route); st != nil && st.Probing {
+		st.probe.Store(false)
+	}
+}
+
+// lastResort picks, by catalog weight, among the routes resting for their error rate.
+func (b *Board) lastResort(routes []*catalog.Route, zdrOnly bool, tried []string, now time.Time) *catalog.Route {
+	var pool [8]*catalog.Route
+	var wpool [8]float64
+	cands, weights := pool[:0], wpool[:0]
+	for _, rt := range routes {
+		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) || !b.State(rt.ID).LastResort(now) {
+			continue
+		}
+		cands, weights = append(cands, rt), append(weights, float64(rt.Weight))
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	return cands[weightedIndex(weights)]
+}
+
+// CanServe reports whether Pick would find a route among routes, for zdrOnly, skipping
+// those in skip, without claiming a probe.
+func (b *Board) CanServe(routes []*catalog.Route, zdrOnly bool, skip []string) bool {
+	now := b.policy.Now()
+	for _, rt := range routes {
+		if zdrOnly && !rt.ZDR || contains(skip, rt.ID) {
+			continue
+		}
+		if st := b.State(rt.ID); st.Available(now) || st.LastResort(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // Wait is how long until the first of routes takes requests again, counting only ZDR
@@ -136,22 +196,27 @@ func (b *Board) Wait(routes []*catalog.Route, zdrOnly bool, skip []string) time.
 	return wait
 }
 
-func weightedIndex(cands []*catalog.Route) int {
-	total := 0
-	for _, c := range cands {
-		total += c.Weight
+// weightedIndex picks index i with probability weights[i]/sum, or uniformly when every
+// weight is 0 (standbys only).
+func weightedIndex(weights []float64) int {
+	total := 0.0
+	for _, w := range weights {
+		total += w
 	}
-	if total == 0 {
-		return rand.IntN(len(cands))
+	if total <= 0 {
+		return rand.IntN(len(weights))
 	}
-	n := rand.IntN(total)
-	for i, c := range cands {
-		if n < c.Weight {
+	n, last := rand.Float64()*total, 0
+	for i, w := range weights {
+		if w <= 0 {
+			continue
+		}
+		if n < w {
 			return i
 		}
-		n -= c.Weight
+		n, last = n-w, i
 	}
-	return len(cands) - 1
+	return last // rounding left n at the very end
 }
 
 func contains(list []string, s string) bool {

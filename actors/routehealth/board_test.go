@@ -111,10 +111,10 @@ func TestHalfOpenAdmitsOneProbe(t *testing.T) {
 		b.Report("a", Outcome{Result: Failed})
 	}
 	waitFor(t, b, "a", func(s *State) bool { return s.Probing })
-	if r, wait := b.Pick(rs, false, nil), b.Wait(rs, false, nil); r != nil || wait != 5*time.Second {
+	if r, wait := b.Pick(rs, false, nil), b.Wait(rs, false, nil); r != nil || wait != time.Second {
 		t.Fatalf("pick during cooldown = %v, wait %v", r, wait)
 	}
-	clk.Add(5 * time.Second)
+	clk.Add(time.Second)
 	var wins atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 50; i++ {
@@ -143,7 +143,7 @@ func TestHalfOpenAdmitsOneProbe(t *testing.T) {
 }
 
 func TestBackoffGrowsAndCaps(t *testing.T) {
-	a := &routeActor{policy: Policy{BaseCooldown: 5 * time.Second, MaxCooldown: 60 * time.Second}}
+	a := &routeActor{policy: &Policy{BaseCooldown: 5 * time.Second, MaxCooldown: 60 * time.Second}}
 	want := []time.Duration{5, 10, 20, 40, 60, 60}
 	for i, w := range want {
 		if got := a.backoff(i + 1); got != w*time.Second {

@@ -37,7 +37,7 @@ func TestRefusalCooldowns(t *testing.T) {
 			}
 			now := clk.Now()
 			if !s.CooldownUntil.Equal(now.Add(c.want)) || s.Reason != c.reason || s.Probing || s.Cooldowns != 0 || s.Streak != 0 ||
-				s.Failures != 1 || s.Refusal != c.outcome.Message || !s.RefusedAt.Equal(now) || !s.RefusedSince.Equal(now) {
+				s.Failures != 1 || s.Refusal != c.outcome.Message || !s.RefusedAt.Equal(now) || !s.CooldownSince.Equal(now) {
 				t.Fatalf("state %+v, want cooldown until now+%v for %s without probe", s, c.want, c.reason)
 			}
 			if s != b.State("a") {
@@ -100,7 +100,7 @@ func TestLongerCooldownStands(t *testing.T) {
 	billed := b.Settle("a", Outcome{Result: Refused, Message: "credit balance too low"})
 	clk.Add(time.Minute)
 	s := b.Settle("a", Outcome{Result: RateLimited, RetryAfter: 5 * time.Second, Message: "slow down"})
-	if !s.CooldownUntil.Equal(billed.CooldownUntil) || s.Reason != ReasonBilling || !s.RefusedSince.Equal(billed.RefusedSince) ||
+	if !s.CooldownUntil.Equal(billed.CooldownUntil) || s.Reason != ReasonBilling || !s.CooldownSince.Equal(billed.CooldownSince) ||
 		s.Refusal != "slow down" || !s.RefusedAt.Equal(clk.Now()) {
 		t.Fatalf("state %+v, want the billing cooldown until %v kept", s, billed.CooldownUntil)
 	}
@@ -109,8 +109,8 @@ func TestLongerCooldownStands(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		b.Settle("a", Outcome{Result: Failed})
 	}
-	s = b.Settle("a", Outcome{Result: RateLimited, RetryAfter: time.Second})
-	if s.Reason != ReasonFailures || !s.Probing || s.CooldownUntil.Sub(clk.Now()) != 5*time.Second {
+	s = b.Settle("a", Outcome{Result: RateLimited, RetryAfter: 500 * time.Millisecond})
+	if s.Reason != ReasonFailures || !s.Probing || s.CooldownUntil.Sub(clk.Now()) != time.Second {
 		t.Fatalf("state %+v, want the failure cooldown kept", s)
 	}
 }
@@ -133,7 +133,7 @@ func TestOldSuccessDoesNotLiftRefusal(t *testing.T) {
 			refused := b.Settle("a", Outcome{Result: RateLimited, RetryAfter: 30 * time.Second})
 			o := Outcome{Result: Succeeded, Latency: time.Millisecond}
 			if c.name != "start unknown" {
-				o.Started = refused.RefusedSince.Add(c.started)
+				o.Started = refused.CooldownSince.Add(c.started)
 			}
 			clk.Add(time.Second)
 			s := b.Settle("a", o)

@@ -9,17 +9,16 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
-	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
-// taskActor is the only writer of one task, for one incarnation. It never blocks on the
-// network: upstream, asset and quota calls run on a goroutine of their own (one at a time)
-// and come back as a result message, so a Get is always answered at once.
+// taskActor is the only writer of one started task, for one incarnation. It never blocks
+// on the network: upstream, asset and quota calls run on a goroutine of their own (one at a
+// time) and come back as a result message, so a Get is always answered at once.
 type taskActor struct {
 	svc  *Service
 	id   string // locator id of this incarnation: task#gen
@@ -32,8 +31,10 @@ type taskActor struct {
 
 	busy         bool          // a call is in flight
 	upstreamDone bool          // the upstream job completed; the video is not stored yet
+	made         int           // the seconds the completed job says it made (0: it did not say)
 	late         bool          // past the deadline, the last look at the upstream is under way
 	pending      *assets.Asset // stored video whose completed transition is not written yet
+	withdrawn    *withdrawMsg  // the task fails as soon as the call in flight returns
 	delay        time.Duration // the next back-off step (0: Config.PollStart)
 	timer        Timer
 	timerGen     uint64
@@ -70,12 +71,17 @@ func (a *taskActor) Receive(c *actor.Context) {
 		a.onIdle()
 	case retireAgain:
 		a.retire(m.m)
-	case *createdRes, *polledRes, *downloadedRes, *settledRes, *panicRes:
+	case *polledRes, *downloadedRes, *settledRes, *panicRes:
 		a.busy = false
 		if a.retired {
 			return
 		}
 		defer a.ensureProgress() // also after a panic below
+		if w := a.withdrawn; w != nil && a.rec.Open() {
+			a.withdrawn = nil
+			a.fail(w.code, w.msg) // what the call found no longer matters
+			return
+		}
 		a.onResult(m)
 	case routed:
 		a.handle(m)
@@ -84,8 +90,6 @@ func (a *taskActor) Receive(c *actor.Context) {
 
 func (a *taskActor) onResult(m any) {
 	switch m := m.(type) {
-	case *createdRes:
-		a.onCreated(m)
 	case *polledRes:
 		a.onPolled(m)
 	case *downloadedRes:
@@ -128,9 +132,14 @@ func (a *taskActor) handle(m routed) {
 		} else {
 			sendOnce(m.reply, getResult{task: view(&a.rec)})
 		}
+	case *withdrawMsg:
+		a.withdraw(m)
 	case *startMsg:
 		if a.route == nil {
 			a.route = m.route
+		}
+		if m.fresh && !a.busy && a.timer == nil {
+			a.schedule(a.nextDelay(0)) // the create answer was the first look at the job
 		}
 	}
 	a.ensureProgress()
@@ -186,10 +195,17 @@ func (a *taskActor) advance() {
 		a.complete(*a.pending)
 		return
 	}
+	if r.UpstreamID == "" {
+		// Jobs are created while the client waits (Service.Start): a task without one was
+		// stored by a node that stopped meanwhile. The prompt was never stored, so the job
+		// cannot be made now; the task fails, costing nothing.
+		a.fail(CodeUpstreamJobLost, "the gateway restarted before the video job reached the provider; nothing was charged, please create the video again")
+		return
+	}
 	if a.now().UnixNano() >= r.Deadline {
-		// Past the deadline a job that exists gets one last look (after a node was down
-		// for long, it may have finished), and a finished one one last download.
-		if r.UpstreamID == "" || a.late {
+		// Past the deadline the job gets one last look (after a node was down for long, it
+		// may have finished), and a finished one one last download.
+		if a.late {
 			a.fail(CodeTimeout, fmt.Sprintf("the video was not ready within %s", a.svc.cfg.MaxAge))
 			return
 		}
@@ -200,58 +216,11 @@ func (a *taskActor) advance() {
 		a.fail(CodeRouteUnavailable, fmt.Sprintf("route %q of model %s is no longer in the catalog", r.Route, r.Model))
 		return
 	}
-	to := a.timeouts(route)
-	switch {
-	case r.UpstreamID == "":
-		a.create(route, to)
-	case a.upstreamDone:
+	if to := a.timeouts(route); a.upstreamDone {
 		a.download(route, to)
-	default:
+	} else {
 		a.poll(route, to)
 	}
-}
-
-func (a *taskActor) create(route *catalog.Route, to catalog.Timeouts) {
-	if len(a.rec.Body) == 0 {
-		// The request body (the prompt) lives only in memory, so a node that stopped before
-		// the provider accepted the job cannot start it again: the task fails, costing nothing.
-		a.fail(CodeUpstreamJobLost, "the gateway restarted before the video job reached the provider; nothing was charged, please create the video again")
-		return
-	}
-	a.rec.Attempts++
-	a.dirty = true
-	up, id, body := a.svc.deps.Upstream, a.rec.ID, a.rec.Body
-	a.spawn(func(ctx context.Context) any {
-		job, err := up.CreateVideo(upstream.WithIdempotencyKey(ctx, id), route, to, body)
-		return &createdRes{job: job, err: err}
-	})
-}
-
-func (a *taskActor) onCreated(m *createdRes) {
-	if m.err != nil {
-		if a.ctx.Err() != nil {
-			return // retiring: the next start creates it
-		}
-		var ue *upstream.Error
-		if errors.As(m.err, &ue) && ue.Kind == upstream.ClientError {
-			code, msg := upstreamError(ue.Body)
-			if code == "" {
-				code = CodeRejected
-			}
-			if msg == "" {
-				msg = fmt.Sprintf("the upstream refused the video request (HTTP %d)", ue.Status)
-			}
-			a.fail(code, msg)
-			return
-		}
-		a.svc.log.Warn("video job create failed; retrying", "task", a.task, "attempt", a.rec.Attempts, "err", m.err)
-		a.retryLater(retryAfter(m.err))
-		return
-	}
-	next := a.rec
-	next.UpstreamID, next.Body = m.job.ID, nil // the prompt leaves the disk with this write
-	a.delay = 0
-	a.applyJob(&next, m.job, 0, true)
 }
 
 func (a *taskActor) poll(route *catalog.Route, to catalog.Timeouts) {
@@ -267,12 +236,12 @@ func (a *taskActor) onPolled(m *polledRes) {
 		if a.ctx.Err() != nil {
 			return
 		}
-		var ue *upstream.Error
-		if errors.As(m.err, &ue) && (ue.Status == 404 || ue.Status == 410) {
-			a.fail(CodeUpstreamJobLost, fmt.Sprintf("the upstream no longer knows video job %s (HTTP %d)", a.rec.UpstreamID, ue.Status))
+		var ue UpstreamError
+		if errors.As(m.err, &ue) && (ue.HTTPStatus() == 404 || ue.HTTPStatus() == 410) {
+			a.fail(CodeUpstreamJobLost, fmt.Sprintf("the upstream no longer knows video job %s (HTTP %d)", a.rec.UpstreamID, ue.HTTPStatus()))
 			return
 		}
-		if ue == nil || ue.Kind != upstream.RateLimited {
+		if ue == nil || !ue.RateLimited() {
 			a.svc.log.Warn("video job poll failed; retrying", "task", a.task, "err", m.err)
 		}
 		a.retryLater(m.wait)
@@ -284,7 +253,7 @@ func (a *taskActor) onPolled(m *polledRes) {
 
 // applyJob moves the task as far as the upstream job went (never backwards), writes it
 // when it changed, and schedules what comes next.
-func (a *taskActor) applyJob(next *persistence.VideoTask, job upstream.Job, wait time.Duration, changed bool) {
+func (a *taskActor) applyJob(next *persistence.VideoTask, job videos.Job, wait time.Duration, changed bool) {
 	switch jobState(job.Status) {
 	case StatusFailed:
 		code, msg := job.Error.Code, job.Error.Message
@@ -297,7 +266,7 @@ func (a *taskActor) applyJob(next *persistence.VideoTask, job upstream.Job, wait
 		a.failWith(next, code, msg)
 		return
 	case StatusCompleted:
-		a.upstreamDone, a.late = true, false
+		a.upstreamDone, a.late, a.made = true, false, job.Seconds
 	case StatusInProgress:
 		if next.Status == StatusQueued {
 			next.Status, changed = StatusInProgress, true
@@ -352,11 +321,32 @@ func (a *taskActor) complete(asset assets.Asset) {
 	next := a.rec
 	next.Status, next.Progress, next.AssetID, next.AssetPath = StatusCompleted, 100, asset.ID, asset.Path
 	next.Finished = a.now().UnixNano()
+	if m := int64(a.made); m > 0 && m < next.Seconds { // never more than was reserved
+		next.OutputSeconds = m
+	} else {
+		next.OutputSeconds = next.Seconds
+	}
 	if !a.commit(&next) {
 		return
 	}
 	a.pending, a.upstreamDone, a.delay = nil, false, 0
 	a.advance()
+}
+
+// withdraw fails the open task now, or when the call in flight returns.
+func (a *taskActor) withdraw(m *withdrawMsg) {
+	if !a.rec.Open() {
+		return
+	}
+	if a.busy {
+		a.withdrawn = m
+		return
+	}
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+	a.fail(m.code, m.msg)
 }
 
 func (a *taskActor) fail(code, msg string) {
@@ -366,7 +356,7 @@ func (a *taskActor) fail(code, msg string) {
 
 // failWith writes the failed transition, then settles (releases the seconds).
 func (a *taskActor) failWith(next *persistence.VideoTask, code, msg string) {
-	next.Status, next.ErrorCode, next.ErrorMessage, next.Body = StatusFailed, code, clip(msg, 1000), nil
+	next.Status, next.ErrorCode, next.ErrorMessage = StatusFailed, code, clip(msg, 1000)
 	next.Finished = a.now().UnixNano()
 	if !a.commit(next) {
 		return
@@ -375,40 +365,26 @@ func (a *taskActor) failWith(next *persistence.VideoTask, code, msg string) {
 	a.advance()
 }
 
-// settle ends the quota side of a finished task: commit the seconds and charge them
-// (completed), or release them (failed). Every step is idempotent; Settled ends it.
+// settle ends the quota side of a finished task (billing.go): bill it (completed) or
+// release what it reserved (failed). Every step is idempotent; Settled ends it.
 func (a *taskActor) settle() {
-	r := a.rec
-	q := a.svc.deps.Quota
-	res := quota.MediaReservation{Account: r.MediaAccount, Kind: r.MediaKind, ID: r.MediaID}
+	r, q := a.rec, a.svc.deps.Quota
 	if r.Status == StatusFailed {
-		a.spawn(func(ctx context.Context) any {
-			if res.Account != "" {
-				if err := q.ReleaseVideoSeconds(ctx, res); err != nil && !errors.Is(err, quota.ErrUnknownReservation) {
-					return &settledRes{err: err}
-				}
-			}
-			return &settledRes{}
-		})
+		a.spawn(func(ctx context.Context) any { return &settledRes{err: release(ctx, q, &r)} })
 		return
 	}
-	plan, amount := a.plan(), money.Amount(r.Price).Times(r.Seconds)
+	plan := a.plan()
 	entry := &persistence.LogEntry{
 		RequestID: r.ID, Time: r.Created, AccountID: r.Account, KeyID: r.KeyID, Model: r.Model, Route: r.Route,
-		Status: 200, LatencyMs: max(0, (r.Finished-r.Created)/int64(time.Millisecond)), ListCost: int64(amount),
-		ClientFormat: "videos", Attempts: r.Attempts,
+		Status: 200, LatencyMs: max(0, (r.Finished-r.Created)/int64(time.Millisecond)),
+		ListCost: int64(money.Amount(r.Price).Times(outputSeconds(&r))), ClientFormat: "videos", Attempts: r.Attempts,
 	}
 	if route := a.currentRoute(); route != nil {
 		entry.UpstreamFormat = route.Format
 	}
 	a.spawn(func(ctx context.Context) any {
-		if res.Account != "" {
-			if err := q.CommitVideoSeconds(ctx, res, r.Seconds); err != nil && !errors.Is(err, quota.ErrUnknownReservation) {
-				return &settledRes{err: err}
-			}
-		}
-		s, err := q.Charge(ctx, r.Account, plan, amount, "video/"+r.ID, entry)
-		return &settledRes{charged: int64(s.Charged), err: err}
+		charged, err := bill(ctx, q, &r, plan, entry)
+		return &settledRes{charged: charged, err: err}
 	})
 }
 

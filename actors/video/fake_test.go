@@ -25,24 +25,23 @@ type fakeAPI struct {
 	polls   []pollRecord
 	auth    map[string]bool // Authorization headers seen
 
-	pausePolls, pauseCreates atomic.Bool
-	holdFromPoll             atomic.Int64 // when > 0, polls from this number on (counting from 1) are held
-	paused                   chan string  // "poll" or "create", when a request is held
-	release                  chan struct{}
+	pausePolls   atomic.Bool
+	holdFromPoll atomic.Int64 // when > 0, polls from this number on (counting from 1) are held
+	paused       chan string  // "poll", when a request is held
+	release      chan struct{}
 }
 
 // jobSpec scripts one job.
 type jobSpec struct {
-	Duration     string `json:"duration"`      // creation to completion; default 10s
-	Queued       string `json:"queued"`        // spent queued first; default 0
-	Fail         string `json:"fail"`          // the job fails at Duration with this code
-	Throttle     int    `json:"throttle"`      // the first N polls answer 429
-	RetryAfter   int    `json:"retry_after"`   // seconds of Retry-After with those 429s
-	CreateErrors int    `json:"create_errors"` // the first N creates of this task answer 503
-	Reject       bool   `json:"reject"`        // the create answers 400
-	Lose         bool   `json:"lose"`          // polls answer 404
-	Size         int    `json:"size"`          // bytes of content; default 4096
-	Hint         int    `json:"hint"`          // seconds of Retry-After on successful polls while running
+	Duration   string `json:"duration"`    // creation to completion; default 10s
+	Queued     string `json:"queued"`      // spent queued first; default 0
+	Fail       string `json:"fail"`        // the job fails at Duration with this code
+	Throttle   int    `json:"throttle"`    // the first N polls answer 429
+	RetryAfter int    `json:"retry_after"` // seconds of Retry-After with those 429s
+	Made       int    `json:"made"`        // the seconds a completed job says it made (0: it does not say)
+	Lose       bool   `json:"lose"`        // polls answer 404
+	Size       int    `json:"size"`        // bytes of content; default 4096
+	Hint       int    `json:"hint"`        // seconds of Retry-After on successful polls while running
 }
 
 type fakeJob struct {
@@ -111,23 +110,9 @@ func (f *fakeAPI) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	spec := body.Fake
-	key := r.Header.Get("Idempotency-Key")
 	f.mu.Lock()
-	f.creates[key]++
-	n := f.creates[key]
+	f.creates[r.Header.Get("Idempotency-Key")]++
 	f.mu.Unlock()
-	if f.hold(r, "create", &f.pauseCreates) {
-		writeErr(w, 503, "", "held")
-		return
-	}
-	switch {
-	case spec.Reject:
-		writeErr(w, 400, "moderation_blocked", "the prompt was refused")
-		return
-	case n <= spec.CreateErrors:
-		writeErr(w, 503, "", "overloaded")
-		return
-	}
 	j := &fakeJob{created: f.now(), spec: spec, dur: 10 * time.Second}
 	if d, err := time.ParseDuration(spec.Duration); err == nil {
 		j.dur = d
@@ -187,6 +172,9 @@ func (f *fakeAPI) poll(w http.ResponseWriter, r *http.Request, id string) {
 		obj["status"], obj["error"] = "failed", map[string]string{"code": j.spec.Fail, "message": "generation failed: " + j.spec.Fail}
 	case elapsed >= j.dur:
 		obj["status"], obj["progress"] = "completed", 100
+		if j.spec.Made > 0 {
+			obj["seconds"] = strconv.Itoa(j.spec.Made)
+		}
 	case elapsed >= j.queued:
 		obj["status"], obj["progress"] = "in_progress", int(elapsed*100/j.dur)
 	}
@@ -223,12 +211,6 @@ func (f *fakeAPI) createCount() int {
 		n += c
 	}
 	return n
-}
-
-func (f *fakeAPI) createsOf(key string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.creates[key]
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -56,7 +57,7 @@ type firedTimer struct{}
 
 func (firedTimer) Stop() bool { return false }
 
-// recordingTasks is the task store, noting every write as "status progress[ +body][ settled]"
+// recordingTasks is the task store, noting every write as "status progress[ settled]"
 // (unless quiet) and reporting settled tasks on settled (when set).
 type recordingTasks struct {
 	*persistence.Store
@@ -74,9 +75,6 @@ func (r *recordingTasks) note(t *persistence.VideoTask) {
 		return
 	}
 	s := fmt.Sprintf("%s %d", t.Status, t.Progress)
-	if len(t.Body) > 0 {
-		s += " +body"
-	}
 	if t.Settled {
 		s += " settled"
 	}
@@ -107,37 +105,53 @@ func (r *recordingTasks) of(id string) []string {
 	return append([]string(nil), r.writes[id]...)
 }
 
-// countingQuota is the real quota service, counting calls; holdAfterCharge makes the next
-// Charge, once applied and durable, wait for its caller to give up (a crash between the
+// countingQuota is the real quota service, counting calls; holdAfterSettle makes the next
+// SettleHold, once applied and durable, wait for its caller to give up (a crash between the
 // charge and the task's Settled write).
 type countingQuota struct {
-	q                         *quota.Service
-	mu                        sync.Mutex
-	commits, releases, charge int
-	holdAfterCharge           bool
-	held                      chan struct{}
+	q               *quota.Service
+	mu              sync.Mutex
+	n               quotaCalls
+	holdAfterSettle bool
+	held            chan struct{}
+}
+
+// quotaCalls counts the calls a task made: daily seconds committed and released, credit
+// holds made, settled and released.
+type quotaCalls struct{ commits, releases, holds, settles, holdReleases int }
+
+func (c *countingQuota) count(f func(*quotaCalls)) {
+	c.mu.Lock()
+	f(&c.n)
+	c.mu.Unlock()
 }
 
 func (c *countingQuota) CommitVideoSeconds(ctx context.Context, r quota.MediaReservation, n int64) error {
-	c.mu.Lock()
-	c.commits++
-	c.mu.Unlock()
+	c.count(func(n *quotaCalls) { n.commits++ })
 	return c.q.CommitVideoSeconds(ctx, r, n)
 }
 
 func (c *countingQuota) ReleaseVideoSeconds(ctx context.Context, r quota.MediaReservation) error {
-	c.mu.Lock()
-	c.releases++
-	c.mu.Unlock()
+	c.count(func(n *quotaCalls) { n.releases++ })
 	return c.q.ReleaseVideoSeconds(ctx, r)
 }
 
-func (c *countingQuota) Charge(ctx context.Context, account string, p *catalog.Plan, amount money.Amount, key string, log *persistence.LogEntry) (quota.Settlement, error) {
-	s, err := c.q.Charge(ctx, account, p, amount, key, log)
+func (c *countingQuota) HoldCredits(ctx context.Context, r quota.HoldRequest) (quota.Decision, error) {
+	c.count(func(n *quotaCalls) { n.holds++ })
+	return c.q.HoldCredits(ctx, r)
+}
+
+func (c *countingQuota) ReleaseHold(ctx context.Context, account, key string) error {
+	c.count(func(n *quotaCalls) { n.holdReleases++ })
+	return c.q.ReleaseHold(ctx, account, key)
+}
+
+func (c *countingQuota) SettleHold(ctx context.Context, account string, p *catalog.Plan, key string, amount money.Amount, log *persistence.LogEntry) (quota.Settlement, error) {
+	s, err := c.q.SettleHold(ctx, account, p, key, amount, log)
 	c.mu.Lock()
-	c.charge++
-	hold := c.holdAfterCharge && err == nil
-	c.holdAfterCharge = false
+	c.n.settles++
+	hold := c.holdAfterSettle && err == nil
+	c.holdAfterSettle = false
 	c.mu.Unlock()
 	if hold {
 		c.held <- struct{}{}
@@ -147,17 +161,19 @@ func (c *countingQuota) Charge(ctx context.Context, account string, p *catalog.P
 	return s, err
 }
 
-func (c *countingQuota) counts() (commits, releases, charges int) {
+func (c *countingQuota) counts() quotaCalls {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.commits, c.releases, c.charge
+	return c.n
 }
 
 type envOpts struct {
 	cfg           Config
 	realClock     bool
 	maxVideoBytes int64
-	topUp         string // USD credited to every account the test uses ("" = none)
+	// topUp is USD credited to every account the test uses; with it, tasks are created
+	// beyond the plan (paid, their price held from the credits). "" = none, within the plan.
+	topUp string
 }
 
 // env is one node: store, assets, quota and video services on an engine, and a fake
@@ -286,26 +302,66 @@ func (e *env) restart() {
 	}
 }
 
-// create does what the POST /videos handler does: reserve the seconds, then create.
+// create does what the POST /videos handler does: reserve the seconds, create the task
+// (paid when the env tops accounts up), create the upstream job, start the task.
 func (e *env) create(account string, seconds int, spec string) Task {
 	e.t.Helper()
-	if e.o.topUp != "" {
-		if _, _, err := e.quota.AddCredits(context.Background(), account, usd(e.t, e.o.topUp), "topup"); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	d, err := e.quota.ReserveVideoSeconds(context.Background(), account, e.plan, int64(seconds))
-	if err != nil || !d.Admitted {
-		e.t.Fatalf("reserve: %+v, %v", d, err)
-	}
-	task, err := e.svc.Create(context.Background(), CreateRequest{
-		Account: account, KeyID: "key_1", Model: e.model, Route: e.route, Seconds: seconds, Size: "720P",
-		Body: fakeBody(spec), MediaReservation: d.Reservation, Price: e.model.Pricing.Completion, Plan: e.plan,
-	})
+	task, err := e.begin(account, seconds, spec, e.o.topUp != "")
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return task
+}
+
+func (e *env) begin(account string, seconds int, spec string, paid bool) (Task, error) {
+	task, err := e.createTask(account, seconds, paid)
+	if err != nil {
+		return task, err
+	}
+	return e.start1(task.ID, spec)
+}
+
+// start1 creates the upstream job of a created task on the env's route and starts the task.
+func (e *env) start1(id, spec string) (Task, error) {
+	ctx := context.Background()
+	resp, err := upstream.New().Do(ctx, upstream.CreateVideoRequest(e.route, catalog.Timeouts{Connect: time.Second, FirstByte: 5 * time.Second}, fakeBody(spec), id))
+	if err != nil {
+		return Task{}, err
+	}
+	job, err := upstream.ReadJob(resp)
+	if err != nil {
+		return Task{}, err
+	}
+	return e.svc.Start(ctx, id, e.route, job, 1)
+}
+
+func (e *env) startJob(id, spec string) Task {
+	e.t.Helper()
+	task, err := e.start1(id, spec)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return task
+}
+
+func upstreamJob(id string) videos.Job { return videos.Job{ID: id, Status: videos.JobQueued} }
+
+// createTask reserves the seconds and creates the task (no upstream job yet).
+func (e *env) createTask(account string, seconds int, paid bool) (Task, error) {
+	ctx := context.Background()
+	if e.o.topUp != "" {
+		if _, _, err := e.quota.AddCredits(ctx, account, usd(e.t, e.o.topUp), "topup"); err != nil {
+			return Task{}, err
+		}
+	}
+	d, err := e.quota.ReserveVideoSeconds(ctx, account, e.plan, int64(seconds))
+	if err != nil || !d.Admitted {
+		return Task{}, fmt.Errorf("reserve: %+v, %v", d, err)
+	}
+	return e.svc.Create(ctx, CreateRequest{
+		Account: account, KeyID: "key_1", Model: e.model, Seconds: seconds, Size: "720P",
+		MediaReservation: d.Reservation, Price: e.model.Pricing.Completion, Plan: e.plan, Paid: paid,
+	})
 }
 
 // wait polls Get until the task is finished and settled (or cond holds).

@@ -19,7 +19,8 @@ var assetURL = regexp.MustCompile(`^/assets/vid/[0-9A-Za-z]{32}\.mp4$`)
 // A task goes queued → in_progress (the upstream's progress, never backwards) → completed
 // with the video stored and served byte for byte; each step is written before it is seen;
 // the poll waits start at 1 s, grow ×1.5 up to 15 s and are never shorter than the
-// upstream's Retry-After; the seconds are committed and Price × seconds charged once.
+// upstream's Retry-After; the seconds are committed and Price × seconds charged once, from
+// the hold made at creation.
 func TestLifecycleToCompleted(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -28,49 +29,41 @@ func TestLifecycleToCompleted(t *testing.T) {
 		writes  []string
 		waits   []time.Duration
 		polls   []int // HTTP statuses of the polls
-		creates int
 	}{
 		{
 			name: "queued then in progress", spec: `{"duration":"10s","queued":"2s"}`, seconds: 5,
 			// polls at 1 s (queued), 2.5 s (25%), 4.75 s (47%), 8.125 s (81%), 13.1875 s (done)
-			writes: []string{"queued 0 +body", "queued 0", "in_progress 25", "in_progress 47", "in_progress 81", "completed 100", "completed 100 settled"},
+			writes: []string{"queued 0", "queued 0", "in_progress 25", "in_progress 47", "in_progress 81", "completed 100", "completed 100 settled"},
 			waits:  seconds(1, 1.5, 2.25, 3.375, 5.0625),
-			polls:  []int{200, 200, 200, 200, 200}, creates: 1,
-		},
-		{
-			name: "transient create errors are retried", spec: `{"duration":"3s","create_errors":2}`, seconds: 4,
-			// creates at 0 s, 1 s, 2.5 s; polls at 3.5 s (33%), 5 s (83%), 7.25 s (done)
-			writes: []string{"queued 0 +body", "queued 0", "in_progress 33", "in_progress 83", "completed 100", "completed 100 settled"},
-			waits:  seconds(1, 1.5, 1, 1.5, 2.25),
-			polls:  []int{200, 200, 200}, creates: 3,
+			polls:  []int{200, 200, 200, 200, 200},
 		},
 		{
 			name: "the wait stops growing at 15 s", spec: `{"duration":"60s"}`, seconds: 12,
-			writes: []string{"queued 0 +body", "queued 0", "in_progress 1", "in_progress 4", "in_progress 7", "in_progress 13",
+			writes: []string{"queued 0", "queued 0", "in_progress 1", "in_progress 4", "in_progress 7", "in_progress 13",
 				"in_progress 21", "in_progress 34", "in_progress 53", "in_progress 78", "completed 100", "completed 100 settled"},
 			waits: seconds(1, 1.5, 2.25, 3.375, 5.0625, 7.59375, 11.390625, 15, 15),
-			polls: []int{200, 200, 200, 200, 200, 200, 200, 200, 200}, creates: 1,
+			polls: []int{200, 200, 200, 200, 200, 200, 200, 200, 200},
 		},
 		{
 			name: "a Retry-After longer than the step wins", spec: `{"duration":"10s","throttle":2,"retry_after":4}`, seconds: 5,
 			// polls at 1 s (429), 5 s (429), 9 s (90%), 12.375 s (done)
-			writes: []string{"queued 0 +body", "queued 0", "in_progress 90", "completed 100", "completed 100 settled"},
+			writes: []string{"queued 0", "queued 0", "in_progress 90", "completed 100", "completed 100 settled"},
 			waits:  seconds(1, 4, 4, 3.375),
-			polls:  []int{429, 429, 200, 200}, creates: 1,
+			polls:  []int{429, 429, 200, 200},
 		},
 		{
 			name: "a Retry-After on a successful poll is a minimum too", spec: `{"duration":"10s","hint":3}`, seconds: 5,
 			// polls at 1 s (10%), 4 s (40%), 7 s (70%), 10.375 s (done)
-			writes: []string{"queued 0 +body", "queued 0", "in_progress 10", "in_progress 40", "in_progress 70", "completed 100", "completed 100 settled"},
+			writes: []string{"queued 0", "queued 0", "in_progress 10", "in_progress 40", "in_progress 70", "completed 100", "completed 100 settled"},
 			waits:  seconds(1, 3, 3, 3.375),
-			polls:  []int{200, 200, 200, 200}, creates: 1,
+			polls:  []int{200, 200, 200, 200},
 		},
 		{
 			name: "a Retry-After shorter than the step does not", spec: `{"duration":"5s","throttle":1,"retry_after":1}`, seconds: 5,
 			// polls at 1 s (429), 2.5 s (50%), 4.75 s (95%), 8.125 s (done)
-			writes: []string{"queued 0 +body", "queued 0", "in_progress 50", "in_progress 95", "completed 100", "completed 100 settled"},
+			writes: []string{"queued 0", "queued 0", "in_progress 50", "in_progress 95", "completed 100", "completed 100 settled"},
 			waits:  seconds(1, 1.5, 2.25, 3.375),
-			polls:  []int{429, 200, 200, 200}, creates: 1,
+			polls:  []int{429, 200, 200, 200},
 		},
 	}
 	for _, c := range cases {
@@ -92,8 +85,8 @@ func TestLifecycleToCompleted(t *testing.T) {
 			for _, p := range e.api.pollLog() {
 				polls = append(polls, p.status)
 			}
-			if !reflect.DeepEqual(polls, c.polls) || e.api.createCount() != c.creates {
-				t.Errorf("polls %v creates %d, want %v %d", polls, e.api.createCount(), c.polls, c.creates)
+			if !reflect.DeepEqual(polls, c.polls) || e.api.createCount() != 1 {
+				t.Errorf("polls %v creates %d, want %v and 1", polls, e.api.createCount(), c.polls)
 			}
 
 			price := usd(t, "0.1").Times(int64(c.seconds))
@@ -118,8 +111,8 @@ func TestLifecycleToCompleted(t *testing.T) {
 			if st.Video.Used != int64(c.seconds) || st.Video.Reserved != 0 || st.Balance != usd(t, "10")-price || st.Spent != price {
 				t.Fatalf("quota: video %+v balance %s spent %s", st.Video, st.Balance, st.Spent)
 			}
-			if commits, releases, charges := e.quotas.counts(); commits != 1 || releases != 0 || charges != 1 {
-				t.Fatalf("commits %d releases %d charges %d", commits, releases, charges)
+			if n := e.quotas.counts(); n != (quotaCalls{commits: 1, holds: 1, settles: 1}) {
+				t.Fatalf("quota calls %+v", n)
 			}
 			logs := e.logs("acct_a")
 			if len(logs) != 1 {
@@ -128,13 +121,13 @@ func TestLifecycleToCompleted(t *testing.T) {
 			l := logs[0]
 			if l.RequestID != created.ID || l.Time != t0.UnixNano() || l.Cost != int64(price) || l.ListCost != int64(price) || l.Model != "vid-1" ||
 				l.Route != "vr1" || l.KeyID != "key_1" || l.Status != 200 || l.ClientFormat != "videos" || l.UpstreamFormat != "chat" ||
-				l.Attempts != c.creates || l.LatencyMs != task.FinishedAt.Sub(t0).Milliseconds() {
+				l.Attempts != 1 || l.LatencyMs != task.FinishedAt.Sub(t0).Milliseconds() {
 				t.Fatalf("log entry = %+v", l)
 			}
-			// The prompt left the disk with the upstream job id; nothing is left open.
+			// The task holds its job and what it made; nothing is left open.
 			rec, err := e.store.GetTask(created.ID)
-			if err != nil || rec.Body != nil || rec.UpstreamID != "vid_up_1" {
-				t.Fatalf("stored task: body %q upstream %q, %v", rec.Body, rec.UpstreamID, err)
+			if err != nil || rec.UpstreamID != "vid_up_1" || rec.OutputSeconds != int64(c.seconds) || rec.Held != int64(price) {
+				t.Fatalf("stored task: %+v, %v", rec, err)
 			}
 			if open, _ := e.store.ListOpenTasks(); len(open) != 0 {
 				t.Fatalf("open tasks: %d", len(open))
@@ -146,7 +139,8 @@ func TestLifecycleToCompleted(t *testing.T) {
 	}
 }
 
-// A task that fails releases its seconds and costs nothing; its error says why.
+// A task that fails releases its seconds and its credit hold and costs nothing; its error
+// says why.
 func TestFailurePaths(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -158,8 +152,6 @@ func TestFailurePaths(t *testing.T) {
 	}{
 		{"the upstream fails the job", `{"duration":"4s","fail":"content_policy_violation"}`, envOpts{},
 			"content_policy_violation", "generation failed: content_policy_violation", []string{"in_progress 62", "failed 62", "failed 62 settled"}},
-		{"the upstream refuses the create", `{"reject":true}`, envOpts{},
-			"moderation_blocked", "the prompt was refused", []string{"queued 0 +body", "failed 0", "failed 0 settled"}},
 		{"the upstream loses the job", `{"lose":true}`, envOpts{},
 			CodeUpstreamJobLost, "the upstream no longer knows video job vid_up_1 (HTTP 404)", []string{"queued 0", "failed 0", "failed 0 settled"}},
 		{"the job outlives the maximum age", `{"duration":"60s"}`, envOpts{cfg: Config{MaxAge: 20 * time.Second}},
@@ -181,20 +173,17 @@ func TestFailurePaths(t *testing.T) {
 				t.Errorf("writes end with %q, want %q (all: %q)", got, c.last, writes)
 			}
 			st := e.state("acct_f")
-			if st.Video.Used != 0 || st.Video.Reserved != 0 || st.Balance != usd(t, "1") || st.Spent != 0 {
-				t.Fatalf("quota: video %+v balance %s spent %s", st.Video, st.Balance, st.Spent)
+			if st.Video.Used != 0 || st.Video.Reserved != 0 || st.Balance != usd(t, "1") || st.Spent != 0 || st.Held != 0 {
+				t.Fatalf("quota: video %+v balance %s spent %s held %s", st.Video, st.Balance, st.Spent, st.Held)
 			}
-			if commits, releases, charges := e.quotas.counts(); commits != 0 || releases != 1 || charges != 0 {
-				t.Fatalf("commits %d releases %d charges %d", commits, releases, charges)
+			if n := e.quotas.counts(); n != (quotaCalls{releases: 1, holds: 1, holdReleases: 1}) {
+				t.Fatalf("quota calls %+v", n)
 			}
 			if logs := e.logs("acct_f"); len(logs) != 0 {
 				t.Fatalf("log = %+v", logs)
 			}
 			if files, _ := os.ReadDir(filepath.Join(e.dir, "assets", "vid")); len(files) != 0 {
 				t.Fatalf("stored files: %v", files)
-			}
-			if rec, _ := e.store.GetTask(created.ID); rec.Body != nil {
-				t.Fatal("a failed task kept its prompt")
 			}
 		})
 	}
@@ -267,7 +256,7 @@ func TestCreateRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := CreateRequest{Account: "acct_r", Model: e.model, Route: e.route, Seconds: 5, Body: []byte(`{}`), MediaReservation: d.Reservation}
+	good := CreateRequest{Account: "acct_r", Model: e.model, Seconds: 5, MediaReservation: d.Reservation}
 	cases := []struct {
 		name string
 		edit func(*CreateRequest)
@@ -275,9 +264,8 @@ func TestCreateRejects(t *testing.T) {
 		{"no account", func(r *CreateRequest) { r.Account = "" }},
 		{"no model", func(r *CreateRequest) { r.Model = nil }},
 		{"a chat model", func(r *CreateRequest) { r.Model = &chat }},
-		{"no route", func(r *CreateRequest) { r.Route = nil }},
 		{"no seconds", func(r *CreateRequest) { r.Seconds = 0 }},
-		{"no body", func(r *CreateRequest) { r.Body = nil }},
+		{"paid without a plan", func(r *CreateRequest) { r.Paid = true }},
 		{"negative price", func(r *CreateRequest) { r.Price = -1 }},
 		{"another account's reservation", func(r *CreateRequest) { r.MediaReservation.Account = "acct_x" }},
 		{"an image reservation", func(r *CreateRequest) { r.MediaReservation.Kind = "images" }},

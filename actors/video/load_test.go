@@ -49,13 +49,7 @@ func runLoad(tb testing.TB, e *env, batch string, n, accounts int) loadStats {
 		go func(i int) {
 			defer wg.Done()
 			acct := fmt.Sprintf("acct_%s_%d", batch, i%accounts)
-			d, err := e.quota.ReserveVideoSeconds(ctx, acct, e.plan, 4)
-			if err != nil || !d.Admitted {
-				errs <- fmt.Errorf("reserve for %s: %+v %v", acct, d, err)
-				return
-			}
-			t, err := e.svc.Create(ctx, CreateRequest{Account: acct, KeyID: "k", Model: e.model, Route: e.route, Seconds: 4, Size: "720P",
-				Body: fakeBody(`{"duration":"200ms","size":65536}`), MediaReservation: d.Reservation, Price: e.model.Pricing.Completion, Plan: e.plan})
+			t, err := e.begin(acct, 4, `{"duration":"200ms","size":65536}`, true)
 			if err != nil {
 				errs <- err
 				return

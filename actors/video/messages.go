@@ -3,10 +3,10 @@ package video
 import (
 	"time"
 
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
 // Requests reach an actor through the directory (routed, counted for the passivation
@@ -16,11 +16,13 @@ type routed interface {
 	Fail(err error)
 }
 
-// startMsg activates a task: a new one (Create, with the route the handler chose) or an
-// open one (Resume). An actor that holds its task already just carries on.
+// startMsg activates a task: a new one (Start, with the route its job was created on), an
+// abandoned one whose release must be retried, or an open one (Resume). An actor that holds
+// its task already just carries on.
 type startMsg struct {
 	rec   persistence.VideoTask
 	route *catalog.Route // nil: look it up in the catalog
+	fresh bool           // the job was just created: the first poll waits Config.PollStart
 }
 
 func (m *startMsg) Fail(error) {}
@@ -39,6 +41,15 @@ type getMsg struct {
 }
 
 func (m *getMsg) Fail(err error) { sendOnce(m.reply, getResult{err: err}) }
+
+// withdrawMsg fails an open task whose creation the client was never told of (its call could
+// not be recorded): whatever the upstream makes of it afterwards, nothing is billed and its
+// reservations are released.
+type withdrawMsg struct {
+	code, msg string
+}
+
+func (m *withdrawMsg) Fail(error) {}
 
 // retireMsg asks the actor to write what is unwritten and stop (Service.Close).
 type retireMsg struct {
@@ -63,12 +74,8 @@ type (
 
 // Results of the calls an actor makes off its goroutine.
 type (
-	createdRes struct {
-		job upstream.Job
-		err error
-	}
 	polledRes struct {
-		job  upstream.Job
+		job  videos.Job
 		wait time.Duration
 		err  error
 	}

@@ -25,7 +25,6 @@ func (e *env) awaitHeld(what string) {
 func (e *env) unpause() {
 	e.api.holdFromPoll.Store(0)
 	e.api.pausePolls.Store(false)
-	e.api.pauseCreates.Store(false)
 }
 
 // The node stops while a task is in progress: after the restart the task resumes polling
@@ -46,7 +45,7 @@ func TestRestartInTheMiddle(t *testing.T) {
 	task := e.wait("acct_r", created.ID, nil)
 
 	// Resumed at 8.125 s with an immediate poll (40%), then 1 s, 1.5 s, … from there.
-	want := []string{"queued 0 +body", "queued 0", "in_progress 5", "in_progress 12", "in_progress 23",
+	want := []string{"queued 0", "queued 0", "in_progress 5", "in_progress 12", "in_progress 23",
 		"in_progress 40", "in_progress 45", "in_progress 53", "in_progress 64", "in_progress 81", "completed 100", "completed 100 settled"}
 	if got := e.tasks.of(created.ID); !reflect.DeepEqual(got, want) {
 		t.Fatalf("writes:\n got %q\nwant %q", got, want)
@@ -66,26 +65,27 @@ func TestRestartInTheMiddle(t *testing.T) {
 	checkBilledOnce(t, e, "acct_r", 8, usd(t, "2")-price, 1)
 }
 
-// The node stops before the upstream job id was recorded. The request body (the prompt)
-// was never written to disk, so the resumed task cannot start the job: it fails at once,
-// releases its seconds and costs nothing.
+// The node stops after the task was created but before its upstream job was recorded.
+// The request body (the prompt) was never written to disk, so the resumed task cannot
+// start the job: it fails at once, releases its seconds and its credit hold, and costs
+// nothing.
 func TestRestartBeforeTheUpstreamJob(t *testing.T) {
 	e := newEnv(t, envOpts{topUp: "1"})
-	e.api.pauseCreates.Store(true)
-	created := e.create("acct_c", 5, `{"duration":"3s"}`)
-	e.awaitHeld("create")
-	if rec, err := e.store.GetTask(created.ID); err != nil || len(rec.Body) != 0 || rec.UpstreamID != "" {
-		t.Fatalf("the prompt reached the disk: %+v, %v", rec, err)
+	created, err := e.createTask("acct_c", 5, true)
+	if err != nil {
+		t.Fatal(err)
 	}
-	e.unpause()
+	if st := e.state("acct_c"); st.Held != usd(t, "0.5") || st.Video.Reserved != 5 {
+		t.Fatalf("before the restart: held %s, video %+v", st.Held, st.Video)
+	}
 	e.restart()
 	task := e.wait("acct_c", created.ID, nil)
 	if task.Status != StatusFailed || task.Error == nil || task.Error.Code != CodeUpstreamJobLost || task.Charged != 0 {
 		t.Fatalf("task %+v", task)
 	}
 	st := e.state("acct_c")
-	if st.Video.Used != 0 || st.Video.Reserved != 0 || st.Balance != usd(t, "1") {
-		t.Fatalf("quota after the lost job: video %+v, balance %s", st.Video, st.Balance)
+	if st.Video.Used != 0 || st.Video.Reserved != 0 || st.Balance != usd(t, "1") || st.Held != 0 || e.api.createCount() != 0 {
+		t.Fatalf("quota after the lost job: video %+v, balance %s, held %s; creates %d", st.Video, st.Balance, st.Held, e.api.createCount())
 	}
 }
 
@@ -94,7 +94,7 @@ func TestRestartBeforeTheUpstreamJob(t *testing.T) {
 // repeat.
 func TestRestartBetweenChargeAndSettled(t *testing.T) {
 	e := newEnv(t, envOpts{topUp: "1"})
-	e.quotas.holdAfterCharge = true
+	e.quotas.holdAfterSettle = true
 	created := e.create("acct_s", 5, `{"duration":"2s"}`)
 	select {
 	case <-e.quotas.held:
@@ -109,8 +109,8 @@ func TestRestartBetweenChargeAndSettled(t *testing.T) {
 	if task.Charged != int64(usd(t, "0.5")) {
 		t.Fatalf("task %+v", task)
 	}
-	if commits, _, charges := e.quotas.counts(); commits != 2 || charges != 2 {
-		t.Fatalf("commits %d, charges %d: both steps run again after the restart", commits, charges)
+	if n := e.quotas.counts(); n.commits != 2 || n.settles != 2 {
+		t.Fatalf("quota calls %+v: both steps run again after the restart", n)
 	}
 	checkBilledOnce(t, e, "acct_s", 5, usd(t, "0.5"), 1)
 }
@@ -130,7 +130,7 @@ func TestRestartAfterTheDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := e.wait("acct_d", created.ID, nil)
-	want := []string{"queued 0 +body", "queued 0", "in_progress 5", "completed 100", "completed 100 settled"}
+	want := []string{"queued 0", "queued 0", "in_progress 5", "completed 100", "completed 100 settled"}
 	if got := e.tasks.of(created.ID); task.Status != StatusCompleted || !reflect.DeepEqual(got, want) {
 		t.Fatalf("task %+v, writes %q", task, got)
 	}
@@ -140,9 +140,9 @@ func TestRestartAfterTheDeadline(t *testing.T) {
 // A task whose route left the catalog while the node was down fails (and costs nothing).
 func TestRestartWithoutTheRoute(t *testing.T) {
 	e := newEnv(t, envOpts{topUp: "1"})
-	e.api.pauseCreates.Store(true)
+	e.api.holdFromPoll.Store(1) // the first poll hangs
 	created := e.create("acct_g", 5, `{}`)
-	e.awaitHeld("create")
+	e.awaitHeld("poll")
 	e.unpause()
 	e.stop()
 	e.holder.Store(e.catalog("vr2")) // the model is now served by another route
@@ -155,15 +155,15 @@ func TestRestartWithoutTheRoute(t *testing.T) {
 		t.Fatalf("task %+v %+v", task, task.Error)
 	}
 	st := e.state("acct_g")
-	if st.Video.Used != 0 || st.Video.Reserved != 0 || st.Balance != usd(t, "1") {
-		t.Fatalf("quota %+v balance %s", st.Video, st.Balance)
+	if st.Video.Used != 0 || st.Video.Reserved != 0 || st.Balance != usd(t, "1") || st.Held != 0 {
+		t.Fatalf("quota %+v balance %s held %s", st.Video, st.Balance, st.Held)
 	}
 }
 
 func checkBilledOnce(t *testing.T, e *env, account string, secs int64, balance money.Amount, logs int) {
 	t.Helper()
 	st := e.state(account)
-	if st.Video.Used != secs || st.Video.Reserved != 0 || st.Balance != balance {
+	if st.Video.Used != secs || st.Video.Reserved != 0 || st.Balance != balance || st.Held != 0 {
 		t.Fatalf("quota: video %+v, balance %s (want %v)", st.Video, st.Balance, balance)
 	}
 	if l := e.logs(account); len(l) != logs {

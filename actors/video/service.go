@@ -1,23 +1,32 @@
-// Package video runs asynchronous video tasks, one actor per task: the actor drives the
-// upstream job (create, poll with back-off, download), owns the task's state transitions,
-// copies the finished video into the gateway's asset store, bills on completion and
-// resumes after a restart.
+// Package video runs asynchronous video tasks, one actor per task: the actor follows the
+// upstream job (poll with back-off, download), owns the task's state transitions, copies
+// the finished video into the gateway's asset store, bills on completion and resumes after
+// a restart.
+//
+// A task begins in three steps, all before the client's answer (create.go): Create stores
+// it and reserves what it may cost; the handler creates the upstream job, failing over
+// between routes; Start records the job and hands the task to its actor — or Abandon ends
+// a task whose job no route would take, releasing everything, so a refused video is an
+// error at creation, never a task that fails later.
 //
 // Durability: a task is written (synced) before Create returns, and every transition is
 // written (synced) before Get can see it, so a restart loses nothing a client saw. A task
 // that was not finished and settled is in the store's open index; Resume, at node start,
-// activates each, and it carries on where its record says: it re-creates an upstream job
-// whose id was never recorded, polls one that was, settles one that finished.
+// activates each, and it carries on where its record says: it polls a job that was
+// recorded, settles one that finished, and fails one whose job was never recorded (the
+// node stopped during creation; the prompt is never stored, so the job cannot be made).
 //
-// Billing, exactly once: on completed, the reserved video seconds are committed
-// (quota.CommitVideoSeconds) and the model's price per output second (for video models the
-// catalog's pricing.completion is the USD price per output second) times the seconds is
-// charged with quota.Charge under the idempotency key "video/<task id>", with the request
-// log entry in the same synced batch; on failed, the seconds are released and nothing is
-// charged. Both steps are idempotent (an already ended reservation is
-// quota.ErrUnknownReservation, taken as done; a charge key already used charges nothing),
-// and the task records Settled once both are done, so a crash anywhere in between repeats
-// them harmlessly at the next start.
+// Billing, exactly once: a video counts like any call at creation (the handler's
+// admission). Within the plan it costs no credits; beyond it, Create holds the model's
+// price per output second (for video models the catalog's pricing.completion) times the
+// requested seconds from the credits (quota.HoldCredits, key "video/<task id>"), durably.
+// On completed, the output seconds are committed to the day's video seconds
+// (quota.CommitVideoSeconds) and charged from the hold (quota.SettleHold: at most the
+// hold, the rest released, with the request log entry in the same synced batch); on
+// failed, the seconds and the hold are released. Every step is idempotent (an already
+// ended reservation is quota.ErrUnknownReservation, taken as done; a settled hold key
+// charges nothing again), and the task records Settled once all are done, so a crash
+// anywhere in between repeats them harmlessly at the next start.
 package video
 
 import (
@@ -36,10 +45,10 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
 // Kind is the actor kind for the locator.
@@ -65,18 +74,32 @@ type Assets interface {
 	Put(kind, account, contentType string, r io.Reader) (assets.Asset, error)
 }
 
-// Upstream is the video job client (*upstream.Client).
+// Upstream is how a task reaches its upstream job; transport/upstream's *Client implements
+// it and transport/node wires it in. The job is created by the handler, which fails over
+// between routes (Service.Start); a task only follows it.
 type Upstream interface {
-	CreateVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, body []byte) (upstream.Job, error)
-	PollVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (upstream.Job, time.Duration, error)
+	// PollVideo reads the job; wait is the upstream's Retry-After, 0 when it gave none.
+	PollVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (job videos.Job, wait time.Duration, err error)
+	// DownloadVideo opens the finished job's video and says its content type.
 	DownloadVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (io.ReadCloser, string, error)
 }
 
-// Quota is the part of the quota service a task bills through (*quota.Service).
+// UpstreamError is what a task reads of a failed Upstream call, through errors.As; the
+// upstream client's errors are UpstreamErrors. Any other error is taken as transient.
+type UpstreamError interface {
+	error
+	HTTPStatus() int          // the upstream's status; 0 when it never answered
+	RateLimited() bool        // a 429, which a task waits out without a warning
+	RetryHint() time.Duration // the upstream's Retry-After; 0 when it gave none
+}
+
+// Quota is the part of the quota service a task reserves and bills through (*quota.Service).
 type Quota interface {
 	CommitVideoSeconds(ctx context.Context, r quota.MediaReservation, seconds int64) error
 	ReleaseVideoSeconds(ctx context.Context, r quota.MediaReservation) error
-	Charge(ctx context.Context, account string, plan *catalog.Plan, amount money.Amount, idempotencyKey string, log *persistence.LogEntry) (quota.Settlement, error)
+	HoldCredits(ctx context.Context, r quota.HoldRequest) (quota.Decision, error)
+	SettleHold(ctx context.Context, account string, plan *catalog.Plan, key string, amount money.Amount, log *persistence.LogEntry) (quota.Settlement, error)
+	ReleaseHold(ctx context.Context, account, key string) error
 }
 
 // Clock tells the time and runs the poll and retry timers. Tests inject a virtual one.
@@ -123,29 +146,6 @@ type Config struct {
 	// next Get loads it again. Default 5 min.
 	IdleTimeout time.Duration
 	Inbox       int // actor inbox slots (it grows when needed); default 16
-}
-
-// CreateRequest is one accepted POST /videos, after the handler validated it, reserved the
-// seconds and built the upstream body.
-type CreateRequest struct {
-	Account string
-	KeyID   string
-	Model   *catalog.Model // a video model
-	Route   *catalog.Route // the route the upstream job is created on (and stays on)
-	Seconds int            // clip length, billed on completion
-	Size    string         // e.g. "720P"
-	// Body is the upstream create body. It holds the prompt, so it stays in memory: a task
-	// whose node stops before the provider accepted the job fails, costing nothing.
-	Body []byte
-	// MediaReservation holds Seconds of the account's daily video seconds
-	// (quota.ReserveVideoSeconds); committed on completed, released on failed.
-	MediaReservation quota.MediaReservation
-	// Price is the USD price per output second: the model's pricing.completion.
-	Price money.Amount
-	// Plan is the account's plan: the charge goes down to its overdraft floor at most. Its
-	// name is kept with the task; at billing the catalog's plan of that name applies (or
-	// this plan's overdraft when the catalog has it no more). Nil: no overdraft.
-	Plan *catalog.Plan
 }
 
 // Service is the client API of the video task actors.
@@ -197,57 +197,6 @@ func NewService(l *cluster.Local, deps Deps, cfg Config) *Service {
 		return func() actor.Receiver { return newTaskActor(s, id) }
 	})
 	return s
-}
-
-// Create persists a new task, queued with progress 0, and starts its actor, which creates
-// the upstream job. The task is durable when Create returns: if the node stops now, the
-// next start's Resume carries it on.
-func (s *Service) Create(ctx context.Context, r CreateRequest) (Task, error) {
-	if s.closed.Load() {
-		return Task{}, ErrClosed
-	}
-	if err := checkCreate(&r); err != nil {
-		return Task{}, err
-	}
-	now := s.clock.Now()
-	rec := &persistence.VideoTask{
-		ID: "video_" + randBase62(24), Account: r.Account, KeyID: r.KeyID, Model: r.Model.ID, Route: r.Route.ID,
-		Seconds: int64(r.Seconds), Size: r.Size, Body: r.Body, Status: persistence.TaskQueued,
-		Created: now.UnixNano(), Updated: now.UnixNano(), Deadline: now.Add(s.cfg.MaxAge).UnixNano(),
-		MediaAccount: r.MediaReservation.Account, MediaKind: r.MediaReservation.Kind, MediaID: r.MediaReservation.ID,
-		Price: int64(r.Price),
-	}
-	if r.Plan != nil {
-		rec.Plan, rec.Overdraft = r.Plan.Name, int64(r.Plan.Overdraft)
-	}
-	if err := s.deps.Tasks.CreateTask(rec); err != nil {
-		return Task{}, err
-	}
-	if err := s.route(rec.ID, &startMsg{rec: *rec, route: r.Route}); err != nil {
-		// Closing meanwhile: the task is stored and open, the next start resumes it.
-		s.log.Warn("video task stored but not started (closing); it resumes at the next start", "task", rec.ID)
-	}
-	return view(rec), nil
-}
-
-func checkCreate(r *CreateRequest) error {
-	switch {
-	case r.Account == "":
-		return fmt.Errorf("%w: no account", ErrInvalid)
-	case r.Model == nil || r.Model.Kind != catalog.KindVideo:
-		return fmt.Errorf("%w: the model must be a video model", ErrInvalid)
-	case r.Route == nil:
-		return fmt.Errorf("%w: no route", ErrInvalid)
-	case r.Seconds <= 0:
-		return fmt.Errorf("%w: seconds %d must be positive", ErrInvalid, r.Seconds)
-	case len(r.Body) == 0 || len(r.Body) > persistence.MaxTaskBodyLen:
-		return fmt.Errorf("%w: upstream body of %d bytes (1-%d)", ErrInvalid, len(r.Body), persistence.MaxTaskBodyLen)
-	case r.Price < 0:
-		return fmt.Errorf("%w: negative price %s", ErrInvalid, r.Price)
-	case r.MediaReservation.Account != "" && (r.MediaReservation.Account != r.Account || r.MediaReservation.Kind != persistence.MediaVideo):
-		return fmt.Errorf("%w: the media reservation must be the account's video seconds", ErrInvalid)
-	}
-	return nil
 }
 
 // Get returns account's task id as its actor holds it (activating it from the store when

@@ -1,17 +1,15 @@
 package video
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
-	"github.com/modelgate/modelgate/transport/upstream"
 )
 
 // What a task actor looks up and how it reads upstream answers.
@@ -74,11 +72,11 @@ func (a *taskActor) plan() *catalog.Plan {
 // taken as work in progress.
 func jobState(s string) string {
 	switch strings.ToLower(s) {
-	case upstream.JobQueued, "pending", "submitted":
+	case videos.JobQueued, "pending", "submitted":
 		return StatusQueued
-	case upstream.JobCompleted, "succeeded", "success":
+	case videos.JobCompleted, "succeeded", "success":
 		return StatusCompleted
-	case upstream.JobFailed, "cancelled", "canceled", "expired", "error":
+	case videos.JobFailed, "cancelled", "canceled", "expired", "error":
 		return StatusFailed
 	}
 	return StatusInProgress
@@ -94,34 +92,10 @@ func videoType(ct string) string {
 	return "video/mp4"
 }
 
-// upstreamError reads {"error":{"code","message"}} from an upstream error body.
-func upstreamError(body []byte) (code, msg string) {
-	var e struct {
-		Error struct {
-			Code    any    `json:"code"`
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil {
-		return "", ""
-	}
-	switch c := e.Error.Code.(type) {
-	case string:
-		code = c
-	case float64:
-		code = fmt.Sprint(c)
-	}
-	if code == "" {
-		code = e.Error.Type
-	}
-	return clip(code, 100), e.Error.Message
-}
-
 func retryAfter(err error) time.Duration {
-	var ue *upstream.Error
+	var ue UpstreamError
 	if errors.As(err, &ue) {
-		return ue.RetryAfter
+		return ue.RetryHint()
 	}
 	return 0
 }

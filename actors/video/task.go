@@ -17,10 +17,13 @@ const (
 )
 
 // Error codes of a failed task that the gateway sets itself. A job the upstream failed
-// keeps the upstream's code (CodeFailed when it gave none).
+// keeps the upstream's code (CodeFailed when it gave none). A task abandoned at creation
+// (CodeRejected, CodeNoRoute, CodeNoCredits) was never shown to its client, who got the
+// error instead; the codes are for operators.
 const (
 	CodeFailed           = "video_generation_failed"  // the upstream failed the job without a code
-	CodeRejected         = "upstream_rejected"        // the upstream refused the create (4xx) without a code
+	CodeRejected         = "upstream_rejected"        // the upstream refused the request itself (4xx)
+	CodeNoRoute          = "upstream_unavailable"     // no route created the job (refusals, failures)
 	CodeTimeout          = "video_generation_timeout" // not finished within Config.MaxAge
 	CodeRouteUnavailable = "route_unavailable"        // the task's route left the catalog
 	CodeUpstreamJobLost  = "upstream_job_not_found"   // the upstream answered 404/410 for the job

@@ -76,7 +76,7 @@ func Scenarios() []*Scenario {
 		Phases: []string{PhaseC1, PhaseSaturated}, Targets: AllTargets}
 	many := chat("accounts-10k", "chat-plain spread round-robin over many accounts (one key each, created through the admin API before the run)", chatBody, "")
 	many.Phases, many.Keys, many.Targets = []string{PhaseSaturated, PhaseFixedRate}, "accounts", []string{TargetProxy, TargetGateway}
-	fo := chat("failover", "chat-plain on a model with three routes, one failing 30% of its calls with 500 (the floor targets call a healthy route)", chatBody, "")
+	fo := chat("failover", "chat-plain on a model with three routes, one failing 30% of its calls with 500, which the gateway rests for its error rate after its first 20 attempts (the floor targets call a healthy route)", chatBody, "")
 	fo.GatewayModel, fo.Route, fo.CountRoutes = "bench-failover", RouteFailB, []string{RouteFailA, RouteFailB, RouteFailC}
 	fo.FailRoute, fo.FailFraction, fo.Phases, fo.Targets = RouteFailA, 0.3, []string{PhaseC1, PhaseSaturated}, []string{TargetProxy, TargetGateway}
 	burst := chat("burst-limit", "chat-plain from one account of a plan with a burst limit, offered at twice the limit: the 429s are expected and counted as correct",

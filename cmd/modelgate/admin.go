@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,6 +20,7 @@ import (
 const adminUsage = `modelgate admin: operator commands, sent to a running gateway's admin API.
 
   modelgate admin accounts create --email E [--plan P]
+  modelgate admin accounts list [--email E] [--limit N] [--cursor C]   oldest first; --email finds one
   modelgate admin accounts get ID
   modelgate admin accounts plan ID --plan P
   modelgate admin accounts credits ID --amount 25.00 --key IDEMPOTENCY_KEY
@@ -31,12 +34,20 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
         the page's next_cursor, --all reads every page and prints them as one
   modelgate admin routes      every route's health: cooldown, its reason, the provider's last refusal
 
-Every command takes --url (MODELGATE_URL, default http://127.0.0.1:8080) and --token
-(MODELGATE_ADMIN_TOKEN, else read from <--data>/admin-token, default ./data).
+Flags may come before or after the words. Every command takes --url (else MODELGATE_URL,
+else the gateway's listen address MODELGATE_ADDR, else http://127.0.0.1:8080) and --token
+(else MODELGATE_ADMIN_TOKEN, else read from <--data>/admin-token, default ./data).
 `
 
 // flagsOnly are the resources that take no action word.
 var flagsOnly = map[string]bool{"usage": true, "routes": true}
+
+// adminCommands are the commands, each with the id it takes after its words ("" for none).
+var adminCommands = map[string]string{
+	"accounts create": "", "accounts list": "", "accounts get": "an account id", "accounts plan": "an account id",
+	"accounts credits": "an account id", "accounts quota": "an account id",
+	"keys create": "", "keys list": "", "keys revoke": "a key id", "usage": "", "routes": "",
+}
 
 // adminClient talks to /admin/v1 with the admin token.
 type adminClient struct {
@@ -45,15 +56,8 @@ type adminClient struct {
 }
 
 func adminCmd(args []string, out io.Writer) error {
-	if len(args) == 0 || len(args) < 2 && !flagsOnly[args[0]] {
-		fmt.Fprint(out, adminUsage)
-		if len(args) == 1 && args[0] == "help" {
-			return nil
-		}
-		return errors.New("admin needs a resource and an action")
-	}
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
-	baseURL := fs.String("url", env("MODELGATE_URL", "http://127.0.0.1:8080"), "gateway URL")
+	baseURL := fs.String("url", "", "gateway URL (default: MODELGATE_URL, else http://MODELGATE_ADDR, else http://127.0.0.1:8080)")
 	token := fs.String("token", os.Getenv("MODELGATE_ADMIN_TOKEN"), "admin token")
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory holding admin-token")
 	email := fs.String("email", "", "account e-mail")
@@ -68,22 +72,46 @@ func adminCmd(args []string, out io.Writer) error {
 	amount := fs.String("amount", "", "credits to add, USD as a decimal string")
 	idem := fs.String("key", "", "credits: the top-up's idempotency key (the same key twice adds once); usage: a key id to select")
 	usageModel := fs.String("model", "", "usage: a model to select")
-	limit := fs.String("limit", "", "usage: entries per page (1-1000)")
-	cursor := fs.String("cursor", "", "usage: the next_cursor of the previous page")
+	limit := fs.String("limit", "", "accounts list: accounts per page (1 to 1000, default 100); usage: entries per page (1 to 1000)")
+	cursor := fs.String("cursor", "", "the next_cursor of the page before")
 	all := fs.Bool("all", false, "usage: read every page")
-	resource, action, rest := args[0], "", args[1:]
-	var positional string
+	words, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(words) == 0 || len(words) < 2 && !flagsOnly[words[0]] {
+		fmt.Fprint(out, adminUsage)
+		if len(words) == 1 && words[0] == "help" {
+			return nil
+		}
+		return errors.New("admin needs a resource and an action")
+	}
+	resource, action, rest := words[0], "", words[1:]
 	if flagsOnly[resource] { // no action word
-		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		if len(rest) > 0 {
 			return fmt.Errorf("%s takes flags only", resource)
 		}
 	} else {
-		action, rest = args[1], args[2:]
-		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-			positional, rest = rest[0], rest[1:]
-		}
+		action, rest = words[1], words[2:]
 	}
-	if err := fs.Parse(rest); err != nil {
+	command := strings.TrimSpace(resource + " " + action)
+	idKind, known := adminCommands[command]
+	var positional string
+	switch {
+	case !known:
+		fmt.Fprint(out, adminUsage)
+		return fmt.Errorf("unknown admin command %q", command)
+	case len(rest) > 0 && idKind == "":
+		return fmt.Errorf("%s takes no argument %q (flags: modelgate admin help)", command, rest[0])
+	case len(rest) > 1:
+		return fmt.Errorf("%s takes one id, not %q", command, strings.Join(rest, " "))
+	case len(rest) == 1:
+		positional = rest[0]
+	case idKind != "":
+		return fmt.Errorf("%s needs %s", command, idKind)
+	}
+	gateway, err := gatewayURL(*baseURL)
+	if err != nil {
 		return err
 	}
 	if *token == "" {
@@ -93,36 +121,39 @@ func adminCmd(args []string, out io.Writer) error {
 		}
 		*token = strings.TrimSpace(string(b))
 	}
-	c := adminClient{url: strings.TrimRight(*baseURL, "/"), token: *token, out: out}
+	c := adminClient{url: gateway, token: *token, out: out}
 	need := func(v, what string) error {
 		if v == "" {
-			return fmt.Errorf("%s needs %s", strings.TrimSpace(resource+" "+action), what)
+			return fmt.Errorf("%s needs %s", command, what)
 		}
 		return nil
 	}
-	switch resource + " " + action {
+	switch command {
 	case "accounts create":
 		if err := need(*email, "--email"); err != nil {
 			return err
 		}
 		return c.do(http.MethodPost, "/admin/v1/accounts", map[string]string{"email": *email, "plan": *plan})
-	case "accounts get":
-		if err := need(positional, "an account id"); err != nil {
-			return err
+	case "accounts list":
+		q := url.Values{}
+		for k, v := range map[string]string{"email": *email, "limit": *limit, "cursor": *cursor} {
+			if v != "" {
+				q.Set(k, v)
+			}
 		}
+		path := "/admin/v1/accounts"
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		return c.do(http.MethodGet, path, nil)
+	case "accounts get":
 		return c.do(http.MethodGet, "/admin/v1/accounts/"+positional, nil)
 	case "accounts plan":
-		if err := need(positional, "an account id"); err != nil {
-			return err
-		}
 		if err := need(*plan, "--plan"); err != nil {
 			return err
 		}
 		return c.do(http.MethodPut, "/admin/v1/accounts/"+positional+"/plan", map[string]string{"plan": *plan})
 	case "accounts credits":
-		if err := need(positional, "an account id"); err != nil {
-			return err
-		}
 		if err := need(*amount, "--amount"); err != nil {
 			return err
 		}
@@ -131,9 +162,6 @@ func adminCmd(args []string, out io.Writer) error {
 		}
 		return c.do(http.MethodPost, "/admin/v1/accounts/"+positional+"/credits", map[string]string{"amount_usd": *amount, "idempotency_key": *idem})
 	case "accounts quota":
-		if err := need(positional, "an account id"); err != nil {
-			return err
-		}
 		return c.do(http.MethodGet, "/admin/v1/accounts/"+positional+"/quota", nil)
 	case "keys create":
 		if err := need(*account, "--account"); err != nil {
@@ -150,11 +178,8 @@ func adminCmd(args []string, out io.Writer) error {
 		}
 		return c.do(http.MethodGet, "/admin/v1/accounts/"+*account+"/keys", nil)
 	case "keys revoke":
-		if err := need(positional, "a key id"); err != nil {
-			return err
-		}
 		return c.do(http.MethodDelete, "/admin/v1/keys/"+positional, nil)
-	case "usage ":
+	case "usage":
 		if err := need(*account, "--account"); err != nil {
 			return err
 		}
@@ -169,11 +194,51 @@ func adminCmd(args []string, out io.Writer) error {
 			return c.usageAll(path)
 		}
 		return c.do(http.MethodGet, path, nil)
-	case "routes ":
+	case "routes":
 		return c.do(http.MethodGet, "/admin/v1/routes", nil)
 	}
-	fmt.Fprint(out, adminUsage)
-	return fmt.Errorf("unknown admin command %q", strings.TrimSpace(resource+" "+action))
+	return fmt.Errorf("admin command %q has no request", command) // adminCommands and this switch disagree
+}
+
+// parseInterspersed parses flags wherever they stand among the words (Go's flag package
+// stops at the first word) and returns the words in order. Everything after "--" is words.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var words []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(words, rest...), nil
+		}
+		if len(rest) == 0 {
+			break
+		}
+		words, args = append(words, rest[0]), rest[1:]
+	}
+	return words, nil
+}
+
+// gatewayURL is where the admin commands go: --url, else MODELGATE_URL, else the address
+// the gateway listens on (MODELGATE_ADDR, which serve and demo read), reached over loopback
+// when it is a wildcard.
+func gatewayURL(flagURL string) (string, error) {
+	if u := cmp.Or(flagURL, os.Getenv("MODELGATE_URL")); u != "" {
+		return strings.TrimRight(u, "/"), nil
+	}
+	addr := env("MODELGATE_ADDR", defaultAddr)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("MODELGATE_ADDR %q is not a listen address like 127.0.0.1:8080; pass --url", addr)
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 func (c adminClient) do(method, path string, body any) error {

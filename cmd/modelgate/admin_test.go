@@ -20,6 +20,7 @@ import (
 func adminTestEnv(t *testing.T) *nodetest.Env {
 	t.Helper()
 	t.Setenv("MODELGATE_URL", "")
+	t.Setenv("MODELGATE_ADDR", "")
 	t.Setenv("MODELGATE_ADMIN_TOKEN", "")
 	t.Setenv("MODELGATE_DATA", t.TempDir()) // holds no admin-token
 	return nodetest.Start(t, "", nodetest.Options{})

@@ -24,6 +24,7 @@ type credentials struct {
 	APIKey     string `json:"api_key"`
 	AdminToken string `json:"admin_token"`
 	BaseURL    string `json:"base_url"`
+	AccountID  string `json:"account_id"` // the demo account, which owns the key
 }
 
 const demoEmail = "demo@modelgate.local"
@@ -32,7 +33,7 @@ const demoEmail = "demo@modelgate.local"
 func demo(args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory")
-	addr := fs.String("addr", env("MODELGATE_ADDR", "127.0.0.1:8080"), "listen address")
+	addr := fs.String("addr", env("MODELGATE_ADDR", defaultAddr), "listen address")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,9 +43,9 @@ func demo(args []string) error {
 		return err
 	}
 	defer stopSim()
-	logger.Info("modelgate demo serving", "base_url", creds.BaseURL, "credentials", filepath.Join(*data, "demo-credentials.json"))
-	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  admin token: %s\n  (saved in %s)\n\n",
-		creds.BaseURL, creds.APIKey, creds.AdminToken, filepath.Join(*data, "demo-credentials.json"))
+	logger.Info("modelgate demo serving", "base_url", creds.BaseURL, "metrics", metricsShown(n), "credentials", filepath.Join(*data, "demo-credentials.json"))
+	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  account:     %s\n  admin token: %s\n  metrics:     %s\n  (saved in %s)\n\n",
+		creds.BaseURL, creds.APIKey, creds.AccountID, creds.AdminToken, metricsShown(n), filepath.Join(*data, "demo-credentials.json"))
 	return run(n, logger)
 }
 
@@ -66,7 +67,8 @@ func startDemo(dataDir, addr string) (*node.Node, credentials, func(), error) {
 		stopSim()
 		return nil, credentials{}, nil, err
 	}
-	n, err := node.Start(node.Config{DataDir: dataDir, CatalogPath: catPath, Addr: addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN")})
+	n, err := node.Start(node.Config{DataDir: dataDir, CatalogPath: catPath, Addr: addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
+		MetricsAddr: os.Getenv("MODELGATE_METRICS_ADDR")})
 	if err != nil {
 		stopSim()
 		return nil, credentials{}, nil, err
@@ -86,7 +88,7 @@ func demoAccount(n *node.Node, dataDir string) (credentials, error) {
 	var old credentials
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && old.APIKey != "" {
 		if k, err := n.Store.LookupKey(old.APIKey); err == nil && k.RevokedAt == 0 {
-			creds.APIKey = old.APIKey
+			creds.APIKey, creds.AccountID = old.APIKey, k.AccountID
 		}
 	}
 	if creds.APIKey == "" {
@@ -98,23 +100,18 @@ func demoAccount(n *node.Node, dataDir string) (credentials, error) {
 		if err != nil {
 			return creds, err
 		}
-		creds.APIKey = secret
+		creds.APIKey, creds.AccountID = secret, acct.ID
 	}
 	b, _ := json.MarshalIndent(creds, "", "  ")
 	return creds, os.WriteFile(path, append(b, '\n'), 0o600)
 }
 
 func findOrCreateDemoAccount(s *persistence.Store) (persistence.Account, error) {
-	accts, err := s.ListAccounts()
-	if err != nil {
-		return persistence.Account{}, err
-	}
-	for _, a := range accts {
-		if a.Email == demoEmail {
-			return a, nil
-		}
-	}
 	a, err := s.CreateAccount(demoEmail, "demo")
+	var taken *persistence.EmailTakenError
+	if errors.As(err, &taken) { // made by an earlier start
+		return s.GetAccount(taken.AccountID)
+	}
 	if err != nil {
 		return a, errors.Join(errors.New("demo account"), err)
 	}

@@ -52,6 +52,7 @@ func startDemoT(t *testing.T, dir string) *demoRun {
 func demoEnv(t *testing.T) {
 	t.Setenv("MODELGATE_ADMIN_TOKEN", "")
 	t.Setenv("MODELGATE_SIM_KEY", "")
+	t.Setenv("MODELGATE_METRICS_ADDR", "127.0.0.1:0") // never the host's default metrics port
 }
 
 func demoPost(t *testing.T, url, key, body string) (*http.Response, []byte) {
@@ -176,6 +177,9 @@ func TestDemoStartsReadyAndReusesItsCredentials(t *testing.T) {
 	if len(keys) != 1 || keys[0].Name != "demo" || len(keys[0].Models) != 0 || keys[0].ZDR {
 		t.Fatalf("demo keys = %+v", keys)
 	}
+	if creds.AccountID != acct.ID { // issue #12 item 12: the operator's commands need it
+		t.Fatalf("account_id %q, demo account %s", creds.AccountID, acct.ID)
+	}
 
 	checkDemoChat(t, creds)
 	checkDemoAdmin(t, first, acct.ID)
@@ -237,7 +241,7 @@ func TestDemoStartsReadyAndReusesItsCredentials(t *testing.T) {
 	// Restart on the same directory: the same key and token, still working, one account.
 	first.stop()
 	second := startDemoT(t, dir)
-	if second.creds.APIKey != creds.APIKey || second.creds.AdminToken != creds.AdminToken {
+	if second.creds.APIKey != creds.APIKey || second.creds.AdminToken != creds.AdminToken || second.creds.AccountID != creds.AccountID {
 		t.Fatalf("restart made new credentials: %+v, was %+v", second.creds, creds)
 	}
 	if second.creds.BaseURL != second.n.URL+"/v1" {
@@ -286,7 +290,8 @@ func TestDemoReplacesARevokedKey(t *testing.T) {
 	}
 	// The new key belongs to the same (only) demo account, next to the revoked one.
 	acct, keys := demoAccounts(t, second.n.Store)
-	if len(keys) != 2 || keys[0].ID != k.ID || keys[0].RevokedAt == 0 || keys[1].RevokedAt != 0 || keys[1].AccountID != acct.ID {
+	if len(keys) != 2 || keys[0].ID != k.ID || keys[0].RevokedAt == 0 || keys[1].RevokedAt != 0 || keys[1].AccountID != acct.ID ||
+		creds.AccountID != acct.ID {
 		t.Fatalf("keys = %+v", keys)
 	}
 

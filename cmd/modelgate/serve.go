@@ -18,7 +18,8 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	config := fs.String("config", env("MODELGATE_CONFIG", ""), "catalog YAML file")
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory (Pebble store, admin token)")
-	addr := fs.String("addr", env("MODELGATE_ADDR", "127.0.0.1:8080"), "listen address")
+	addr := fs.String("addr", env("MODELGATE_ADDR", defaultAddr), "listen address")
+	metricsAddr := fs.String("metrics-addr", os.Getenv("MODELGATE_METRICS_ADDR"), "metrics listen address, or off (default: the catalog's server.metrics_addr, else 127.0.0.1:9464)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -26,11 +27,12 @@ func serve(args []string) error {
 		return errors.New("serve needs --config FILE (or MODELGATE_CONFIG)")
 	}
 	logger := newLogger()
-	n, err := node.Start(node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"), Logger: logger})
+	n, err := node.Start(node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr,
+		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"), Logger: logger})
 	if err != nil {
 		return err
 	}
-	logger.Info("modelgate serving", "url", n.URL, "catalog", *config, "data", *data, "models", len(n.Catalog.Load().Models()))
+	logger.Info("modelgate serving", "url", n.URL, "metrics", metricsShown(n), "catalog", *config, "data", *data, "models", len(n.Catalog.Load().Models()))
 	return run(n, logger)
 }
 
@@ -53,6 +55,14 @@ func run(n *node.Node, logger *slog.Logger) error {
 		return n.Close(ctx)
 	}
 	return nil
+}
+
+// metricsShown is where the node serves its metrics, for the start-up line.
+func metricsShown(n *node.Node) string {
+	if n.MetricsURL == "" {
+		return "not served"
+	}
+	return n.MetricsURL
 }
 
 func newLogger() *slog.Logger {

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -19,7 +20,7 @@ func TestParseRequest(t *testing.T) {
 		model        string
 		stream       bool
 		includeUsage bool
-		param        string // expected InvalidError param; "-" = no error
+		param        string // expected error param; "-" = no error
 	}{
 		{"minimal", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, "m", false, false, "-"},
 		{"stream with usage", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`, "m", true, true, "-"},
@@ -42,8 +43,8 @@ func TestParseRequest(t *testing.T) {
 				}
 				return
 			}
-			var inv *InvalidError
-			if !errors.As(err, &inv) || inv.Param != c.param {
+			var inv *ir.Error
+			if !errors.As(err, &inv) || inv.Param != c.param || inv.Status != 400 {
 				t.Fatalf("err = %v, want param %q", err, c.param)
 			}
 		})
@@ -58,25 +59,29 @@ func TestUpstreamBody(t *testing.T) {
 		patch Patch
 		want  string
 	}{
-		{"model swapped, unknown fields kept, <&> as written", `{"model":"alias","messages":[{"role":"user","content":"<a> & b"}],"x_new":{"deep":[1]},"temperature":0.5}`, Patch{},
-			`{"messages":[{"role":"user","content":"<a> & b"}],"model":"up","temperature":0.5,"x_new":{"deep":[1]}}`},
-		{"stream forces include_usage, keeps other options", `{"model":"a","stream":true,"stream_options":{"include_obfuscation":false},"messages":[]}`, Patch{},
-			`{"messages":[],"model":"up","stream":true,"stream_options":{"include_obfuscation":false,"include_usage":true}}`},
-		{"stream without options", `{"model":"a","stream":true,"messages":[]}`, Patch{},
-			`{"messages":[],"model":"up","stream":true,"stream_options":{"include_usage":true}}`},
-		{"effort model: reasoning_effort only", `{"model":"a","messages":[],"reasoning_effort":"medium","enable_thinking":true,"thinking":{"type":"enabled"}}`,
-			Patch{Thinking: ir.Thinking{Effort: "high", Enabled: &on}}, `{"messages":[],"model":"up","reasoning_effort":"high"}`},
-		{"toggle model: enable_thinking only", `{"model":"a","messages":[],"reasoning_effort":"none"}`,
-			Patch{Thinking: ir.Thinking{Enabled: &off}}, `{"enable_thinking":false,"messages":[],"model":"up"}`},
-		{"no reasoning: every control goes; the cap replaces max_completion_tokens", `{"model":"a","messages":[],"reasoning_effort":"low","max_completion_tokens":900}`,
-			Patch{MaxTokens: 100}, `{"max_completion_tokens":100,"messages":[],"model":"up"}`},
+		{"model swapped in place, unknown fields and spacing kept, <&> as written", `{"model":"alias", "messages":[{"role":"user","content":"<a> & b"}],"x_new":{"deep": [1]},"temperature":0.5}`, Patch{},
+			`{"model":"up","messages":[{"role":"user","content":"<a> & b"}],"x_new":{"deep": [1]},"temperature":0.5}`},
+		{"stream forces include_usage, keeps other options", `{"model":"a","stream":true,"stream_options":{"include_obfuscation":false},"messages":[{"role":"user","content":"x"}]}`, Patch{},
+			`{"model":"up","stream":true,"stream_options":{"include_obfuscation":false,"include_usage":true},"messages":[{"role":"user","content":"x"}]}`},
+		{"stream without options", `{"model":"a","stream":true,"messages":[{"role":"user","content":"x"}]}`, Patch{},
+			`{"model":"up","stream":true,"messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":true}}`},
+		{"effort model: reasoning_effort only", `{"model":"a","messages":[{"role":"user","content":"x"}],"reasoning_effort":"medium","enable_thinking":true,"thinking":{"type":"enabled"}}`,
+			Patch{Thinking: ir.Thinking{Effort: "high", Enabled: &on}}, `{"model":"up","messages":[{"role":"user","content":"x"}],"reasoning_effort":"high"}`},
+		{"toggle model: enable_thinking only", `{"model":"a","messages":[{"role":"user","content":"x"}],"reasoning_effort":"none"}`,
+			Patch{Thinking: ir.Thinking{Enabled: &off}}, `{"model":"up","messages":[{"role":"user","content":"x"}],"enable_thinking":false}`},
+		{"no reasoning: every control goes; the cap replaces max_completion_tokens", `{"model":"a","messages":[{"role":"user","content":"x"}],"reasoning_effort":"low","max_completion_tokens":900}`,
+			Patch{MaxTokens: 100}, `{"model":"up","messages":[{"role":"user","content":"x"}],"max_completion_tokens":100}`},
+		{"a duplicated member is written once, where it first stood", `{"model":"a","messages":[{"role":"user","content":"x"}],"model":"b"}`, Patch{},
+			`{"model":"up","messages":[{"role":"user","content":"x"}]}`},
+		{"an escaped key is the member it names", `{"mod\u0065l":"a","messages":[{"role":"user","content":"x"}]}`, Patch{},
+			`{"mod\u0065l":"up","messages":[{"role":"user","content":"x"}]}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var fields map[string]json.RawMessage
-			json.Unmarshal([]byte(c.body), &fields)
-			r := &Request{fields: fields}
-			json.Unmarshal(fields["stream"], &r.Stream)
+			r, err := ParseRequest([]byte(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
 			got, err := r.UpstreamBody("up", c.patch)
 			if err != nil || string(got) != c.want {
 				t.Fatalf("got %s, %v\nwant %s", got, err, c.want)
@@ -183,9 +188,20 @@ func FuzzParseRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var check map[string]json.RawMessage
-		if json.Unmarshal(out, &check) != nil || string(check["model"]) != `"up"` {
+		var in, got map[string]json.RawMessage
+		json.Unmarshal(body, &in)
+		if json.Unmarshal(out, &got) != nil || string(got["model"]) != `"up"` {
 			t.Fatalf("upstream body broken: %s", out)
+		}
+		// Every member the patch does not touch is passed as it was.
+		for k, v := range in {
+			switch k {
+			case "model", "stream_options", "reasoning_effort", "thinking", "enable_thinking":
+				continue
+			}
+			if !bytes.Equal(got[k], v) {
+				t.Fatalf("member %q changed: %s -> %s", k, v, got[k])
+			}
 		}
 	})
 }

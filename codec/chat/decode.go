@@ -3,9 +3,11 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -17,35 +19,28 @@ var mappedFields = map[string]bool{
 	"enable_thinking": true, "response_format": true, "user": true, "functions": true, "function_call": true,
 }
 
-func bad(param, format string, args ...any) *ir.Error {
-	return &ir.Error{Status: 400, Kind: ir.ErrInvalidRequest, Code: "invalid_request", Param: param, Message: fmt.Sprintf(format, args...)}
-}
+func bad(param, format string, args ...any) *ir.Error { return check.Bad(param, format, args...) }
 
-// DecodeIR parses a chat-completions request into IR.
+// DecodeIR parses a chat-completions request into IR, after the light parse's checks.
 func DecodeIR(body []byte) (*ir.Request, error) {
+	light, err := ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, bad("", "the request body must be a JSON object: %s", jsonProblem(err))
 	}
-	r := &ir.Request{}
+	r := &ir.Request{Model: light.Model, Stream: light.Stream, IncludeUsage: light.IncludeUsage, MaxTokens: light.MaxTokens, Choices: light.Choices}
 	get := func(name string, v any) *ir.Error {
 		if err := unmarshalField(fields, name, v); err != nil {
-			return bad(name, "%s has the wrong type: %v", name, err)
+			return bad(name, "%s must be %s", name, jsonKindOf(err))
 		}
 		return nil
 	}
-	if err := get("model", &r.Model); err != nil || r.Model == "" {
-		return nil, bad("model", "model is required and must be a string")
-	}
 	var msgs []wireMessage
-	if _, ok := fields["messages"]; !ok {
-		return nil, bad("messages", "messages is required")
-	}
 	if err := json.Unmarshal(fields["messages"], &msgs); err != nil {
-		return nil, bad("messages", "messages must be an array of message objects: %v", err)
-	}
-	if len(msgs) == 0 {
-		return nil, bad("messages", "messages must contain at least one message")
+		return nil, bad("messages", "messages must be an array of message objects: %s", jsonProblem(err))
 	}
 	for i, m := range msgs {
 		msg, err := decodeMessage(i, m)
@@ -57,39 +52,19 @@ func DecodeIR(body []byte) (*ir.Request, error) {
 	if err := decodeTools(fields, r); err != nil {
 		return nil, err
 	}
-	var maxTokens, maxCompletion int
-	var streamOpts struct {
-		IncludeUsage bool `json:"include_usage"`
-	}
 	for _, e := range []*ir.Error{
-		get("parallel_tool_calls", &r.Parallel), get("max_tokens", &maxTokens), get("max_completion_tokens", &maxCompletion),
-		get("temperature", &r.Temperature), get("top_p", &r.TopP), get("top_k", &r.TopK), get("stream", &r.Stream),
-		get("stream_options", &streamOpts), get("user", &r.User),
+		get("parallel_tool_calls", &r.Parallel), get("temperature", &r.Temperature), get("top_p", &r.TopP),
+		get("top_k", &r.TopK), get("user", &r.User),
 	} {
 		if e != nil {
 			return nil, e
 		}
 	}
-	r.MaxTokens = maxTokens
-	if maxCompletion > 0 {
-		r.MaxTokens = maxCompletion
-	}
-	if r.MaxTokens < 0 {
-		return nil, bad("max_tokens", "max_tokens must be positive")
-	}
-	r.IncludeUsage = streamOpts.IncludeUsage
-	if raw, ok := fields["stop"]; ok && !isNull(raw) {
-		var one string
-		if json.Unmarshal(raw, &one) == nil {
-			r.Stop = []string{one}
-		} else if err := json.Unmarshal(raw, &r.Stop); err != nil {
-			return nil, bad("stop", "stop must be a string or an array of strings")
-		}
-	}
+	r.Stop, _ = decodeStop(fields["stop"]) // checked by the light parse
 	if raw, ok := fields["response_format"]; ok && !isNull(raw) {
 		r.ResponseFormat = raw
 	}
-	if err := decodeThinking(fields, &r.Thinking); err != nil {
+	if err := decodeThinking(func(name string) json.RawMessage { return fields[name] }, &r.Thinking); err != nil {
 		return nil, err
 	}
 	for k, v := range fields {
@@ -101,6 +76,15 @@ func DecodeIR(body []byte) (*ir.Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// jsonKindOf names the JSON type a member failed to decode as.
+func jsonKindOf(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return check.Kind(te.Type.Kind().String())
+	}
+	return "valid JSON"
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
@@ -337,15 +321,16 @@ func decodeTools(fields map[string]json.RawMessage, r *ir.Request) *ir.Error {
 	return nil
 }
 
-func decodeThinking(fields map[string]json.RawMessage, t *ir.Thinking) *ir.Error {
-	if err := unmarshalField(fields, "reasoning_effort", &t.Effort); err != nil {
+// decodeThinking reads the reasoning controls of every chat dialect; value gives a member.
+func decodeThinking(value func(string) json.RawMessage, t *ir.Thinking) *ir.Error {
+	if err := unmarshalRaw(value("reasoning_effort"), &t.Effort); err != nil {
 		return bad("reasoning_effort", "reasoning_effort must be a string")
 	}
 	if t.Effort != "" && !ir.ValidEffort(t.Effort) {
 		return bad("reasoning_effort", "reasoning_effort %q is not one of %s", t.Effort, ir.EffortList)
 	}
 	var enable *bool
-	if err := unmarshalField(fields, "enable_thinking", &enable); err != nil {
+	if err := unmarshalRaw(value("enable_thinking"), &enable); err != nil {
 		return bad("enable_thinking", "enable_thinking must be a boolean")
 	}
 	t.Enabled = enable
@@ -353,7 +338,7 @@ func decodeThinking(fields map[string]json.RawMessage, t *ir.Thinking) *ir.Error
 		Type         string `json:"type"`
 		BudgetTokens int    `json:"budget_tokens"`
 	}
-	if err := unmarshalField(fields, "thinking", &th); err != nil {
+	if err := unmarshalRaw(value("thinking"), &th); err != nil {
 		return bad("thinking", "thinking must be an object {\"type\", \"budget_tokens\"}")
 	}
 	switch th.Type {

@@ -5,93 +5,75 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
-	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
-// InvalidError is a request the client must fix; Param names the field.
-type InvalidError struct {
-	Param   string
-	Message string
-}
+func invalid(param, format string, args ...any) error { return bad(param, format, args...) }
 
-func (e *InvalidError) Error() string { return e.Message }
-
-func invalid(param, format string, args ...any) error {
-	return &InvalidError{Param: param, Message: fmt.Sprintf(format, args...)}
-}
-
-// Request is a chat-completions request, kept as its raw fields so unknown ones survive.
+// Request is a chat-completions request kept as the client wrote it, so unknown fields and
+// their order survive: the light parse reads the members it checks in place (codec/jsonscan),
+// decoding none of the rest.
 type Request struct {
 	Model        string
 	Stream       bool
 	IncludeUsage bool // the client asked for the usage chunk itself
 	MaxTokens    int  // max_completion_tokens, else max_tokens; 0 = not given
-	fields       map[string]json.RawMessage
+	Choices      int  // n; 0 = not given
+	body         []byte
+	members      []member
 }
 
-// ParseRequest checks the fields the gateway depends on and keeps the rest opaque.
+// member is one top-level member of the body: its resolved name and where key and value are.
+type member struct {
+	name     string
+	key, val jsonscan.Span
+}
+
+// ParseRequest checks the request (issue #12 item 9: roles, ranges, enums, tool names; see
+// check.go) and keeps the body opaque otherwise.
 func ParseRequest(body []byte) (*Request, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return nil, invalid("", "the request body must be a JSON object: %s", jsonProblem(err))
+	r := &Request{body: body}
+	err := jsonscan.MemberSpans(body, func(k []byte, ks, v jsonscan.Span) bool {
+		r.members = append(r.members, member{name: jsonscan.Key(k), key: ks, val: v})
+		return true
+	})
+	if err != nil {
+		return nil, notAnObject(body)
 	}
-	r := &Request{fields: fields}
-	if err := unmarshalField(fields, "model", &r.Model); err != nil || r.Model == "" {
-		return nil, invalid("model", "model is required and must be a string")
-	}
-	var msgs []struct {
-		Role *string `json:"role"`
-	}
-	raw, ok := fields["messages"]
-	if !ok {
-		return nil, invalid("messages", "messages is required")
-	}
-	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return nil, invalid("messages", "messages must be an array of message objects")
-	}
-	if len(msgs) == 0 {
-		return nil, invalid("messages", "messages must contain at least one message")
-	}
-	for i, m := range msgs {
-		if m.Role == nil || *m.Role == "" {
-			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is required", i)
-		}
-	}
-	if err := unmarshalField(fields, "stream", &r.Stream); err != nil {
-		return nil, invalid("stream", "stream must be a boolean")
-	}
-	var so struct {
-		IncludeUsage bool `json:"include_usage"`
-	}
-	if err := unmarshalField(fields, "stream_options", &so); err != nil {
-		return nil, invalid("stream_options", "stream_options must be an object")
-	}
-	r.IncludeUsage = so.IncludeUsage
-	var maxTokens, maxCompletion int
-	if err := unmarshalField(fields, "max_tokens", &maxTokens); err != nil || maxTokens < 0 {
-		return nil, invalid("max_tokens", "max_tokens must be a positive integer")
-	}
-	if err := unmarshalField(fields, "max_completion_tokens", &maxCompletion); err != nil || maxCompletion < 0 {
-		return nil, invalid("max_completion_tokens", "max_completion_tokens must be a positive integer")
-	}
-	r.MaxTokens = maxTokens
-	if maxCompletion > 0 {
-		r.MaxTokens = maxCompletion
-	}
-	var t ir.Thinking
-	if e := decodeThinking(fields, &t); e != nil {
-		return nil, invalid(e.Param, "%s", e.Message)
+	if e := r.check(); e != nil {
+		return nil, e
 	}
 	return r, nil
+}
+
+// notAnObject says why a body is not a JSON object (only on this error path is it decoded).
+func notAnObject(body []byte) *ir.Error {
+	var v any
+	err := json.Unmarshal(body, &v)
+	if err == nil {
+		return bad("", "the request body must be a JSON object; got %s", check.Quote(body))
+	}
+	return bad("", "the request body must be a JSON object: %s", check.JSONProblem(err))
+}
+
+// value is the raw value of the member named name (the last one, as decoders take it), nil
+// when absent.
+func (r *Request) value(name string) json.RawMessage {
+	for i := len(r.members) - 1; i >= 0; i-- {
+		if m := r.members[i]; m.name == name {
+			return r.body[m.val.Start:m.val.End]
+		}
+	}
+	return nil
 }
 
 // Thinking reads the request's reasoning controls.
 func (r *Request) Thinking() ir.Thinking {
 	var t ir.Thinking
-	decodeThinking(r.fields, &t) // already validated by ParseRequest
+	decodeThinking(r.value, &t) // already validated by ParseRequest
 	return t
 }
 
@@ -119,52 +101,107 @@ func nativeThinking(t ir.Thinking) (field string, value any) {
 	return "", nil
 }
 
+// edit sets (or, with a nil value, removes) one top-level member.
+type edit struct {
+	name  string
+	value []byte
+}
+
 // UpstreamBody is the body for a chat-format route: the route's model id, the patch, and for
-// streams include_usage forced on so the gateway can bill what it streamed.
+// streams include_usage forced on so the gateway can bill what it streamed. Every other member
+// keeps its place and bytes.
 func (r *Request) UpstreamBody(upstreamModel string, p Patch) ([]byte, error) {
-	out := make(map[string]json.RawMessage, len(r.fields))
-	for k, v := range r.fields {
-		out[k] = v
-	}
 	m, _ := json.Marshal(upstreamModel)
-	out["model"] = m
+	edits := []edit{{"model", m}}
 	for _, f := range thinkingFields {
-		delete(out, f)
+		edits = append(edits, edit{f, nil})
 	}
 	if field, v := nativeThinking(p.Thinking); field != "" {
-		out[field], _ = json.Marshal(v)
+		b, _ := json.Marshal(v)
+		edits = setEdit(edits, field, b)
 	}
 	if p.MaxTokens > 0 {
 		field := "max_tokens" // the field the client used, so reasoning models keep theirs
-		if _, ok := r.fields["max_completion_tokens"]; ok {
+		if r.value("max_completion_tokens") != nil {
 			field = "max_completion_tokens"
 		}
-		out[field], _ = json.Marshal(p.MaxTokens)
+		b, _ := json.Marshal(p.MaxTokens)
+		edits = setEdit(edits, field, b)
 	}
 	if r.Stream {
 		opts := map[string]json.RawMessage{}
-		if raw, ok := r.fields["stream_options"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if raw := r.value("stream_options"); raw != nil && !isNull(raw) {
 			if err := json.Unmarshal(raw, &opts); err != nil {
 				return nil, invalid("stream_options", "stream_options must be an object")
 			}
 		}
 		opts["include_usage"] = json.RawMessage("true")
-		out["stream_options"], _ = json.Marshal(opts)
+		b, _ := json.Marshal(opts)
+		edits = setEdit(edits, "stream_options", b)
 	}
-	return codec.Marshal(out)
+	return r.rewrite(edits), nil
 }
 
+func setEdit(edits []edit, name string, value []byte) []edit {
+	for i := range edits {
+		if edits[i].name == name {
+			edits[i].value = value
+			return edits
+		}
+	}
+	return append(edits, edit{name, value})
+}
+
+// rewrite is the body with the edits made: an edited member keeps the place of its first
+// occurrence (later duplicates go), a removed one goes, a new one comes last.
+func (r *Request) rewrite(edits []edit) []byte {
+	out := make([]byte, 0, len(r.body)+64)
+	out = append(out, '{')
+	done := make([]bool, len(edits))
+	put := func(member []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, member...)
+	}
+	for _, m := range r.members {
+		i := editOf(edits, m.name)
+		switch {
+		case i < 0:
+			put(r.body[m.key.Start-1 : m.val.End])
+		case !done[i] && edits[i].value != nil:
+			put(append(append(append([]byte{}, r.body[m.key.Start-1:m.key.End+1]...), ':'), edits[i].value...))
+			done[i] = true
+		}
+	}
+	for i, e := range edits {
+		if !done[i] && e.value != nil {
+			k, _ := json.Marshal(e.name)
+			put(append(append(k, ':'), e.value...))
+		}
+	}
+	return append(out, '}')
+}
+
+func editOf(edits []edit, name string) int {
+	for i, e := range edits {
+		if e.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// unmarshalField decodes a member of a decoded object; absent and null leave v untouched.
 func unmarshalField(fields map[string]json.RawMessage, name string, v any) error {
-	raw, ok := fields[name]
-	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	return unmarshalRaw(fields[name], v)
+}
+
+func unmarshalRaw(raw json.RawMessage, v any) error {
+	if raw == nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil
 	}
 	return json.Unmarshal(raw, v)
 }
 
-func jsonProblem(err error) string {
-	if err == nil {
-		return "got null"
-	}
-	return err.Error()
-}
+func jsonProblem(err error) string { return check.JSONProblem(err) }

@@ -1,13 +1,12 @@
 package conversion
 
-import "github.com/modelgate/modelgate/persistence/catalog"
+import "github.com/modelgate/modelgate/codec/reasoning"
 
 // testCase is one directory of testdata/conversion and the catalog model it is sent to.
 type testCase struct {
 	name string
-	// model is what the client's model resolves to: its reasoning class decides what thinking
-	// the upstream request carries, its max_output_tokens the messages default.
-	model catalog.Model
+	// model is what the client's model resolves to.
+	model model
 	// noUsageChunk leaves stream_options.include_usage off in the streamed chat request, so the
 	// chat client must get no usage chunk.
 	noUsageChunk bool
@@ -16,16 +15,23 @@ type testCase struct {
 	streamOnly bool
 }
 
+// model is what the gateway reads of a catalog model here: its reasoning decides what
+// thinking the upstream request carries, its max_output_tokens the messages default.
+type model struct {
+	reasoning       reasoning.Model
+	maxOutputTokens int
+}
+
 var (
-	plainModel  = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningNone}}
-	effortModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort, Efforts: []string{"low", "high"}}}
-	toggleModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningToggle}}
+	plainModel  = model{reasoning: reasoning.Model{Class: reasoning.ClassNone}}
+	effortModel = model{reasoning: reasoning.Model{Class: reasoning.ClassEffort, Efforts: []string{"low", "high"}}}
+	toggleModel = model{reasoning: reasoning.Model{Class: reasoning.ClassToggle}}
 	// adaptiveModel takes only adaptive thinking sized by an effort (Claude 4.7 and later).
-	adaptiveModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort,
+	adaptiveModel = model{reasoning: reasoning.Model{Class: reasoning.ClassEffort,
 		Efforts: []string{"low", "medium", "high", "max"}, Adaptive: true}}
 	// inlineModel always thinks and writes its reasoning as <think>…</think> at the start of the
 	// text, which the gateway moves out of the content.
-	inlineModel = catalog.Model{ID: "house-model", Reasoning: catalog.Reasoning{Class: catalog.ReasoningAlwaysOn, Inline: true}}
+	inlineModel = model{reasoning: reasoning.Model{Class: reasoning.ClassAlwaysOn, Inline: true}}
 )
 
 var cases = []testCase{

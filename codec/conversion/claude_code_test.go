@@ -10,7 +10,6 @@ import (
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/messages"
 	"github.com/modelgate/modelgate/codec/reasoning"
-	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 // claudeCodeDir holds requests Claude Code 2.1.328 sent (see its README).
@@ -18,8 +17,8 @@ const claudeCodeDir = "../../testdata/messages/claude_code"
 
 // claudeModel is a Claude model as the catalog would describe one that takes only adaptive
 // thinking; the captured requests ask for effort high.
-var claudeModel = catalog.Model{ID: "sim-messages", MaxOutputTokens: 32000, Reasoning: catalog.Reasoning{
-	Class: catalog.ReasoningEffort, Efforts: []string{"low", "medium", "high", "max"}, Adaptive: true}}
+var claudeModel = model{maxOutputTokens: 32000, reasoning: reasoning.Model{
+	Class: reasoning.ClassEffort, Efforts: []string{"low", "medium", "high", "max"}, Adaptive: true}}
 
 // TestClaudeCodeRequests: the captured requests decode, with the environment block as a system
 // message in its place; every other upstream format gets the expected body and reports what it
@@ -36,7 +35,7 @@ func TestClaudeCodeRequests(t *testing.T) {
 			if roles := roleList(req.Messages); !strings.HasPrefix(roles, "system system system user system ") {
 				t.Errorf("roles %s, want the environment block in place after the first user turn", roles)
 			}
-			d := reasoning.Resolve(&claudeModel, req.Thinking)
+			d := reasoning.Resolve(claudeModel.reasoning, req.Thinking)
 			if d.EffortUsed != "high" || !d.Thinking.Adaptive {
 				t.Errorf("decision %+v, want effort high, adaptive", d)
 			}
@@ -49,7 +48,7 @@ func TestClaudeCodeRequests(t *testing.T) {
 				t.Errorf("the messages route body is not the client's with the route's model id:\n got: %.300s\nwant: %.300s", g, w)
 			}
 			for _, u := range upstreams {
-				if u.name == catalog.FormatMessages {
+				if u.name == formatMessages {
 					continue
 				}
 				t.Run(u.name, func(t *testing.T) { checkClaudeCode(t, turn, req, d, u) })
@@ -60,7 +59,7 @@ func TestClaudeCodeRequests(t *testing.T) {
 
 func checkClaudeCode(t *testing.T, turn string, req *ir.Request, d reasoning.Decision, u upstreamSpec) {
 	var loss ir.Loss
-	got, err := convertBody(req, d, catalog.FormatMessages, u, &claudeModel, &loss)
+	got, err := convertBody(req, d, formatMessages, u, claudeModel, &loss)
 	if err != nil {
 		t.Fatalf("EncodeRequest: %v", err)
 	}

@@ -19,12 +19,19 @@ import (
 	"github.com/modelgate/modelgate/codec/reasoning"
 	"github.com/modelgate/modelgate/codec/responses"
 	"github.com/modelgate/modelgate/codec/sse"
-	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 var update = flag.Bool("update", false, "rewrite upstream.*, expect.* and loss.* in testdata/conversion from current behaviour (review every file before keeping it)")
 
 const root = "../../testdata/conversion"
+
+// Format names, as a catalog route's format spells them.
+const (
+	formatChat      = "chat"
+	formatMessages  = "messages"
+	formatGemini    = "gemini"
+	formatResponses = "responses"
+)
 
 type clientSpec struct {
 	name   string
@@ -38,17 +45,17 @@ type upstreamSpec struct {
 }
 
 var clients = []clientSpec{
-	{"chat", chat.Format},
-	{"messages", messages.Format},
-	{"responses", responses.Format},
-	{"gemini", gemini.Format},
+	{formatChat, chat.Format},
+	{formatMessages, messages.Format},
+	{formatResponses, responses.Format},
+	{formatGemini, gemini.Format},
 }
 
 var upstreams = []upstreamSpec{
-	{"chat", chat.Format, "gpt-4.1"},
-	{"messages", messages.Format, "claude-sonnet-4-5"},
-	{"gemini", gemini.Format, "gemini-2.5-flash"},
-	{"responses", responses.Format, "gpt-5"},
+	{formatChat, chat.Format, "gpt-4.1"},
+	{formatMessages, messages.Format, "claude-sonnet-4-5"},
+	{formatGemini, gemini.Format, "gemini-2.5-flash"},
+	{formatResponses, responses.Format, "gpt-5"},
 }
 
 // TestConversion runs every case through every client → upstream pair, plain and streamed:
@@ -91,18 +98,18 @@ func (p *pair) run(t *testing.T, stream bool) {
 	if err != nil {
 		t.Fatalf("the %s client request does not decode: %v", p.c.name, err)
 	}
-	if p.c.name == catalog.FormatGemini { // the model and the stream mode are in the URL path
+	if p.c.name == formatGemini { // the model and the stream mode are in the URL path
 		req.Model, req.Stream = "house-model", stream
 	}
-	if p.c.name == catalog.FormatChat { // chat clients are also read by the light parse
+	if p.c.name == formatChat { // chat clients are also read by the light parse
 		if _, err := chat.ParseRequest(body); err != nil {
 			t.Fatalf("chat.ParseRequest: %v", err)
 		}
 	}
-	decision := reasoning.Resolve(&p.tc.model, req.Thinking)
+	decision := reasoning.Resolve(p.tc.model.reasoning, req.Thinking)
 
 	var loss ir.Loss
-	upBody, err := convertBody(req, decision, p.c.name, p.u, &p.tc.model, &loss)
+	upBody, err := convertBody(req, decision, p.c.name, p.u, p.tc.model, &loss)
 	if err != nil {
 		t.Fatalf("EncodeRequest: %v", err)
 	}
@@ -154,7 +161,7 @@ func (p *pair) answerStream(t *testing.T, req *ir.Request, d reasoning.Decision)
 // convertBody is transport/api's generation.convertBody: a copy of the client's request with
 // the resolved thinking, without the client format's unknown fields when the formats differ,
 // and with max_tokens filled for messages routes.
-func convertBody(src *ir.Request, d reasoning.Decision, client string, u upstreamSpec, m *catalog.Model, loss *ir.Loss) ([]byte, error) {
+func convertBody(src *ir.Request, d reasoning.Decision, client string, u upstreamSpec, m model, loss *ir.Loss) ([]byte, error) {
 	req := *src
 	req.Thinking = d.Thinking
 	if u.name != client {
@@ -163,8 +170,8 @@ func convertBody(src *ir.Request, d reasoning.Decision, client string, u upstrea
 		}
 		req.Extra = nil
 	}
-	if req.MaxTokens == 0 && u.name == catalog.FormatMessages {
-		req.MaxTokens = int(m.MaxOutputTokens)
+	if req.MaxTokens == 0 && u.name == formatMessages {
+		req.MaxTokens = m.maxOutputTokens
 		if req.MaxTokens == 0 {
 			req.MaxTokens = 4096
 		}
@@ -266,11 +273,11 @@ func streamChain(cf ir.ClientFormat, uf ir.UpstreamFormat, req *ir.Request, mode
 
 // streamClientBody is the streamed variant of a client request.
 func streamClientBody(t *testing.T, client string, body []byte, includeUsage bool) []byte {
-	if client == catalog.FormatGemini {
+	if client == formatGemini {
 		return body // streamGenerateContent is a path of its own
 	}
 	set := map[string]any{"stream": true}
-	if client == catalog.FormatChat && includeUsage {
+	if client == formatChat && includeUsage {
 		set["stream_options"] = map[string]bool{"include_usage": true}
 	}
 	return patchJSON(t, body, set)
@@ -280,9 +287,9 @@ func streamClientBody(t *testing.T, client string, body []byte, includeUsage boo
 // format's stream fields (gemini says it in the path only).
 func streamUpstreamBody(t *testing.T, upstream string, body []byte) []byte {
 	switch upstream {
-	case catalog.FormatChat:
+	case formatChat:
 		return patchJSON(t, body, map[string]any{"stream": true, "stream_options": map[string]bool{"include_usage": true}})
-	case catalog.FormatGemini:
+	case formatGemini:
 		return body
 	}
 	return patchJSON(t, body, map[string]any{"stream": true})
@@ -433,7 +440,7 @@ func (p *pair) checkCallIDs(t *testing.T, client *normalizer, answer []byte, str
 	} else {
 		up.normalizeJSON(answer)
 	}
-	if p.u.name == catalog.FormatGemini {
+	if p.u.name == formatGemini {
 		for _, id := range client.callIDs {
 			if !mintedCallID.MatchString(id) {
 				t.Errorf("tool-call id %q for a gemini call without id is not call_<24 base62>", id)

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -112,6 +112,7 @@ func isNull(raw json.RawMessage) bool {
 // model turn, which a functionResponse without id answers by name, in order.
 type decoder struct {
 	r      *ir.Request
+	names  *check.Tools // the function declarations' names, for allowedFunctionNames
 	calls  []pendingCall
 	minted int
 	joiner callJoiner // a model turn sent back as streamed: a call in pieces (streamed_call.go)
@@ -169,7 +170,7 @@ var partFields = map[string]bool{
 func (d *decoder) system(raw json.RawMessage) *ir.Error {
 	var c wireContent
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return bad("systemInstruction", "systemInstruction must be a Content object: %v", err)
+		return bad("systemInstruction", "systemInstruction must be a Content object: %s", check.JSONProblem(err))
 	}
 	for j, rp := range c.Parts {
 		at := fmt.Sprintf("systemInstruction.parts[%d]", j)
@@ -190,7 +191,7 @@ func (d *decoder) system(raw json.RawMessage) *ir.Error {
 func decodePart(at string, raw json.RawMessage) (wirePart, []string, *ir.Error) {
 	var p wirePart
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return p, nil, bad(at, "%s is not a valid Part: %v", at, err)
+		return p, nil, bad(at, "%s is not a valid Part: %s", at, check.JSONProblem(err))
 	}
 	var keys map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &keys)
@@ -209,7 +210,7 @@ func (d *decoder) content(i int, raw json.RawMessage) *ir.Error {
 	at := fmt.Sprintf("contents[%d]", i)
 	var c wireContent
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return bad(at, "%s must be a Content object: %v", at, err)
+		return bad(at, "%s must be a Content object: %s", at, check.JSONProblem(err))
 	}
 	var role ir.Role
 	switch c.Role {
@@ -432,150 +433,4 @@ func resultText(raw json.RawMessage) (text string, isErr, ok bool) {
 		}
 	}
 	return obj, false, true
-}
-
-// tools reads functionDeclarations into IR tools; other tool kinds travel in Extra.
-func (d *decoder) tools(raw json.RawMessage) *ir.Error {
-	if isNull(raw) {
-		return nil
-	}
-	var tools []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &tools); err != nil {
-		return bad("tools", "tools must be an array of Tool objects")
-	}
-	perField := map[string]map[string]json.RawMessage{}
-	kinds := map[string][]json.RawMessage{}
-	for i, t := range tools {
-		for kind, v := range t {
-			if kind != "functionDeclarations" {
-				kinds[kind] = append(kinds[kind], mustMarshal(map[string]json.RawMessage{kind: v}))
-				continue
-			}
-			var decls []map[string]json.RawMessage
-			if err := json.Unmarshal(v, &decls); err != nil {
-				return bad(fmt.Sprintf("tools[%d].functionDeclarations", i), "functionDeclarations must be an array")
-			}
-			for j, fd := range decls {
-				tool, err := declaration(fmt.Sprintf("tools[%d].functionDeclarations[%d]", i, j), fd, perField)
-				if err != nil {
-					return err
-				}
-				d.r.Tools = append(d.r.Tools, tool)
-			}
-		}
-	}
-	for kind, list := range kinds {
-		d.extra(extraTools+kind, mustMarshal(list))
-	}
-	for field, byTool := range perField {
-		d.extra(extraTools+field, mustMarshal(byTool))
-	}
-	return nil
-}
-
-func declaration(at string, fd map[string]json.RawMessage, perField map[string]map[string]json.RawMessage) (ir.Tool, *ir.Error) {
-	var t ir.Tool
-	if json.Unmarshal(fd["name"], &t.Name) != nil || t.Name == "" {
-		return t, bad(at+".name", "%s.name is required", at)
-	}
-	if raw, ok := fd["description"]; ok && json.Unmarshal(raw, &t.Description) != nil {
-		return t, bad(at+".description", "%s.description must be a string", at)
-	}
-	params, jsonSchema := fd["parameters"], fd["parametersJsonSchema"]
-	switch {
-	case !isNull(params) && !isNull(jsonSchema):
-		return t, bad(at, "%s: parameters and parametersJsonSchema must not both be set", at)
-	case !isNull(jsonSchema):
-		t.Parameters = compactRaw(jsonSchema)
-	case !isNull(params):
-		s, err := jsonSchemaOf(params)
-		if err != nil {
-			return t, bad(at+".parameters", "%s.parameters is not a valid Schema: %v", at, err)
-		}
-		t.Parameters = s
-	}
-	for k, v := range fd {
-		switch k {
-		case "name", "description", "parameters", "parametersJsonSchema":
-		default:
-			if perField[k] == nil {
-				perField[k] = map[string]json.RawMessage{}
-			}
-			perField[k][t.Name] = v
-		}
-	}
-	return t, nil
-}
-
-func mustMarshal(v any) json.RawMessage {
-	b, _ := json.Marshal(v)
-	return b
-}
-
-func compactRaw(raw json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
-}
-
-// toolConfig reads functionCallingConfig into the tool choice (§7.4): ANY with one allowed
-// name forces that tool, with several restricts to them; VALIDATED reads as AUTO.
-func (d *decoder) toolConfig(raw json.RawMessage) *ir.Error {
-	if isNull(raw) {
-		return nil
-	}
-	var tc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &tc); err != nil {
-		return bad("toolConfig", "toolConfig must be an object")
-	}
-	for k, v := range tc {
-		if k != "functionCallingConfig" {
-			d.extra("toolConfig."+k, v)
-		}
-	}
-	if isNull(tc["functionCallingConfig"]) {
-		return nil
-	}
-	var fc map[string]json.RawMessage
-	if err := json.Unmarshal(tc["functionCallingConfig"], &fc); err != nil {
-		return bad("toolConfig.functionCallingConfig", "functionCallingConfig must be an object")
-	}
-	var mode string
-	var names []string
-	for k, v := range fc {
-		var err error
-		switch k {
-		case "mode":
-			err = json.Unmarshal(v, &mode)
-		case "allowedFunctionNames":
-			err = json.Unmarshal(v, &names)
-		default:
-			d.extra("toolConfig.functionCallingConfig."+k, v)
-		}
-		if err != nil {
-			return bad("toolConfig.functionCallingConfig."+k, "functionCallingConfig.%s has the wrong type", k)
-		}
-	}
-	choice := ir.ToolChoice{Allowed: names}
-	switch strings.ToUpper(mode) {
-	case "", "MODE_UNSPECIFIED":
-		if len(names) > 0 {
-			choice.Mode = ir.ToolAuto
-		}
-	case "AUTO", "VALIDATED":
-		choice.Mode = ir.ToolAuto
-	case "NONE":
-		choice = ir.ToolChoice{Mode: ir.ToolNone}
-	case "ANY":
-		choice.Mode = ir.ToolRequired
-		if len(names) == 1 {
-			choice = ir.ToolChoice{Mode: ir.ToolNamed, Name: names[0]}
-		}
-	default:
-		return bad("toolConfig.functionCallingConfig.mode", "functionCallingConfig.mode %q is not one of AUTO, ANY, NONE, VALIDATED", mode)
-	}
-	d.r.ToolChoice = choice
-	return nil
 }

@@ -3,11 +3,26 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
+
+// ranges are the generationConfig members the Gemini API bounds (issue #12 item 9). topK is
+// an integer in the API and a float in some SDKs, so any number of at least 1 passes.
+var ranges = []check.Range{
+	{Param: "generationConfig.temperature", Min: 0, Max: 2},
+	{Param: "generationConfig.topP", Min: 0, Max: 1},
+	{Param: "generationConfig.topK", Min: 1, Max: check.Unbounded},
+	{Param: "generationConfig.candidateCount", Min: 1, Max: 8, Integer: true},
+	{Param: "generationConfig.maxOutputTokens", Min: 1, Max: check.Unbounded, Integer: true},
+	{Param: "generationConfig.presencePenalty", Min: -2, Max: 2},
+	{Param: "generationConfig.frequencyPenalty", Min: -2, Max: 2},
+	{Param: "generationConfig.logprobs", Min: 0, Max: 20, Integer: true},
+}
 
 // generation reads generationConfig: sampling, the output cap, stop sequences, structured
 // output and thinkingConfig. Members IR has no place for (seed, penalties, modalities, …)
@@ -19,6 +34,9 @@ func (d *decoder) generation(raw json.RawMessage) *ir.Error {
 	var gc map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &gc); err != nil {
 		return bad("generationConfig", "generationConfig must be an object")
+	}
+	if e := check.Ranges(gc, ranges); e != nil {
+		return gemErr(e)
 	}
 	r := d.r
 	var topK *float64
@@ -34,15 +52,13 @@ func (d *decoder) generation(raw json.RawMessage) *ir.Error {
 			err = json.Unmarshal(v, &topK)
 		case "maxOutputTokens":
 			err = json.Unmarshal(v, &r.MaxTokens)
-			if err == nil && r.MaxTokens < 0 {
-				return bad("generationConfig.maxOutputTokens", "generationConfig.maxOutputTokens must be positive")
-			}
 		case "stopSequences":
-			err = json.Unmarshal(v, &r.Stop)
+			if err = json.Unmarshal(v, &r.Stop); err == nil && len(r.Stop) > maxStopSequences {
+				return bad("generationConfig.stopSequences", "generationConfig.stopSequences takes at most %d sequences; got %d", maxStopSequences, len(r.Stop))
+			}
 		case "candidateCount":
-			var n int
-			if err = json.Unmarshal(v, &n); err == nil && n > 1 {
-				d.extra("generationConfig."+k, v) // only the first candidate converts
+			if err = json.Unmarshal(v, &r.Choices); err == nil && r.Choices > 1 {
+				d.extra("generationConfig."+k, v) // a gemini route gives them all
 			}
 		case "responseMimeType", "responseJsonSchema", "_responseJsonSchema", "responseSchema":
 			structured[k] = v
@@ -54,7 +70,7 @@ func (d *decoder) generation(raw json.RawMessage) *ir.Error {
 			d.extra("generationConfig."+k, v)
 		}
 		if err != nil {
-			return bad("generationConfig."+k, "generationConfig.%s has the wrong type: %v", k, err)
+			return bad("generationConfig."+k, "generationConfig.%s must be %s", k, kindOf(err))
 		}
 	}
 	if topK != nil {
@@ -81,7 +97,7 @@ func (d *decoder) structuredOutput(f map[string]json.RawMessage) *ir.Error {
 	if isNull(schema) && !isNull(f["responseSchema"]) {
 		s, err := jsonSchemaOf(f["responseSchema"])
 		if err != nil {
-			return bad("generationConfig.responseSchema", "generationConfig.responseSchema is not a valid Schema: %v", err)
+			return bad("generationConfig.responseSchema", "generationConfig.responseSchema is not a valid Schema: %s", check.JSONProblem(err))
 		}
 		schema = s
 	}
@@ -228,4 +244,21 @@ func openAPIToJSONSchema(v any) any {
 		}
 	}
 	return out
+}
+
+// gemErr is a shared check's error with Google's status code.
+func gemErr(e *ir.Error) *ir.Error {
+	if e != nil {
+		e.Code = "INVALID_ARGUMENT"
+	}
+	return e
+}
+
+// kindOf names the JSON type a member failed to decode as (no Go words).
+func kindOf(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return check.Kind(te.Type.Kind().String())
+	}
+	return "valid JSON"
 }

@@ -74,6 +74,7 @@ func TestDecodeRequestConversation(t *testing.T) {
 		},
 		ToolChoice:  ir.ToolChoice{Mode: ir.ToolNamed, Name: "read_file"},
 		MaxTokens:   2048,
+		Choices:     1,
 		Temperature: &temp, TopP: &topP, TopK: &topK,
 		Stop:           []string{"END"},
 		Thinking:       ir.Thinking{Enabled: &on, BudgetTokens: 1024, IncludeText: true},
@@ -137,7 +138,7 @@ func TestDecodeRequestToolConfig(t *testing.T) {
 		{`{}`, ir.ToolChoice{}},
 	}
 	for _, c := range cases {
-		r := decodeOne(t, `,"toolConfig":{"functionCallingConfig":`+c.config+`}`)
+		r := decodeOne(t, `,"tools":[{"functionDeclarations":[{"name":"a"},{"name":"b"}]}],"toolConfig":{"functionCallingConfig":`+c.config+`}`)
 		if !reflect.DeepEqual(r.ToolChoice, c.want) {
 			t.Errorf("%s: got %+v, want %+v", c.config, r.ToolChoice, c.want)
 		}

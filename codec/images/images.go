@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -30,9 +31,7 @@ type Request struct {
 	User           string
 }
 
-func bad(param, format string, args ...any) *ir.Error {
-	return &ir.Error{Status: 400, Kind: ir.ErrInvalidRequest, Code: "invalid_request", Param: param, Message: fmt.Sprintf(format, args...)}
-}
+func bad(param, format string, args ...any) *ir.Error { return check.Bad(param, format, args...) }
 
 // DecodeRequest checks a client's image request.
 func DecodeRequest(body []byte) (*Request, error) {
@@ -46,7 +45,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 		Stream         json.RawMessage `json:"stream"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, bad("", "the request body must be a JSON object of the images format: %v", err)
+		return nil, bad("", "the request body must be a JSON object of the images format: %s", check.JSONProblem(err))
 	}
 	if in.Model == "" {
 		return nil, bad("model", "model is required")

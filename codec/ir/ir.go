@@ -213,6 +213,9 @@ type Request struct {
 	// ResponseFormat is the structured-output request in chat's response_format shape.
 	ResponseFormat json.RawMessage
 	User           string
+	// Choices is how many answers the client asked for (chat n, gemini candidateCount); 0 is
+	// one. Only a route of the client's own format can give more than one.
+	Choices int
 	// IncludeUsage is chat's stream_options.include_usage: the client wants the usage chunk.
 	IncludeUsage bool
 	// PreviousResponseID is the responses format's server-side state reference.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -24,7 +25,7 @@ func bad(param, format string, args ...any) *ir.Error {
 	if param != "" {
 		msg = param + ": " + msg
 	}
-	return &ir.Error{Status: 400, Kind: ir.ErrInvalidRequest, Param: param, Message: msg}
+	return &ir.Error{Status: 400, Kind: ir.ErrInvalidRequest, Code: "invalid_request", Param: param, Message: msg}
 }
 
 // typeProblem names the member of v a JSON type error is about, below at.
@@ -35,25 +36,17 @@ func typeProblem(at string, err error) *ir.Error {
 		if te.Field != "" {
 			p += "." + te.Field
 		}
-		return bad(p, "must be %s, not %s", jsonKind(te.Type.Kind().String()), te.Value)
+		return bad(p, "must be %s, not %s", check.Kind(te.Type.Kind().String()), te.Value)
 	}
-	return bad(at, "%v", err)
+	return bad(at, "%s", check.JSONProblem(err))
 }
 
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int64", "float64":
-		return "a number"
-	case "slice":
-		return "an array"
-	case "struct", "map":
-		return "an object"
-	}
-	return "of another type"
+// ranges are the numeric members the Messages API bounds (issue #12 item 9).
+var ranges = []check.Range{
+	{Param: "max_tokens", Min: 1, Max: check.Unbounded, Integer: true},
+	{Param: "temperature", Min: 0, Max: 1},
+	{Param: "top_p", Min: 0, Max: 1},
+	{Param: "top_k", Min: 0, Max: check.Unbounded, Integer: true},
 }
 
 // DecodeRequest parses and checks a messages request.
@@ -87,8 +80,11 @@ func decodeRequest(body []byte) (*ir.Request, *ir.Error) {
 	if raw, ok := fields["max_tokens"]; !ok || isNull(raw) {
 		return nil, bad("max_tokens", "max_tokens is required")
 	}
-	if err := get("max_tokens", &r.MaxTokens); err != nil || r.MaxTokens < 1 {
-		return nil, bad("max_tokens", "max_tokens must be an integer of at least 1")
+	if e := check.Ranges(fields, ranges); e != nil {
+		return nil, e
+	}
+	if err := get("max_tokens", &r.MaxTokens); err != nil {
+		return nil, err
 	}
 	if err := decodeMessages(fields["messages"], r); err != nil {
 		return nil, err
@@ -161,8 +157,8 @@ func decodeMessages(raw json.RawMessage, r *ir.Request) *ir.Error {
 		if err := json.Unmarshal(mr, &m); err != nil {
 			return typeProblem(at, err)
 		}
-		if m.Role != "user" && m.Role != "assistant" && m.Role != "system" {
-			return bad(at+".role", "role must be \"user\", \"assistant\" or \"system\", not %q", m.Role)
+		if e := check.OneOf(at+".role", m.Role, "user", "assistant", "system"); e != nil {
+			return e
 		}
 		if isNull(m.Content) {
 			return bad(at+".content", "content is required")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -12,6 +13,7 @@ import (
 var toolFields = map[string]bool{"type": true, "name": true, "description": true, "input_schema": true, "strict": true, "defer_loading": true}
 
 func decodeTools(fields map[string]json.RawMessage, r *ir.Request) *ir.Error {
+	names := check.NewTools(check.AnthropicNames)
 	if raw := fields["tools"]; !isNull(raw) {
 		var tools []map[string]json.RawMessage
 		if json.Unmarshal(raw, &tools) != nil {
@@ -26,12 +28,21 @@ func decodeTools(fields map[string]json.RawMessage, r *ir.Request) *ir.Error {
 				return bad(at+".type", "type must be a string")
 			}
 			if typ != "" && typ != "custom" {
+				var name string // a server tool's name is its type's; a tool_choice may name it
+				if unmarshalMember(t, "name", &name) == nil && name != "" {
+					if e := names.AddAny(at+".name", name); e != nil {
+						return e
+					}
+				}
 				servers[typ] = append(servers[typ], marshal(t))
 				continue
 			}
 			var tool ir.Tool
 			if err := unmarshalMember(t, "name", &tool.Name); err != nil || tool.Name == "" {
 				return bad(at+".name", "name is required and must be a string")
+			}
+			if e := names.Add(at+".name", tool.Name); e != nil {
+				return e
 			}
 			if err := unmarshalMember(t, "description", &tool.Description); err != nil {
 				return bad(at+".description", "description must be a string")
@@ -82,12 +93,18 @@ func decodeTools(fields map[string]json.RawMessage, r *ir.Request) *ir.Error {
 	case "auto":
 		r.ToolChoice.Mode = ir.ToolAuto
 	case "any":
+		if !names.Offered() {
+			return bad("tool_choice.type", "type \"any\" needs tools, and the request offers none")
+		}
 		r.ToolChoice.Mode = ir.ToolRequired
 	case "none":
 		r.ToolChoice.Mode = ir.ToolNone
 	case "tool":
 		if tc.Name == "" {
 			return bad("tool_choice.name", "name is required when type is \"tool\"")
+		}
+		if e := names.Chosen("tool_choice.name", tc.Name); e != nil {
+			return e
 		}
 		r.ToolChoice = ir.ToolChoice{Mode: ir.ToolNamed, Name: tc.Name}
 	default:

@@ -5,20 +5,19 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/ir"
-	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 func ptr(b bool) *bool { return &b }
 
 func TestResolve(t *testing.T) {
-	effort := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort, Efforts: []string{"high", "max"}}}
-	lowHigh := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort, Efforts: []string{"low", "high"}}}
-	toggle := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningToggle, Inline: true}}
-	always := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningAlwaysOn}}
-	none := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningNone}}
+	effort := Model{Class: ClassEffort, Efforts: []string{"high", "max"}}
+	lowHigh := Model{Class: ClassEffort, Efforts: []string{"low", "high"}}
+	toggle := Model{Class: ClassToggle, Inline: true}
+	always := Model{Class: ClassAlwaysOn}
+	none := Model{Class: ClassNone}
 	cases := []struct {
 		name    string
-		m       *catalog.Model
+		m       Model
 		in      ir.Thinking
 		effort  string
 		enabled *bool
@@ -100,12 +99,12 @@ func TestSplitParts(t *testing.T) {
 // The catalog's adaptive flag reaches the encoder with the resolved thinking, and a summary the
 // client asked for survives when it asks nothing else (the model's default effort).
 func TestResolveCarriesAdaptiveAndSummary(t *testing.T) {
-	adaptive := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningEffort, Efforts: []string{"low", "high"}, Adaptive: true}}
-	toggle := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningToggle, Adaptive: true}}
-	none := &catalog.Model{Reasoning: catalog.Reasoning{Class: catalog.ReasoningNone}}
+	adaptive := Model{Class: ClassEffort, Efforts: []string{"low", "high"}, Adaptive: true}
+	toggle := Model{Class: ClassToggle, Adaptive: true}
+	none := Model{Class: ClassNone}
 	cases := []struct {
 		name string
-		m    *catalog.Model
+		m    Model
 		in   ir.Thinking
 		want ir.Thinking
 	}{

@@ -2,10 +2,24 @@
 // moves inline <think>…</think> reasoning out of content.
 package reasoning
 
-import (
-	"github.com/modelgate/modelgate/codec/ir"
-	"github.com/modelgate/modelgate/persistence/catalog"
+import "github.com/modelgate/modelgate/codec/ir"
+
+// Reasoning classes (decisions.md, "Effort values"): a catalog model's reasoning.class.
+const (
+	ClassNone     = "none"      // no chain-of-thought
+	ClassAlwaysOn = "always_on" // thinks on every call; flags are ignored
+	ClassToggle   = "toggle"    // on/off, no effort levels
+	ClassEffort   = "effort"    // lists the efforts it accepts
 )
+
+// Model is what Resolve reads of a model. The catalog converts its record into one
+// (catalog.Reasoning.Model), so the codecs know nothing of where models are stored.
+type Model struct {
+	Class    string   // one of the Class constants
+	Efforts  []string // ClassEffort: the efforts the model accepts, in the order low < medium < high < max
+	Inline   bool     // writes its reasoning as <think>…</think> at the start of content
+	Adaptive bool     // takes only adaptive thinking sized by an effort, not a budget (Claude 4.7 and later)
+}
 
 // rank orders efforts; xhigh sits between high and max, minimal below low.
 var rank = map[string]int{"minimal": 0, "low": 2, "medium": 4, "high": 6, "xhigh": 7, "max": 8}
@@ -20,25 +34,25 @@ type Decision struct {
 // Resolve applies decisions.md's rules: "none" disables; an effort the model does not list
 // maps to the nearest listed one (ties go up); toggle-only models treat any effort but
 // "none" as on; always-on and non-reasoning models ignore every flag.
-func Resolve(m *catalog.Model, t ir.Thinking) Decision {
+func Resolve(m Model, t ir.Thinking) Decision {
 	on := wantsThinking(t)
-	switch m.Reasoning.Class {
-	case catalog.ReasoningNone:
+	switch m.Class {
+	case ClassNone:
 		return Decision{}
-	case catalog.ReasoningAlwaysOn:
-		return Decision{Thinking: ir.Thinking{IncludeText: true, Summary: t.Summary}, SplitInline: m.Reasoning.Inline}
-	case catalog.ReasoningToggle:
+	case ClassAlwaysOn:
+		return Decision{Thinking: ir.Thinking{IncludeText: true, Summary: t.Summary}, SplitInline: m.Inline}
+	case ClassToggle:
 		if on == nil {
 			return Decision{Thinking: ir.Thinking{Summary: t.Summary}} // the model's default
 		}
-		d := Decision{Thinking: ir.Thinking{Enabled: on, BudgetTokens: t.BudgetTokens, IncludeText: *on, Summary: t.Summary, Adaptive: m.Reasoning.Adaptive}}
-		d.SplitInline = *on && m.Reasoning.Inline
+		d := Decision{Thinking: ir.Thinking{Enabled: on, BudgetTokens: t.BudgetTokens, IncludeText: *on, Summary: t.Summary, Adaptive: m.Adaptive}}
+		d.SplitInline = *on && m.Inline
 		return d
 	}
 	// Effort-level model.
 	if on != nil && !*on {
 		off := false
-		return Decision{Thinking: ir.Thinking{Enabled: &off, Effort: "none", Adaptive: m.Reasoning.Adaptive}, EffortUsed: "none"}
+		return Decision{Thinking: ir.Thinking{Enabled: &off, Effort: "none", Adaptive: m.Adaptive}, EffortUsed: "none"}
 	}
 	want := t.Effort
 	if want == "" || want == "none" {
@@ -52,13 +66,13 @@ func Resolve(m *catalog.Model, t ir.Thinking) Decision {
 			return Decision{Thinking: ir.Thinking{Summary: t.Summary}}
 		}
 	}
-	used := Nearest(m.Reasoning.Efforts, want)
+	used := Nearest(m.Efforts, want)
 	yes := true
 	return Decision{
 		Thinking: ir.Thinking{Effort: used, Enabled: &yes, BudgetTokens: t.BudgetTokens, IncludeText: true, Summary: t.Summary,
-			Adaptive: m.Reasoning.Adaptive},
+			Adaptive: m.Adaptive},
 		EffortUsed:  used,
-		SplitInline: m.Reasoning.Inline,
+		SplitInline: m.Inline,
 	}
 }
 

@@ -7,12 +7,18 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
-func invalid(param, format string, args ...any) error {
-	return &ir.Error{Status: 400, Kind: ir.ErrInvalidRequest, Param: param,
-		Message: fmt.Sprintf(format, args...)}
+func invalid(param, format string, args ...any) error { return check.Bad(param, format, args...) }
+
+// ranges are the numeric members the Responses API bounds (issue #12 item 9).
+var ranges = []check.Range{
+	{Param: "max_output_tokens", Min: 16, Max: check.Unbounded, Integer: true},
+	{Param: "temperature", Min: 0, Max: 2},
+	{Param: "top_p", Min: 0, Max: 1},
+	{Param: "top_logprobs", Min: 0, Max: 20, Integer: true},
 }
 
 // mapped are the top-level fields DecodeRequest translates; every other field goes to Extra.
@@ -28,7 +34,7 @@ func (format) DecodeRequest(body []byte) (*ir.Request, error) {
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, invalid("", "the request body must be a JSON object")
 	}
-	d := &reqDecoder{fields: fields, r: &ir.Request{}, callNames: map[string]string{}}
+	d := &reqDecoder{fields: fields, r: &ir.Request{}, callNames: map[string]string{}, names: check.NewTools(check.OpenAINames)}
 	if err := d.decode(); err != nil {
 		return nil, err
 	}
@@ -39,6 +45,8 @@ type reqDecoder struct {
 	fields    map[string]json.RawMessage
 	r         *ir.Request
 	callNames map[string]string // call_id → name, for tool results
+	names     *check.Tools      // the function and custom tools' names, for tool_choice
+	anyTools  bool              // any tool offered, hosted ones included
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -69,6 +77,12 @@ func (d *reqDecoder) decode() error {
 	if _, err := d.field("model", &r.Model, "a string"); err != nil || r.Model == "" {
 		return invalid("model", "model is required and must be a string")
 	}
+	if e := check.Ranges(d.fields, ranges); e != nil {
+		return e
+	}
+	if err := d.enums(); err != nil {
+		return err
+	}
 	var instructions string
 	if _, err := d.field("instructions", &instructions, "a string"); err != nil {
 		return err
@@ -98,9 +112,6 @@ func (d *reqDecoder) decode() error {
 	}
 	if _, err := d.field("max_output_tokens", &r.MaxTokens, "an integer"); err != nil {
 		return err
-	}
-	if r.MaxTokens < 0 {
-		return invalid("max_output_tokens", "max_output_tokens must be positive")
 	}
 	var temperature, topP float64
 	if ok, err := d.field("temperature", &temperature, "a number"); err != nil {
@@ -141,10 +152,14 @@ func (d *reqDecoder) has(name string) bool {
 	return ok && !isNull(raw)
 }
 
-// input reads a string (one user message) or a list of items.
+// input reads a string (one user message) or a list of items; an empty one is the client's
+// 400 here, not an upstream's complaint about a field the client never sent.
 func (d *reqDecoder) input(raw json.RawMessage) error {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return invalid("input", `input must not be empty: send a string or an array of input items`)
+		}
 		d.r.Messages = append(d.r.Messages, ir.Message{Role: ir.RoleUser,
 			Parts: []ir.Part{{Kind: ir.PartText, Text: s}}})
 		return nil
@@ -152,6 +167,9 @@ func (d *reqDecoder) input(raw json.RawMessage) error {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return invalid("input", "input must be a string or an array of input items")
+	}
+	if len(items) == 0 {
+		return invalid("input", `input must not be empty: send a string or an array of input items`)
 	}
 	for i, item := range items {
 		if err := d.item(fmt.Sprintf("input[%d]", i), item); err != nil {
@@ -189,23 +207,17 @@ func unmarshalAt(param string, raw json.RawMessage, v any, want string) error {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return invalid(param+"."+te.Field, "%s.%s must be %s", param, te.Field, jsonKind(te.Type.Kind().String()))
+		return invalid(param+"."+te.Field, "%s.%s must be %s", param, te.Field, check.Kind(te.Type.Kind().String()))
 	}
 	return invalid(param, "%s must be %s", param, want)
 }
 
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "slice":
-		return "an array"
-	case "struct", "map", "ptr":
-		return "an object"
+// failed is e as an error, nil when there is none (a nil *ir.Error is not a nil error).
+func failed(e *ir.Error) error {
+	if e == nil {
+		return nil
 	}
-	return "a " + goKind
+	return e
 }
 
 func (d *reqDecoder) item(param string, raw json.RawMessage) error {
@@ -245,7 +257,7 @@ func (d *reqDecoder) message(param string, it *wireItem) error {
 	case "":
 		return invalid(param+".role", "%s.role is required", param)
 	default:
-		return invalid(param+".role", "%s.role must be user, assistant, system or developer", param)
+		return failed(check.OneOf(param+".role", it.Role, "user", "assistant", "system", "developer"))
 	}
 	if isNull(it.Content) {
 		return invalid(param+".content", "%s.content is required", param)

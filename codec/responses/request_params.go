@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -36,6 +38,7 @@ func (d *reqDecoder) tools() error {
 		return invalid("tools", "tools must be an array of tool objects")
 	}
 	var kept []json.RawMessage
+	d.anyTools = len(list) > 0
 	for i, raw := range list {
 		param := fmt.Sprintf("tools[%d]", i)
 		var w wireTool
@@ -48,6 +51,9 @@ func (d *reqDecoder) tools() error {
 		case "function", "custom":
 			if w.Name == nil || *w.Name == "" {
 				return invalid(param+".name", "%s.name is required", param)
+			}
+			if err := failed(d.names.Add(param+".name", *w.Name)); err != nil {
+				return err
 			}
 		default:
 			kept = append(kept, compact(raw))
@@ -109,12 +115,14 @@ func (d *reqDecoder) toolChoice() error {
 	tc := &d.r.ToolChoice
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		switch s {
-		case "auto", "none", "required":
+		switch {
+		case s == "required" && !d.anyTools:
+			return invalid("tool_choice", `tool_choice "required" needs tools, and the request offers none`)
+		case s == "auto" || s == "none" || s == "required":
 			tc.Mode = ir.ToolChoiceMode(s)
 			return nil
 		}
-		return invalid("tool_choice", `tool_choice must be "auto", "none", "required" or an object`)
+		return invalid("tool_choice", `tool_choice must be "auto", "none", "required" or an object; got %q`, s)
 	}
 	var w struct {
 		Type  string            `json:"type"`
@@ -130,16 +138,22 @@ func (d *reqDecoder) toolChoice() error {
 		if w.Name == "" {
 			return invalid("tool_choice.name", "tool_choice.name is required")
 		}
+		if err := failed(d.names.Chosen("tool_choice.name", w.Name)); err != nil {
+			return err
+		}
 		tc.Mode, tc.Name = ir.ToolNamed, w.Name
 	case "allowed_tools":
 		if w.Mode != "auto" && w.Mode != "required" {
 			return invalid("tool_choice.mode", `tool_choice.mode must be "auto" or "required"`)
 		}
 		tc.Mode = ir.ToolChoiceMode(w.Mode)
-		for _, t := range w.Tools {
+		for i, t := range w.Tools {
 			var ref struct{ Type, Name string }
 			_ = json.Unmarshal(t, &ref)
 			if (ref.Type == "function" || ref.Type == "custom") && ref.Name != "" {
+				if err := failed(d.names.Chosen(fmt.Sprintf("tool_choice.tools[%d].name", i), ref.Name)); err != nil {
+					return err
+				}
 				tc.Allowed = append(tc.Allowed, ref.Name)
 			} else {
 				d.extra("tool_choice", compact(raw)) // names a hosted tool
@@ -252,4 +266,36 @@ func chatResponseFormat(raw json.RawMessage) (json.RawMessage, error) {
 		return b, nil
 	}
 	return nil, invalid("text.format.type", `text.format.type must be "text", "json_object" or "json_schema"`)
+}
+
+// enums checks the string members whose values the Responses API enumerates.
+func (d *reqDecoder) enums() error {
+	for _, e := range []struct {
+		param, member string
+		raw           json.RawMessage
+		allowed       []string
+	}{
+		{"truncation", "", d.fields["truncation"], []string{"auto", "disabled"}},
+		{"text.verbosity", "verbosity", d.fields["text"], []string{"low", "medium", "high"}},
+	} {
+		raw := e.raw
+		if e.member != "" {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(raw, &obj) != nil {
+				continue // text's own check names it
+			}
+			raw = obj[e.member]
+		}
+		var v string
+		if isNull(raw) {
+			continue
+		}
+		if json.Unmarshal(raw, &v) != nil {
+			return invalid(e.param, "%s must be a string: one of %s", e.param, strings.Join(e.allowed, ", "))
+		}
+		if err := failed(check.OneOf(e.param, v, e.allowed...)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,10 +5,12 @@ package videos
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -36,11 +38,11 @@ type Request struct {
 	Audios      []string
 }
 
-func bad(param, format string, args ...any) *ir.Error {
-	return &ir.Error{Status: 400, Kind: ir.ErrInvalidRequest, Code: "invalid_request", Param: param, Message: fmt.Sprintf(format, args...)}
-}
+func bad(param, format string, args ...any) *ir.Error { return check.Bad(param, format, args...) }
 
-var ratioPattern = regexp.MustCompile(`^[1-9][0-9]{0,2}:[1-9][0-9]{0,2}$`)
+// AspectRatios are the frames the 720P model makes (Dimensions); another ratio is refused
+// rather than silently made as 16:9.
+var AspectRatios = []string{"16:9", "9:16", "1:1"}
 
 // DecodeCreate checks a create request; each violation is a 400 naming its field.
 func DecodeCreate(body []byte) (*Request, error) {
@@ -58,7 +60,7 @@ func DecodeCreate(body []byte) (*Request, error) {
 		Audios      []string        `json:"audios"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, bad("", "the request body must be a JSON object of the videos format: %v", err)
+		return nil, bad("", "the request body must be a JSON object of the videos format: %s", check.JSONProblem(err))
 	}
 	r := &Request{Model: in.Model, Mode: in.Mode, AspectRatio: in.AspectRatio, FirstFrame: in.FirstFrame,
 		LastFrame: in.LastFrame, Images: in.Images, Audios: in.Audios, Seconds: DefaultSeconds, Size: Size720P}
@@ -87,23 +89,100 @@ func DecodeCreate(body []byte) (*Request, error) {
 			return nil, bad("size", "size %q is not offered: this model makes %s clips", in.Size, Size720P)
 		}
 	}
-	if r.AspectRatio != "" && !ratioPattern.MatchString(r.AspectRatio) {
-		return nil, bad("aspect_ratio", "aspect_ratio %q must look like 16:9, 9:16 or 1:1", r.AspectRatio)
+	if r.AspectRatio != "" && !slices.Contains(AspectRatios, r.AspectRatio) {
+		return nil, bad("aspect_ratio", "aspect_ratio %q is not offered by this model: use one of %s", r.AspectRatio, strings.Join(AspectRatios, ", "))
 	}
-	switch r.Mode {
-	case "keyframe":
-		if r.FirstFrame == "" && r.LastFrame == "" {
-			return nil, bad("first_frame", "mode keyframe needs first_frame or last_frame (an image URL)")
-		}
-	case "reference":
-		if len(r.Images) > MaxImages {
-			return nil, bad("images", "mode reference allows at most %d images, got %d", MaxImages, len(r.Images))
-		}
-		if len(r.Audios) > MaxAudios {
-			return nil, bad("audios", "mode reference allows at most %d audios, got %d", MaxAudios, len(r.Audios))
-		}
+	if e := r.checkInputs(); e != nil {
+		return nil, e
 	}
 	return r, nil
+}
+
+// checkInputs checks the frames and references against the mode: each is an image (or, for
+// audios, a sound) the provider fetches, so only a web address or inline data; and a mode
+// that does not use one refuses it rather than make a video that silently ignores it.
+func (r *Request) checkInputs() *ir.Error {
+	frames, refs := r.FirstFrame != "" || r.LastFrame != "", len(r.Images) > 0 || len(r.Audios) > 0
+	switch {
+	case r.Mode == "text" && frames:
+		return bad(r.frame(), "mode text makes a video from the prompt alone: drop %s, or use mode keyframe", r.frame())
+	case r.Mode == "text" && refs:
+		return bad(r.reference(), "mode text makes a video from the prompt alone: drop %s, or use mode reference", r.reference())
+	case r.Mode == "keyframe" && !frames:
+		return bad("first_frame", "mode keyframe needs first_frame or last_frame (an image URL)")
+	case r.Mode == "keyframe" && refs:
+		return bad(r.reference(), "mode keyframe takes first_frame and last_frame, not %s: use mode reference for reference media", r.reference())
+	case r.Mode == "reference" && frames:
+		return bad(r.frame(), "mode reference takes images and audios, not %s: use mode keyframe for frames", r.frame())
+	case r.Mode == "reference" && !refs:
+		return bad("images", "mode reference needs images or audios (URLs of the reference media)")
+	case len(r.Images) > MaxImages:
+		return bad("images", "mode reference allows at most %d images, got %d", MaxImages, len(r.Images))
+	case len(r.Audios) > MaxAudios:
+		return bad("audios", "mode reference allows at most %d audios, got %d", MaxAudios, len(r.Audios))
+	}
+	for _, in := range []struct {
+		param, url, media string
+	}{{"first_frame", r.FirstFrame, "image"}, {"last_frame", r.LastFrame, "image"}} {
+		if e := mediaURL(in.param, in.url, in.media); in.url != "" && e != nil {
+			return e
+		}
+	}
+	for _, list := range []struct {
+		name, kind string
+		urls       []string
+	}{{"images", "image", r.Images}, {"audios", "audio", r.Audios}} {
+		for i, u := range list.urls {
+			if e := mediaURL(fmt.Sprintf("%s[%d]", list.name, i), u, list.kind); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// frame names the first frame member the request sets, reference the first reference one.
+func (r *Request) frame() string {
+	if r.FirstFrame != "" {
+		return "first_frame"
+	}
+	return "last_frame"
+}
+
+func (r *Request) reference() string {
+	if len(r.Images) > 0 {
+		return "images"
+	}
+	return "audios"
+}
+
+// maxURL bounds a web address; inline data may be as long as the body allows.
+const maxURL = 2048
+
+// mediaURL checks one frame or reference: an http(s) URL with a host, or a base64 data URL of
+// the right kind of media. Anything else (file:, ftp:, a bare path) would have the provider
+// fetch what the client may not name.
+func mediaURL(param, raw, kind string) *ir.Error {
+	if rest, ok := cutPrefixFold(raw, "data:"); ok {
+		meta, data, found := strings.Cut(rest, ",")
+		mime, isBase64 := strings.CutSuffix(meta, ";base64")
+		if !found || !isBase64 || data == "" || !strings.HasPrefix(strings.ToLower(mime), kind+"/") {
+			return bad(param, "%s must be a data URL of an %s (data:%s/…;base64,…); got %s", param, kind, kind, check.QuoteString(raw))
+		}
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || len(raw) > maxURL || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return bad(param, "%s must be an https:, http: or data: URL of an %s; got %s", param, kind, check.QuoteString(raw))
+	}
+	return nil
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 func seconds(raw json.RawMessage) (int, error) {

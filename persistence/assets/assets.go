@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -54,6 +55,13 @@ type KV interface {
 	GetRaw(key []byte) ([]byte, error)
 	SetRaw(key, value []byte) error
 }
+
+// spaceChecker is the full-disk guard of a KV that has one (*persistence.Store): the files
+// share its disk, so a file must not eat the reserve the store keeps for its own writes.
+type spaceChecker interface{ CheckWritable() error }
+
+// spaceCheckEvery is how many bytes of a file are written between two looks at the disk.
+const spaceCheckEvery = 4 << 20
 
 // Config tunes the store. Zero values take the defaults.
 type Config struct {
@@ -141,9 +149,16 @@ func (s *Store) Put(kind, account, contentType string, r io.Reader) (Asset, erro
 	if kind == KindVideo {
 		limit = s.cfg.MaxVideoBytes
 	}
+	if err := s.checkSpace(); err != nil {
+		return Asset{}, fmt.Errorf("assets: %w", err)
+	}
 	id := newID()
 	final := filepath.Join(s.root, kind, id+"."+ext)
-	size, sum, err := writeFile(s.tmpDir(), final, r, limit)
+	size, sum, err := writeFile(s.tmpDir(), final, r, limit, s.checkSpace)
+	if errors.Is(err, syscall.ENOSPC) {
+		s.checkSpace() // the store learns it at once, before its own next write
+		err = fmt.Errorf("%w (%w)", persistence.ErrFull, err)
+	}
 	if err != nil {
 		return Asset{}, err
 	}
@@ -160,9 +175,35 @@ func (s *Store) Put(kind, account, contentType string, r io.Reader) (Asset, erro
 	return a, nil
 }
 
+// checkSpace is nil, or the KV's full-disk refusal.
+func (s *Store) checkSpace() error {
+	if g, ok := s.kv.(spaceChecker); ok {
+		return g.CheckWritable()
+	}
+	return nil
+}
+
+// guardedFile looks at the disk every spaceCheckEvery bytes written to it.
+type guardedFile struct {
+	*os.File
+	check   func() error
+	written int64
+}
+
+func (g *guardedFile) Write(p []byte) (int, error) {
+	if g.written/spaceCheckEvery != (g.written+int64(len(p)))/spaceCheckEvery {
+		if err := g.check(); err != nil {
+			return 0, err
+		}
+	}
+	n, err := g.File.Write(p)
+	g.written += int64(n)
+	return n, err
+}
+
 // writeFile copies r (at most limit bytes) to a temp file, fsyncs it, renames it to final
-// and fsyncs final's directory.
-func writeFile(tmpDir, final string, r io.Reader, limit int64) (int64, string, error) {
+// and fsyncs final's directory. check may stop it on the way (the disk is filling).
+func writeFile(tmpDir, final string, r io.Reader, limit int64, check func() error) (int64, string, error) {
 	f, err := os.CreateTemp(tmpDir, "put-*")
 	if err != nil {
 		return 0, "", fmt.Errorf("assets: %w", err)
@@ -174,7 +215,7 @@ func writeFile(tmpDir, final string, r io.Reader, limit int64) (int64, string, e
 		return 0, "", err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, limit+1))
+	n, err := io.Copy(io.MultiWriter(&guardedFile{File: f, check: check}, h), io.LimitReader(r, limit+1))
 	switch {
 	case err != nil:
 		return fail(fmt.Errorf("assets: write: %w", err))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/reasoning"
 )
 
 // Kinds of model; each endpoint serves one kind.
@@ -25,12 +26,12 @@ const (
 	FormatResponses = "responses"
 )
 
-// Reasoning classes (decisions.md, "Effort values").
+// Reasoning classes (decisions.md, "Effort values"): codec/reasoning's, which resolves them.
 const (
-	ReasoningNone     = "none"      // no chain-of-thought
-	ReasoningAlwaysOn = "always_on" // thinks on every call; flags are ignored
-	ReasoningToggle   = "toggle"    // on/off, no effort levels
-	ReasoningEffort   = "effort"    // lists the efforts it accepts
+	ReasoningNone     = reasoning.ClassNone     // no chain-of-thought
+	ReasoningAlwaysOn = reasoning.ClassAlwaysOn // thinks on every call; flags are ignored
+	ReasoningToggle   = reasoning.ClassToggle   // on/off, no effort levels
+	ReasoningEffort   = reasoning.ClassEffort   // lists the efforts it accepts
 )
 
 // Context rules (decisions.md, "Context").
@@ -47,6 +48,7 @@ type Catalog struct {
 	models  []*Model
 	byName  map[string]*Model // ids and aliases
 	routes  map[string]*Route // route id -> route
+	removed map[string]string // removed model id -> its replacement ("" = none)
 	plans   *planSet
 }
 
@@ -56,6 +58,12 @@ type Server struct {
 	ConnectTimeout    time.Duration
 	FirstByteTimeout  time.Duration
 	IdleStreamTimeout time.Duration
+	// PublicURL is the gateway's address as clients reach it (scheme, host and any path
+	// prefix, no trailing slash), for links to its own assets; "" = the request's host.
+	PublicURL string
+	// MetricsAddr is where /metrics listens: host:port, "off", or "" when the file does not
+	// say (the node's default applies). Read at start only.
+	MetricsAddr string
 }
 
 // Model is one entry of the catalog with every field of the spec's model record.
@@ -102,6 +110,11 @@ type Reasoning struct {
 // Supported reports whether the model can return chain-of-thought.
 func (r Reasoning) Supported() bool { return r.Class != ReasoningNone }
 
+// Model is what codec/reasoning resolves a request's thinking against.
+func (r Reasoning) Model() reasoning.Model {
+	return reasoning.Model{Class: r.Class, Efforts: r.Efforts, Inline: r.Inline, Adaptive: r.Adaptive}
+}
+
 // Architecture is the model's modality description.
 type Architecture struct {
 	Modality         string
@@ -137,6 +150,13 @@ type Timeouts struct {
 func (c *Catalog) Lookup(name string) (*Model, bool) {
 	m, ok := c.byName[name]
 	return m, ok
+}
+
+// Removed reports whether name is a model the catalog lists as removed, and its
+// replacement ("" when it has none).
+func (c *Catalog) Removed(name string) (replacement string, ok bool) {
+	replacement, ok = c.removed[name]
+	return replacement, ok
 }
 
 // Models returns every model, sorted by id.

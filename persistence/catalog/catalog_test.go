@@ -2,11 +2,13 @@ package catalog
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/codec/reasoning"
 )
 
 func TestLoadValid(t *testing.T) {
@@ -101,5 +103,36 @@ func unwrapAll(err error) error {
 			return err
 		}
 		err = u.Unwrap()
+	}
+}
+
+// A model's reasoning block reaches codec/reasoning whole: Reasoning.Model carries each
+// field the YAML sets (the codec reads no catalog record of its own).
+func TestReasoningModelCarriesTheBlock(t *testing.T) {
+	cases := []struct {
+		name  string
+		block string
+		want  reasoning.Model
+	}{
+		{"none by default", "", reasoning.Model{Class: reasoning.ClassNone}},
+		{"effort, sorted, adaptive", "{class: effort, efforts: [max, low], adaptive: true}",
+			reasoning.Model{Class: reasoning.ClassEffort, Efforts: []string{"low", "max"}, Adaptive: true}},
+		{"always on, inline", "{class: always_on, inline: true}", reasoning.Model{Class: reasoning.ClassAlwaysOn, Inline: true}},
+		{"toggle", "{class: toggle}", reasoning.Model{Class: reasoning.ClassToggle}},
+	}
+	for _, c := range cases {
+		yaml := "models:\n  - id: m1\n    kind: chat\n    routes: [{id: r1, format: chat, base_url: 'http://x'}]\n"
+		if c.block != "" {
+			yaml += "    reasoning: " + c.block + "\n"
+		}
+		cat, err := Parse("f.yaml", []byte(yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		m, _ := cat.Lookup("m1")
+		got := m.Reasoning.Model()
+		if got.Class != c.want.Class || !slices.Equal(got.Efforts, c.want.Efforts) || got.Inline != c.want.Inline || got.Adaptive != c.want.Adaptive {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
 	}
 }

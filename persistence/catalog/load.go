@@ -28,10 +28,11 @@ var lookupEnv = os.Getenv
 
 // fileDoc is the YAML layout; every field is documented in docs/catalog.md.
 type fileDoc struct {
-	Clients *clientsDoc `yaml:"clients"`
-	Server  serverDoc   `yaml:"server"`
-	Models  []modelDoc  `yaml:"models"`
-	Plans   []planDoc   `yaml:"plans"`
+	Clients *clientsDoc  `yaml:"clients"`
+	Server  serverDoc    `yaml:"server"`
+	Models  []modelDoc   `yaml:"models"`
+	Removed []removedDoc `yaml:"removed"`
+	Plans   []planDoc    `yaml:"plans"`
 }
 
 type serverDoc struct {
@@ -39,6 +40,8 @@ type serverDoc struct {
 	ConnectTimeout    string `yaml:"connect_timeout"`
 	FirstByteTimeout  string `yaml:"first_byte_timeout"`
 	IdleStreamTimeout string `yaml:"idle_stream_timeout"`
+	PublicURL         string `yaml:"public_url"`
+	MetricsAddr       string `yaml:"metrics_addr"`
 }
 
 type modelDoc struct {
@@ -108,7 +111,7 @@ func Parse(path string, data []byte) (*Catalog, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	v := &validator{path: path}
-	c := &Catalog{Path: path, byName: map[string]*Model{}, routes: map[string]*Route{}}
+	c := &Catalog{Path: path, byName: map[string]*Model{}, routes: map[string]*Route{}, removed: map[string]string{}}
 	c.Server = v.server(doc.Server)
 	c.Clients = v.clients(doc.Clients)
 	v.plans(c, doc.Plans)
@@ -134,6 +137,7 @@ func Parse(path string, data []byte) (*Catalog, error) {
 		}
 		c.models = append(c.models, m)
 	}
+	v.removed(c, doc.Removed)
 	for _, m := range c.models {
 		if m.Replacement != "" {
 			if _, ok := c.byName[m.Replacement]; !ok {
@@ -193,6 +197,8 @@ func (v *validator) server(s serverDoc) Server {
 	} else if out.MaxBodyBytes < 1024 {
 		v.fail("", "server.max_body_bytes", "must be at least 1024")
 	}
+	out.PublicURL = v.publicURL(s.PublicURL)
+	out.MetricsAddr = v.metricsAddr(s.MetricsAddr)
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -22,6 +24,7 @@ import (
 // Store is what the admin API changes.
 type Store interface {
 	CreateAccount(email, plan string) (persistence.Account, error)
+	ListAccountsPage(q persistence.AccountQuery) (persistence.AccountPage, error)
 	GetAccount(id string) (persistence.Account, error)
 	SetAccountPlan(id, plan string) (persistence.Account, error)
 	CreateKey(accountID string, spec persistence.KeySpec) (persistence.Key, string, error)
@@ -62,6 +65,7 @@ func (s *Server) Register(r *mux.Router) {
 	a := r.PathPrefix("/admin/v1").Subrouter()
 	a.Use(s.guard)
 	a.HandleFunc("/accounts", s.createAccount).Methods(http.MethodPost)
+	a.HandleFunc("/accounts", s.listAccounts).Methods(http.MethodGet)
 	a.HandleFunc("/accounts/{id}", s.getAccount).Methods(http.MethodGet)
 	a.HandleFunc("/accounts/{id}/keys", s.createKey).Methods(http.MethodPost)
 	a.HandleFunc("/accounts/{id}/keys", s.listKeys).Methods(http.MethodGet)
@@ -101,7 +105,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acct, err := s.store.CreateAccount(in.Email, in.Plan)
-	if storeFailed(w, err) {
+	if emailTaken(w, err) || storeFailed(w, err) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, acct)
@@ -131,6 +135,9 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
+	if !s.modelsExist(w, in.Models) {
+		return
+	}
 	spec := persistence.KeySpec{Name: in.Name, Models: in.Models, ZDR: in.ZDR}
 	acct := mux.Vars(r)["id"]
 	if in.Import != "" {
@@ -146,6 +153,23 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, createdKey{Key: k, Secret: secret})
+}
+
+// modelsExist refuses a key restriction naming models the catalog does not have (ids or
+// aliases): such a key could never make a call, and the typo would go unnoticed.
+func (s *Server) modelsExist(w http.ResponseWriter, models []string) bool {
+	var unknown []string
+	for _, m := range models {
+		if _, ok := s.catalog.Load().Lookup(m); !ok && m != "" {
+			unknown = append(unknown, m)
+		}
+	}
+	if len(unknown) == 0 {
+		return true
+	}
+	fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_model", "models",
+		"models names models that are not in the catalog: "+strings.Join(unknown, ", ")+" (GET /v1/models lists them)")
+	return false
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
@@ -192,26 +216,50 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be a JSON object of the documented fields: "+err.Error())
+		msg := check.JSONProblem(err)
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			msg = "it is larger than 1 MiB"
+		}
+		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be a JSON object of the documented fields: "+msg)
 		return false
 	}
 	return true
 }
 
+// storeFailed answers a store error: the typed refusals (not found, invalid, conflict) in the
+// store's own words, which name the record or the field; anything else as the store's failure,
+// its cause in the log rather than in the answer.
 func storeFailed(w http.ResponseWriter, err error) bool {
-	switch {
-	case err == nil:
+	if err == nil {
 		return false
-	case errors.Is(err, persistence.ErrNotFound):
-		fail(w, http.StatusNotFound, "invalid_request_error", "not_found", "", err.Error())
-	case errors.Is(err, persistence.ErrInvalid):
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
-	case errors.Is(err, persistence.ErrConflict):
-		fail(w, http.StatusConflict, "invalid_request_error", "conflict", "", err.Error())
+	}
+	if persistence.IsDiskFull(err) {
+		diskFull(w)
+		return true
+	}
+	var e *persistence.Error
+	if !errors.As(err, &e) {
+		slog.Error("admin: the store failed", "err", err)
+		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store could not complete the request; the gateway log has the cause")
+		return true
+	}
+	switch {
+	case errors.Is(e, persistence.ErrNotFound):
+		fail(w, http.StatusNotFound, "invalid_request_error", e.What+"_not_found", "", e.Msg)
+	case errors.Is(e, persistence.ErrConflict):
+		fail(w, http.StatusConflict, "invalid_request_error", "conflict", e.Field, e.Msg)
 	default:
-		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store failed: "+err.Error())
+		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", e.Field, e.Msg)
 	}
 	return true
+}
+
+// diskFull is the answer to a change the store cannot write: its disk is full. Nothing was
+// changed; the same call succeeds once the data directory has space again.
+func diskFull(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "10")
+	fail(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "",
+		"the gateway's data directory is full, so nothing was changed; free space on its disk and retry")
 }
 
 func fail(w http.ResponseWriter, status int, typ, code, param, msg string) {

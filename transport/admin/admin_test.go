@@ -161,7 +161,8 @@ func TestCreateAndGetAccount(t *testing.T) {
 			before := time.Now().Unix()
 			status, raw := admin(t, env, http.MethodPost, "/admin/v1/accounts", tc.body)
 			if tc.status != 201 {
-				wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, "", tc.mentioning)
+				param := map[string]string{"invalid_request": "email"}[tc.code] // the store's refusals name the field
+				wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, param, tc.mentioning)
 				return
 			}
 			if status != 201 {
@@ -198,7 +199,7 @@ func TestGetAccount(t *testing.T) {
 	}
 	for _, id := range []string{"acct_doesnotexist000000", "nope"} {
 		status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/"+id, "")
-		wantError(t, status, raw, 404, "invalid_request_error", "not_found", "", id)
+		wantError(t, status, raw, 404, "invalid_request_error", "account_not_found", "", id)
 	}
 }
 
@@ -254,19 +255,24 @@ func TestCreateKey(t *testing.T) {
 	errCases := []struct {
 		name, path, body string
 		status           int
-		code, mentioning string
+		code, param      string
+		mentioning       string
 	}{
-		{"unknown account", "/admin/v1/accounts/acct_doesnotexist000000/keys", `{"name":"x"}`, 404, "not_found", "acct_doesnotexist000000"},
-		{"missing name", path, `{"models":["chat"]}`, 400, "invalid_request", "name"},
-		{"duplicate model", path, `{"name":"x","models":["chat","chat"]}`, 400, "invalid_request", "models[1]"},
-		{"empty model", path, `{"name":"x","models":[""]}`, 400, "invalid_request", "models[0]"},
-		{"unknown field", path, `{"name":"x","secret":"sk-token-abc"}`, 400, "invalid_json", `"secret"`},
-		{"models not a list", path, `{"name":"x","models":"chat"}`, 400, "invalid_json", "models"},
+		{"unknown account", "/admin/v1/accounts/acct_doesnotexist000000/keys", `{"name":"x"}`, 404, "account_not_found", "", `no account "acct_doesnotexist000000"`},
+		{"missing name", path, `{"models":["chat"]}`, 400, "invalid_request", "name", "key name is required"},
+		{"duplicate model", path, `{"name":"x","models":["chat","chat"]}`, 400, "invalid_request", "models", `models[1] "chat" is listed twice`},
+		{"empty model", path, `{"name":"x","models":[""]}`, 400, "invalid_request", "models", "models[0] is empty"},
+		{"models not in the catalog", path, `{"name":"x","models":["chat","gpt-9","chat-latest","nope"]}`, 400, "unknown_model", "models", "not in the catalog: gpt-9, nope"},
+		{"unknown field", path, `{"name":"x","secret":"sk-token-abc"}`, 400, "invalid_json", "", `documented fields: unknown field "secret"`},
+		{"models not a list", path, `{"name":"x","models":"chat"}`, 400, "invalid_json", "", "models must be an array, not string"},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {
 			status, raw := admin(t, env, http.MethodPost, tc.path, tc.body)
-			wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, "", tc.mentioning)
+			wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, tc.param, tc.mentioning)
+			if bytes.Contains(raw, []byte("persistence")) || bytes.Contains(raw, []byte("json:")) || bytes.Contains(raw, []byte("Go ")) {
+				t.Fatalf("the message carries Go words: %s", raw)
+			}
 		})
 	}
 	keys, _ := env.Node.Store.ListKeys(env.Account.ID)
@@ -306,19 +312,20 @@ func TestImportKey(t *testing.T) {
 	cases := []struct {
 		name, acct, body string
 		status           int
-		code, mentioning string
+		code, param      string
+		mentioning       string
 	}{
-		{"same account again", env.Account.ID, `{"name":"again","import_key":"` + secret + `"}`, 409, "conflict", "already registered"},
-		{"another account", other.ID, `{"name":"stolen","import_key":"` + secret + `"}`, 409, "conflict", "already registered"},
-		{"minted secret re-imported", env.Account.ID, `{"name":"dup","import_key":"` + env.Key + `"}`, 409, "conflict", "already registered"},
-		{"bad prefix", env.Account.ID, `{"name":"x","import_key":"pk-live-0123456789abcdefghijkl"}`, 400, "invalid_request", "sk-user-"},
-		{"too short", env.Account.ID, `{"name":"x","import_key":"sk-user-short"}`, 400, "invalid_request", "min 20"},
-		{"unknown account", "acct_doesnotexist000000", `{"name":"x","import_key":"sk-user-AnotherLegacyKey0123456789"}`, 404, "not_found", ""},
+		{"same account again", env.Account.ID, `{"name":"again","import_key":"` + secret + `"}`, 409, "conflict", "import_key", "already registered"},
+		{"another account", other.ID, `{"name":"stolen","import_key":"` + secret + `"}`, 409, "conflict", "import_key", "already registered"},
+		{"minted secret re-imported", env.Account.ID, `{"name":"dup","import_key":"` + env.Key + `"}`, 409, "conflict", "import_key", "already registered"},
+		{"bad prefix", env.Account.ID, `{"name":"x","import_key":"pk-live-0123456789abcdefghijkl"}`, 400, "invalid_request", "import_key", "sk-user-"},
+		{"too short", env.Account.ID, `{"name":"x","import_key":"sk-user-short"}`, 400, "invalid_request", "import_key", "min 20"},
+		{"unknown account", "acct_doesnotexist000000", `{"name":"x","import_key":"sk-user-AnotherLegacyKey0123456789"}`, 404, "account_not_found", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			status, raw := admin(t, env, http.MethodPost, "/admin/v1/accounts/"+tc.acct+"/keys", tc.body)
-			wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, "", tc.mentioning)
+			wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, tc.param, tc.mentioning)
 			var in struct {
 				Import string `json:"import_key"`
 			}
@@ -394,7 +401,7 @@ func TestListKeysNeverShowsSecrets(t *testing.T) {
 		t.Fatalf("empty list = %d %s", status, raw)
 	}
 	status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/acct_doesnotexist000000/keys", "")
-	wantError(t, status, raw, 404, "invalid_request_error", "not_found", "", "acct_doesnotexist000000")
+	wantError(t, status, raw, 404, "invalid_request_error", "account_not_found", "", "acct_doesnotexist000000")
 }
 
 func TestRevokeKey(t *testing.T) {
@@ -427,7 +434,7 @@ func TestRevokeKey(t *testing.T) {
 		t.Fatalf("second revoke = %d %s", status, raw)
 	}
 	status, raw = admin(t, env, http.MethodDelete, "/admin/v1/keys/key_doesnotexist00000000", "")
-	wantError(t, status, raw, 404, "invalid_request_error", "not_found", "", "key_doesnotexist00000000")
+	wantError(t, status, raw, 404, "invalid_request_error", "key_not_found", "", `no key "key_doesnotexist00000000"`)
 }
 
 // TestGuard: every route refuses every request without the exact bearer admin token, and
@@ -439,6 +446,7 @@ func TestGuard(t *testing.T) {
 	routes := []struct{ method, path, body string }{
 		{http.MethodPost, "/admin/v1/accounts", `{"email":"intruder@example.com"}`},
 		{http.MethodGet, "/admin/v1/accounts/" + acct, ""},
+		{http.MethodGet, "/admin/v1/accounts?email=" + env.Account.Email, ""},
 		{http.MethodPost, "/admin/v1/accounts/" + acct + "/keys", `{"name":"intruder"}`},
 		{http.MethodGet, "/admin/v1/accounts/" + acct + "/keys", ""},
 		{http.MethodGet, "/admin/v1/accounts/" + acct + "/usage", ""},

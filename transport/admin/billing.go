@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
 )
 
 // planExists answers 400 naming the plans on offer when name is not one of them.
@@ -73,11 +74,14 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusConflict, "invalid_request_error", "idempotency_conflict", "idempotency_key",
 			"this idempotency key was used for a different amount")
 		return
-	case errors.Is(err, quota.ErrInvalid):
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
+	case errors.Is(err, quota.ErrInvalid): // amount and key are checked above: only an overflow is left
+		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd", "the balance cannot take this top-up: it would overflow")
+		return
+	case persistence.IsDiskFull(err):
+		diskFull(w)
 		return
 	case err != nil:
-		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the credits could not be recorded: "+err.Error())
+		storeFailed(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"account_id": id, "balance_usd": balance.String(), "added": added})
@@ -144,8 +148,7 @@ func (s *Server) quotaState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := s.quota.State(r.Context(), acct.ID, plan)
-	if err != nil {
-		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the quota state could not be read: "+err.Error())
+	if storeFailed(w, err) {
 		return
 	}
 	allowance := func(a quota.Allowance) allowanceView {

@@ -22,16 +22,29 @@ type routeView struct {
 	Format string `json:"format"`
 	Weight int    `json:"weight"`
 	ZDR    bool   `json:"zdr"`
-	// Available: a request may use the route now.
-	Available bool `json:"available"`
+	// State is healthy, degraded (its weight shrunk by its error rate), cooling or
+	// half_open (the cooldown is over; its probe is due or out).
+	State string `json:"state"`
+	// Available: a request may use the route now. A route cooling for its error rate is not,
+	// but LastResort says it still takes requests no other route may.
+	Available  bool `json:"available"`
+	LastResort bool `json:"last_resort"`
+	// ErrorRate is the share of failed attempts in the error-rate window as the route is
+	// judged by it (0 below the policy's minimum of calls); WindowCalls and WindowFailures
+	// are the window's counts. EffectiveWeight is the weight picking uses now.
+	ErrorRate       float64 `json:"error_rate"`
+	WindowCalls     int     `json:"window_calls"`
+	WindowFailures  int     `json:"window_failures"`
+	EffectiveWeight float64 `json:"effective_weight"`
 	// CooldownUntil is the end of the cooldown in force (null when none); the seconds
 	// left are rounded up.
 	CooldownUntil   *time.Time `json:"cooldown_until"`
 	CooldownSeconds int        `json:"cooldown_remaining_seconds"`
-	// CooldownReason is why the current or last cooldown started: failures, rate_limit or
-	// billing (null before the first).
+	// CooldownReason is why the current or last cooldown started: failures, error_rate,
+	// rate_limit or billing (null before the first).
 	CooldownReason *string `json:"cooldown_reason"`
-	// Probing: the cooldown came from failures, so the first request after it is a probe.
+	// Probing: the cooldown came from failures or the error rate, so the first request
+	// after it is a probe.
 	Probing bool `json:"probing"`
 	// LastRefusal is the provider's message with its last 429 or billing refusal.
 	LastRefusal *refusalView `json:"last_refusal"`
@@ -54,11 +67,13 @@ func (s *Server) routes(w http.ResponseWriter, r *http.Request) {
 	out := []routeView{}
 	for _, rt := range s.catalog.Load().Routes() {
 		st := s.health.State(rt.ID)
-		v := routeView{Route: rt.ID, Model: rt.Model, Format: rt.Format, Weight: rt.Weight, ZDR: rt.ZDR, Available: st.Available(now)}
+		v := routeView{Route: rt.ID, Model: rt.Model, Format: rt.Format, Weight: rt.Weight, ZDR: rt.ZDR, State: st.Health(now),
+			Available: st.Available(now), LastResort: st.LastResort(now), ErrorRate: st.ErrorRate(now), EffectiveWeight: st.Weight(rt.Weight, now)}
+		v.WindowCalls, v.WindowFailures = st.Window(now)
 		if st != nil {
 			v.Streak, v.Successes, v.Failures, v.InFlight, v.Probing = st.Streak, st.Successes, st.Failures, st.InFlight, st.Probing
 			v.LatencyMS = float64(st.Latency.Microseconds()) / 1000
-			if left := st.Remaining(now); left > 0 {
+			if left := st.CooldownUntil.Sub(now); left > 0 {
 				until := st.CooldownUntil.UTC()
 				v.CooldownUntil, v.CooldownSeconds = &until, int(math.Ceil(left.Seconds()))
 			}

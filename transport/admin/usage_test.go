@@ -122,7 +122,7 @@ func TestUsage(t *testing.T) {
 		{"invalid to", "/admin/v1/accounts/" + acct + "/usage?to=2026-13-01", 400, "invalid_time", "to"},
 		{"fractional unix", "/admin/v1/accounts/" + acct + "/usage?from=1.5", 400, "invalid_time", "from"},
 		{"date only", "/admin/v1/accounts/" + acct + "/usage?to=2026-01-02", 400, "invalid_time", "to"},
-		{"unknown account", "/admin/v1/accounts/acct_doesnotexist000000/usage", 404, "not_found", ""},
+		{"unknown account", "/admin/v1/accounts/acct_doesnotexist000000/usage", 404, "account_not_found", ""},
 		{"limit 0", "/admin/v1/accounts/" + acct + "/usage?limit=0", 400, "invalid_limit", "limit"},
 		{"limit over 1000", "/admin/v1/accounts/" + acct + "/usage?limit=1001", 400, "invalid_limit", "limit"},
 		{"a cursor not given out", "/admin/v1/accounts/" + acct + "/usage?cursor=bm9wZQ", 400, "invalid_request", ""},

@@ -29,6 +29,7 @@ type admission struct {
 // admit classifies the client and asks the account's quota owner for the call, in that
 // order: a refused client never uses quota. It sets the X-RateLimit headers either way.
 func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catalog.Model, estimated money.Amount) (*admission, *apiError) {
+	c.rated = true // from here the headers come from this account's answer, or not at all
 	acct, err := s.Accounts.GetAccount(c.key.AccountID)
 	if err != nil {
 		s.Logger.Error("account lookup failed", "request_id", c.id, "account", c.key.AccountID, "err", err)
@@ -41,8 +42,12 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 			Message: "this account's plan " + strconv.Quote(acct.Plan) + " is not offered any more; ask the operator to move it to another plan"}
 	}
 	if !plan.AllowAutomated && !c.catalog.Clients.IsInteractive(r.Header) {
+		s.publishBudget(w, c, acct.ID, plan)
 		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "coding_agent_required",
 			Message: "coding agent required: this plan serves interactive coding clients, identified by their User-Agent; automated and unknown clients need a plan that admits them"}
+	}
+	if s.Recorder != nil && s.Recorder.CheckWritable() != nil {
+		return nil, errCannotRecord() // its charge and log entry could not be kept
 	}
 	d, err := s.Quota.Admit(r.Context(), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
 		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated, At: c.start})
@@ -59,6 +64,20 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 		return &admission{reservation: d.Reservation, paid: d.Paid, account: acct.ID, plan: plan}, nil
 	}
 	return nil, refusal(d, s.now())
+}
+
+// cannotRecordRetry is the Retry-After of a call refused because it cannot be recorded: the
+// store looks for space again every second, an operator needs a moment to free some.
+const cannotRecordRetry = 10
+
+// errCannotRecord is the answer to a call the gateway cannot record (its store refuses writes:
+// the data directory's disk is full). It is refused before any upstream is called while the
+// store says so, so nothing is served that could not be charged and logged; a call whose
+// record fails once the upstream answered gets it in place of that answer (counting.go).
+func errCannotRecord() *apiError {
+	return &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "cannot_record", RetryAfter: cannotRecordRetry,
+		Message: "the gateway cannot record calls right now (its storage refuses writes), so it answers none; nothing was charged. Retry in " +
+			strconv.Itoa(cannotRecordRetry) + " s"}
 }
 
 // admitModel resolves the requested model for an endpoint of kind, records it, announces a

@@ -44,7 +44,7 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 		c.revoked = &key
 		return errUnauthorized("this API key has been revoked")
 	}
-	c.key = key
+	c.key, c.ctx = key, r.Context()
 	return nil
 }
 
@@ -55,6 +55,9 @@ func (s *Server) resolveModel(c *call, name, kind string) (*catalog.Model, *apiE
 		list := "/v1/models"
 		if c.endpoint == "gemini" || c.endpoint == "gemini_count_tokens" {
 			list = "/v1beta/models"
+		}
+		if e := removedModel(c, name, list); e != nil {
+			return nil, e
 		}
 		return nil, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "the model " + strconv.Quote(name) + " does not exist; GET " + list + " lists the models this key can use"}
@@ -72,6 +75,23 @@ func (s *Server) resolveModel(c *call, name, kind string) (*catalog.Model, *apiE
 			Message: strconv.Quote(name) + " is " + article(m.Kind) + " model and cannot be used on " + endpointPath(c.endpoint)}
 	}
 	return m, nil
+}
+
+// removedModel is the 404 of a model the catalog lists as removed (shared decisions,
+// "Deprecation"): it names the replacement, in the message and as "replacement" beside it,
+// so a client can switch without reading docs. Nil when name was never removed.
+func removedModel(c *call, name, list string) *apiError {
+	repl, ok := c.catalog.Removed(name)
+	if !ok {
+		return nil
+	}
+	e := &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+		Message: "the model " + strconv.Quote(name) + " has been removed from this gateway; GET " + list + " lists the models this key can use"}
+	if repl != "" {
+		e.Message = "the model " + strconv.Quote(name) + " has been removed; use " + strconv.Quote(repl) + " instead"
+		e.Extra = map[string]any{"replacement": repl}
+	}
+	return e
 }
 
 // keyAllows: an unrestricted key may call anything; a restricted one the listed ids or aliases.

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -91,12 +90,15 @@ func (s *Server) prepare(c *call, g *generation) *apiError {
 		if _, e := g.canonical(); e != nil {
 			return e
 		}
+		if e := g.oneChoice(); e != nil {
+			return e
+		}
 	}
 	if g.req != nil && g.req.PreviousResponseID != "" {
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "previous_response_not_found", Param: "previous_response_id",
 			Message: "previous_response_id " + g.req.PreviousResponseID + " was not found: this gateway stores no responses; send the whole conversation in input"}
 	}
-	g.decision = reasoning.Resolve(m, g.thinking())
+	g.decision = reasoning.Resolve(m.Reasoning.Model(), g.thinking())
 	return g.applyContextRule()
 }
 
@@ -152,7 +154,7 @@ func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clie
 // a silent truncation.
 func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
-	out := newStreamOut(w, rec, g)
+	out := newStreamOut(w, rec, g, s.answering(a))
 	relay := chat.NewRelay(g.clientModel, g.chatReq.IncludeUsage, &g.loss)
 	rd := sse.NewReader(a.resp.Body)
 	for {
@@ -196,14 +198,6 @@ func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a
 			return true
 		}
 	}
-}
-
-func invalidFrom(err error) *apiError {
-	var inv *chat.InvalidError
-	if errors.As(err, &inv) {
-		return errInvalid(inv.Param, inv.Message)
-	}
-	return errInvalid("", err.Error())
 }
 
 func pricesOf(m *catalog.Model) codec.Prices {

@@ -70,7 +70,7 @@ func (s *Server) readWhole(rec *record, a *attempt) (body []byte, ok bool) {
 // reasoning splitter when the model needs it, and the client format's encoder.
 func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
-	out := newStreamOut(w, rec, g)
+	out := newStreamOut(w, rec, g, s.answering(a))
 	var req *ir.Request
 	if g.req != nil {
 		req = g.req
@@ -78,6 +78,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 		req = &ir.Request{IncludeUsage: g.chatReq.IncludeUsage}
 	}
 	enc := g.client.format.NewStreamEncoder(out, req, g.clientModel)
+	out.enc = enc
 	dec := upstreamFormats[a.route.Format].NewStreamDecoder()
 	var split *reasoning.Splitter
 	if g.decision.SplitInline {
@@ -148,7 +149,7 @@ func filter(split *reasoning.Splitter, e ir.Event) []ir.Event {
 // route format's decoder reads usage, the end and errors on the side.
 func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
-	out := newStreamOut(w, rec, g)
+	out := newStreamOut(w, rec, g, s.answering(a))
 	dec := upstreamFormats[a.route.Format].NewStreamDecoder()
 	rd := sse.NewReader(a.resp.Body)
 	for {

@@ -180,7 +180,7 @@ func TestAnswerSignatureLossReported(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("X-Modelgate-Dropped"), "answer.reasoning.signature") {
 		t.Fatalf("%d dropped=%q %s", resp.StatusCode, resp.Header.Get("X-Modelgate-Dropped"), raw)
 	}
-	metrics := string(nodetest.Read(t, env.Do("GET", "/metrics", "", "")))
+	metrics := env.Metrics()
 	if !strings.Contains(metrics, `modelgate_conversion_dropped_fields_total{client_format="responses",field="answer.reasoning.signature",upstream_format="messages"} 1`) {
 		t.Fatal("dropped-fields counter missing")
 	}

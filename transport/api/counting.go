@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -111,7 +112,8 @@ func (r *record) close() error {
 		}
 		r.closeErr = r.s.Quota.Record(ctx, u)
 	}
-	if r.closeErr != nil {
+	// A full disk is logged once by the store, not once per call in flight.
+	if r.closeErr != nil && !persistence.IsDiskFull(r.closeErr) {
 		r.s.Logger.Error("the call could not be recorded; the client gets an error instead of its answer",
 			"request_id", r.c.id, "account", acct, "status", r.status, "err", r.closeErr)
 	}
@@ -141,9 +143,3 @@ func (s *Server) planOf(c *call) *catalog.Plan {
 	p, _ := c.catalog.Plan(acct.Plan)
 	return p
 }
-
-// errUnrecorded answers a call whose outcome could not be made durable (the store refused the
-// write: a full disk): it was not recorded, so it is not answered, and it cost nothing. The
-// code is the one a call refused up front for a full store gets.
-var errUnrecorded = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "cannot_record", RetryAfter: 10,
-	Message: "the gateway could not record this call, so it does not answer it; nothing was charged. Retry in 10 s"}

@@ -58,7 +58,7 @@ func TestClientThatLeavesMidStream(t *testing.T) {
 			if st.Failures != 0 || st.Streak != 0 {
 				t.Fatalf("route %s: %+v", c.route, st)
 			}
-			metrics := string(nodetest.Read(t, env.Do(http.MethodGet, "/metrics", "", "")))
+			metrics := env.Metrics()
 			want := `modelgate_requests_total{endpoint="` + c.endpoint + `",model="` + c.model + `",route="` + c.route + `",status="499"} 1`
 			if !strings.Contains(metrics, want+"\n") || strings.Contains(metrics, `status="502"`) ||
 				!strings.Contains(metrics, `modelgate_upstream_attempts_total{outcome="ok",route="`+c.route+`"} 1`+"\n") {

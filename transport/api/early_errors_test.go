@@ -53,6 +53,13 @@ models:
     pricing: {prompt: "0.0000025", completion: "0.00001"}
     routes:
       - {id: p2, format: responses, base_url: "{{FIXED}}/r/p2/v1", upstream_model: gpt-5, credential_env: NODETEST_SIM_KEY}
+  - id: two-silent
+    kind: chat
+    max_output_tokens: 512
+    pricing: {prompt: "0.000001", completion: "0.000002"}
+    routes:
+      - {id: s1, format: chat, base_url: "{{FIXED}}/r/s1/v1", upstream_model: gpt-4o, credential_env: NODETEST_SIM_KEY, weight: 1}
+      - {id: s2, format: chat, base_url: "{{FIXED}}/r/s2/v1", upstream_model: gpt-4o, credential_env: NODETEST_SIM_KEY, weight: 1}
   - id: one-chat
     kind: chat
     max_output_tokens: 512
@@ -169,5 +176,24 @@ func TestChatStreamSilentMidAnswer(t *testing.T) {
 	raw := string(nodetest.Read(t, resp))
 	if resp.StatusCode != 200 || !strings.Contains(raw, "Half an") || !strings.Contains(raw, "idle time-out") || strings.Contains(raw, "[DONE]") {
 		t.Fatalf("%d %q", resp.StatusCode, raw)
+	}
+}
+
+// Every route silent past the idle time-out before its answer began (the role chunk, then
+// nothing) has sent the client nothing: both are tried, and the client gets a 502 (a silent
+// route is a failed one, not a busy one).
+func TestChatStreamIdleTimeout(t *testing.T) {
+	env, up := startEarly(t)
+	silent := nodetest.FixedAnswer{ContentType: "text/event-stream", Body: nodetest.Testdata(t, "streams_early", "chat_role_then_silence.sse"), Stall: 2 * time.Second}
+	up.Set("s1", silent)
+	up.Set("s2", silent)
+	resp := env.Post("/v1/chat/completions", env.Key, `{"model":"two-silent","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	raw := string(nodetest.Read(t, resp))
+	if resp.StatusCode != 502 || !strings.Contains(raw, `"code":"upstream_error"`) {
+		t.Fatalf("%d %q", resp.StatusCode, raw)
+	}
+	env.WaitIdle()
+	if e := usage(t, env); len(e) != 1 || e[0].Attempts != 2 || e[0].Status != 502 {
+		t.Fatalf("log = %+v", e)
 	}
 }

@@ -19,7 +19,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := chat.ParseEmbeddingsRequest(body)
 	if err != nil {
-		rec.fail(w, invalidFrom(err))
+		rec.fail(w, irInvalid(err))
 		return
 	}
 	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindEmbedding, func(m *catalog.Model) money.Amount {

@@ -33,8 +33,10 @@ func errUnauthorized(msg string) *apiError {
 }
 
 // render writes the error in the client's format (the chat shape unless the endpoint speaks
-// another). The request id travels in the body as well as the header so it survives logs.
+// another). The request id travels in the body as well as the header so it survives logs; a
+// known key's answer carries its rate headers whatever refused it.
 func render(w http.ResponseWriter, c *call, e *apiError) {
+	c.publishRates(w)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter > 0 {

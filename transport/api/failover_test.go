@@ -141,6 +141,28 @@ func TestCooldownProbeAndRecovery(t *testing.T) {
 	waitState(t, env, "p", func(s *routehealth.State) bool { return s.Healthy() })
 }
 
+// Issue #12 item 17: a streamed probe passes when its answer begins, so the route takes
+// requests again while the probe still streams (a chunk every 500 ms: about 5 s).
+func TestStreamedProbePassesWhenItsAnswerBegins(t *testing.T) {
+	env, clk := newClockEnv(t)
+	env.Sim.SetBehavior("p", simulator.Behavior{FailStatus: 500})
+	for i := 0; i < 2; i++ {
+		nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, chatBody("chat")))
+	}
+	waitState(t, env, "p", func(s *routehealth.State) bool { return s.Probing && s.InFlight == 0 })
+	env.Sim.SetBehavior("p", simulator.Behavior{TokensPerSecond: 2})
+	clk.Add(10 * time.Second)
+	resp := env.Post("/v1/chat/completions", env.Key, `{"model":"chat","stream":true,"messages":[{"role":"user","content":"reply with 8 words"}]}`)
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || env.Sim.Calls("p") != 3 {
+		t.Fatalf("probe: status %d, p=%d", resp.StatusCode, env.Sim.Calls("p"))
+	}
+	st := waitState(t, env, "p", func(s *routehealth.State) bool { return !s.Probing })
+	if !st.Healthy() || st.InFlight != 1 {
+		t.Fatalf("route p while its probe streams: %+v", st)
+	}
+}
+
 func TestRetryAfterBecomesCooldown(t *testing.T) {
 	env, clk := newClockEnv(t)
 	env.Sim.SetBehavior("p", simulator.Behavior{FailStatus: 429, RetryAfter: 7})

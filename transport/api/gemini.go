@@ -48,6 +48,7 @@ func (s *Server) geminiAction(w http.ResponseWriter, r *http.Request) {
 	default:
 		c := s.begin(w, "gemini")
 		c.client = gemini.Format
+		s.authenticate(r, c) // a known key gets its rate headers; the answer is this 404 either way
 		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_method",
 			Message: "models/" + model + ":" + method + " is not a method of this API: use generateContent, streamGenerateContent or countTokens"})
 	}
@@ -82,7 +83,7 @@ func (s *Server) geminiCountTokens(w http.ResponseWriter, r *http.Request, model
 		render(w, c, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"totalTokens": countInput(req, m)})
+	c.answer(w, map[string]int{"totalTokens": countInput(req, m)})
 }
 
 // arrayWriter turns the SSE frames the pipeline writes into the JSON array
@@ -129,6 +130,9 @@ func (a *arrayWriter) Write(p []byte) (int, error) {
 		}
 	}
 }
+
+// Unwrap is the writer underneath (http.ResponseController, the recover middleware).
+func (a *arrayWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // Flush forwards to the connection, so each chunk reaches the client as it is written.
 func (a *arrayWriter) Flush() {

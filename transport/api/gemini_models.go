@@ -51,7 +51,7 @@ func (s *Server) geminiListModels(w http.ResponseWriter, r *http.Request) {
 			list = append(list, geminiRecordOf(m))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": list})
+	c.answer(w, map[string]any{"models": list})
 }
 
 // geminiGetModel is one model of the list, by its id or an alias.
@@ -62,12 +62,16 @@ func (s *Server) geminiGetModel(w http.ResponseWriter, r *http.Request) {
 	}
 	name := muxVar(r, "model")
 	m, ok := c.catalog.Lookup(name)
+	if e := removedModel(c, name, "/v1beta/models"); e != nil {
+		render(w, c, e)
+		return
+	}
 	if !ok || m.Kind != catalog.KindChat || !visible(c, m) {
 		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "models/" + name + " is not found, or this key may not use it; GET /v1beta/models lists the models this key can use"})
 		return
 	}
-	writeJSON(w, http.StatusOK, geminiRecordOf(m))
+	c.answer(w, geminiRecordOf(m))
 }
 
 // openGoogle starts a model-list request of the Gemini API: its call and the key. False

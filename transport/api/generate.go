@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -39,7 +40,7 @@ func (g *generation) decode() *apiError {
 	if g.client.name == codec.FormatChat {
 		req, err := chat.ParseRequest(g.body)
 		if err != nil {
-			return invalidFrom(err)
+			return irInvalid(err)
 		}
 		g.chatReq, g.clientModel, g.stream = req, req.Model, req.Stream
 		return nil
@@ -83,6 +84,21 @@ func (g *generation) needsCanonical() bool {
 		}
 	}
 	return false
+}
+
+// oneChoice refuses more than one choice (chat n, gemini candidateCount) for a model that
+// has a route of another format: a converted answer has exactly one, and failover may reach
+// such a route, so the client would silently get fewer answers than it asked for.
+func (g *generation) oneChoice() *apiError {
+	if g.req == nil || g.req.Choices <= 1 {
+		return nil
+	}
+	param := "n"
+	if g.client.name == codec.FormatGemini {
+		param = "generationConfig.candidateCount"
+	}
+	return errInvalid(param, fmt.Sprintf("%s must be 1 for model %s: it is served by routes of another format, which answer with one choice; "+
+		"send one request per answer", param, g.clientModel))
 }
 
 // thinking is what the client asked for, before the model's class is applied.

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/images"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -25,6 +27,8 @@ type Assets interface {
 	// Open returns a stored file by its public name (<id>.<ext>).
 	Open(kind, file string) (contentType string, modified time.Time, content io.ReadSeekCloser, err error)
 }
+
+var errNoAssetStore = errors.New("no asset store")
 
 // maxImageBytes bounds an image read from an upstream.
 const maxImageBytes = 32 << 20
@@ -89,6 +93,10 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 			continue // a broken answer: the next route may do better
 		}
 		path, err := s.Assets.Put("gen", rec.adm.account, img.MediaType, bytesReader(img.Data))
+		if persistence.IsDiskFull(err) {
+			rec.fail(w, errCannotRecord()) // the store said so once; no line per request
+			return
+		}
 		if err != nil {
 			s.Logger.Error("image could not be stored", "request_id", c.id, "err", err)
 			rec.fail(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "asset_store_failed", Message: "the generated image could not be stored; nothing was charged"})
@@ -100,7 +108,7 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		if req.ResponseFormat == "b64_json" {
 			item.B64JSON = base64.StdEncoding.EncodeToString(img.Data)
 		} else {
-			item.URL = baseURL(r) + path
+			item.URL = publicBase(r, c.catalog) + path
 		}
 		rec.deliverJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: req.Model, Data: []images.ResultItem{item},
 			Usage: images.ResultUsage{InputTokens: img.InputTokens, OutputTokens: img.OutputTokens, TotalTokens: img.InputTokens + img.OutputTokens}})
@@ -160,6 +168,9 @@ func download(ctx context.Context, url, fallback string) ([]byte, string, error)
 
 // dailyRefusal is the 429 of a daily media limit, with Retry-After until 00:00 UTC.
 func dailyRefusal(d quota.MediaDecision, err error, code, msg string) *apiError {
+	if persistence.IsDiskFull(err) {
+		return errCannotRecord()
+	}
 	if err != nil {
 		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "quota_unavailable", RetryAfter: 1, Message: "the account's daily limits could not be checked; retry shortly"}
 	}
@@ -169,30 +180,19 @@ func dailyRefusal(d quota.MediaDecision, err error, code, msg string) *apiError 
 		Extra:   map[string]any{"retry_after_seconds": secs, "resets_at": d.ResetsAt.UTC().Format(time.RFC3339)}}
 }
 
-// baseURL is the scheme and host the client used, for links to the gateway's own assets.
-func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host
-}
-
 // serveAsset serves a stored file by its unguessable id, with ranges (video players seek).
 func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	kind, file := muxVar(r, "kind"), muxVar(r, "file")
-	if s.Assets == nil {
-		http.NotFound(w, r)
-		return
+	var ct string
+	var mod time.Time
+	var content io.ReadSeekCloser
+	err := errNoAssetStore
+	if s.Assets != nil {
+		ct, mod, content, err = s.Assets.Open(kind, file)
 	}
-	ct, mod, content, err := s.Assets.Open(kind, file)
 	if err != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		w.Write([]byte(`{"error":{"message":"no such asset","type":"invalid_request_error","param":null,"code":"not_found"}}`))
+		render(w, s.begin(w, "assets"), &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+			Message: "no such asset: links to generated files are valid as given, with their extension"})
 		return
 	}
 	defer content.Close()

@@ -177,10 +177,10 @@ func TestVideoLifecycle(t *testing.T) {
 	if got.StatusCode != 206 || string(part) != "ftyp" || got.Header.Get("Content-Type") != "video/mp4" {
 		t.Fatalf("range %d %q %q", got.StatusCode, part, got.Header.Get("Content-Type"))
 	}
-	// Billing on completion: 6 seconds at 0.05.
-	env.WaitIdle()
+	// Within the plan a video costs no credits; its seconds count today.
+	settledVideo(t, env, "vid", task.ID)
 	q := string(nodetest.Read(t, env.Admin(http.MethodGet, "/admin/v1/accounts/"+env.Account.ID+"/quota", "")))
-	if !strings.Contains(q, `"balance_usd":"0.7"`) || !strings.Contains(q, `"video_seconds":{"used":6`) {
+	if !strings.Contains(q, `"balance_usd":"1"`) || !strings.Contains(q, `"spent_usd":"0"`) || !strings.Contains(q, `"video_seconds":{"used":6`) {
 		t.Fatalf("quota %s", q)
 	}
 	// Polls need the model, and another account never sees the task.
@@ -216,21 +216,10 @@ func TestVideoValidation(t *testing.T) {
 	}
 }
 
-// pollVideo polls until the task ends.
+// pollVideo polls until the task ends and is billed.
 func pollVideo(t *testing.T, env *nodetest.Env, id string) videoTask {
 	t.Helper()
-	var task videoTask
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		r := env.Do(http.MethodGet, "/v1/videos/"+id+"?model=vid", env.Key, "")
-		json.Unmarshal(nodetest.Read(t, r), &task)
-		if task.Status == "completed" || task.Status == "failed" {
-			return task
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("task %s never ended: %+v", id, task)
-	return task
+	return settledVideo(t, env, "vid", id)
 }
 
 func quotaOf(t *testing.T, env *nodetest.Env) string {
@@ -269,8 +258,9 @@ func TestVideoDailySeconds(t *testing.T) {
 	}
 }
 
-// A node restarted in the middle of a task: the task completes after the restart, is billed
-// once, and its video is still served after another restart.
+// A node restarted in the middle of a task: the task completes after the restart (within
+// the plan: no credits) and its video is still served after another restart. A paid task
+// across a restart: TestItem1VideoIsNeverFree.
 func TestVideoSurvivesRestart(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	env.Sim.SetBehavior("v", simulator.Behavior{VideoDuration: 800 * time.Millisecond})
@@ -285,8 +275,8 @@ func TestVideoSurvivesRestart(t *testing.T) {
 	if task.Status != "completed" {
 		t.Fatalf("task %+v", task)
 	}
-	if q := quotaOf(t, env); !strings.Contains(q, `"balance_usd":"0.8"`) || !strings.Contains(q, `"spent_usd":"0.2"`) {
-		t.Fatalf("not billed exactly once: %s", q)
+	if q := quotaOf(t, env); !strings.Contains(q, `"balance_usd":"1"`) || !strings.Contains(q, `"spent_usd":"0"`) || !strings.Contains(q, `"video_seconds":{"used":4`) {
+		t.Fatalf("not counted exactly once: %s", q)
 	}
 	env.Restart()
 	url := strings.Replace(task.Metadata.URL, task.Metadata.URL[:strings.Index(task.Metadata.URL, "/assets/")], env.Node.URL, 1)
@@ -299,7 +289,7 @@ func TestVideoSurvivesRestart(t *testing.T) {
 	if got.StatusCode != 200 || len(body) < 8 || string(body[4:8]) != "ftyp" {
 		t.Fatalf("asset after restart: %d", got.StatusCode)
 	}
-	if q := quotaOf(t, env); !strings.Contains(q, `"balance_usd":"0.8"`) {
-		t.Fatalf("billed again after a restart: %s", q)
+	if q := quotaOf(t, env); !strings.Contains(q, `"balance_usd":"1"`) || !strings.Contains(q, `"video_seconds":{"used":4`) {
+		t.Fatalf("counted again after a restart: %s", q)
 	}
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"github.com/modelgate/modelgate/codec"
@@ -43,8 +42,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		render(w, c, e)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]int{"input_tokens": countInput(req, m)})
+	c.answer(w, map[string]int{"input_tokens": countInput(req, m)})
 }
 
 // openCount starts a token count: a call rendering errors in client's format, the key, the

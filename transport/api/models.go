@@ -80,7 +80,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 			data = append(data, recordOf(m))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	c.answer(w, map[string]any{"object": "list", "data": data})
 }
 
 func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
@@ -91,12 +91,16 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 	}
 	name := mux.Vars(r)["model"]
 	m, ok := c.catalog.Lookup(name)
+	if e := removedModel(c, name, "/v1/models"); e != nil {
+		render(w, c, e)
+		return
+	}
 	if !ok || !visible(c, m) {
 		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "the model \"" + name + "\" does not exist or this key may not use it"})
 		return
 	}
-	writeJSON(w, http.StatusOK, recordOf(m))
+	c.answer(w, recordOf(m))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -19,12 +19,22 @@ type attempt struct {
 	resp    *upstream.Response
 	started time.Time // for the latency
 	since   time.Time // the same moment on route health's clock
+	// reported says route health has the attempt's outcome (a panicking request reports
+	// an attempt still open, so the route's in-flight count comes back down).
+	reported bool
 }
 
 // finish reports the attempt's outcome to the route's health actor.
 func (s *Server) finish(a *attempt, res routehealth.Result, status int) {
+	a.reported = true
 	s.Board.Report(a.route.ID, routehealth.Outcome{Result: res, Latency: time.Since(a.started), Status: status, Started: a.since})
 	s.Metrics.Attempt(a.route.ID, outcomeName(res))
+}
+
+// answering tells route health, once a stream's answer has begun, that the attempt is
+// answering: a half-open route's probe passes then, not at the end of a long answer.
+func (s *Server) answering(a *attempt) func() {
+	return func() { s.Board.Answering(a.route.ID, a.since) }
 }
 
 func outcomeName(r routehealth.Result) string {
@@ -54,6 +64,7 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 		}
 		req, ok := build(route)
 		if !ok {
+			s.Board.Release(route.ID)
 			skipped = append(skipped, route.ID) // cannot carry this request: not the route's fault
 			continue
 		}
@@ -63,6 +74,7 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 		resp, err := s.Upstream.Do(ctx, req)
 		if err == nil {
 			a.resp = resp
+			c.live = a
 			return a, nil, nil
 		}
 		var ue *upstream.Error
@@ -93,6 +105,7 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 // outcome is settled rather than sent, so that when it leaves every route cooling the
 // client's Retry-After is read from the new state.
 func (s *Server) refused(c *call, a *attempt, ue *upstream.Error) {
+	a.reported = true
 	res, reason, msg := routehealth.RateLimited, routehealth.ReasonRateLimit, "the provider rate-limited the route; it cools down, failing over"
 	if ue.Kind == upstream.Refused {
 		res, reason, msg = routehealth.Refused, routehealth.ReasonBilling, "the provider refused the route for billing (quota or credit gone at the provider); it cools down for long, failing over"

@@ -152,7 +152,7 @@ func TestEveryRouteCoolingAnswersEarliestCooldown(t *testing.T) {
 	} else {
 		nodetest.Read(t, resp)
 	}
-	metrics := string(nodetest.Read(t, env.Do(http.MethodGet, "/metrics", "", "")))
+	metrics := env.Metrics()
 	for _, line := range []string{`modelgate_upstream_refusals_total{reason="rate_limit",route="p"} 1`,
 		`modelgate_upstream_refusals_total{reason="rate_limit",route="s"} 2`,
 		`modelgate_upstream_attempts_total{outcome="rate_limited",route="s"} 2`} {
@@ -304,7 +304,7 @@ func TestBillingRefusalFailsOverInvisibly(t *testing.T) {
 			if seen != 2 || len(view.Data) != 12 {
 				t.Fatalf("view has %d routes (%d of the two): %+v", len(view.Data), seen, view.Data)
 			}
-			metrics := string(nodetest.Read(t, env.Do(http.MethodGet, "/metrics", "", "")))
+			metrics := env.Metrics()
 			for _, line := range []string{`modelgate_upstream_refusals_total{reason="billing",route="` + c.refusing + `"} 1`,
 				`modelgate_upstream_attempts_total{outcome="refused",route="` + c.refusing + `"} 1`,
 				`modelgate_route_available{route="` + c.refusing + `"} 0`} {

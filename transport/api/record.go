@@ -38,6 +38,7 @@ type record struct {
 	streamErr *ir.Error
 	// client is the client's request context: done once the client has gone.
 	client context.Context
+	w      http.ResponseWriter // the client's answer, for a handler that panicked
 	// closed: the outcome went to the ledger (close), with closeErr.
 	closed   bool
 	closeErr error
@@ -65,7 +66,7 @@ func (r *record) observe(e ir.Event) {
 // s.done(rec) and stops when ok is false (the error has been answered).
 func (s *Server) open(w http.ResponseWriter, r *http.Request, c *call, clientFormat string) (rec *record, body []byte, ok bool) {
 	rec = s.newRecord(c, clientFormat)
-	rec.client = r.Context()
+	rec.client, rec.w = r.Context(), w
 	if e := s.authenticate(r, c); e != nil {
 		rec.fail(w, e)
 		return rec, nil, false
@@ -100,7 +101,8 @@ func (r *record) resolved(m *catalog.Model) {
 func (r *record) fail(w http.ResponseWriter, e *apiError) {
 	r.status = e.Status
 	if r.close() != nil {
-		e, r.status = errUnrecorded, errUnrecorded.Status
+		e = errCannotRecord()
+		r.status = e.Status
 	}
 	if r.status == 499 {
 		return // nobody is listening
@@ -120,28 +122,36 @@ func (r *record) passError(w http.ResponseWriter, ue *upstream.Error) {
 
 // deliver writes a whole answer once the call is recorded (close): its charge, counters and
 // log entry are on disk before the client gets its first byte, so a crash never loses an
-// answer the client has. A call that cannot be recorded is answered 503 instead.
-func (r *record) deliver(w http.ResponseWriter, status int, contentType string, body []byte) {
+// answer the client has. A call that cannot be recorded is answered 503 instead, and
+// deliver reports false.
+func (r *record) deliver(w http.ResponseWriter, status int, contentType string, body []byte) bool {
 	r.status = status
 	r.firstByte()
 	if r.close() != nil {
-		r.status = errUnrecorded.Status
-		render(w, r.c, errUnrecorded)
-		return
+		e := errCannotRecord()
+		r.status = e.Status
+		render(w, r.c, e)
+		return false
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
 	w.Write(body)
+	return true
 }
 
 // deliverJSON is deliver for a JSON answer.
-func (r *record) deliverJSON(w http.ResponseWriter, status int, v any) {
-	r.deliver(w, status, "application/json", marshalJSON(v))
+func (r *record) deliverJSON(w http.ResponseWriter, status int, v any) bool {
+	return r.deliver(w, status, "application/json", marshalJSON(v))
 }
 
 // done records a call that did not record itself on the way out (the client left; a stream),
-// ends the client's stream after it, and counts the request in the metrics.
+// ends the client's stream after it, and counts the request in the metrics. Deferred by every
+// recorded handler, it is also where a panic of the handler ends as that request's 500
+// (panics.go), recorded like any other answer.
 func (s *Server) done(r *record) {
+	if v := recover(); v != nil {
+		s.recovered(r, v)
+	}
 	defer s.inflight.Add(-1) // after the record, so "idle" means "all recorded"
 	s.Metrics.InFlight(-1)
 	err := r.close()

@@ -4,8 +4,7 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -29,9 +28,16 @@ type Keys interface {
 	LookupKey(secret string) (persistence.Key, error)
 }
 
+// Recorder says whether a call can be recorded now: nil, or why its store refuses writes (an
+// error wrapping persistence.ErrFull while the data directory's disk is full).
+type Recorder interface {
+	CheckWritable() error
+}
+
 // Deps are the parts a Server is built from.
 type Deps struct {
 	Keys     Keys
+	Recorder Recorder // nil: calls are admitted without asking
 	Accounts Accounts
 	Quota    *quota.Service
 	Assets   Assets
@@ -78,7 +84,6 @@ func (s *Server) Register(r *mux.Router) {
 	v1beta.HandleFunc("/models", s.geminiListModels).Methods(http.MethodGet)
 	v1beta.HandleFunc("/models/{action:.+:[A-Za-z]+}", s.geminiAction).Methods(http.MethodPost)
 	v1beta.HandleFunc("/models/{model:.+}", s.geminiGetModel).Methods(http.MethodGet)
-	r.HandleFunc("/metrics", s.metrics).Methods(http.MethodGet)
 	r.HandleFunc("/assets/{kind:gen|vid}/{file}", s.serveAsset).Methods(http.MethodGet, http.MethodHead)
 }
 
@@ -94,18 +99,16 @@ type call struct {
 	// failed says an attempt failed for a reason other than "not now" (overloaded, rate
 	// limited, cooling down), so a request left without routes is a 502, not a 529.
 	failed bool
+	srv    *Server
+	ctx    context.Context // the client's request, once the key is known
+	// rated says the X-RateLimit headers are decided: set by admission, or by a read of
+	// the burst budget for an answer that admitted nothing (publishRates).
+	rated bool
+	live  *attempt // the last attempt dial opened
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {
-	c := &call{id: newRequestID(), start: time.Now(), endpoint: endpoint, catalog: s.Catalog.Load()}
-	w.Header().Set("X-Request-Id", c.id)
-	return c
-}
-
-func newRequestID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return "req_" + hex.EncodeToString(b[:])
+	return &call{id: requestIDOf(w), start: time.Now(), endpoint: endpoint, catalog: s.Catalog.Load(), srv: s}
 }
 
 // readBody reads the whole body within the catalog's limit.
@@ -133,15 +136,18 @@ func byteSize(n int64) string {
 	return itoa(n) + " bytes"
 }
 
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+// ServeMetrics serves the Prometheus metrics, with each route's health read at that moment.
+// The node serves it on its own listener, never the API's (docs/decisions.md, "Serving").
+func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	now := s.Board.Now()
 	for _, rt := range s.Catalog.Load().Routes() {
 		st := s.Board.State(rt.ID)
-		var inflight int64
+		h := metrics.RouteHealth{Available: st.Available(now), State: st.Health(now), States: routehealth.HealthStates,
+			ErrorRate: st.ErrorRate(now), Weight: st.Weight(rt.Weight, now)}
 		if st != nil {
-			inflight = st.InFlight
+			h.InFlight = st.InFlight
 		}
-		s.Metrics.Route(rt.ID, st.Available(now), inflight)
+		s.Metrics.Route(rt.ID, h)
 	}
 	s.Metrics.Handler().ServeHTTP(w, r)
 }

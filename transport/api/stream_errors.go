@@ -31,18 +31,10 @@ func (s *Server) failOverEarly(rec *record, g *generation, a *attempt, e *ir.Err
 	return true
 }
 
-// anotherRoute reports whether a route of the model not tried yet may take a request now.
+// anotherRoute reports whether a route of the model not tried yet may take a request now
+// (a route resting for its error rate included: it is the last resort).
 func (s *Server) anotherRoute(rec *record, g *generation, a *attempt) bool {
-	now := s.Board.Now()
-	for _, rt := range g.model.Routes {
-		if rt.ID == a.route.ID || rec.c.key.ZDR && !rt.ZDR || slices.Contains(rec.tried, rt.ID) {
-			continue
-		}
-		if s.Board.State(rt.ID).Available(now) {
-			return true
-		}
-	}
-	return false
+	return s.Board.CanServe(g.model.Routes, rec.c.key.ZDR, append(slices.Clip(rec.tried), a.route.ID))
 }
 
 // tellRoute reports how an upstream's in-stream error judges its route: a rate limit cools it

@@ -28,16 +28,18 @@ type streamOut struct {
 	rec     *record
 	g       *generation
 	frames  *sse.Writer
-	started bool       // the headers and the held frames are out
-	held    []ir.Frame // frames written before commit
-	since   time.Time  // when the first frame was held
-	ending  bool       // the answer finished: frames wait in tail for the record
+	started bool             // the headers and the held frames are out
+	enc     ir.StreamEncoder // the client format's encoder of a converted stream, to end it
+	held    []ir.Frame       // frames written before commit
+	since   time.Time        // when the first frame was held
+	begun   func()           // told once, at commit: the answer has begun
+	ending  bool             // the answer finished: frames wait in tail for the record
 	tail    []ir.Frame
 }
 
-func newStreamOut(w http.ResponseWriter, rec *record, g *generation) *streamOut {
+func newStreamOut(w http.ResponseWriter, rec *record, g *generation, begun func()) *streamOut {
 	flusher, _ := w.(http.Flusher)
-	o := &streamOut{w: w, rec: rec, g: g, frames: sse.NewWriter(w, func() {
+	o := &streamOut{w: w, rec: rec, g: g, begun: begun, frames: sse.NewWriter(w, func() {
 		if flusher != nil {
 			flusher.Flush()
 		}
@@ -59,14 +61,15 @@ func (o *streamOut) end(err error) {
 	tail := o.tail
 	o.tail, o.ending = nil, false
 	if err != nil {
+		e := errCannotRecord()
 		if !o.started { // nothing went out: the client gets the error as its answer
-			render(o.w, o.rec.c, errUnrecorded)
+			render(o.w, o.rec.c, e)
 			return
 		}
 		// An encoder made only to end the stream in the client's format.
 		enc := o.g.client.format.NewStreamEncoder(o, o.g.req, o.g.clientModel)
-		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: errUnrecorded.Status, Kind: ir.ErrOverloaded,
-			Code: errUnrecorded.Code, Message: errUnrecorded.Message + " (request " + o.rec.c.id + ")"}})
+		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: e.Status, Kind: ir.ErrOverloaded,
+			Code: e.Code, Message: e.Message + " (request " + o.rec.c.id + ")"}})
 		return
 	}
 	if o.commit() != nil {
@@ -104,6 +107,7 @@ func (o *streamOut) commit() error {
 		return nil
 	}
 	o.started = true
+	o.begun()
 	o.g.announce(o.w)
 	h := o.w.Header()
 	h.Set("Content-Type", "text/event-stream")

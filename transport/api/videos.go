@@ -3,22 +3,33 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
+	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/upstream"
 )
 
-// Videos runs video tasks.
+// Videos runs video tasks (*video.Service): Create, then the handler creates the upstream
+// job, then Start — or Abandon when no route would take it.
 type Videos interface {
 	Create(ctx context.Context, r video.CreateRequest) (video.Task, error)
+	Start(ctx context.Context, id string, route *catalog.Route, job videos.Job, attempts int) (video.Task, error)
+	Abandon(ctx context.Context, id, code, msg string) error
+	Withdraw(ctx context.Context, id, code, msg string) error
 	Get(ctx context.Context, account, id string) (video.Task, error)
 }
 
-// createVideo validates, counts the call against the plan, reserves the day's video seconds
-// and hands the job to a task actor. The answer is the task, queued.
+// createVideo admits the call (it counts like any call), reserves the day's video seconds
+// and, beyond the plan, the video's price from the credits (402 up front when they cannot
+// hold it), then creates the upstream job while the client waits, failing over between
+// routes. The answer is the task — or, when no route takes the job, the error (502, or 529
+// when every route is cooling down) with nothing counted and nothing left reserved: a
+// refused video never becomes a task that fails later.
 func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 	c := s.begin(w, "videos")
 	rec, body, ok := s.open(w, r, c, "videos")
@@ -31,38 +42,107 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 		rec.fail(w, irInvalid(err))
 		return
 	}
-	// The create call counts like any call; its seconds are charged on completion, at
-	// pricing.completion per output second (a video model's price).
+	// Beyond the plan the price of the requested seconds must be available now; the output
+	// seconds are charged on completion (pricing.completion is a video model's price per
+	// output second).
 	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindVideo, func(m *catalog.Model) money.Amount {
 		return m.Pricing.Completion.Times(int64(req.Seconds))
 	})
 	if !ok {
 		return
 	}
-	route := s.Board.Pick(m.Routes, c.key.ZDR, nil)
-	if route == nil || route.Format != catalog.FormatChat {
-		rec.fail(w, s.exhausted(c, 0, true, s.Board.Wait(m.Routes, c.key.ZDR, nil))) // refunded: nothing reached an upstream
-		return
-	}
-	price := m.Pricing.Completion
 	daily, err := s.Quota.ReserveVideoSeconds(r.Context(), rec.adm.account, rec.adm.plan, int64(req.Seconds))
 	if err != nil || !daily.Admitted {
 		rec.fail(w, dailyRefusal(daily, err, "video_daily_limit_exceeded", "the account's daily video seconds are used up"))
 		return
 	}
-	task, err := s.Videos.Create(r.Context(), video.CreateRequest{
-		Account: rec.adm.account, KeyID: c.key.ID, Model: m, Route: route, Seconds: req.Seconds, Size: videos.Size720P,
-		Body: videos.UpstreamBody(req, route.UpstreamModel), MediaReservation: daily.Reservation, Price: price, Plan: rec.adm.plan,
+	steps := context.WithoutCancel(r.Context()) // a task's bookkeeping ends even when its client leaves
+	task, err := s.Videos.Create(steps, video.CreateRequest{
+		Account: rec.adm.account, KeyID: c.key.ID, Model: m, Seconds: req.Seconds, Size: videos.Size720P,
+		MediaReservation: daily.Reservation, Price: m.Pricing.Completion, Plan: rec.adm.plan, Paid: rec.adm.paid, Call: rec.adm.reservation,
 	})
-	if err != nil {
-		s.Quota.ReleaseVideoSeconds(context.Background(), daily.Reservation)
-		s.Logger.Error("video task not created", "request_id", c.id, "err", err)
-		rec.fail(w, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "video_unavailable", RetryAfter: 1,
-			Message: "the video task could not be created; retry shortly, nothing was charged"})
+	var noCredit *video.CreditRefusal
+	switch {
+	case errors.As(err, &noCredit):
+		rec.fail(w, refusal(noCredit.Decision, s.now()))
+		return
+	case err != nil:
+		rec.fail(w, s.videoUnavailable(c, "video task not created", err))
+		return
+	}
+	route, job, ue, e := s.createJob(r.Context(), c, rec, m, req, task.ID)
+	if ue != nil || e != nil {
+		code, why := video.CodeNoRoute, "no route created the video job"
+		if ue != nil {
+			code, why = video.CodeRejected, fmt.Sprintf("the upstream refused the video request (HTTP %d)", ue.Status)
+		}
+		s.abandonVideo(steps, c, task.ID, code, why)
+		if ue != nil {
+			s.passUpstreamError(w, rec, chatClient, ue) // videos clients read the chat error shape
+		} else {
+			rec.fail(w, e)
+		}
 		return
 	}
 	rec.route, rec.entry.UpstreamFormat = route.ID, route.Format
-	rec.deliverJSON(w, http.StatusOK, task)
+	if task, err = s.Videos.Start(steps, task.ID, route, job, len(rec.tried)); err != nil {
+		s.abandonVideo(steps, c, task.ID, video.CodeNoRoute, "the video job could not be recorded")
+		rec.fail(w, s.videoUnavailable(c, "video task not started", err))
+		return
+	}
+	if !rec.deliverJSON(w, http.StatusOK, task) {
+		// The client is told the creation failed (503): the task must not run on and bill.
+		if err := s.Videos.Withdraw(steps, task.ID, video.CodeNoRoute, "the video call could not be recorded"); err != nil {
+			s.Logger.Error("video task not withdrawn", "request_id", c.id, "task", task.ID, "err", err)
+		}
+	}
+}
+
+// createJob creates the upstream job on the first route that takes it: dial fails over,
+// cooling routes that refuse or rate-limit, and answers 502 or 529 when none is left. A
+// route's verdict on the request itself (a 4xx) is returned for the client as it is. The
+// task id is the idempotency key, so an upstream that honours it makes one job however
+// often the create is sent.
+func (s *Server) createJob(ctx context.Context, c *call, rec *record, m *catalog.Model, req *videos.Request, id string) (*catalog.Route, videos.Job, *upstream.Error, *apiError) {
+	build := func(rt *catalog.Route) (upstream.Request, bool) {
+		if rt.Format != catalog.FormatChat { // the job API is the OpenAI format's
+			return upstream.Request{}, false
+		}
+		ur := upstream.CreateVideoRequest(rt, rt.Effective(c.catalog.Server), videos.UpstreamBody(req, rt.UpstreamModel), id)
+		for k, v := range forwardHeaders(c) {
+			ur.Header[k] = v
+		}
+		return ur, true
+	}
+	for {
+		a, ue, e := s.dial(ctx, c, m, build, &rec.tried)
+		if ue != nil || e != nil {
+			return nil, videos.Job{}, ue, e
+		}
+		job, err := upstream.ReadJob(a.resp)
+		if err == nil {
+			s.finish(a, routehealth.Succeeded, a.resp.Status)
+			return a.route, job, nil, nil
+		}
+		c.failed = true // a broken answer is a real failure: 502 when no route is left
+		s.finish(a, routehealth.Failed, a.resp.Status)
+		s.Logger.Warn("upstream video job answer unusable; failing over", "request_id", c.id, "route", a.route.ID, "err", err)
+	}
+}
+
+// abandonVideo ends a task created for a call that will not run it: failed with code and msg,
+// its seconds and credits released.
+func (s *Server) abandonVideo(ctx context.Context, c *call, task, code, msg string) {
+	if err := s.Videos.Abandon(ctx, task, code, msg); err != nil {
+		s.Logger.Error("video task not abandoned", "request_id", c.id, "task", task, "err", err)
+	}
+}
+
+// videoUnavailable is the 503 of a task the gateway could not store or start.
+func (s *Server) videoUnavailable(c *call, what string, err error) *apiError {
+	s.Logger.Error(what, "request_id", c.id, "err", err)
+	return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "video_unavailable", RetryAfter: 1,
+		Message: "the video task could not be created; retry shortly, nothing was charged"}
 }
 
 // getVideo answers a poll from the task actor's state, never from the upstream.
@@ -96,7 +176,7 @@ func (s *Server) getVideo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if task.URL != "" {
-		task.URL = baseURL(r) + task.URL
+		task.URL = publicBase(r, c.catalog) + task.URL
 	}
-	writeJSON(w, http.StatusOK, task)
+	c.answer(w, task)
 }

@@ -22,8 +22,12 @@ type Metrics struct {
 	inFlight  prometheus.Gauge
 	routeUp   *prometheus.GaugeVec
 	routeFlow *prometheus.GaugeVec
+	routeSt   *prometheus.GaugeVec
+	routeErr  *prometheus.GaugeVec
+	routeWt   *prometheus.GaugeVec
 	logDrops  prometheus.Counter
 	dropped   *prometheus.CounterVec
+	panics    *prometheus.CounterVec
 }
 
 // New registers every metric, plus the Go runtime and process collectors.
@@ -58,14 +62,29 @@ func New() *Metrics {
 		routeFlow: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "modelgate_route_in_flight", Help: "Attempts in flight per route.",
 		}, []string{"route"}),
+		routeSt: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "modelgate_route_state",
+			Help: "1 for the route's health state now, 0 for the others: healthy, degraded (weight shrunk by its error rate), cooling, half_open (its probe is due or out).",
+		}, []string{"route", "state"}),
+		routeErr: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "modelgate_route_error_rate",
+			Help: "Share of the route's failed attempts over the error-rate window, as the route is judged by it (0 below the minimum of calls).",
+		}, []string{"route"}),
+		routeWt: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "modelgate_route_effective_weight",
+			Help: "The route's weight as picking uses it now: its catalog weight shrunk by its error rate, 0 while it cannot take a request.",
+		}, []string{"route"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "modelgate_conversion_dropped_fields_total", Help: "Request fields a format conversion could not express, by client format, upstream format and field.",
 		}, []string{"client_format", "upstream_format", "field"}),
 		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "modelgate_request_log_errors_total", Help: "Request log entries that could not be queued.",
 		}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_panics_total", Help: "Requests whose handler panicked (answered 500, logged with the stack), by endpoint.",
+		}, []string{"endpoint"}),
 	}
-	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.logDrops, m.dropped,
+	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.routeSt, m.routeErr, m.routeWt, m.logDrops, m.dropped, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -94,14 +113,33 @@ func (m *Metrics) Refusal(route, reason string) { m.refusals.WithLabelValues(rou
 // InFlight moves the in-flight gauge.
 func (m *Metrics) InFlight(delta float64) { m.inFlight.Add(delta) }
 
+// RouteHealth is a route's health as the metrics show it.
+type RouteHealth struct {
+	Available bool
+	InFlight  int64
+	State     string   // one of States
+	States    []string // every state, so the others read 0
+	ErrorRate float64
+	Weight    float64 // effective weight
+}
+
 // Route publishes a route's health.
-func (m *Metrics) Route(route string, available bool, inFlight int64) {
+func (m *Metrics) Route(route string, h RouteHealth) {
 	v := 0.0
-	if available {
+	if h.Available {
 		v = 1
 	}
 	m.routeUp.WithLabelValues(route).Set(v)
-	m.routeFlow.WithLabelValues(route).Set(float64(inFlight))
+	m.routeFlow.WithLabelValues(route).Set(float64(h.InFlight))
+	for _, st := range h.States {
+		on := 0.0
+		if st == h.State {
+			on = 1
+		}
+		m.routeSt.WithLabelValues(route, st).Set(on)
+	}
+	m.routeErr.WithLabelValues(route).Set(h.ErrorRate)
+	m.routeWt.WithLabelValues(route).Set(h.Weight)
 }
 
 // Dropped counts fields a conversion could not express.
@@ -109,4 +147,25 @@ func (m *Metrics) Dropped(client, upstream string, fields []string) {
 	for _, f := range fields {
 		m.dropped.WithLabelValues(client, upstream, f).Inc()
 	}
+}
+
+// Panic counts a request whose handler panicked.
+func (m *Metrics) Panic(endpoint string) { m.panics.WithLabelValues(endpoint).Inc() }
+
+// Store publishes the data directory's state, read at each scrape: whether the store takes
+// writes (0 while its disk is full and calls are refused with 503) and the free bytes.
+func (m *Metrics) Store(writable func() bool, freeBytes func() int64) {
+	m.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "modelgate_store_writable", Help: "1 while the store takes writes; 0 while its disk is full and calls are refused with 503.",
+		}, func() float64 {
+			if writable() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "modelgate_store_free_bytes", Help: "Free space of the data directory's filesystem, in bytes (-1: unknown).",
+		}, func() float64 { return float64(freeBytes()) }),
+	)
 }

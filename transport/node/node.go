@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -23,7 +24,6 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -33,15 +33,21 @@ import (
 	"github.com/modelgate/modelgate/transport/upstream"
 )
 
+// A video task reads a failed poll or download through its own interface: the upstream
+// client's errors must keep answering it, or a lost job would be polled until its deadline.
+var _ video.UpstreamError = (*upstream.Error)(nil)
+
 // Config says where a node keeps its data and listens.
 type Config struct {
 	DataDir     string
 	CatalogPath string
 	Addr        string // host:port; port 0 picks a free one
+	MetricsAddr string // host:port of /metrics, or "off"; "" = the catalog's, else loopback
 	AdminToken  string // empty: read <data>/admin-token, or create it
 	Health      routehealth.Policy
 	Quota       quota.Config
 	Video       video.Config
+	Store       persistence.Options // the full-disk guard (zero: its defaults)
 	Logger      *slog.Logger
 
 	// QuotaStore, when set, wraps the store the quota actors read and write through (tests
@@ -62,8 +68,10 @@ type Node struct {
 	API        *api.Server
 	AdminToken string // empty when the token was created by an earlier start (only its file has it)
 	URL        string // http://host:port
+	MetricsURL string // http://host:port/metrics; "" when metrics are off
 	http       *http.Server
 	ln         net.Listener
+	metrics    *http.Server // nil when metrics are off
 	done       chan error
 }
 
@@ -86,8 +94,15 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := persistence.Open(filepath.Join(cfg.DataDir, "pebble"))
+	if cfg.Store.Logger == nil {
+		cfg.Store.Logger = cfg.Logger
+	}
+	store, err := persistence.OpenWith(filepath.Join(cfg.DataDir, "pebble"), cfg.Store)
 	if err != nil {
+		return nil, err
+	}
+	if err := warnSharedEmails(store, cfg.Logger); err != nil {
+		store.Close()
 		return nil, err
 	}
 	engine, err := actor.NewEngine(actor.NewEngineConfig())
@@ -109,7 +124,7 @@ func Start(cfg Config) (*Node, error) {
 		n.shutdownActors()
 		return nil, err
 	}
-	up := upstream.New()
+	up := upstream.New() // a video task's Upstream too (video.Upstream, video.UpstreamError)
 	n.Video = video.NewService(locator, video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota,
 		Catalog: n.Catalog, Logger: cfg.Logger}, cfg.Video)
 	if err := n.Video.Resume(context.Background()); err != nil {
@@ -117,30 +132,67 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("video tasks: %w", err)
 	}
 
+	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
 	r := mux.NewRouter()
-	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}`))
-	}).Methods(http.MethodGet)
+	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
-		Keys: store, Accounts: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
+		Keys: store, Accounts: store, Recorder: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
 	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
-	r.NotFoundHandler = http.HandlerFunc(notFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
+	r.NotFoundHandler = unrouted(r, n.API)
+	r.MethodNotAllowedHandler = r.NotFoundHandler
 
-	n.ln, err = net.Listen("tcp", cfg.Addr)
+	metricsLn, err := metricsListener(cfg.MetricsAddr, cat.Server, cfg.Logger)
 	if err != nil {
 		n.shutdownActors()
 		return nil, err
 	}
+	n.ln, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
+		n.shutdownActors()
+		return nil, err
+	}
 	n.URL = "http://" + n.ln.Addr().String()
-	n.http = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	n.http = &http.Server{Handler: recoverPanics(api.WithRequestID(r), n.API.Recovered), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
+	if metricsLn != nil {
+		n.MetricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
+		n.metrics = n.metricsServer()
+		go n.metrics.Serve(metricsLn)
+	}
 	return n, nil
+}
+
+// warnSharedEmails names, at every start, the accounts of a store written before e-mails
+// were unique that share one: they keep working, and the e-mail is refused to new accounts.
+func warnSharedEmails(store *persistence.Store, logger *slog.Logger) error {
+	shared, err := store.AccountsSharingEmails()
+	for _, ids := range shared {
+		logger.Warn("accounts share an e-mail address (created before e-mails were unique); they keep working, new accounts cannot take it", "accounts", ids)
+	}
+	return err
+}
+
+// healthz answers 200 while the node serves: {"status":"ok"}, or "degraded" with the reason
+// while its store refuses writes (a full disk: calls get 503 until space returns). A full
+// disk is not cured by a restart, so the answer stays 200 for liveness probes; monitors
+// read the status or modelgate_store_writable.
+func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if n.Store.CheckWritable() == nil {
+		w.Write([]byte(`{"status":"ok"}`))
+		return
+	}
+	sp := n.Store.Space()
+	json.NewEncoder(w).Encode(map[string]any{"status": "degraded", "store": map[string]any{
+		"writable": false, "reason": sp.Reason, "since": sp.Since.UTC().Format(time.RFC3339), "free_bytes": sp.FreeBytes,
+		"calls": "refused with 503 until the data directory has space again"}})
 }
 
 // Reload re-reads the catalog. A bad file changes nothing; requests in flight keep the
@@ -161,6 +213,9 @@ func (n *Node) Close(ctx context.Context) error {
 	err := n.http.Shutdown(ctx)
 	if err != nil {
 		n.http.Close()
+	}
+	if n.metrics != nil {
+		n.metrics.Close() // scrapes are short; nothing to drain
 	}
 	n.shutdownActors()
 	return err
@@ -219,16 +274,4 @@ func RandomBase62(n int) string {
 		b[i] = base62[v.Int64()]
 	}
 	return string(b)
-}
-
-func notFound(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
-	w.Write(chat.ErrorBody("no endpoint at "+r.URL.Path+"; the API lives under /v1", "invalid_request_error", "unknown_url", ""))
-}
-
-func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusMethodNotAllowed)
-	w.Write(chat.ErrorBody("method "+r.Method+" is not allowed on "+r.URL.Path, "invalid_request_error", "method_not_allowed", ""))
 }

@@ -196,7 +196,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	} else {
 		nodetest.Read(t, r)
 	}
-	raw := string(nodetest.Read(t, env.Do(http.MethodGet, "/metrics", "", "")))
+	raw := env.Metrics()
 	for _, want := range []string{
 		`modelgate_requests_total{endpoint="chat",model="chat",route=`,
 		`modelgate_request_duration_seconds_bucket{endpoint="chat",model="chat"`,
@@ -208,5 +208,49 @@ func TestHealthzAndMetrics(t *testing.T) {
 		if !strings.Contains(raw, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestItem14MetricsServedOnlyOnTheirListener is issue #12 item 14, the serving: /metrics
+// answers on the metrics listener (with /healthz beside it for probes) and is an unknown
+// path on the API's; the metrics listener serves nothing of the API.
+func TestItem14MetricsServedOnlyOnTheirListener(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, chat("chat", "hi")))
+	metricsBase := strings.TrimSuffix(env.Node.MetricsURL, "/metrics")
+	if !strings.HasPrefix(metricsBase, "http://127.0.0.1:") || metricsBase == env.Node.URL {
+		t.Fatalf("metrics at %q, the API at %q", env.Node.MetricsURL, env.Node.URL)
+	}
+	cases := []struct {
+		name, url string
+		key       string
+		status    int
+		contains  string
+	}{
+		{"metrics on their listener", metricsBase + "/metrics", "", 200, `modelgate_requests_total{endpoint="chat",model="chat",route=`},
+		{"health beside them", metricsBase + "/healthz", "", 200, `{"status":"ok"}`},
+		{"no API on the metrics listener", metricsBase + "/v1/models", env.Key, 404, ""},
+		{"no metrics on the API's listener", env.Node.URL + "/metrics", "", 404, `"code":"unknown_url"`},
+		{"not even with a key", env.Node.URL + "/metrics", env.Key, 404, "server.metrics_addr"},
+		{"health on the API's listener", env.Node.URL + "/healthz", "", 200, `{"status":"ok"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, c.url, nil)
+			if c.key != "" {
+				req.Header.Set("Authorization", "Bearer "+c.key)
+			}
+			resp, err := env.Client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := string(nodetest.Read(t, resp))
+			if resp.StatusCode != c.status || !strings.Contains(raw, c.contains) {
+				t.Fatalf("%d, want %d with %q: %.300s", resp.StatusCode, c.status, c.contains, raw)
+			}
+			if strings.Contains(raw, "modelgate_requests_total") != (c.status == 200 && strings.HasSuffix(c.url, "/metrics")) {
+				t.Fatalf("metrics where they do not belong: %.300s", raw)
+			}
+		})
 	}
 }

@@ -45,6 +45,12 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// HTTPStatus, RateLimited and RetryHint describe the failure to packages that read it
+// through an interface of their own (actors/video's UpstreamError) instead of this type.
+func (e *Error) HTTPStatus() int          { return e.Status }
+func (e *Error) RateLimited() bool        { return e.Kind == RateLimited }
+func (e *Error) RetryHint() time.Duration { return e.RetryAfter }
+
 // Retryable reports whether another route may succeed where this one failed.
 func (e *Error) Retryable() bool {
 	switch e.Kind {

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -153,6 +154,37 @@ func TestClipMessage(t *testing.T) {
 	for _, c := range cases {
 		if got := clipMessage(c.in); got != c.want {
 			t.Errorf("clipMessage(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// A failed call tells a reader that cannot name this package (actors/video's UpstreamError)
+// what a video task acts on: the status, whether it was a rate limit, and the retry hint.
+func TestErrorDescribesItselfToAVideoTask(t *testing.T) {
+	answered := func(status int, retryAfter string) *Error {
+		resp := &http.Response{StatusCode: status, Header: http.Header{}}
+		if retryAfter != "" {
+			resp.Header.Set("Retry-After", retryAfter)
+		}
+		return statusError(resp, nil, testNow)
+	}
+	cases := []struct {
+		name    string
+		err     *Error
+		status  int
+		limited bool
+		hint    time.Duration
+	}{
+		{"429 with Retry-After", answered(429, "7"), 429, true, 7 * time.Second},
+		{"402 billing refusal with Retry-After", answered(402, "60"), 402, false, time.Minute},
+		{"404: the job is gone", answered(404, ""), 404, false, 0},
+		{"500", answered(500, "3"), 500, false, 0},
+		{"no answer", &Error{Kind: Unreachable, Err: errors.New("connection refused")}, 0, false, 0},
+	}
+	for _, c := range cases {
+		if c.err.HTTPStatus() != c.status || c.err.RateLimited() != c.limited || c.err.RetryHint() != c.hint {
+			t.Errorf("%s: status %d rate-limited %v hint %v, want %d %v %v", c.name,
+				c.err.HTTPStatus(), c.err.RateLimited(), c.err.RetryHint(), c.status, c.limited, c.hint)
 		}
 	}
 }

@@ -1,85 +1,53 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 // The asynchronous video job API of a chat-format route (wire-formats.md §6.3):
 // POST {base}/videos creates a job, GET {base}/videos/{id} polls it, and
 // GET {base}/videos/{id}/content downloads the finished MP4. Auth, time-outs and the
-// classification of failures are the Client's, as for every other call.
-
-// Upstream job states.
-const (
-	JobQueued     = "queued"
-	JobInProgress = "in_progress"
-	JobCompleted  = "completed"
-	JobFailed     = "failed"
-)
-
-// Job is an upstream video job as its create and poll answers describe it.
-type Job struct {
-	ID       string
-	Status   string // JobQueued, JobInProgress, JobCompleted, JobFailed (or what the upstream says)
-	Progress int    // 0-100 (a fractional progress is rounded down)
-	Error    JobError
-}
-
-// JobError is a failed job's reason.
-type JobError struct {
-	Code    string
-	Message string
-}
+// classification of failures are the Client's, as for every other call; the job object
+// itself is codec/videos'.
 
 // maxJobBody caps a create or poll answer.
 const maxJobBody = 1 << 20
 
-type idempotencyKey struct{}
-
-// WithIdempotencyKey makes CreateVideo send an Idempotency-Key header, so an upstream that
-// honours it does not start a second job when a create is retried after an answer was lost.
-func WithIdempotencyKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, idempotencyKey{}, key)
-}
-
-// CreateVideo starts a job: POST {base}/videos with body (the upstream create body as is).
-// Anything but a 2xx with a job id is an *Error.
-func (c *Client) CreateVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, body []byte) (Job, error) {
+// CreateVideoRequest is the call that starts a job: POST {base}/videos with body (the
+// upstream create body as is). A non-empty idempotencyKey is sent as Idempotency-Key, so an
+// upstream that honours it does not start a second job when a create is sent again after
+// its answer was lost. Its answer is read with ReadJob.
+func CreateVideoRequest(route *catalog.Route, t catalog.Timeouts, body []byte, idempotencyKey string) Request {
 	req := Request{Route: route, Timeouts: t, Path: "/videos", Body: body}
-	if key, _ := ctx.Value(idempotencyKey{}).(string); key != "" {
-		req.Header = http.Header{"Idempotency-Key": {key}}
+	if idempotencyKey != "" {
+		req.Header = http.Header{"Idempotency-Key": {idempotencyKey}}
 	}
-	resp, err := c.Do(ctx, req)
-	if err != nil {
-		return Job{}, err
-	}
-	return readJob(resp)
+	return req
 }
 
 // PollVideo reads a job: GET {base}/videos/{id}. retryAfter is the upstream's Retry-After
-// (on a 2xx answer, or on a 429, whose *Error carries it too), 0 when absent.
-func (c *Client) PollVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (Job, time.Duration, error) {
+// (on a 2xx answer, or on a 429, whose *Error carries it too), 0 when absent. With
+// DownloadVideo it is the video task actor's way to its job (actors/video's Upstream).
+func (c *Client) PollVideo(ctx context.Context, route *catalog.Route, t catalog.Timeouts, id string) (videos.Job, time.Duration, error) {
 	resp, err := c.Get(ctx, Request{Route: route, Timeouts: t, Path: "/videos/" + url.PathEscape(id)})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			return Job{}, e.RetryAfter, err
+			return videos.Job{}, e.RetryAfter, err
 		}
-		return Job{}, 0, err
+		return videos.Job{}, 0, err
 	}
 	wait := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-	job, err := readJob(resp)
+	job, err := ReadJob(resp)
 	return job, wait, err
 }
 
@@ -98,40 +66,24 @@ func (c *Client) Get(ctx context.Context, req Request) (*Response, error) {
 	return c.send(ctx, http.MethodGet, req)
 }
 
-// wireJob is the video object of §6.3, tolerant of a fractional progress and of an error
-// given as a bare string.
-type wireJob struct {
-	ID       string          `json:"id"`
-	Status   string          `json:"status"`
-	Progress float64         `json:"progress"`
-	Error    json.RawMessage `json:"error"`
-}
-
-func readJob(resp *Response) (Job, error) {
+// ReadJob reads a create or poll answer (and closes it). An answer that is not a job is a
+// ServerError: the route answered, but not with anything the gateway can use.
+func ReadJob(resp *Response) (videos.Job, error) {
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJobBody+1))
 	if err != nil {
-		return Job{}, &Error{Kind: Unreachable, Err: fmt.Errorf("reading the video job: %w", err)}
+		return videos.Job{}, &Error{Kind: Unreachable, Err: fmt.Errorf("reading the video job: %w", err)}
 	}
-	var w wireJob
+	var job videos.Job
 	if len(data) > maxJobBody {
 		err = fmt.Errorf("video job answer over %d bytes", maxJobBody)
-	} else if err = json.Unmarshal(data, &w); err == nil && w.ID == "" {
-		err = errors.New("video job answer without an id")
+	} else {
+		job, err = videos.DecodeJob(data)
 	}
 	if err != nil {
-		return Job{}, &Error{Kind: ServerError, Header: resp.Header, Body: truncate(data), Err: err}
+		return videos.Job{}, &Error{Kind: ServerError, Header: resp.Header, Body: truncate(data), Err: err}
 	}
-	j := Job{ID: w.ID, Status: w.Status, Progress: int(math.Max(0, math.Min(100, math.Floor(w.Progress))))}
-	if e := bytes.TrimSpace(w.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
-		var obj struct{ Code, Message string }
-		if json.Unmarshal(e, &obj) == nil {
-			j.Error = JobError{Code: obj.Code, Message: obj.Message}
-		} else {
-			json.Unmarshal(e, &j.Error.Message)
-		}
-	}
-	return j, nil
+	return job, nil
 }
 
 func truncate(b []byte) []byte {

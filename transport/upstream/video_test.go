@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -41,7 +42,7 @@ func (f *fakeJobs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"error":{"code":"moderation_blocked","message":"prompt refused"}}`)
 			return
 		}
-		io.WriteString(w, `{"id":"video_up1","object":"video","model":"sora-2","status":"queued","progress":0,"created_at":1712697600,"error":null}`)
+		io.WriteString(w, `{"id":"video_up1","object":"video","model":"sora-2","status":"queued","progress":0,"seconds":"8","created_at":1712697600,"error":null}`)
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/content"):
 		if r.URL.Path != "/v1/videos/video_up1/content" {
 			w.WriteHeader(404)
@@ -73,13 +74,20 @@ func TestCreateVideo(t *testing.T) {
 	defer srv.Close()
 	route, to := videoRoute(t, srv.URL)
 	c := New()
+	create := func(body []byte, key string) (videos.Job, error) {
+		resp, err := c.Do(context.Background(), CreateVideoRequest(route, to, body, key))
+		if err != nil {
+			return videos.Job{}, err
+		}
+		return ReadJob(resp)
+	}
 
 	body := []byte(`{"model":"sora-2","prompt":"a calico cat","seconds":"8"}`)
-	job, err := c.CreateVideo(WithIdempotencyKey(context.Background(), "video_abc"), route, to, body)
+	job, err := create(body, "video_abc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if job != (Job{ID: "video_up1", Status: JobQueued}) {
+	if job != (videos.Job{ID: "video_up1", Status: videos.JobQueued, Seconds: 8}) {
 		t.Fatalf("job = %+v", job)
 	}
 	if !bytes.Equal(f.lastBody, body) || f.lastHdr.Get("Authorization") != "Bearer sk-up" ||
@@ -87,13 +95,13 @@ func TestCreateVideo(t *testing.T) {
 		t.Fatalf("upstream saw body %s, headers %v", f.lastBody, f.lastHdr)
 	}
 
-	_, err = c.CreateVideo(context.Background(), route, to, []byte(`{"prompt":"forbidden"}`))
+	_, err = create([]byte(`{"prompt":"forbidden"}`), "")
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != ClientError || e.Status != 400 || !strings.Contains(string(e.Body), "moderation_blocked") {
 		t.Fatalf("refused create: %v", err)
 	}
 	if f.lastHdr.Get("Idempotency-Key") != "" {
-		t.Fatal("an idempotency key without WithIdempotencyKey")
+		t.Fatal("an idempotency key sent without one")
 	}
 }
 
@@ -115,24 +123,27 @@ func TestPollVideo(t *testing.T) {
 		status int
 		header http.Header
 		body   string
-		job    Job
+		job    videos.Job
 		wait   time.Duration
 		kind   Kind // for errors
 		err    bool
 	}{
-		{"in progress", 200, nil, `{"id":"video_up1","status":"in_progress","progress":42}`, Job{ID: "video_up1", Status: JobInProgress, Progress: 42}, 0, 0, false},
-		{"fractional progress", 200, nil, `{"id":"video_up1","status":"in_progress","progress":42.9}`, Job{ID: "video_up1", Status: JobInProgress, Progress: 42}, 0, 0, false},
-		{"retry-after on 200", 200, hdr("Retry-After", "3"), `{"id":"video_up1","status":"queued","progress":0}`, Job{ID: "video_up1", Status: JobQueued}, 3 * time.Second, 0, false},
-		{"completed", 200, nil, `{"id":"video_up1","status":"completed","progress":100}`, Job{ID: "video_up1", Status: JobCompleted, Progress: 100}, 0, 0, false},
+		{"in progress", 200, nil, `{"id":"video_up1","status":"in_progress","progress":42}`, videos.Job{ID: "video_up1", Status: videos.JobInProgress, Progress: 42}, 0, 0, false},
+		{"fractional progress", 200, nil, `{"id":"video_up1","status":"in_progress","progress":42.9}`, videos.Job{ID: "video_up1", Status: videos.JobInProgress, Progress: 42}, 0, 0, false},
+		{"retry-after on 200", 200, hdr("Retry-After", "3"), `{"id":"video_up1","status":"queued","progress":0}`, videos.Job{ID: "video_up1", Status: videos.JobQueued}, 3 * time.Second, 0, false},
+		{"completed", 200, nil, `{"id":"video_up1","status":"completed","progress":100}`, videos.Job{ID: "video_up1", Status: videos.JobCompleted, Progress: 100}, 0, 0, false},
+		{"completed, seconds as the API writes them", 200, nil, `{"id":"video_up1","status":"completed","progress":100,"seconds":"4"}`, videos.Job{ID: "video_up1", Status: videos.JobCompleted, Progress: 100, Seconds: 4}, 0, 0, false},
+		{"seconds as a number", 200, nil, `{"id":"video_up1","status":"completed","progress":100,"seconds":6}`, videos.Job{ID: "video_up1", Status: videos.JobCompleted, Progress: 100, Seconds: 6}, 0, 0, false},
+		{"seconds unreadable", 200, nil, `{"id":"video_up1","status":"completed","progress":100,"seconds":"long"}`, videos.Job{ID: "video_up1", Status: videos.JobCompleted, Progress: 100}, 0, 0, false},
 		{"failed with error object", 200, nil, `{"id":"video_up1","status":"failed","progress":0,"error":{"code":"content_policy","message":"refused"}}`,
-			Job{ID: "video_up1", Status: JobFailed, Error: JobError{Code: "content_policy", Message: "refused"}}, 0, 0, false},
+			videos.Job{ID: "video_up1", Status: videos.JobFailed, Error: videos.JobError{Code: "content_policy", Message: "refused"}}, 0, 0, false},
 		{"failed with error string", 200, nil, `{"id":"video_up1","status":"failed","error":"render crashed"}`,
-			Job{ID: "video_up1", Status: JobFailed, Error: JobError{Message: "render crashed"}}, 0, 0, false},
-		{"429 with retry-after", 429, hdr("Retry-After", "7"), `{"error":{"message":"slow down"}}`, Job{}, 7 * time.Second, RateLimited, true},
-		{"404", 404, nil, `{"error":{"message":"no such video"}}`, Job{}, 0, ServerError, true},
-		{"500", 500, nil, `oops`, Job{}, 0, ServerError, true},
-		{"not json", 200, nil, `<html>`, Job{}, 0, ServerError, true},
-		{"no id", 200, nil, `{"status":"queued"}`, Job{}, 0, ServerError, true},
+			videos.Job{ID: "video_up1", Status: videos.JobFailed, Error: videos.JobError{Message: "render crashed"}}, 0, 0, false},
+		{"429 with retry-after", 429, hdr("Retry-After", "7"), `{"error":{"message":"slow down"}}`, videos.Job{}, 7 * time.Second, RateLimited, true},
+		{"404", 404, nil, `{"error":{"message":"no such video"}}`, videos.Job{}, 0, ServerError, true},
+		{"500", 500, nil, `oops`, videos.Job{}, 0, ServerError, true},
+		{"not json", 200, nil, `<html>`, videos.Job{}, 0, ServerError, true},
+		{"no id", 200, nil, `{"status":"queued"}`, videos.Job{}, 0, ServerError, true},
 	}
 	for _, tc := range cases {
 		f.poll = func(id string) (int, http.Header, string) {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -158,3 +159,20 @@ func StartWithFixed(tb testing.TB, opt Options) (*Env, *Fixed) {
 	f := StartFixed(tb)
 	return Start(tb, strings.ReplaceAll(FixedCatalog, "{{FIXED}}", f.URL), opt), f
 }
+
+// Disk is a data directory whose free space a test sets, for the store's full-disk guard
+// (Options.Store.FreeSpace = disk.FreeSpace): a full disk without filling one.
+type Disk struct{ free atomic.Int64 }
+
+// NewDisk is a disk with free bytes free.
+func NewDisk(free int64) *Disk {
+	d := &Disk{}
+	d.free.Store(free)
+	return d
+}
+
+// Set changes the free space.
+func (d *Disk) Set(free int64) { d.free.Store(free) }
+
+// FreeSpace is persistence.Options.FreeSpace.
+func (d *Disk) FreeSpace(string) (int64, error) { return d.free.Load(), nil }

@@ -43,6 +43,7 @@ type Options struct {
 	DataDir string // reuse a data directory (restart tests)
 	Plan    string // the env account's plan (default "demo")
 	Logger  *slog.Logger
+	Store   persistence.Options // the store's full-disk guard (fake disks in tests)
 
 	// QuotaStore wraps the store of the quota actors (node.Config.QuotaStore).
 	QuotaStore func(quota.Store) quota.Store
@@ -129,8 +130,8 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", AdminToken: "test-admin-token",
-		Health: opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger}
+	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminToken: "test-admin-token",
+		Health: opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
@@ -216,6 +217,22 @@ func (e *Env) Do(method, path, key, body string, headers ...string) *http.Respon
 		e.TB.Fatal(err)
 	}
 	return resp
+}
+
+// Metrics is the node's /metrics page, read from its metrics listener.
+func (e *Env) Metrics() string {
+	e.TB.Helper()
+	if e.Node.MetricsURL == "" {
+		e.TB.Fatal("the node serves no metrics")
+	}
+	resp, err := e.Client.Get(e.Node.MetricsURL)
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		e.TB.Fatalf("GET %s: %d", e.Node.MetricsURL, resp.StatusCode)
+	}
+	return string(Read(e.TB, resp))
 }
 
 // Read returns the whole body and closes it.

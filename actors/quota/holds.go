@@ -1,0 +1,184 @@
+package quota
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// Credit holds reserve credits for work that outlives the call that started it: a video
+// task beyond the plan holds its price for the requested seconds from creation until it
+// completes (SettleHold charges what it made) or fails (ReleaseHold). Unlike an admitted
+// call's estimate, which lives in memory for the seconds a call takes, a hold is part of
+// the account's stored record: a restart keeps it, and a key names it, so every step can be
+// repeated after a crash without holding or charging twice.
+
+// HoldRequest asks for a credit hold.
+type HoldRequest struct {
+	Account string
+	// Call is the admitted call that starts the work. When it was admitted beyond the plan
+	// (Decision.Paid), the estimate it holds becomes part of this hold rather than being
+	// held twice. Zero: no call.
+	Call   Reservation
+	Plan   *catalog.Plan
+	Key    string // e.g. "video/<task id>"
+	Amount money.Amount
+}
+
+// HoldCredits holds r.Amount of the account's credits under r.Key, durably (synced) before
+// it returns. The hold is refused, with Decision.Refused and ResetsAt as Admit gives them
+// (LimitCredits, or the window or weekly cap when no credit is left at all), when the
+// balance plus the plan's overdraft, less what every other call and hold holds, does not
+// cover it. A key that holds already answers admitted and holds nothing more.
+func (s *Service) HoldCredits(ctx context.Context, r HoldRequest) (Decision, error) {
+	if err := checkAccount(r.Account); err != nil {
+		return Decision{}, err
+	}
+	switch {
+	case r.Plan == nil:
+		return Decision{}, fmt.Errorf("%w: hold for %s: no plan", ErrInvalid, r.Account)
+	case r.Amount <= 0:
+		return Decision{}, fmt.Errorf("%w: hold for %s: amount %s must be positive", ErrInvalid, r.Account, r.Amount)
+	case r.Call.Account != "" && r.Call.Account != r.Account:
+		return Decision{}, fmt.Errorf("%w: hold for %s: a call of account %q", ErrInvalid, r.Account, r.Call.Account)
+	}
+	if err := checkChargeKey(r.Account, r.Key); err != nil {
+		return Decision{}, err
+	}
+	m := &holdMsg{req: r, reply: newReply[Decision]()}
+	return ask(ctx, s, r.Account, m, m.reply)
+}
+
+// SettleHold ends the hold under key with a charge of amount: at most what the key holds
+// (nothing when it holds nothing, as for work within the plan) and never below the plan's
+// overdraft floor; the rest of the hold is released. It is Charge under the same key in
+// every other way: recorded under ChargeKeyPrefix+key with log in one synced batch, and a
+// repeat charges nothing and answers the first charge.
+func (s *Service) SettleHold(ctx context.Context, account string, plan *catalog.Plan, key string, amount money.Amount, log *persistence.LogEntry) (Settlement, error) {
+	return s.charge(ctx, account, plan, amount, key, log, true)
+}
+
+// ReleaseHold gives the hold under key back, durably; a key that holds nothing (released
+// already, settled, or never held) is not an error.
+func (s *Service) ReleaseHold(ctx context.Context, account, key string) error {
+	if err := checkAccount(account); err != nil {
+		return err
+	}
+	if err := checkChargeKey(account, key); err != nil {
+		return err
+	}
+	m := &releaseHoldMsg{key: key, reply: newReply[struct{}]()}
+	_, err := ask(ctx, s, account, m, m.reply)
+	return err
+}
+
+// checkChargeKey bounds a key that a charge record may be stored under.
+func checkChargeKey(account, key string) error {
+	if key == "" || len(ChargeKeyPrefix)+len(key) > 128 {
+		return fmt.Errorf("%w: charge for %s: an idempotency key of 1-%d bytes is required", ErrInvalid, account, 128-len(ChargeKeyPrefix))
+	}
+	return nil
+}
+
+type holdMsg struct {
+	req   HoldRequest
+	reply reply[Decision]
+}
+
+func (m *holdMsg) Fail(err error) { m.reply.send(Decision{}, err) }
+
+type releaseHoldMsg struct {
+	key   string
+	reply reply[struct{}]
+}
+
+func (m *releaseHoldMsg) Fail(err error) { m.reply.send(struct{}{}, err) }
+
+// heldTotal is what the stored holds keep from the balance (added to held at load).
+func heldTotal(holds []persistence.CreditHold) money.Amount {
+	var n money.Amount
+	for _, h := range holds {
+		n += money.Amount(h.Amount)
+	}
+	return n
+}
+
+func (a *accountActor) holdIndex(key string) int {
+	return slices.IndexFunc(a.rec.Holds, func(h persistence.CreditHold) bool { return h.Key == key })
+}
+
+//go:noinline
+func (a *accountActor) hold(m *holdMsg) {
+	r := &m.req
+	if a.holdIndex(r.Key) >= 0 { // answered once that hold is on disk
+		a.await(func(err error) { m.reply.send(Decision{Admitted: err == nil}, err) })
+		return
+	}
+	now := a.svc.now().UnixNano()
+	a.roll(r.Plan, now)
+	call, units := a.calls[r.Call.ID], int64(1000)
+	var moved money.Amount
+	if call != nil {
+		units = call.units
+		if call.paid {
+			moved = call.hold
+		}
+	}
+	avail := money.Amount(a.rec.Balance) + r.Plan.Overdraft - a.held + moved
+	if avail <= 0 || avail < r.Amount {
+		var d Decision
+		a.refuseAllowance(&d, r.Plan, fits(a.rec.WindowUsed+a.winReserved+units, r.Plan.WindowRequests),
+			fits(a.rec.WeekUsed+a.weekReserved+units, r.Plan.WeeklyRequests), now)
+		if avail > 0 {
+			d.Refused = LimitCredits
+		}
+		m.reply.send(d, nil)
+		return
+	}
+	a.held += r.Amount - moved
+	if moved > 0 {
+		call.hold = 0
+	}
+	a.rec.Holds = append(a.rec.Holds, persistence.CreditHold{Key: r.Key, Amount: int64(r.Amount), At: floorSec(now)})
+	a.pend.dirty = true
+	a.await(func(err error) {
+		// A failed write is answered by the actor after its rollback, which dropped the hold:
+		// the call still in flight holds its estimate again.
+		if err != nil && moved > 0 && a.calls[r.Call.ID] == call {
+			call.hold = moved
+			a.held += moved
+		}
+		m.reply.send(Decision{Admitted: err == nil}, err)
+	})
+}
+
+// fits says whether a count of thousandths stays within a plan limit of calls (0: none).
+func fits(count, limit int64) bool { return limit == 0 || count <= limit*1000 }
+
+//go:noinline
+func (a *accountActor) releaseHold(m *releaseHoldMsg) {
+	if _, found := a.takeHold(m.key); found {
+		a.pend.dirty = true
+	}
+	a.await(func(err error) { m.reply.send(struct{}{}, err) })
+}
+
+// takeHold removes the hold under key (a charge key's hold when key has ChargeKeyPrefix)
+// and returns what it held; found is false when key holds nothing. A failed write puts it
+// back: the rollback reloads the stored holds.
+func (a *accountActor) takeHold(key string) (held int64, found bool) {
+	key = strings.TrimPrefix(key, ChargeKeyPrefix)
+	i := a.holdIndex(key)
+	if i < 0 {
+		return 0, false
+	}
+	h := a.rec.Holds[i]
+	a.rec.Holds = slices.Delete(a.rec.Holds, i, i+1)
+	a.held -= money.Amount(h.Amount)
+	return h.Amount, true
+}

@@ -1,0 +1,207 @@
+package harness
+
+// The Markdown summary: the machine line, the headline table and one detail table per
+// scenario, with the cell formats they share.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/modelgate/modelgate/bench/load"
+)
+
+// Markdown is the summary: the headline table, then one table per scenario.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# modelgate bench, %s\n\n", r.StartedAt.Format("2006-01-02 15:04 UTC"))
+	b.WriteString(r.MachineLine() + "\n\n")
+	b.WriteString(r.HeadlineTable())
+	b.WriteString("\n")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(&b, "## %s\n\n%s.\n\n", s.Name, s.Description)
+		b.WriteString("| phase | target | req/s (range) | p50 µs (range) | p90 | p99 | p99.9 | max | TTFB p50 | errors | hop CPU µs/req | sim CPU µs/req | client CPU µs/req | hop peak RSS MiB |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, ph := range s.Phases {
+			for _, ts := range ph.Summaries {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+					phaseLabel(ph), ts.Target, spreadCell(ts.Throughput), spreadCell(ts.P50), num(ts.P90), num(ts.P99), num(ts.P999), num(ts.Max),
+					optNum(ts.TTFBP50), errorsCell(ts), optSpread(ts.HopCPUPerReq), optNum(ts.SimCPUPerReq), optNum(ts.ClientCPUReq), optNum(ts.HopPeakRSSMiB))
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// MachineLine is one sentence on the machine and the run's shape.
+func (r *Report) MachineLine() string {
+	m := r.Machine
+	pin := "not pinned"
+	if r.Config.ClientCPUs != "" || r.Config.ServerCPUs != "" {
+		pin = fmt.Sprintf("load generator on CPUs %s, servers on CPUs %s", orDash(r.Config.ClientCPUs), orDash(r.Config.ServerCPUs))
+	}
+	commit := r.Git.Commit
+	if commit == "" {
+		commit = "unknown"
+	} else if r.Git.Dirty {
+		commit += " (uncommitted changes)"
+	}
+	return fmt.Sprintf("Machine: %d × %s, %d MiB RAM, Linux %s, %s, %s/%s; %s. Commit %s. Each run: %.1f s warm-up, %.1f s measured, %d repetitions interleaved direct → proxy → gateway; saturated = %d connections; fixed rate = %s; %s; wall time %.0f s. %s",
+		m.CPUs, m.CPUModel, m.MemTotalMB, m.Kernel, m.GoVersion, m.OS, m.Arch, pin, commit,
+		r.Config.WarmupS, r.Config.DurationS, r.Config.Reps, r.Config.Concurrency, rateText(r.Config), accountsText(r), r.WallS, r.NoiseLine())
+}
+
+// NoiseLine says how busy the rest of the machine was.
+func (r *Report) NoiseLine() string {
+	n := r.Noise
+	if n.Runs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Other processes used a median %.2f cores during the runs (max %.2f), hypervisor steal a median %.2f (max %.2f); load average at start %s.",
+		n.MedianOtherCores, n.MaxOtherCores, n.MedianStealCores, n.MaxStealCores, orDash(n.LoadAvgStart))
+}
+
+func rateText(c ReportConfig) string {
+	if c.Rate > 0 {
+		return fmt.Sprintf("%.0f req/s for every target", c.Rate)
+	}
+	return fmt.Sprintf("%.0f%% of the gateway's saturated req/s, the same for every target", c.RateFraction*100)
+}
+
+func accountsText(r *Report) string {
+	if r.Setup.Accounts == 0 {
+		return "no many-accounts setup"
+	}
+	s := fmt.Sprintf("%d accounts created through the admin API in %.1f s", r.Setup.Accounts, r.Setup.AccountsSeconds)
+	if r.Setup.GatewayPeakRSSKB != nil {
+		s += fmt.Sprintf(" (gateway peak RSS after setup %.0f MiB)", float64(*r.Setup.GatewayPeakRSSKB)/1024)
+	}
+	return s
+}
+
+// HeadlineTable is the side-by-side table: per scenario, p50 at concurrency 1, hop CPU per
+// request at the same offered load, saturated throughput and the gateway's peak RSS.
+func (r *Report) HeadlineTable() string {
+	var b strings.Builder
+	b.WriteString("| scenario | p50 at c=1, µs: direct / proxy / gateway | gateway added p50 vs proxy | hop CPU µs/req at the same load: proxy / gateway | saturated req/s: direct / proxy / gateway | gateway peak RSS MiB | errors (gateway) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, c := range r.Headline {
+		cpu, at := c.FixedRateCPUPerReq, ""
+		if c.FixedRateRPS != nil {
+			at = fmt.Sprintf(" (%.0f req/s)", *c.FixedRateRPS)
+		} else if len(c.SaturatedCPUPerReq) > 0 {
+			cpu, at = c.SaturatedCPUPerReq, " (saturated)"
+		}
+		cpuCell := "—"
+		if len(cpu) > 0 {
+			cpuCell = triple(cpu, TargetProxy, TargetGateway) + at
+		}
+		added := "—"
+		if c.GatewayAddedP50US != nil {
+			added = fmt.Sprintf("%+.0f µs", *c.GatewayAddedP50US)
+		}
+		errs := fmt.Sprintf("%d", c.Errors[TargetGateway])
+		if c.Expected != nil {
+			if *c.Expected {
+				errs += " (429s as expected)"
+			} else {
+				errs += " (429 count NOT as expected)"
+			}
+		}
+		if c.UpstreamPerReq != nil && c.Scenario == "failover" {
+			errs += fmt.Sprintf("; %.2f upstream calls/req", *c.UpstreamPerReq)
+		}
+		thr := "—"
+		if len(c.SaturatedRPS) > 0 {
+			thr = triple(c.SaturatedRPS, TargetDirect, TargetProxy, TargetGateway)
+			if c.ThroughputRatio != nil {
+				thr += fmt.Sprintf(" (×%.2f)", *c.ThroughputRatio)
+			}
+		}
+		if len(cpu) > 0 && c.CPURatio != nil {
+			cpuCell += fmt.Sprintf(" ×%.1f", *c.CPURatio)
+		}
+		c1 := "—"
+		if len(c.C1P50US) > 0 {
+			c1 = triple(c.C1P50US, TargetDirect, TargetProxy, TargetGateway)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Scenario, c1, added, cpuCell, thr, optNum(c.GatewayPeakMiB), errs)
+	}
+	return b.String()
+}
+
+func triple(m map[string]float64, keys ...string) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		if v, ok := m[k]; ok {
+			parts[i] = num(v)
+		} else {
+			parts[i] = "—"
+		}
+	}
+	return strings.Join(parts, " / ")
+}
+
+func phaseLabel(ph PhaseReport) string {
+	if ph.Mode == "open" {
+		return fmt.Sprintf("%s (%.0f req/s offered)", ph.Name, ph.OfferedRPS)
+	}
+	return fmt.Sprintf("%s (%d conn)", ph.Name, ph.Concurrency)
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func optNum(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return num(*v)
+}
+
+func optSpread(s *Spread) string {
+	if s == nil {
+		return "—"
+	}
+	return num(s.Median)
+}
+
+func spreadCell(s Spread) string {
+	return fmt.Sprintf("%s (%s–%s)", num(s.Median), num(s.Min), num(s.Max))
+}
+
+func errorsCell(ts TargetSummary) string {
+	var parts []string
+	for _, k := range load.StatusKeys(ts.Statuses) {
+		if k != "200" {
+			parts = append(parts, fmt.Sprintf("%s×%d", k, ts.Statuses[k]))
+		}
+	}
+	s := fmt.Sprintf("%d", ts.Errors)
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if ts.ExpectedMet != nil {
+		if *ts.ExpectedMet {
+			s += " ✓ expected"
+		} else {
+			s += " ✗ unexpected"
+		}
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -1,0 +1,119 @@
+package layering
+
+import (
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/modelgate/modelgate/"
+
+// rule is one direction the imports must keep: what packages reaches, directly or through
+// any other package, must stay inside allowed (when set) and outside denied.
+type rule struct {
+	name     string
+	packages string   // a go list pattern, from the module root
+	tests    bool     // the packages' tests are held to it too
+	allowed  []string // module-relative path prefixes; nil: any but denied
+	denied   []string // module-relative path prefixes
+}
+
+// TestImportsKeepTheirDirection: codec is the bottom layer and reaches no other part of the
+// module (the catalog converts what codec/reasoning needs into reasoning.Model); a video task
+// reaches its upstream only through video.Upstream, which transport/upstream implements and
+// transport/node wires (issue #12, "Layering").
+func TestImportsKeepTheirDirection(t *testing.T) {
+	rules := []rule{
+		{name: "codec knows only codec", packages: "./codec/...", tests: true, allowed: []string{"codec"}},
+		// Its tests drive the real client against a fake job API over loopback, so only the
+		// package itself is held to it.
+		{name: "video tasks know no upstream client", packages: "./actors/video", denied: []string{"transport/upstream"}},
+	}
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			graph := importGraph(t, r.packages, r.tests)
+			if len(graph) == 0 {
+				t.Fatalf("go list found no packages for %s", r.packages)
+			}
+			for _, edge := range r.breaches(graph) {
+				t.Error(edge)
+			}
+		})
+	}
+}
+
+// breaches lists each import by which the packages first step out of bounds: an importer
+// still inside, the package it imports outside.
+func (r rule) breaches(graph map[string][]string) []string {
+	var out []string
+	for from, imports := range graph {
+		if !r.inBounds(from) {
+			continue
+		}
+		for _, to := range imports {
+			if !r.inBounds(to) {
+				out = append(out, from+" imports "+to)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func (r rule) inBounds(pkg string) bool {
+	under := func(prefixes []string) bool {
+		return slices.ContainsFunc(prefixes, func(p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") })
+	}
+	return (r.allowed == nil || under(r.allowed)) && !under(r.denied)
+}
+
+// importGraph is go list's view of the packages and everything they reach: each of the
+// module's packages (module-relative, test variants folded into their package) with the
+// module packages it imports.
+func importGraph(t *testing.T, pattern string, tests bool) map[string][]string {
+	t.Helper()
+	args := []string{"list", "-deps", "-tags", "faults", "-f", "{{.ImportPath}}\t{{join .Imports \"\\t\"}}"}
+	if tests {
+		args = append(args, "-test")
+	}
+	cmd := exec.Command("go", append(args, pattern)...)
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", pattern, err, stderr.Bytes())
+	}
+	graph := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Split(strings.TrimRight(line, "\n"), "\t")
+		from, ok := ours(fields[0])
+		if !ok {
+			continue
+		}
+		if _, seen := graph[from]; !seen {
+			graph[from] = nil
+		}
+		for _, imp := range fields[1:] {
+			if to, ok := ours(imp); ok && to != from {
+				graph[from] = append(graph[from], to)
+			}
+		}
+	}
+	return graph
+}
+
+// ours is a module package's path relative to the module, without go list's test-variant
+// suffixes ("codec/chat [codec/chat.test]", "codec/chat.test", "codec/chat_test").
+func ours(path string) (string, bool) {
+	path, _, _ = strings.Cut(path, " ")
+	if !strings.HasPrefix(path, module) {
+		return "", false
+	}
+	path = strings.TrimPrefix(path, module)
+	path = strings.TrimSuffix(path, ".test")
+	path = strings.TrimSuffix(path, "_test")
+	return path, true
+}

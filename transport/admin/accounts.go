@@ -1,0 +1,75 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// DefaultAccountPage is the page size of an account listing that names none.
+const DefaultAccountPage = 100
+
+// accountList is a page of accounts; next_cursor, present when has_more, asks for the next.
+type accountList struct {
+	Object     string                `json:"object"`
+	Data       []persistence.Account `json:"data"`
+	HasMore    bool                  `json:"has_more"`
+	NextCursor string                `json:"next_cursor,omitempty"`
+}
+
+// accountListParams are the query parameters GET /admin/v1/accounts takes.
+var accountListParams = []string{"cursor", "email", "limit"}
+
+// listAccounts is GET /admin/v1/accounts?email=&cursor=&limit=: the accounts oldest first, a
+// page at a time, or the one with an e-mail (ignoring case). An unknown parameter is refused:
+// a misspelt email= would otherwise list every account as the answer to a lookup.
+func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var unknown []string
+	for name := range q {
+		if !slices.Contains(accountListParams, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_parameter", unknown[0],
+			"unknown query parameter "+strings.Join(unknown, ", ")+": the account list takes email, cursor and limit")
+		return
+	}
+	limit := DefaultAccountPage
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > persistence.MaxAccountPage {
+			fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
+				fmt.Sprintf("limit must be a whole number from 1 to %d, not %q", persistence.MaxAccountPage, v))
+			return
+		}
+		limit = n
+	}
+	page, err := s.store.ListAccountsPage(persistence.AccountQuery{Email: q.Get("email"), Cursor: q.Get("cursor"), Limit: limit})
+	if errors.Is(err, persistence.ErrInvalid) { // the limit is checked above: the cursor
+		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_cursor", "cursor", err.Error())
+		return
+	}
+	if storeFailed(w, err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, accountList{Object: "list", Data: page.Accounts, HasMore: page.Next != "", NextCursor: page.Next})
+}
+
+// emailTaken answers a creation refused for its e-mail: 409, naming the account that has it.
+func emailTaken(w http.ResponseWriter, err error) bool {
+	var taken *persistence.EmailTakenError
+	if !errors.As(err, &taken) {
+		return false
+	}
+	fail(w, http.StatusConflict, "invalid_request_error", "email_taken", "email", taken.Error())
+	return true
+}

@@ -1,0 +1,130 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/codec/gemini"
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/messages"
+	"github.com/modelgate/modelgate/codec/responses"
+)
+
+// A panic in one request is that request's 500 (issue #12 item 18), never a dropped
+// connection or a dead process. A recorded request (chat, messages, responses, gemini,
+// embeddings, images, videos) recovers in done: its answer ends in the client's envelope — a
+// 500 when nothing was sent yet, the format's in-band error when its stream had begun — its
+// attempt is reported to route health, and it settles as a 500 (refunded, logged with status
+// 500) before that answer's last byte, as every answer is (counting.go). Anything else reaches the node's recover middleware, which calls Recovered.
+
+// recovered ends a recorded request whose handler panicked with v.
+func (s *Server) recovered(r *record, v any) {
+	stack := debug.Stack()
+	r.status = http.StatusInternalServerError
+	s.Metrics.Panic(r.c.endpoint)
+	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", r.c.id, "endpoint", r.c.endpoint},
+		panicAttrs(v, stack)...)...)
+	if a := r.c.live; a != nil {
+		if !a.reported {
+			s.finish(a, routehealth.Succeeded, 0) // the gateway failed, not the route
+		}
+		a.resp.Body.Close() // closing twice is harmless; a panic before the relay left it open
+	}
+	msg := internalMessage(r.c.id)
+	switch {
+	case r.out != nil && r.out.started:
+		r.out.finishing() // the error ends the stream, sent once the call is recorded (done)
+		enc := r.out.enc  // the stream's own encoder ends it where it is (same response id)
+		if enc == nil {   // a relayed stream: one event in the client's format
+			enc = r.gen.client.format.NewStreamEncoder(r.out, r.gen.req, r.gen.clientModel)
+		}
+		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: http.StatusInternalServerError, Kind: ir.ErrServer, Code: "internal_error", Message: msg}})
+	case r.first.IsZero() && !headerWritten(r.w):
+		r.out = nil // frames held before the stream began are dropped: the 500 is the answer
+		r.fail(r.w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: msg})
+	}
+}
+
+// Recovered answers a panic that escaped a handler outside a recorded request (the node's
+// recover middleware calls it, with the stack): a 500 in the envelope of the path's API when
+// nothing was written yet, the stack in the log, the panic counted.
+func (s *Server) Recovered(w http.ResponseWriter, r *http.Request, v any, stack []byte, written bool) {
+	endpoint := endpointOf(r.URL.Path)
+	id := w.Header().Get("X-Request-Id")
+	if id == "" {
+		id = newRequestID()
+		if !written {
+			w.Header().Set("X-Request-Id", id)
+		}
+	}
+	s.Metrics.Panic(endpoint)
+	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", id, "endpoint", endpoint, "path", r.URL.Path,
+		"written", written}, panicAttrs(v, stack)...)...)
+	if !written {
+		render(w, &call{id: id, endpoint: endpoint, client: clientOfPath(r.URL.Path)},
+			&apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: internalMessage(id)})
+	}
+}
+
+func internalMessage(id string) string {
+	return "the gateway failed while answering this request; nothing was charged. The operator can find it in the log under request " + id
+}
+
+// panicAttrs describe a panic for the log: its type and stack, and its text only when it is
+// the runtime's own (an index out of range, a nil map): a value a handler panicked with may
+// hold prompt or completion content, which never reaches the log.
+func panicAttrs(v any, stack []byte) []any {
+	attrs := []any{"panic_type", fmt.Sprintf("%T", v)}
+	if re, ok := v.(runtime.Error); ok {
+		attrs = append(attrs, "panic", re.Error())
+	}
+	return append(attrs, "stack", string(stack))
+}
+
+// headerWritten reports whether the response's status line went out, as the node's recover
+// middleware tracks it (a writer with Written, found through Unwrap).
+func headerWritten(w http.ResponseWriter) bool {
+	for w != nil {
+		if t, ok := w.(interface{ Written() bool }); ok {
+			return t.Written()
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+	return false
+}
+
+// clientOfPath is the error envelope of the API a path belongs to (nil: the chat shape).
+func clientOfPath(path string) ir.ClientFormat {
+	switch {
+	case strings.HasPrefix(path, "/v1beta/"):
+		return gemini.Format
+	case strings.HasPrefix(path, "/v1/messages"):
+		return messages.Format
+	case strings.HasPrefix(path, "/v1/responses"):
+		return responses.Format
+	}
+	return nil
+}
+
+// endpointOf is a bounded metric label for a path, named as the handlers name their endpoint.
+func endpointOf(path string) string {
+	for _, p := range [...]struct{ prefix, name string }{
+		{"/v1/chat/completions", "chat"}, {"/v1/messages/count_tokens", "count_tokens"}, {"/v1/messages", "messages"},
+		{"/v1/responses", "responses"}, {"/v1/embeddings", "embeddings"}, {"/v1/images", "images"},
+		{"/v1/videos", "videos"}, {"/v1/models", "models"}, {"/v1beta/", "gemini"}, {"/admin/", "admin"},
+		{"/assets/", "assets"}, {"/healthz", "healthz"}, {"/metrics", "metrics"},
+	} {
+		if strings.HasPrefix(path, p.prefix) {
+			return p.name
+		}
+	}
+	return "other"
+}

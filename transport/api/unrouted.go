@@ -1,0 +1,74 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/modelgate/modelgate/codec/gemini"
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/messages"
+)
+
+// NotFound answers a path no endpoint serves: 404 in the chat envelope (shared decisions,
+// "Errors"), with the request id. Its message says what to fix where the mistake is a known
+// one: a base URL that already ends in the API version, to a client that adds it itself.
+func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
+	c := &call{id: requestIDOf(w), catalog: s.Catalog.Load()}
+	path := shortPath(r.URL.Path)
+	msg := "no endpoint at " + path + "; the API lives under /v1 (the Gemini API under /v1beta)"
+	if base, added, ok := doubledVersion(r.URL.Path); ok {
+		msg = "no endpoint at " + path + ": the base URL ends in /" + base + " and the client adds /" + added +
+			" itself; drop /" + base + " from the base URL (use " + publicBase(r, c.catalog) + ")" + whoAdds[added]
+	} else if r.URL.Path == "/metrics" {
+		msg = "no endpoint at /metrics: metrics are served on the metrics address (server.metrics_addr), not the API's"
+	}
+	render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url", Message: msg})
+}
+
+// MethodNotAllowed answers a known path called with another method: 405 with Allow, in the
+// envelope of the path's own format (messages under /v1/messages, Google's under /v1beta,
+// else chat), as its clients read errors.
+func (s *Server) MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow []string) {
+	c := &call{id: requestIDOf(w), catalog: s.Catalog.Load(), client: formatOfPath(r.URL.Path)}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	render(w, c, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
+		Message: "method " + r.Method + " is not allowed on " + shortPath(r.URL.Path) + "; use " + strings.Join(allow, " or ")})
+}
+
+// whoAdds names the clients known to add each version to their base URL.
+var whoAdds = map[string]string{
+	"v1":     "; Anthropic SDKs and Claude Code (ANTHROPIC_BASE_URL) add /v1 themselves",
+	"v1beta": "; Google's SDKs and Gemini CLI (GOOGLE_GEMINI_BASE_URL) add /v1beta themselves",
+}
+
+// doubledVersion recognises /v1/v1/…, /v1/v1beta/… and /v1beta/v1beta/…: the first segment
+// came from the base URL, the second from the client.
+func doubledVersion(path string) (base, added string, ok bool) {
+	parts := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
+	if len(parts) < 2 || whoAdds[parts[0]] == "" || whoAdds[parts[1]] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// formatOfPath is the client format whose envelope a path's errors use (nil: chat).
+func formatOfPath(path string) ir.ClientFormat {
+	switch {
+	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
+		return messages.Format
+	case strings.HasPrefix(path, "/v1beta/"):
+		return gemini.Format
+	}
+	return nil
+}
+
+// shortPath quotes a path for a message, cut to a readable length.
+func shortPath(p string) string {
+	const max = 200
+	if len(p) > max {
+		p = p[:max] + "…"
+	}
+	q := strconv.Quote(p)
+	return q[1 : len(q)-1]
+}
