@@ -104,7 +104,7 @@ type call struct {
 	// rated says the X-RateLimit headers are decided: set by admission, or by a read of
 	// the burst budget for an answer that admitted nothing (publishRates).
 	rated bool
-	live   *attempt // the last attempt dial opened
+	live  *attempt // the last attempt dial opened
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {
