@@ -294,6 +294,9 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 	if r.Units == 0 {
 		r.Units = 1000
 	}
+	if err := ctx.Err(); err != nil { // a caller gone already asks for nothing
+		return Decision{}, err
+	}
 	m := &admitMsg{req: r, reply: newReply[Decision]()}
 	if err := s.send(r.Account, m); err != nil {
 		return Decision{}, err

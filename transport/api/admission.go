@@ -47,10 +47,11 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 			Message: "coding agent required: this plan serves interactive coding clients, identified by their User-Agent; automated and unknown clients need a plan that admits them"}
 	}
 	if s.Recorder != nil && s.Recorder.CheckWritable() != nil {
+		c.unrecorded = true
 		return nil, errCannotRecord() // its charge and log entry could not be kept
 	}
 	d, err := s.Quota.Admit(r.Context(), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
-		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated, At: c.start})
+		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated, At: c.arrived})
 	if err != nil {
 		if r.Context().Err() != nil {
 			return nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}

@@ -71,7 +71,7 @@ func (r *record) close() error {
 	if keyID == "" && r.c.revoked != nil {
 		acct, keyID = r.c.revoked.AccountID, r.c.revoked.ID
 	}
-	if keyID == "" || r.s.Quota == nil {
+	if keyID == "" || r.s.Quota == nil || r.c.unrecorded {
 		return nil
 	}
 	if r.units == 0 && r.named != "" { // a fault found before the model was resolved
@@ -81,7 +81,7 @@ func (r *record) close() error {
 	}
 	e := r.entry
 	total := time.Since(r.c.start)
-	e.Time = r.c.start.UnixNano()
+	e.Time = r.c.arrived.UnixNano()
 	e.AccountID, e.KeyID = acct, keyID
 	e.Route, e.Status, e.Attempts = r.route, r.status, len(r.tried)
 	e.InputTokens, e.CachedTokens, e.CacheWriteTokens = r.usage.Input, r.usage.CacheRead, r.usage.CacheWrite
