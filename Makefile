@@ -22,7 +22,8 @@ test: vet
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 ## test-faults: the fault tests (files tagged faults, tests named TestFault…): a disk that
-## fills under load, crashes, flaky routes; some need root (mounting a tmpfs) and skip without it
+## fills under load, the ledger's 20-kill crash test, flaky routes; some need root (mounting
+## a tmpfs) and skip without it
 test-faults:
 	$(GO) test -tags faults -count=1 -timeout 30m -run '^TestFault' ./...
 

@@ -3,14 +3,18 @@ package persistence
 import (
 	"errors"
 	"fmt"
-	"github.com/cockroachdb/pebble/v2"
+	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Quota namespaces: quota/<acct> holds an account's QuotaRecord, credit/<acct>/<key> the
-// CreditGrant of one idempotent top-up.
+// Quota namespaces: quota/<acct> holds an account's QuotaRecord, qkey/<acct>/<key id> the
+// KeyQuota of one of its keys, credit/<acct>/<key> the CreditGrant of one idempotent top-up
+// or charge.
 const (
-	nsQuota  = "quota/"
-	nsCredit = "credit/"
+	nsQuota    = "quota/"
+	nsKeyQuota = "qkey/"
+	nsCredit   = "credit/"
 )
 
 // QuotaRecord is the durable quota state of one account, written only by the account's
@@ -31,13 +35,22 @@ type QuotaRecord struct {
 	// Holds are credits reserved for work that outlives its call (a video task beyond the
 	// plan), until that work settles or releases them.
 	Holds []CreditHold `msgpack:"holds,omitempty"`
-	// AccountBurst, KeyBurst and Throttled are written when the actor passivates (so an idle
-	// spell loses nothing); a crash may lose them. They hold admission times (unix ns)
-	// inside the last 60 s, of the whole account and per key id, and the end of each
-	// throttled key's throttle (unix ns).
-	AccountBurst []int64            `msgpack:"ab,omitempty"`
-	KeyBurst     map[string][]int64 `msgpack:"kb,omitempty"`
-	Throttled    map[string]int64   `msgpack:"thr,omitempty"`
+	// LogSeq is the sequence number of the account's last request log entry written through
+	// its quota actor (LogEntry.Seq), written in the same batch as that entry: a usage query
+	// reads it to fix the set of entries it pages through.
+	LogSeq uint64 `msgpack:"lseq,omitempty"`
+}
+
+// KeyQuota is the durable throttle state of one key: its load history over the plan's
+// throttle window (Buckets of Width ns, the newest being bucket number Last), the epoch of
+// that history (bumped when a throttle starts it over), and the end of its throttle (unix
+// ns). The burst windows are not here: the request log holds them (LogEntry.Counted).
+type KeyQuota struct {
+	Epoch          uint32   `msgpack:"ep,omitempty"`
+	ThrottledUntil int64    `msgpack:"thr,omitempty"`
+	Width          int64    `msgpack:"w,omitempty"`
+	Last           int64    `msgpack:"l,omitempty"`
+	Buckets        []uint32 `msgpack:"b,omitempty"`
 }
 
 // Media kinds of a MediaHold.
@@ -62,26 +75,34 @@ type CreditHold struct {
 	At     int64  `msgpack:"at"`  // unix seconds UTC
 }
 
-// CreditGrant records one applied top-up under its idempotency key.
+// CreditGrant records one applied top-up (or, negative, a charge) under its idempotency key.
 type CreditGrant struct {
 	Amount  int64 `msgpack:"amt"` // pico-USD
 	At      int64 `msgpack:"at"`  // unix seconds UTC
 	Balance int64 `msgpack:"bal"` // the balance right after it
 }
 
+// GrantWrite is a CreditGrant and its idempotency key.
+type GrantWrite struct {
+	Key   string
+	Grant CreditGrant
+}
+
+// KeyQuotaWrite sets (State) or deletes (State nil) one key's KeyQuota.
+type KeyQuotaWrite struct {
+	KeyID string
+	State *KeyQuota
+}
+
 // QuotaWrite is one change of an account's quota state, applied as a single synced batch:
-// the state, optionally the top-up that changed it, optionally request log entries whose
-// costs it charged. Nothing is acknowledged before it is on disk.
+// the state, the top-ups and charges that changed it, the keys' throttle state, and the
+// request log entries it settled. Nothing is acknowledged before it is on disk.
 type QuotaWrite struct {
-	Account  string
-	State    *QuotaRecord
-	GrantKey string       // with Grant: the idempotency key of a top-up
-	Grant    *CreditGrant // nil when no top-up is part of this write
-	Log      []LogEntry   // written under log/ exactly as AppendLog writes them
-	// NoSync skips the fsync for a write that moves no money (counts within the plan): it
-	// survives a process crash (the OS has it) and may lose its last milliseconds only to a
-	// power loss. Charges and top-ups are always synced before they are acknowledged.
-	NoSync bool
+	Account string
+	State   *QuotaRecord
+	Grants  []GrantWrite
+	Keys    []KeyQuotaWrite
+	Log     []LogEntry // written under log/ exactly as AppendLog writes them
 }
 
 const maxIdempotencyKeyLen = 128
@@ -90,73 +111,52 @@ const maxIdempotencyKeyLen = 128
 // had one (the zero record is its initial state).
 func (s *Store) LoadQuota(account string) (rec QuotaRecord, found bool, err error) {
 	if err := validateLogAccount(account); err != nil {
-		return rec, false, fmt.Errorf("persistence: load quota: %w", err)
+		return rec, false, fmt.Errorf("load quota: %w", err)
 	}
 	err = s.getMsgpack(dbKey(nsQuota, account), &rec)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return QuotaRecord{}, false, nil
 	case err != nil:
-		return QuotaRecord{}, false, fmt.Errorf("persistence: load quota of %s: %w", account, err)
+		return QuotaRecord{}, false, fmt.Errorf("load quota of %s: %w", account, err)
 	}
 	return rec, true, nil
+}
+
+// LoadKeyQuotas returns the throttle state of every key of an account that has one.
+func (s *Store) LoadKeyQuotas(account string) (map[string]KeyQuota, error) {
+	if err := validateLogAccount(account); err != nil {
+		return nil, fmt.Errorf("load key quotas: %w", err)
+	}
+	prefix := dbKey(nsKeyQuota, account, "/")
+	out := map[string]KeyQuota{}
+	err := s.scanPrefix(prefix, func(k, v []byte) (bool, error) {
+		var q KeyQuota
+		if err := msgpack.Unmarshal(v, &q); err != nil {
+			return false, fmt.Errorf("decode %q: %w", k, err)
+		}
+		out[string(k[len(prefix):])] = q
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load key quotas of %s: %w", account, err)
+	}
+	return out, nil
 }
 
 // CreditGrantFor returns the top-up recorded under an idempotency key, if any.
 func (s *Store) CreditGrantFor(account, key string) (g CreditGrant, found bool, err error) {
 	if err := validateCreditKey(account, key); err != nil {
-		return g, false, fmt.Errorf("persistence: credit grant: %w", err)
+		return g, false, fmt.Errorf("credit grant: %w", err)
 	}
 	err = s.getMsgpack(dbKey(nsCredit, account, "/", key), &g)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return CreditGrant{}, false, nil
 	case err != nil:
-		return CreditGrant{}, false, fmt.Errorf("persistence: credit grant %s/%s: %w", account, key, err)
+		return CreditGrant{}, false, fmt.Errorf("credit grant %s/%s: %w", account, key, err)
 	}
 	return g, true, nil
-}
-
-// WriteQuota applies w atomically, durably (pebble.Sync) unless w.NoSync. Invalid input
-// writes nothing.
-func (s *Store) WriteQuota(w QuotaWrite) error {
-	if err := validateLogAccount(w.Account); err != nil {
-		return fmt.Errorf("persistence: write quota: %w", err)
-	}
-	if w.State == nil {
-		return fmt.Errorf("persistence: write quota of %s: %w: no state", w.Account, ErrInvalid)
-	}
-	if w.Grant != nil {
-		if err := validateCreditKey(w.Account, w.GrantKey); err != nil {
-			return fmt.Errorf("persistence: write quota: %w", err)
-		}
-	}
-	for i := range w.Log {
-		if err := ValidateLogEntry(&w.Log[i]); err != nil {
-			return fmt.Errorf("persistence: write quota of %s: log[%d]: %w", w.Account, i, err)
-		}
-	}
-	b := s.db.NewBatch()
-	err := putMsgpack(b, dbKey(nsQuota, w.Account), w.State)
-	if err == nil && w.Grant != nil {
-		err = putMsgpack(b, dbKey(nsCredit, w.Account, "/", w.GrantKey), w.Grant)
-	}
-	for i := 0; err == nil && i < len(w.Log); i++ {
-		e := &w.Log[i]
-		err = putMsgpack(b, logKey(e.AccountID, e.Time, e.RequestID), e)
-	}
-	if err != nil {
-		b.Close()
-		return fmt.Errorf("persistence: write quota of %s: %w", w.Account, err)
-	}
-	opt := pebble.Sync
-	if w.NoSync {
-		opt = pebble.NoSync
-	}
-	if err := s.commitWith(b, opt); err != nil {
-		return fmt.Errorf("persistence: write quota of %s: %w", w.Account, err)
-	}
-	return nil
 }
 
 // ValidateLogEntry reports what AppendLog would reject in e, so a caller can refuse a bad
@@ -169,6 +169,13 @@ func validateCreditKey(account, key string) error {
 	}
 	if key == "" || len(key) > maxIdempotencyKeyLen || !printableASCII(key) {
 		return fmt.Errorf("%w: idempotency key %q must be 1-%d printable ASCII bytes", ErrInvalid, key, maxIdempotencyKeyLen)
+	}
+	return nil
+}
+
+func validateKeyID(id string) error {
+	if id == "" || len(id) > maxLogIDLen || !printableASCII(id) || strings.IndexByte(id, '/') >= 0 {
+		return fmt.Errorf("%w: key id %q must be 1-%d printable ASCII bytes without '/'", ErrInvalid, id, maxLogIDLen)
 	}
 	return nil
 }

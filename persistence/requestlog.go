@@ -33,6 +33,50 @@ type LogEntry struct {
 	UpstreamFormat   string `msgpack:"uf" json:"upstream_format"`
 	Attempts         int    `msgpack:"att" json:"attempts"`
 	Stream           bool   `msgpack:"stream" json:"stream"`
+	// Counted says the call counts (a served answer or a client error, docs/decisions.md
+	// "Counting"): it held a slot of the burst window from Time for 60 s and counts toward
+	// the throttle. AllowanceUnits is what it took from the window and weekly allowance, in
+	// thousandths of a call (0 when it was beyond the plan or did not count).
+	Counted        bool  `msgpack:"cnt,omitempty" json:"counted"`
+	AllowanceUnits int64 `msgpack:"units,omitempty" json:"-"`
+	// Seq is the entry's place in its account's write order (QuotaRecord.LogSeq); 0 for
+	// entries written by AppendLog.
+	Seq uint64 `msgpack:"seq,omitempty" json:"-"`
+}
+
+// CountedCall is a counted call's burst slot: its time (unix ns) and key.
+type CountedCall struct {
+	Time  int64
+	KeyID string
+}
+
+// CountedSince returns the counted calls of an account whose log entries have Time >=
+// since (unix ns), in time order: the burst windows a quota actor rebuilds when it starts.
+func (s *Store) CountedSince(accountID string, since int64) ([]CountedCall, error) {
+	if err := validateLogAccount(accountID); err != nil {
+		return nil, fmt.Errorf("counted calls: %w", err)
+	}
+	prefix := dbKey(nsLog, accountID, "/")
+	lower := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(max(0, since)))
+	var out []CountedCall
+	err := s.scan(lower, prefixUpper(prefix), func(k, v []byte) (bool, error) {
+		var e struct { // only what the burst needs: msgpack skips the rest
+			Time    int64  `msgpack:"t"`
+			KeyID   string `msgpack:"key"`
+			Counted bool   `msgpack:"cnt"`
+		}
+		if err := msgpack.Unmarshal(v, &e); err != nil {
+			return false, fmt.Errorf("decode %q: %w", k, err)
+		}
+		if e.Counted {
+			out = append(out, CountedCall{Time: e.Time, KeyID: e.KeyID})
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("counted calls of %s: %w", accountID, err)
+	}
+	return out, nil
 }
 
 // MaxLogLimit caps how many entries one ListLog call returns.
@@ -189,6 +233,7 @@ func validateLogEntry(e *LogEntry) error {
 		{"cache_write_tokens", e.CacheWriteTokens}, {"output_tokens", e.OutputTokens},
 		{"reasoning_tokens", e.ReasoningTokens}, {"latency_ms", e.LatencyMs},
 		{"ttft_ms", e.TTFTMs}, {"cost", e.Cost}, {"list_cost", e.ListCost},
+		{"allowance_units", e.AllowanceUnits},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%w: %s %d is negative", ErrInvalid, f.name, f.v)

@@ -97,11 +97,14 @@ func TestItem16StoreRefusesEveryWriteWhileTheDiskIsFull(t *testing.T) {
 		{"create key", func() error { _, _, err := s.CreateKey(acct.ID, KeySpec{Name: "new"}); return err }},
 		{"revoke key", func() error { _, err := s.RevokeKey(key.ID); return err }},
 		{"append log", func() error { return s.AppendLog([]LogEntry{entry(acct.ID, "req_full", time.Second)}) }},
-		{"write quota, synced", func() error {
+		{"write quota", func() error {
 			return s.WriteQuota(QuotaWrite{Account: acct.ID, State: &QuotaRecord{Balance: 5}})
 		}},
-		{"write quota, not synced", func() error {
-			return s.WriteQuota(QuotaWrite{Account: acct.ID, State: &QuotaRecord{WindowUsed: 1000}, NoSync: true})
+		{"write quota with a log entry, a charge and a key's throttle state", func() error {
+			e := entry(acct.ID, "req_quota", 2*time.Second)
+			e.Seq = 1
+			return s.WriteQuota(QuotaWrite{Account: acct.ID, State: &QuotaRecord{WindowUsed: 1000, LogSeq: 1}, Log: []LogEntry{e},
+				Grants: []GrantWrite{{Key: "charge/full", Grant: CreditGrant{Amount: -1}}}, Keys: []KeyQuotaWrite{{KeyID: key.ID, State: &KeyQuota{Epoch: 1}}}})
 		}},
 		{"set meta", func() error { return s.SetMeta("m", []byte("v")) }},
 		{"set raw", func() error { return s.SetRaw([]byte("asset/x"), []byte("v")) }},

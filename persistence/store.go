@@ -45,8 +45,9 @@ const (
 // Store is the gateway's durable state. All methods are safe for concurrent
 // use.
 type Store struct {
-	db    *pebble.DB
-	space *space // refuses writes while the disk is full (space.go)
+	db     *pebble.DB
+	space  *space  // refuses writes while the disk is full (space.go)
+	ledger *ledger // group commits of the quota actors' writes
 
 	// mu serialises read-modify-write operations (uniqueness checks, plan
 	// changes, revocations). Pebble has no transactions, so without it two
@@ -91,8 +92,9 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		g.close()
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, space: g}
+	s := &Store{db: db, space: g, ledger: newLedger(db, g)}
 	if err := s.indexAccounts(); err != nil {
+		s.ledger.close()
 		db.Close()
 		return nil, fmt.Errorf("persistence: open %s: indexing accounts: %w", dir, err)
 	}
@@ -117,6 +119,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.ledger.close()
 	s.space.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("persistence: close: %w", err)

@@ -21,8 +21,9 @@ const ChargeKeyPrefix = "charge/"
 // first charge (Charged) with the current balance, whatever amount it carries. The balance
 // never goes below the plan's overdraft floor (-plan.Overdraft; a nil plan has none):
 // Charged is the part of amount that fitted, possibly 0. log, when set, is written in the
-// same synced batch with AccountID filled in and Cost set to Charged (on a repeat it is
-// not written again). Nothing is acknowledged before it is durable.
+// same batch with AccountID filled in and Cost set to Charged (on a repeat it is not written
+// again); it counts nothing (the call that started the work did). Nothing is acknowledged
+// before it is durable.
 func (s *Service) Charge(ctx context.Context, account string, plan *catalog.Plan, amount money.Amount, idempotencyKey string, log *persistence.LogEntry) (Settlement, error) {
 	return s.charge(ctx, account, plan, amount, idempotencyKey, log, false)
 }
@@ -45,18 +46,11 @@ func (s *Service) charge(ctx context.Context, account string, plan *catalog.Plan
 	}
 	m := &chargeMsg{overdraft: overdraft, amount: amount, key: ChargeKeyPrefix + idempotencyKey, fromHold: fromHold, reply: newReply[Settlement]()}
 	if log != nil {
-		e := *log
-		if e.AccountID == "" {
-			e.AccountID = account
+		e, err := logEntry("charge", account, log)
+		if err != nil {
+			return Settlement{}, err
 		}
-		e.Cost = 0
-		if e.AccountID != account {
-			return Settlement{}, fmt.Errorf("%w: charge for %s: log entry of account %q", ErrInvalid, account, e.AccountID)
-		}
-		if err := persistence.ValidateLogEntry(&e); err != nil {
-			return Settlement{}, fmt.Errorf("%w: charge for %s: log entry: %v", ErrInvalid, account, err)
-		}
-		m.log = &e
+		m.log = e
 	}
 	return ask(ctx, s, account, m, m.reply)
 }
@@ -72,10 +66,10 @@ type chargeMsg struct {
 
 func (m *chargeMsg) Fail(err error) { m.reply.send(Settlement{}, err) }
 
-// charge applies a Charge: look up the key, debit down to the floor, write the balance,
-// the charge record and the log entry in one synced batch.
+// charge applies a Charge: look up the key, debit down to the floor, and write the balance,
+// the charge record and the log entry in one batch before answering.
 func (a *accountActor) charge(m *chargeMsg) {
-	g, found, err := a.svc.store.CreditGrantFor(a.acct, m.key)
+	g, found, err := a.grantFor(m.key)
 	switch {
 	case err != nil:
 		m.reply.send(Settlement{}, err)
@@ -84,35 +78,22 @@ func (a *accountActor) charge(m *chargeMsg) {
 		m.reply.send(Settlement{}, fmt.Errorf("%w: key %q is a top-up, not a charge", ErrIdempotencyConflict, m.key))
 		return
 	case found:
-		m.reply.send(Settlement{Counted: true, Paid: true, Charged: money.Amount(-g.Amount), Balance: money.Amount(a.rec.Balance)}, nil)
+		s := Settlement{Counted: true, Paid: true, Charged: money.Amount(-g.Amount), Balance: money.Amount(a.rec.Balance)}
+		a.answerWhenWritten(func(err error) { m.reply.send(s, err) }, m.key)
 		return
 	}
 	limit := a.rec.Balance + int64(m.overdraft) // down to the overdraft floor
-	var restoreHold func()
 	if m.fromHold {
-		var held int64
-		held, restoreHold = a.takeHold(m.key)
+		held, _ := a.takeHold(m.key)
 		limit = min(limit, held)
 	}
 	charged := max(0, min(int64(m.amount), limit))
 	a.rec.Balance -= charged
 	a.rec.Spent += charged
-	nlogs := len(a.logs)
 	if m.log != nil {
 		a.appendLog(m.log, money.Amount(charged))
 	}
-	grant := &persistence.CreditGrant{Amount: -charged, At: a.svc.now().Unix(), Balance: a.rec.Balance}
-	if err := a.persist(false, m.key, grant); err != nil {
-		a.rec.Balance += charged
-		a.rec.Spent -= charged
-		if m.log != nil && len(a.logs) > nlogs {
-			a.logs = append(a.logs[:nlogs], a.logs[nlogs+1:]...)
-		}
-		if restoreHold != nil {
-			restoreHold()
-		}
-		m.reply.send(Settlement{}, err)
-		return
-	}
-	m.reply.send(Settlement{Counted: true, Paid: true, Charged: money.Amount(charged), Balance: money.Amount(a.rec.Balance)}, nil)
+	a.addGrant(m.key, persistence.CreditGrant{Amount: -charged, At: a.svc.now().Unix(), Balance: a.rec.Balance})
+	s := Settlement{Counted: true, Paid: true, Charged: money.Amount(charged), Balance: money.Amount(a.rec.Balance)}
+	a.await(func(err error) { m.reply.send(s, err) })
 }

@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -49,11 +50,13 @@ func load(t *testing.T, e *env, p *catalog.Plan) {
 	}
 }
 
-// check asserts the state load built (ignoring the burst windows' exact reset times).
+// check asserts the state load built (ignoring the burst windows' exact reset times). The
+// image reservation is gone: an image call never outlives the incarnation that reserved its
+// image, so a reservation a new incarnation finds was left by a crash.
 func check(t *testing.T, e *env, p *catalog.Plan, what string) QuotaState {
 	t.Helper()
 	st := e.state("acct_d", p)
-	want := []any{usdAmount(t, "4.25"), usdAmount(t, "0.75"), int64(3000), int64(3000), int64(0), int64(10), int64(2), 0}
+	want := []any{usdAmount(t, "4.25"), usdAmount(t, "0.75"), int64(3000), int64(3000), int64(0), int64(10), int64(0), 0}
 	got := []any{st.Balance, st.Spent, st.Window.Used, st.Weekly.Used, st.Images.Used, st.Video.Used, st.Images.Reserved, st.InFlight}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: balance, spent, window, weekly, images, video, images reserved, in flight = %v, want %v", what, got, want)
@@ -153,7 +156,11 @@ func TestRestartKeepsState(t *testing.T) {
 		}
 		// balance = top-ups - the costs in the request log
 		logs, err := e.store.ListLog("acct_d", time.Time{}, time.Time{}, 0)
-		if err != nil || len(logs) != 1 || st.Balance != usdAmount(t, "5")-st.Spent || logs[0].Cost != int64(st.Spent) {
+		var sum int64
+		for _, l := range logs {
+			sum += l.Cost
+		}
+		if err != nil || len(logs) != 4 || st.Balance != usdAmount(t, "5")-st.Spent || sum != int64(st.Spent) {
 			t.Fatalf("log %+v, %v; balance %s spent %s", logs, err, st.Balance, st.Spent)
 		}
 	}
@@ -224,11 +231,12 @@ func (f *faultyStore) LoadQuota(acct string) (persistence.QuotaRecord, bool, err
 	return f.Store.LoadQuota(acct)
 }
 
-func (f *faultyStore) WriteQuota(w persistence.QuotaWrite) error {
+func (f *faultyStore) SubmitQuota(w persistence.QuotaWrite, done func(error)) {
 	if f.failWrites.Load() {
-		return errors.New("write failed")
+		done(fmt.Errorf("write failed: %w", persistence.ErrFull))
+		return
 	}
-	return f.Store.WriteQuota(w)
+	f.Store.SubmitQuota(w, done)
 }
 
 // faultyEnv is a service on a faultyStore over the env's real store.
@@ -240,8 +248,8 @@ func faultyEnv(t *testing.T) (*env, *faultyStore, *Service) {
 	return e, f, svc
 }
 
-// A panic is answered as an error and the actor carries on; a failed write is reported,
-// a failed top-up is not applied.
+// A panic is answered as an error and the actor carries on; a failed write is reported and
+// undone: the account returns to what is on disk, so neither the settle nor the top-up applies.
 func TestFaultsAreAnsweredNotLost(t *testing.T) {
 	e, f, svc := faultyEnv(t)
 	ctx := context.Background()
@@ -264,13 +272,13 @@ func TestFaultsAreAnsweredNotLost(t *testing.T) {
 	}
 	f.failWrites.Store(false)
 	st, err := svc.State(ctx, "acct_p", p)
-	if err != nil || st.Balance != 0 || st.Window.Used != 1000 {
-		t.Fatalf("state = %+v, %v (the top-up must not apply; the settle stays and is written next)", st, err)
+	if err != nil || st.Balance != 0 || st.Window.Used != 0 || st.InFlight != 0 {
+		t.Fatalf("state = %+v, %v (neither the settle nor the top-up may apply)", st, err)
 	}
 	if b, added, err := svc.AddCredits(ctx, "acct_p", usdAmount(t, "1"), "t1"); err != nil || !added || b != usdAmount(t, "1") {
 		t.Fatalf("retried top-up = %s, %v, %v", b, added, err)
 	}
-	if rec, _, _ := e.store.LoadQuota("acct_p"); rec.WindowUsed != 1000 || rec.Balance != int64(usdAmount(t, "1")) {
+	if rec, _, _ := e.store.LoadQuota("acct_p"); rec.WindowUsed != 0 || rec.Balance != int64(usdAmount(t, "1")) {
 		t.Fatalf("stored = %+v", rec)
 	}
 }
@@ -283,27 +291,35 @@ func mustEngine(t *testing.T) *actor.Engine {
 	return eng
 }
 
-// Issue #12 item 16: a settle whose write the store refused (a full disk) stays pending and
-// is written by itself once the store takes writes again, with its log entry, without any
-// further call on the account.
-func TestItem16RefusedWritesReachTheDiskWhenItTakesThemAgain(t *testing.T) {
+// Issue #12 item 16: a settle whose write the store refused (a full disk) is answered with
+// that refusal and undone, never written later (its client was told it failed): the account
+// is what is on disk, and the next call once the store takes writes is recorded as usual.
+func TestItem16ARefusedSettleIsUndoneAndTheNextIsRecorded(t *testing.T) {
 	e, f, svc := faultyEnv(t)
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 5}")
-	d, err := svc.Admit(ctx, AdmitRequest{Account: "acct_f", Plan: p})
-	if err != nil || !d.Admitted {
-		t.Fatalf("admit: %+v, %v", d, err)
+	call := func(rid string) error {
+		d, err := svc.Admit(ctx, AdmitRequest{Account: "acct_f", Plan: p})
+		if err != nil || !d.Admitted {
+			t.Fatalf("admit %s: %+v, %v", rid, d, err)
+		}
+		_, err = svc.Settle(ctx, d.Reservation, Outcome{Counts: true, Log: &persistence.LogEntry{RequestID: rid, Time: t0.UnixNano(), Status: 200}})
+		return err
 	}
 	f.failWrites.Store(true)
-	entry := &persistence.LogEntry{RequestID: "req_full", Time: t0.UnixNano(), Status: 200}
-	if _, err := svc.Settle(ctx, d.Reservation, Outcome{Counts: true, Log: entry}); err == nil {
-		t.Fatal("a settle whose write failed must say so")
+	if err := call("req_full"); !errors.Is(err, persistence.ErrFull) {
+		t.Fatalf("a settle the full store refused: %v, want ErrFull", err)
 	}
-	time.Sleep(1500 * time.Millisecond) // a retry or two fail as well
 	f.failWrites.Store(false)
-	waitFor(t, "the pending settle to be written", func() bool {
-		rec, _, _ := e.store.LoadQuota("acct_f")
-		log, _ := e.store.ListLog("acct_f", time.Time{}, time.Time{}, 0)
-		return rec.WindowUsed == 1000 && len(log) == 1 && log[0].RequestID == "req_full"
-	})
+	if st, err := svc.State(ctx, "acct_f", p); err != nil || st.Window.Used != 0 || st.InFlight != 0 {
+		t.Fatalf("state after the refused settle = %+v, %v", st, err)
+	}
+	if err := call("req_after"); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, _ := e.store.LoadQuota("acct_f")
+	log, _ := e.store.ListLog("acct_f", time.Time{}, time.Time{}, 0)
+	if rec.WindowUsed != 1000 || len(log) != 1 || log[0].RequestID != "req_after" {
+		t.Fatalf("stored window %d, log %+v; want 1000 and req_after alone", rec.WindowUsed, log)
+	}
 }

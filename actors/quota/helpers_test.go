@@ -2,8 +2,10 @@ package quota
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,7 +94,7 @@ func plan(t testing.TB, entry string) *catalog.Plan {
 
 func (e *env) admit(acct, key string, p *catalog.Plan, units int64, est money.Amount) Decision {
 	e.t.Helper()
-	d, err := e.svc.Admit(context.Background(), AdmitRequest{Account: acct, KeyID: key, Plan: p, Units: units, EstimatedCost: est})
+	d, err := e.svc.Admit(context.Background(), AdmitRequest{Account: acct, KeyID: key, Plan: p, Units: units, EstimatedCost: est, At: e.clk.Now()})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -111,14 +113,23 @@ func (e *env) settle(d Decision, o Outcome) Settlement {
 	return s
 }
 
-// call admits and settles one counted call.
+// call admits and settles one counted call, with its log entry (the durable record of its
+// burst slot).
 func (e *env) call(acct, key string, p *catalog.Plan) Decision {
 	e.t.Helper()
+	at := e.clk.Now()
 	d := e.admit(acct, key, p, 0, 0)
 	if d.Admitted {
-		e.settle(d, Outcome{Counts: true})
+		e.settle(d, Outcome{Counts: true, Log: e.entry(key, at)})
 	}
 	return d
+}
+
+var entries atomic.Int64
+
+// entry is a log entry of a call that arrived at at.
+func (e *env) entry(key string, at time.Time) *persistence.LogEntry {
+	return &persistence.LogEntry{RequestID: fmt.Sprintf("req_%d", entries.Add(1)), Time: at.UnixNano(), KeyID: key, Status: 200}
 }
 
 func (e *env) state(acct string, p *catalog.Plan) QuotaState {

@@ -115,8 +115,8 @@ func (a *accountActor) holdIndex(key string) int {
 //go:noinline
 func (a *accountActor) hold(m *holdMsg) {
 	r := &m.req
-	if a.holdIndex(r.Key) >= 0 {
-		m.reply.send(Decision{Admitted: true}, nil)
+	if a.holdIndex(r.Key) >= 0 { // answered once that hold is on disk
+		a.await(func(err error) { m.reply.send(Decision{Admitted: err == nil}, err) })
 		return
 	}
 	now := a.svc.now().UnixNano()
@@ -145,17 +145,16 @@ func (a *accountActor) hold(m *holdMsg) {
 		call.hold = 0
 	}
 	a.rec.Holds = append(a.rec.Holds, persistence.CreditHold{Key: r.Key, Amount: int64(r.Amount), At: floorSec(now)})
-	a.dirty, a.moneyMoved = true, true // synced: a hold lost in a crash would let the credits be spent twice
-	if err := a.persist(false, "", nil); err != nil {
-		a.rec.Holds = a.rec.Holds[:len(a.rec.Holds)-1]
-		a.held -= r.Amount - moved
-		if moved > 0 {
+	a.pend.dirty = true
+	a.await(func(err error) {
+		// A failed write is answered by the actor after its rollback, which dropped the hold:
+		// the call still in flight holds its estimate again.
+		if err != nil && moved > 0 && a.calls[r.Call.ID] == call {
 			call.hold = moved
+			a.held += moved
 		}
-		m.reply.send(Decision{}, err)
-		return
-	}
-	m.reply.send(Decision{Admitted: true}, nil)
+		m.reply.send(Decision{Admitted: err == nil}, err)
+	})
 }
 
 // fits says whether a count of thousandths stays within a plan limit of calls (0: none).
@@ -163,33 +162,23 @@ func fits(count, limit int64) bool { return limit == 0 || count <= limit*1000 }
 
 //go:noinline
 func (a *accountActor) releaseHold(m *releaseHoldMsg) {
-	_, restore := a.takeHold(m.key)
-	if restore == nil {
-		m.reply.send(struct{}{}, nil)
-		return
+	if _, found := a.takeHold(m.key); found {
+		a.pend.dirty = true
 	}
-	a.dirty, a.moneyMoved = true, true // synced: a release lost in a crash would hold the credits for ever
-	if err := a.persist(false, "", nil); err != nil {
-		restore()
-		m.reply.send(struct{}{}, err)
-		return
-	}
-	m.reply.send(struct{}{}, nil)
+	a.await(func(err error) { m.reply.send(struct{}{}, err) })
 }
 
 // takeHold removes the hold under key (a charge key's hold when key has ChargeKeyPrefix)
-// and returns what it held and how to put it back; restore is nil when key holds nothing.
-func (a *accountActor) takeHold(key string) (held int64, restore func()) {
+// and returns what it held; found is false when key holds nothing. A failed write puts it
+// back: the rollback reloads the stored holds.
+func (a *accountActor) takeHold(key string) (held int64, found bool) {
 	key = strings.TrimPrefix(key, ChargeKeyPrefix)
 	i := a.holdIndex(key)
 	if i < 0 {
-		return 0, nil
+		return 0, false
 	}
 	h := a.rec.Holds[i]
 	a.rec.Holds = slices.Delete(a.rec.Holds, i, i+1)
 	a.held -= money.Amount(h.Amount)
-	return h.Amount, func() {
-		a.rec.Holds = slices.Insert(a.rec.Holds, min(i, len(a.rec.Holds)), h)
-		a.held += money.Amount(h.Amount)
-	}
+	return h.Amount, true
 }

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"slices"
 	"time"
 
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -70,12 +71,17 @@ func (s *slide) wait(limit, now int64) time.Duration {
 	return time.Duration(s.ts[n-limit] + burstSpan - now)
 }
 
-// add records an admission at now, keeping the newest keep times.
-func (s *slide) add(now, keep int64) {
+// add records a call at t, keeping the newest keep times. Calls are mostly added in order;
+// one that arrived before a call admitted earlier (a slower request body) is put in its place.
+func (s *slide) add(t, keep int64) {
 	if keep <= 0 {
 		return
 	}
-	s.ts = append(s.ts, now)
+	i := len(s.ts)
+	for i > 0 && s.ts[i-1] > t {
+		i--
+	}
+	s.ts = slices.Insert(s.ts, i, t)
 	if over := int64(len(s.ts)) - keep; over > 0 {
 		s.ts = s.ts[over:]
 	}
@@ -135,15 +141,17 @@ func (a *activity) advance(now, width int64) {
 	a.last = b
 }
 
-// remove uncounts a call at t if its bucket is still in the window.
-func (a *activity) remove(t int64) {
+// remove uncounts a call at t if its bucket is still in the window; false when it was not.
+func (a *activity) remove(t int64) bool {
 	if a.width == 0 {
-		return
+		return false
 	}
 	b := t / a.width
 	if b <= a.last && a.last-b < actBuckets && a.n[b%actBuckets] > 0 {
 		a.n[b%actBuckets]--
+		return true
 	}
+	return false
 }
 
 func (a *activity) sum() int64 {

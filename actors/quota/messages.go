@@ -55,6 +55,13 @@ type settleMsg struct {
 
 func (m *settleMsg) Fail(err error) { m.reply.send(Settlement{}, err) }
 
+type recordMsg struct {
+	req   Unadmitted
+	reply reply[struct{}]
+}
+
+func (m *recordMsg) Fail(err error) { m.reply.send(struct{}{}, err) }
+
 type creditMsg struct {
 	amount money.Amount
 	key    string
@@ -95,18 +102,20 @@ type mediaMsg struct {
 
 func (m *mediaMsg) Fail(err error) { m.reply.send(MediaDecision{}, err) }
 
-// retireMsg asks the actor to write everything and passivate (Service.Close).
+// retireMsg asks the actor to finish its writes and passivate (Service.Close).
 type retireMsg struct {
-	reply     reply[struct{}]
-	written   bool   // the state was written at
-	writtenAt uint64 // this count of received messages
+	reply reply[struct{}]
 }
 
 func (m *retireMsg) Fail(err error) { m.reply.send(struct{}{}, err) }
 
 // Internal messages, sent by the actor to itself (not routed, not counted).
 type (
-	tick        struct{}               // the idle timer fired
-	flushMsg    struct{}               // write what settles are waiting for (group commit)
+	tick       struct{} // the idle timer fired
+	flushMsg   struct{} // write what is pending (ledger.go)
+	writtenMsg struct { // the store is done with the write in flight
+		err     error
+		waiters []func(error) // to answer, after a failure
+	}
 	retireAgain struct{ m *retireMsg } // a retire that found messages still in flight
 )

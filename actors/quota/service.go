@@ -1,15 +1,16 @@
 // Package quota owns every account's limits and money in one actor per account: the
 // sliding 60 s burst, the window allowance on its fixed schedule, the weekly cap, the abuse
-// throttle, the credit balance and spend, and the daily image and video counters. Admission
-// is one step in the owner (check every limit and reserve, or refuse); completion settles.
+// throttle, the credit balance and spend, the daily image and video counters, and the
+// account's request log. Admission is one step in the owner (check every limit and reserve,
+// or refuse); the answer of every call settles there.
 //
-// Durability: a settle that counts or charges, a top-up, and every image/video operation
-// are written to Pebble with a synced batch before they are acknowledged (settles of one
-// account are group-committed: all settles queued behind each other share one sync).
-// Admissions and refunds are in memory only: a crash loses the in-flight reservations (those
-// calls then count nothing and cost nothing) and the burst and throttle history since the
-// last passivation. Nothing acknowledged is lost. Passivation writes everything, including
-// the burst and throttle history, so an idle spell loses nothing.
+// Durability: every settle, logged refusal, top-up, charge and image/video operation is on
+// disk before it is acknowledged, its log entry in the same batch as its counters and money.
+// The store group-commits the writes of all accounts (persistence.SubmitQuota), so many share
+// one fsync; the gateway answers a call's last byte only after its settle is acknowledged.
+// The burst windows are rebuilt from the request log (each counted call's entry is its slot),
+// the throttle's state is written per key. Admissions are in memory only: a crash loses the
+// in-flight reservations, and those calls, never answered, count nothing and cost nothing.
 package quota
 
 import (
@@ -81,6 +82,9 @@ type AdmitRequest struct {
 	// credits (plus the plan's overdraft, minus what other in-flight paid calls hold) cover
 	// it, and that much is held until it settles. 0: any positive available credit admits.
 	EstimatedCost money.Amount
+	// At is when the call arrived: its slot in the sliding windows, and the time of its log
+	// entry (whose time the burst windows are rebuilt from). Zero: now.
+	At time.Time
 }
 
 // Decision is the answer to an admission.
@@ -120,9 +124,33 @@ type Outcome struct {
 	// only when the call was admitted beyond the plan (Decision.Paid), and never past the
 	// plan's overdraft floor.
 	Cost money.Amount
-	// Log, when set, is written in the same synced batch as the settlement, with AccountID
-	// filled in and Cost replaced by the amount actually charged, so the request log and the
-	// balance always agree.
+	// Log, when set, is written in the same batch as the settlement, with AccountID filled
+	// in, Cost replaced by the amount actually charged (so the request log and the balance
+	// always agree), and Counted and AllowanceUnits saying what the call counted. A counted
+	// call's entry is the durable record of its burst slot: its Time must be the call's At.
+	Log *persistence.LogEntry
+	// Media, when set, ends a daily media reservation in the same write: N produced (commit)
+	// or, N 0, released.
+	Media *MediaUse
+}
+
+// MediaUse ends a media reservation with the call that made it.
+type MediaUse struct {
+	Reservation MediaReservation
+	N           int64
+}
+
+// Unadmitted is a call answered without an admission, logged by Record: a client error found
+// before admission (Counts: it counts Units as a call does, never refused and never paid), or
+// a refusal (a 401 on a revoked key, a 403, a 402 or 429 of the quota: logged only).
+type Unadmitted struct {
+	Account string
+	KeyID   string
+	Plan    *catalog.Plan // the account's plan: needed when Counts
+	Units   int64         // thousandths of a call, when Counts; 0 means one plain call (1000)
+	Counts  bool
+	// Log is the call's entry (required). Its Time is the call's arrival, and a counted call's
+	// slot in the burst windows.
 	Log *persistence.LogEntry
 }
 
@@ -193,8 +221,12 @@ type KeyState struct {
 // Store is the part of persistence the actors use.
 type Store interface {
 	LoadQuota(account string) (persistence.QuotaRecord, bool, error)
+	LoadKeyQuotas(account string) (map[string]persistence.KeyQuota, error)
+	CountedSince(account string, since int64) ([]persistence.CountedCall, error)
 	CreditGrantFor(account, key string) (persistence.CreditGrant, bool, error)
-	WriteQuota(persistence.QuotaWrite) error
+	// SubmitQuota writes w with the next group commit and calls done once it is durable or
+	// failed, in submission order; done must not block.
+	SubmitQuota(w persistence.QuotaWrite, done func(error))
 }
 
 // Config tunes the service. Zero values take the defaults.
@@ -262,6 +294,9 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 	if r.Units == 0 {
 		r.Units = 1000
 	}
+	if err := ctx.Err(); err != nil { // a caller gone already asks for nothing
+		return Decision{}, err
+	}
 	m := &admitMsg{req: r, reply: newReply[Decision]()}
 	if err := s.send(r.Account, m); err != nil {
 		return Decision{}, err
@@ -281,11 +316,11 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 	}
 }
 
-// Settle ends an admitted call. When the call counts or a log entry is given, it returns
-// only after the change is durable; when money moved, the charge and the log entry are
-// in the same synced batch. An error means the settlement may not be durable (it stays
-// applied in the owner and is written with its next write). A cancelled ctx abandons only
-// the wait, never the settlement: settle with a context that outlives the client's request.
+// Settle ends an admitted call. It returns once the settlement and its log entry are
+// durable, in one batch. An error means they are not: the account went back to what is on
+// disk (the call counts nothing and costs nothing), or the wait was abandoned. A cancelled
+// ctx abandons only the wait, never the settlement: settle with a context that outlives the
+// client's request.
 func (s *Service) Settle(ctx context.Context, r Reservation, o Outcome) (Settlement, error) {
 	if err := checkAccount(r.Account); err != nil {
 		return Settlement{}, err
@@ -294,21 +329,61 @@ func (s *Service) Settle(ctx context.Context, r Reservation, o Outcome) (Settlem
 		return Settlement{}, fmt.Errorf("%w: settle for %s: cost %s is negative", ErrInvalid, r.Account, o.Cost)
 	}
 	if o.Log != nil {
-		e := *o.Log
-		if e.AccountID == "" {
-			e.AccountID = r.Account
+		e, err := logEntry("settle", r.Account, o.Log)
+		if err != nil {
+			return Settlement{}, err
 		}
-		e.Cost = 0
-		if e.AccountID != r.Account {
-			return Settlement{}, fmt.Errorf("%w: settle for %s: log entry of account %q", ErrInvalid, r.Account, e.AccountID)
-		}
-		if err := persistence.ValidateLogEntry(&e); err != nil {
-			return Settlement{}, fmt.Errorf("%w: settle for %s: log entry: %v", ErrInvalid, r.Account, err)
-		}
-		o.Log = &e
+		o.Log = e
+	}
+	if o.Media != nil && (o.Media.Reservation.Account != r.Account || o.Media.N < 0) {
+		return Settlement{}, fmt.Errorf("%w: settle for %s: media reservation %+v", ErrInvalid, r.Account, *o.Media)
 	}
 	m := &settleMsg{res: r, out: o, reply: newReply[Settlement]()}
 	return ask(ctx, s, r.Account, m, m.reply)
+}
+
+// Record logs a call answered without an admission, and counts it when it is a client
+// error (Unadmitted). It returns once the entry and the counts are durable.
+func (s *Service) Record(ctx context.Context, u Unadmitted) error {
+	if err := checkAccount(u.Account); err != nil {
+		return err
+	}
+	switch {
+	case u.Log == nil:
+		return fmt.Errorf("%w: record for %s: no log entry", ErrInvalid, u.Account)
+	case u.Units < 0:
+		return fmt.Errorf("%w: record for %s: units %d is negative", ErrInvalid, u.Account, u.Units)
+	case u.Counts && u.Plan == nil:
+		return fmt.Errorf("%w: record for %s: a counted call needs the plan", ErrInvalid, u.Account)
+	}
+	if u.Units == 0 {
+		u.Units = 1000
+	}
+	e, err := logEntry("record", u.Account, u.Log)
+	if err != nil {
+		return err
+	}
+	u.Log = e
+	m := &recordMsg{req: u, reply: newReply[struct{}]()}
+	_, err = ask(ctx, s, u.Account, m, m.reply)
+	return err
+}
+
+// logEntry is a copy of e for account's log, checked before it joins a batch: the actor
+// fills in its cost and what it counted.
+func logEntry(op, account string, e *persistence.LogEntry) (*persistence.LogEntry, error) {
+	c := *e
+	if c.AccountID == "" {
+		c.AccountID = account
+	}
+	c.Cost, c.Counted, c.AllowanceUnits, c.Seq = 0, false, 0, 0
+	if c.AccountID != account {
+		return nil, fmt.Errorf("%w: %s for %s: log entry of account %q", ErrInvalid, op, account, c.AccountID)
+	}
+	if err := persistence.ValidateLogEntry(&c); err != nil {
+		return nil, fmt.Errorf("%w: %s for %s: log entry: %v", ErrInvalid, op, account, err)
+	}
+	return &c, nil
 }
 
 // AddCredits adds amount to the balance once per idempotency key: the same key again adds
@@ -396,8 +471,8 @@ func (s *Service) mediaEnd(ctx context.Context, r MediaReservation, kind string,
 	return err
 }
 
-// Close writes every active account and stops its actor; calls after it fail with
-// ErrClosed. In-flight call reservations are dropped (their calls count nothing).
+// Close lets every active account finish its writes and stops its actor; calls after it
+// fail with ErrClosed. In-flight call reservations are dropped (their calls count nothing).
 func (s *Service) Close(ctx context.Context) error {
 	s.closed.Store(true)
 	var waits []reply[struct{}]

@@ -34,6 +34,7 @@ type taskActor struct {
 	made         int           // the seconds the completed job says it made (0: it did not say)
 	late         bool          // past the deadline, the last look at the upstream is under way
 	pending      *assets.Asset // stored video whose completed transition is not written yet
+	withdrawn    *withdrawMsg  // the task fails as soon as the call in flight returns
 	delay        time.Duration // the next back-off step (0: Config.PollStart)
 	timer        Timer
 	timerGen     uint64
@@ -76,6 +77,11 @@ func (a *taskActor) Receive(c *actor.Context) {
 			return
 		}
 		defer a.ensureProgress() // also after a panic below
+		if w := a.withdrawn; w != nil && a.rec.Open() {
+			a.withdrawn = nil
+			a.fail(w.code, w.msg) // what the call found no longer matters
+			return
+		}
 		a.onResult(m)
 	case routed:
 		a.handle(m)
@@ -126,6 +132,8 @@ func (a *taskActor) handle(m routed) {
 		} else {
 			sendOnce(m.reply, getResult{task: view(&a.rec)})
 		}
+	case *withdrawMsg:
+		a.withdraw(m)
 	case *startMsg:
 		if a.route == nil {
 			a.route = m.route
@@ -323,6 +331,22 @@ func (a *taskActor) complete(asset assets.Asset) {
 	}
 	a.pending, a.upstreamDone, a.delay = nil, false, 0
 	a.advance()
+}
+
+// withdraw fails the open task now, or when the call in flight returns.
+func (a *taskActor) withdraw(m *withdrawMsg) {
+	if !a.rec.Open() {
+		return
+	}
+	if a.busy {
+		a.withdrawn = m
+		return
+	}
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+	a.fail(m.code, m.msg)
 }
 
 func (a *taskActor) fail(code, msg string) {

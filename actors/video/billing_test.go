@@ -113,3 +113,33 @@ func TestAbandonReleasesEverythingAtOnce(t *testing.T) {
 		t.Fatalf("start of an abandoned task: %v", err)
 	}
 }
+
+// Withdraw (the creating call could not be recorded, so its client got a 503) fails a task
+// that started already: settled, its seconds and hold released, nothing logged or charged,
+// whether the actor was idle or had a call in flight.
+func TestWithdrawFailsAStartedTaskAndReleasesIt(t *testing.T) {
+	for _, spec := range []string{`{"duration":"60s"}`, `{"duration":"2s"}`} {
+		t.Run(spec, func(t *testing.T) {
+			e := newEnv(t, envOpts{topUp: "1"})
+			created, err := e.createTask("acct_w", 5, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.startJob(created.ID, spec)
+			if err := e.svc.Withdraw(t.Context(), created.ID, CodeNoRoute, "the video call could not be recorded"); err != nil {
+				t.Fatal(err)
+			}
+			task := e.wait("acct_w", created.ID, nil)
+			if task.Status != StatusFailed || task.Charged != 0 || task.Error == nil || task.Error.Code != CodeNoRoute {
+				t.Fatalf("withdrawn task %+v", task)
+			}
+			st := e.state("acct_w")
+			if st.Held != 0 || st.Video.Reserved != 0 || st.Video.Used != 0 || st.Balance != usd(t, "1") || st.Spent != 0 {
+				t.Fatalf("held %s video %+v balance %s spent %s", st.Held, st.Video, st.Balance, st.Spent)
+			}
+			if logs := e.logs("acct_w"); len(logs) != 0 {
+				t.Fatalf("a withdrawn task logged %+v", logs)
+			}
+		})
+	}
+}

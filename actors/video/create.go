@@ -154,6 +154,13 @@ func (s *Service) Abandon(ctx context.Context, id, code, msg string) error {
 	return nil
 }
 
+// Withdraw fails a started task whose call could not be recorded: the client was told the
+// creation failed, so the task must not run on and bill. Its seconds and credits are
+// released by its actor (asynchronously; retried until they are).
+func (s *Service) Withdraw(ctx context.Context, id, code, msg string) error {
+	return s.route(id, &withdrawMsg{code: code, msg: msg})
+}
+
 // unstarted reads a task that Create stored and nothing started or ended yet.
 func (s *Service) unstarted(id string) (persistence.VideoTask, error) {
 	rec, err := s.deps.Tasks.GetTask(id)

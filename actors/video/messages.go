@@ -42,6 +42,15 @@ type getMsg struct {
 
 func (m *getMsg) Fail(err error) { sendOnce(m.reply, getResult{err: err}) }
 
+// withdrawMsg fails an open task whose creation the client was never told of (its call could
+// not be recorded): whatever the upstream makes of it afterwards, nothing is billed and its
+// reservations are released.
+type withdrawMsg struct {
+	code, msg string
+}
+
+func (m *withdrawMsg) Fail(error) {}
+
 // retireMsg asks the actor to write what is unwritten and stop (Service.Close).
 type retireMsg struct {
 	reply chan error

@@ -28,7 +28,10 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
   modelgate admin keys create --account ID --name N [--models a,b] [--zdr] [--import SECRET]
   modelgate admin keys list --account ID
   modelgate admin keys revoke KEY_ID
-  modelgate admin usage --account ID [--from T] [--to T]    (T: RFC 3339 or unix seconds)
+  modelgate admin usage --account ID [--from T] [--to T] [--key KEY_ID] [--model M]
+                        [--limit N] [--cursor C | --all]   (T: RFC 3339 or unix seconds)
+        one page of the request log with the totals of the whole selection; --cursor takes
+        the page's next_cursor, --all reads every page and prints them as one
   modelgate admin routes      every route's health: cooldown, its reason, the provider's last refusal
 
 Flags may come before or after the words. Every command takes --url (else MODELGATE_URL,
@@ -67,9 +70,11 @@ func adminCmd(args []string, out io.Writer) error {
 	from := fs.String("from", "", "usage from")
 	to := fs.String("to", "", "usage to")
 	amount := fs.String("amount", "", "credits to add, USD as a decimal string")
-	idem := fs.String("key", "", "idempotency key of a credit top-up (the same key twice adds once)")
-	limit := fs.String("limit", "", "accounts per page (1 to 1000, default 100)")
+	idem := fs.String("key", "", "credits: the top-up's idempotency key (the same key twice adds once); usage: a key id to select")
+	usageModel := fs.String("model", "", "usage: a model to select")
+	limit := fs.String("limit", "", "accounts list: accounts per page (1 to 1000, default 100); usage: entries per page (1 to 1000)")
 	cursor := fs.String("cursor", "", "the next_cursor of the page before")
+	all := fs.Bool("all", false, "usage: read every page")
 	words, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -178,8 +183,17 @@ func adminCmd(args []string, out io.Writer) error {
 		if err := need(*account, "--account"); err != nil {
 			return err
 		}
-		q := "?from=" + url.QueryEscape(*from) + "&to=" + url.QueryEscape(*to)
-		return c.do(http.MethodGet, "/admin/v1/accounts/"+*account+"/usage"+q, nil)
+		q := url.Values{}
+		for k, v := range map[string]string{"from": *from, "to": *to, "key": *idem, "model": *usageModel, "limit": *limit, "cursor": *cursor} {
+			if v != "" {
+				q.Set(k, v)
+			}
+		}
+		path := "/admin/v1/accounts/" + *account + "/usage?" + q.Encode()
+		if *all {
+			return c.usageAll(path)
+		}
+		return c.do(http.MethodGet, path, nil)
 	case "routes":
 		return c.do(http.MethodGet, "/admin/v1/routes", nil)
 	}
@@ -228,6 +242,62 @@ func gatewayURL(flagURL string) (string, error) {
 }
 
 func (c adminClient) do(method, path string, body any) error {
+	raw, err := c.call(method, path, body)
+	if err != nil {
+		return err
+	}
+	_, err = c.out.Write(raw)
+	return err
+}
+
+// usageAll follows next_cursor from path to the last page and prints every page's entries as
+// one list, with the totals (every page carries those of the whole selection).
+func (c adminClient) usageAll(path string) error {
+	var all struct {
+		Object string            `json:"object"`
+		Data   []json.RawMessage `json:"data"`
+		Totals json.RawMessage   `json:"totals"`
+		Cost   string            `json:"total_cost_usd"`
+		List   string            `json:"total_list_cost_usd"`
+	}
+	all.Data = []json.RawMessage{}
+	for next := path; ; {
+		raw, err := c.call(http.MethodGet, next, nil)
+		if err != nil {
+			return err
+		}
+		var page struct {
+			Data       []json.RawMessage `json:"data"`
+			Totals     json.RawMessage   `json:"totals"`
+			Cost       string            `json:"total_cost_usd"`
+			List       string            `json:"total_list_cost_usd"`
+			NextCursor *string           `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return fmt.Errorf("usage page: %w", err)
+		}
+		all.Object, all.Totals, all.Cost, all.List = "list", page.Totals, page.Cost, page.List
+		all.Data = append(all.Data, page.Data...)
+		if page.NextCursor == nil {
+			break
+		}
+		u, _ := url.Parse(next)
+		q := u.Query()
+		q.Set("cursor", *page.NextCursor)
+		u.RawQuery = q.Encode()
+		next = u.String()
+	}
+	out, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = c.out.Write(append(out, '\n'))
+	return err
+}
+
+// call sends one admin request and returns the answer, indented; a status of 300 or more is
+// an error carrying the answer.
+func (c adminClient) call(method, path string, body any) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -235,18 +305,18 @@ func (c adminClient) do(method, path string, body any) error {
 	}
 	req, err := http.NewRequest(method, c.url+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var pretty bytes.Buffer
 	// The server ends its JSON with a newline; Indent would keep it and add a blank line.
@@ -254,10 +324,9 @@ func (c adminClient) do(method, path string, body any) error {
 		raw = append(pretty.Bytes(), '\n')
 	}
 	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(raw)))
+		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(raw)))
 	}
-	_, err = c.out.Write(raw)
-	return err
+	return raw, nil
 }
 
 func splitList(s string) []string {

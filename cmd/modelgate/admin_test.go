@@ -145,31 +145,60 @@ func TestAdminCmdKeysAndUsage(t *testing.T) {
 		Data []struct {
 			CostUSD     string `json:"list_cost_usd"`
 			InputTokens int64  `json:"input_tokens"`
+			Status      int    `json:"status"`
+			KeyID       string `json:"key_id"`
 		} `json:"data"`
-		Total string `json:"total_list_cost_usd"`
+		Total      string  `json:"total_list_cost_usd"`
+		NextCursor *string `json:"next_cursor"`
+		Totals     struct {
+			Count int64 `json:"count"`
+		} `json:"totals"`
 	}
+	mainKey, _ := env.Node.Store.LookupKey(env.Key)
 	now := time.Now()
+	// The log holds the revoked key's 401 (issue #12 item 5), then the chat call.
 	cases := []struct {
-		name    string
-		args    []string
-		entries int
-		total   string
+		name     string
+		args     []string
+		statuses []int
+		total    string
+		more     bool
 	}{
-		{"no bounds", nil, 1, "0.000035"},
-		{"rfc3339", []string{"--from", now.Add(-time.Hour).UTC().Format(time.RFC3339), "--to", now.Add(time.Hour).Format(time.RFC3339)}, 1, "0.000035"},
-		{"unix seconds", []string{"--from", strconv.FormatInt(now.Add(-time.Hour).Unix(), 10)}, 1, "0.000035"},
-		{"window in the future", []string{"--from", strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}, 0, "0"},
-		{"window in the past", []string{"--to", "2020-01-01T00:00:00+01:00"}, 0, "0"},
+		{"no bounds", nil, []int{401, 200}, "0.000035", false},
+		{"rfc3339", []string{"--from", now.Add(-time.Hour).UTC().Format(time.RFC3339), "--to", now.Add(time.Hour).Format(time.RFC3339)}, []int{401, 200}, "0.000035", false},
+		{"unix seconds", []string{"--from", strconv.FormatInt(now.Add(-time.Hour).Unix(), 10)}, []int{401, 200}, "0.000035", false},
+		{"window in the future", []string{"--from", strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}, []int{}, "0", false},
+		{"window in the past", []string{"--to", "2020-01-01T00:00:00+01:00"}, []int{}, "0", false},
+		{"one key", []string{"--key", mainKey.ID}, []int{200}, "0.000035", false},
+		{"the revoked key", []string{"--key", plain.ID}, []int{401}, "0", false},
+		{"one model", []string{"--model", "chat"}, []int{200}, "0.000035", false}, // the 401 named no model
+		{"another model", []string{"--model", "msg"}, []int{}, "0", false},
+		{"a page of one", []string{"--limit", "1"}, []int{401}, "0.000035", true},
+		{"every page of one", []string{"--limit", "1", "--all"}, []int{401, 200}, "0.000035", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var u usage
 			adminJSON(t, runAdmin(t, env, append([]string{"usage", "--account", acct}, tc.args...)...), &u)
-			if len(u.Data) != tc.entries || u.Total != tc.total {
-				t.Fatalf("usage = %+v, want %d entries totalling %s", u, tc.entries, tc.total)
+			var statuses []int
+			for _, d := range u.Data {
+				statuses = append(statuses, d.Status)
 			}
-			if tc.entries == 1 && (u.Data[0].CostUSD != "0.000035" || u.Data[0].InputTokens != 3) {
-				t.Fatalf("entry = %+v", u.Data[0])
+			if !slices.Equal(statuses, tc.statuses) || u.Total != tc.total || (u.NextCursor != nil) != tc.more {
+				t.Fatalf("usage = %+v, want statuses %v totalling %s, more %v", u, tc.statuses, tc.total, tc.more)
+			}
+			for _, d := range u.Data {
+				if d.Status == 200 && (d.CostUSD != "0.000035" || d.InputTokens != 3 || d.KeyID != mainKey.ID) ||
+					d.Status == 401 && (d.CostUSD != "0" || d.KeyID != plain.ID) {
+					t.Fatalf("entry = %+v", d)
+				}
+			}
+			if tc.more {
+				var next usage
+				adminJSON(t, runAdmin(t, env, "usage", "--account", acct, "--limit", "1", "--cursor", *u.NextCursor), &next)
+				if len(next.Data) != 1 || next.Data[0].Status != 200 || next.NextCursor != nil || next.Totals.Count != 2 {
+					t.Fatalf("the next page = %+v", next)
+				}
 			}
 		})
 	}

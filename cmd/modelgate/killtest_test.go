@@ -1,22 +1,23 @@
 package main
 
-// The kill -9 durability test of issue #4, run against real processes: the gateway binary
-// (modelgate serve) and the standalone simulator (modelgate-sim), both built by the test.
-// Under concurrent paid load the gateway is killed with SIGKILL, restarted on the same data
-// directory, and the account must add up exactly:
+// The kill -9 test of issue #12 item 4, against real processes (killtest_proc_test.go): under
+// concurrent load of every kind (killtest_load_test.go) on accounts of four plans, the gateway
+// is killed with SIGKILL at a random moment, restarted on the same data directory, and every
+// account must add up exactly, from the request log alone:
 //
-//	balance == top-ups (each idempotency key once) − Σ cost_usd of the request log
-//	spent   == Σ cost_usd
+//	balance == top-ups (each idempotency key once) − Σ cost_usd;  spent == Σ cost_usd
+//	window and weekly used == Σ allowance_calls of the entries in the current window / week
+//	burst used == the counted entries of the last 60 s (up to the limit)
+//	images used today == the image calls of today answered 200
+//	every answer a client received in full is in the log exactly once, with its status
 //
-// and the plan allowance counters (window, weekly) must still hold the calls made before
-// the crash.
+// and nothing written before the kill may change. TestKillTestLedgerSurvivesSIGKILL kills it
+// three times; TestFaultKillNineTwentyTimes (build tag faults) twenty.
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -24,10 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -38,39 +36,283 @@ import (
 const (
 	ktAdminToken = "mg-admin-killtest-0123456789abcdef"
 	ktSimKeyEnv  = "KILLTEST_SIM_KEY"
-	ktModel      = "kt-chat"
-	ktPlan       = "killtest"
-	ktPrompt     = "0.000001" // USD per input token
-	ktCompletion = "0.000002" // USD per output token
-	ktFreeCalls  = 3          // window_requests: calls beyond it are paid from credits
 	ktWorkers    = 8
-	ktMaxCalls   = 4000 // bound on the load, whatever the machine's speed
+	ktWindow     = 720 * time.Hour // every plan's window: no reset during the test
 )
 
-// ktCatalog is the gateway's catalog: one chat model on the simulator's route "a", exact
-// per-token prices, and a plan whose tiny window allowance makes almost every call paid. The
-// window is long (30 days) so that no reset happens during the test.
+// ktCatalog: one model per upstream format (the chat one also serves converted streams), an
+// image model, and four plans: roomy (in the plan, a burst limit it may reach), tight (a
+// burst of 30 a minute: 429s), paid (3 calls, then credits) and broke (25 calls, no credits:
+// 402s). Every price is per token.
 const ktCatalog = `server:
   connect_timeout: 5s
   first_byte_timeout: 10s
   idle_stream_timeout: 10s
 models:
-  - id: ` + ktModel + `
+  - id: kt-chat
     kind: chat
     context_length: 100000
     max_output_tokens: 1000
-    quota_multiplier: 1
-    pricing: {prompt: "` + ktPrompt + `", completion: "` + ktCompletion + `"}
-    routes:
-      - {id: kt-a, format: chat, base_url: "{{SIM}}/r/a/v1", upstream_model: sim-model, credential_env: ` + ktSimKeyEnv + `}
+    pricing: {prompt: "0.000001", completion: "0.000002"}
+    routes: [{id: kt-a, format: chat, base_url: "{{SIM}}/r/a/v1", upstream_model: sim-model, credential_env: ` + ktSimKeyEnv + `}]
+  - id: kt-msg
+    kind: chat
+    max_output_tokens: 1000
+    quota_multiplier: 2
+    pricing: {prompt: "0.000003", completion: "0.000015"}
+    routes: [{id: kt-m, format: messages, base_url: "{{SIM}}/r/m/v1", upstream_model: sim-model, credential_env: ` + ktSimKeyEnv + `}]
+  - id: kt-gem
+    kind: chat
+    max_output_tokens: 1000
+    pricing: {prompt: "0.000001", completion: "0.000004"}
+    routes: [{id: kt-g, format: gemini, base_url: "{{SIM}}/r/g/v1beta", upstream_model: sim-model, credential_env: ` + ktSimKeyEnv + `}]
+  - id: kt-image
+    kind: image
+    pricing: {prompt: "0.000001", completion: "0.000002"}
+    routes: [{id: kt-i, format: chat, base_url: "{{SIM}}/r/i/v1", upstream_model: sim-image, credential_env: ` + ktSimKeyEnv + `}]
 plans:
-  - name: ` + ktPlan + `
-    window_requests: 3
-    window: 720h
-    weekly_requests: 1000
-    burst_rpm: 0
-    allow_automated: true
+  - {name: kt-roomy, window_requests: 1000000, window: 720h, weekly_requests: 10000000, burst_rpm: 1500, allow_automated: true, image_daily_limit: 1000000}
+  - {name: kt-tight, window_requests: 1000000, window: 720h, burst_rpm: 30, allow_automated: true, image_daily_limit: 1000000}
+  - {name: kt-paid, window_requests: 3, window: 720h, weekly_requests: 1000000, allow_automated: true, image_daily_limit: 1000000}
+  - {name: kt-broke, window_requests: 25, window: 720h, allow_automated: true, image_daily_limit: 1000000}
 `
+
+// ktAccount is one account of the test, with the top-ups it was given.
+type ktAccount struct {
+	id, key, plan string
+	burst         int64
+	topUps        money.Amount
+	answers       []ktAnswer // every answer received in full, all rounds
+}
+
+// expects reports whether a complete answer's status is one the account's plan gives.
+func (a *ktAccount) expects(status int) bool {
+	switch status {
+	case http.StatusOK, http.StatusBadRequest:
+		return true
+	case http.StatusTooManyRequests:
+		return a.burst > 0
+	case http.StatusPaymentRequired:
+		return a.plan == "kt-broke"
+	}
+	return false
+}
+
+// ktRun is one kill test: the processes, the accounts, and its figures.
+type ktRun struct {
+	t                         *testing.T
+	gatewayBin, data, catalog string
+	gw                        *ktProc
+	c                         *ktClient
+	accounts                  []*ktAccount
+	sent, complete, checked   int64
+	entries                   int
+}
+
+// TestKillTestLedgerSurvivesSIGKILL is the short version: three kills.
+func TestKillTestLedgerSurvivesSIGKILL(t *testing.T) { runKillTest(t, 3) }
+
+func runKillTest(t *testing.T, kills int) {
+	if testing.Short() {
+		t.Skip("kill -9 durability test: builds and runs the gateway and simulator binaries (skipped with -short)")
+	}
+	began := time.Now()
+	gatewayBin, simBin := ktBuild(t)
+	tmp := t.TempDir()
+	// The simulator: every answer waits 2 ms and streams are paced, so calls are in flight
+	// at the kill.
+	_, simBase := ktStart(t, "modelgate-sim", simBin, nil, regexp.MustCompile(`modelgate-sim listening.* base_url=(http://\S+)`), "--addr", "127.0.0.1:0")
+	sim := &ktClient{t: t, base: simBase, http: &http.Client{Timeout: 10 * time.Second}}
+	for _, route := range []string{"a", "m", "g", "i"} {
+		if status, raw, err := sim.do(http.MethodPut, "/_sim/routes/"+route, "", map[string]any{"first_byte_ms": 2, "tokens_per_second": 2000}); err != nil || status != 200 {
+			t.Fatalf("steer simulator route %s: %d %s %v", route, status, raw, err)
+		}
+	}
+	r := &ktRun{t: t, gatewayBin: gatewayBin, data: filepath.Join(tmp, "data"), catalog: filepath.Join(tmp, "catalog.yaml")}
+	if err := os.WriteFile(r.catalog, []byte(strings.ReplaceAll(ktCatalog, "{{SIM}}", simBase)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.start("first run")
+	r.setUp()
+	r.checkAll("before the load")
+	for round := 1; round <= kills; round++ {
+		r.round(round)
+	}
+	// After the last restart the gateway serves, and everything still adds up.
+	paid := r.accounts[2]
+	status, rid, body, err := r.c.call(paid.key, "/v1/chat/completions", `{"model":"kt-chat","messages":[{"role":"user","content":"reply with 7 words"}]}`)
+	if err != nil || status != 200 {
+		t.Fatalf("call after the last restart: %d %s %v", status, body, err)
+	}
+	paid.answers = append(paid.answers, ktAnswer{rid, status, "chat"})
+	r.checkAll("after one more call")
+	t.Logf("%d kills; %d requests sent, %d answers received in full, each found in the log exactly once with its status (%d checks); "+
+		"%d log entries; every account's balance, spend, window, weekly, burst and images equal what its log implies; 0 mismatches; %v",
+		kills, r.sent, r.complete, r.checked, r.entries, time.Since(began).Round(time.Second))
+}
+
+// start starts the gateway on the run's data directory.
+func (r *ktRun) start(name string) {
+	env := []string{"MODELGATE_ADMIN_TOKEN=" + ktAdminToken, ktSimKeyEnv + "=sim-secret", "MODELGATE_LOG_LEVEL=info"}
+	servingRe := regexp.MustCompile(`"msg":"modelgate serving".*"url":"(http://[^"]+)"`)
+	p, base := ktStart(r.t, "modelgate ("+name+")", r.gatewayBin, env, servingRe, "serve", "--config", r.catalog, "--data", r.data, "--addr", "127.0.0.1:0")
+	r.gw = p
+	r.c = &ktClient{t: r.t, base: base, http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * ktWorkers}}}
+	r.c.waitHealthy()
+}
+
+// setUp creates the accounts, their keys and the paid account's idempotent top-ups.
+func (r *ktRun) setUp() {
+	for i, plan := range []string{"kt-roomy", "kt-tight", "kt-paid", "kt-broke"} {
+		a := &ktAccount{plan: plan, burst: map[string]int64{"kt-roomy": 1500, "kt-tight": 30}[plan]}
+		var acct struct {
+			ID string `json:"id"`
+		}
+		r.c.admin(http.MethodPost, "/accounts", map[string]string{"email": fmt.Sprintf("kill%d@test.local", i), "plan": plan}, 201, &acct)
+		var key struct {
+			Secret string `json:"key"`
+		}
+		r.c.admin(http.MethodPost, "/accounts/"+acct.ID+"/keys", map[string]string{"name": "load"}, 201, &key)
+		a.id, a.key = acct.ID, key.Secret
+		r.accounts = append(r.accounts, a)
+	}
+	paid := r.accounts[2]
+	for _, tc := range []struct {
+		amount, key, balance string
+		added                bool
+	}{{"500.00", "k1", "500", true}, {"500.00", "k1", "500", false}, {"250.50", "k2", "750.5", true}} {
+		if got := r.c.credit(paid.id, tc.amount, tc.key); got.Added != tc.added || ktAmount(r.t, got.Balance) != ktAmount(r.t, tc.balance) {
+			r.t.Fatalf("top-up %s %s: %+v, want added %v, balance %s", tc.key, tc.amount, got, tc.added, tc.balance)
+		}
+	}
+	r.c.admin(http.MethodPost, "/accounts/"+paid.id+"/credits", map[string]string{"amount_usd": "9.00", "idempotency_key": "k1"}, 409, nil)
+	paid.topUps = ktAmount(r.t, "750.5")
+}
+
+// round loads the gateway, kills it at a random moment (with a top-up in flight), restarts
+// it and checks every account.
+func (r *ktRun) round(n int) {
+	t := r.t
+	load := &ktLoad{}
+	load.run(r.c, r.accounts, ktWorkers)
+	began := time.Now()
+	delay := 200*time.Millisecond + rand.N(1100*time.Millisecond)
+	ktWaitFor(t, "the load to get going", func() bool { return time.Since(began) >= delay && load.complete.Load() >= 50 })
+	snapshot := map[string][]ktEntry{}
+	for _, a := range r.accounts {
+		snapshot[a.id], _ = r.c.usage(a.id)
+	}
+	paid := r.accounts[2]
+	topUp := fmt.Sprintf("kill-%d", n)
+	acked := make(chan bool, 1)
+	go func() {
+		status, raw, err := r.c.do(http.MethodPost, "/admin/v1/accounts/"+paid.id+"/credits", ktAdminToken,
+			map[string]string{"amount_usd": "0.25", "idempotency_key": topUp})
+		var out ktCredit
+		acked <- err == nil && status == 200 && json.Unmarshal(raw, &out) == nil && out.Added
+	}()
+	time.Sleep(rand.N(1500 * time.Microsecond))
+	if err := r.gw.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9: %v", err)
+	}
+	<-r.gw.done
+	if ws, ok := r.gw.err.(*exec.ExitError); !ok || ws.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("gateway ended with %v, want killed by SIGKILL", r.gw.err)
+	}
+	load.halt()
+	wasAcked := <-acked
+	if len(load.odd) > 0 {
+		t.Errorf("round %d: %d unexpected answers before the kill, first: %s", n, len(load.odd), load.odd[0])
+	}
+	r.sent += load.sent.Load()
+	r.complete += load.complete.Load()
+	for _, a := range r.accounts {
+		a.answers = append(a.answers, load.answers[a.id]...)
+	}
+	t.Logf("round %d: %d sent, %d answered in full, %d cut by the kill after %v; the top-up in flight acknowledged: %v",
+		n, load.sent.Load(), load.complete.Load(), load.cut.Load(), time.Since(began).Round(time.Millisecond), wasAcked)
+
+	r.start(fmt.Sprintf("restart %d", n))
+	if got := r.c.credit(paid.id, "0.25", topUp); wasAcked && got.Added {
+		t.Errorf("round %d: the top-up acknowledged before the kill was added again when re-sent", n)
+	}
+	paid.topUps += ktAmount(t, "0.25") // applied exactly once, before the kill or now
+	logs := r.checkAll(fmt.Sprintf("after kill %d", n))
+	for _, a := range r.accounts {
+		byID := map[string]ktEntry{}
+		for _, e := range logs[a.id] {
+			byID[e.RequestID] = e
+		}
+		for _, e := range snapshot[a.id] {
+			if got, ok := byID[e.RequestID]; !ok || got != e {
+				t.Errorf("round %d: entry %s was readable before the kill; after it: %+v (found %v)", n, e.RequestID, got, ok)
+			}
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// ktEntry is a usage entry as the admin API gives it.
+type ktEntry struct {
+	RequestID      string  `json:"request_id"`
+	Time           int64   `json:"time"`
+	KeyID          string  `json:"key_id"`
+	Model          string  `json:"model"`
+	Status         int     `json:"status"`
+	Stream         bool    `json:"stream"`
+	Counted        bool    `json:"counted"`
+	AllowanceCalls float64 `json:"allowance_calls"`
+	CostUSD        string  `json:"cost_usd"`
+	ListCostUSD    string  `json:"list_cost_usd"`
+}
+
+// usage reads an account's whole log through the usage API's cursor, and the totals it gives.
+func (c *ktClient) usage(acct string) ([]ktEntry, string) {
+	c.t.Helper()
+	var all []ktEntry
+	var total string
+	q := url.Values{"limit": {"500"}}
+	for page := 0; ; page++ {
+		var out struct {
+			Data       []ktEntry `json:"data"`
+			NextCursor *string   `json:"next_cursor"`
+			Total      string    `json:"total_cost_usd"`
+		}
+		c.admin(http.MethodGet, "/accounts/"+acct+"/usage?"+q.Encode(), nil, 200, &out)
+		if page > 0 && out.Total != total {
+			c.t.Fatalf("usage page %d totals %s, the first page's %s", page, out.Total, total)
+		}
+		total = out.Total
+		all = append(all, out.Data...)
+		if out.NextCursor == nil {
+			return all, total
+		}
+		q.Set("cursor", *out.NextCursor)
+	}
+}
+
+type ktView struct {
+	Used     float64 `json:"used"`
+	Reserved float64 `json:"reserved"`
+	Limit    int64   `json:"limit"`
+	ResetsAt string  `json:"resets_at"`
+}
+
+type ktQuota struct {
+	Balance  string `json:"balance_usd"`
+	Spent    string `json:"spent_usd"`
+	Held     string `json:"held_usd"`
+	Window   ktView `json:"window"`
+	Weekly   ktView `json:"weekly"`
+	Images   ktView `json:"images"`
+	InFlight int    `json:"in_flight"`
+	Burst    struct {
+		Limit     int64 `json:"limit"`
+		Remaining int64 `json:"remaining"`
+	} `json:"burst"`
+}
 
 type ktCredit struct {
 	Balance string `json:"balance_usd"`
@@ -84,390 +326,98 @@ func (c *ktClient) credit(acct, amount, key string) ktCredit {
 	return out
 }
 
-type ktAllowance struct {
-	Used     float64 `json:"used"`
-	Reserved float64 `json:"reserved"`
-	Limit    int64   `json:"limit"`
-	ResetsAt string  `json:"resets_at"`
+// checkAll checks every account and returns their logs.
+func (r *ktRun) checkAll(what string) map[string][]ktEntry {
+	logs := map[string][]ktEntry{}
+	r.entries = 0
+	for _, a := range r.accounts {
+		logs[a.id] = r.check(what, a)
+		r.entries += len(logs[a.id])
+	}
+	return logs
 }
 
-type ktQuota struct {
-	Balance  string      `json:"balance_usd"`
-	Spent    string      `json:"spent_usd"`
-	Held     string      `json:"held_usd"`
-	Window   ktAllowance `json:"window"`
-	Weekly   ktAllowance `json:"weekly"`
-	InFlight int         `json:"in_flight"`
-}
-
-func (c *ktClient) quota(acct string) ktQuota {
-	c.t.Helper()
+// check asserts that an account's counters and money are what its log implies, and that
+// every answer its clients received in full is in the log exactly once.
+func (r *ktRun) check(what string, a *ktAccount) []ktEntry {
+	t := r.t
+	t.Helper()
+	log, total := r.c.usage(a.id)
+	before := time.Now()
 	var q ktQuota
-	c.admin(http.MethodGet, "/accounts/"+acct+"/quota", nil, 200, &q)
-	return q
-}
-
-type ktEntry struct {
-	RequestID    string `json:"request_id"`
-	Time         int64  `json:"time"`
-	KeyID        string `json:"key_id"`
-	Model        string `json:"model"`
-	Status       int    `json:"status"`
-	InputTokens  int64  `json:"input_tokens"`
-	CachedTokens int64  `json:"cached_tokens"`
-	CacheWrite   int64  `json:"cache_write_tokens"`
-	OutputTokens int64  `json:"output_tokens"`
-	Reasoning    int64  `json:"reasoning_tokens"`
-	Stream       bool   `json:"stream"`
-	CostUSD      string `json:"cost_usd"`
-	ListCostUSD  string `json:"list_cost_usd"`
-}
-
-// usage reads the account's whole request log, page by page (the API answers at most 1000
-// entries per call, in ascending time order; from is inclusive, so the boundary entries
-// are read twice and kept once).
-func (c *ktClient) usage(acct string) []ktEntry {
-	c.t.Helper()
-	var all []ktEntry
-	seen := map[string]bool{}
-	from := ""
-	for page := 0; ; page++ {
-		if page > 100 {
-			c.t.Fatal("usage: more than 100 pages")
-		}
-		path := "/accounts/" + acct + "/usage"
-		if from != "" {
-			path += "?from=" + url.QueryEscape(from)
-		}
-		var out struct {
-			Data []ktEntry `json:"data"`
-		}
-		c.admin(http.MethodGet, path, nil, 200, &out)
-		fresh := 0
-		for _, e := range out.Data {
-			id := fmt.Sprintf("%d/%s", e.Time, e.RequestID)
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			all = append(all, e)
-			fresh++
-		}
-		if len(out.Data) < 1000 {
-			if page > 0 {
-				c.t.Logf("usage: %d entries read in %d pages", len(all), page+1)
-			}
-			return all
-		}
-		if fresh == 0 {
-			c.t.Fatalf("usage: a full page of 1000 entries at one time %d; cannot page on", out.Data[0].Time)
-		}
-		from = time.Unix(0, out.Data[len(out.Data)-1].Time).UTC().Format(time.RFC3339Nano)
-	}
-}
-
-// ktChatBody is a chat request whose answer has words words and whose prompt has
-// 4+pad words (every word is an input token for the simulator).
-func ktChatBody(words, pad int, stream, includeUsage bool) map[string]any {
-	prompt := fmt.Sprintf("reply with %d words", words)
-	for i := 0; i < pad; i++ {
-		prompt += " pad"
-	}
-	body := map[string]any{"model": ktModel, "messages": []map[string]string{{"role": "user", "content": prompt}}}
-	if stream {
-		body["stream"] = true
-		if includeUsage {
-			body["stream_options"] = map[string]bool{"include_usage": true}
-		}
-	}
-	return body
-}
-
-// chat sends one chat completion and returns the status and the gateway's request id.
-func (c *ktClient) chat(key string, body map[string]any) (int, string, error) {
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, c.base+"/v1/chat/completions", bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, resp.Header.Get("X-Request-Id"), err
-	}
-	if resp.StatusCode != 200 {
-		return resp.StatusCode, resp.Header.Get("X-Request-Id"), fmt.Errorf("status %d: %s", resp.StatusCode, raw)
-	}
-	if body["stream"] == true && !bytes.Contains(raw, []byte("data: [DONE]")) {
-		return resp.StatusCode, resp.Header.Get("X-Request-Id"), errors.New("stream without data: [DONE]")
-	}
-	return resp.StatusCode, resp.Header.Get("X-Request-Id"), nil
-}
-
-func TestKillTestBalanceSurvivesSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kill -9 durability test: builds and runs the gateway and simulator binaries (skipped with -short)")
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("kill -9 durability test needs POSIX signals")
-	}
-	began := time.Now()
-	gatewayBin, simBin := ktBuild(t)
-	t.Logf("built binaries in %v", time.Since(began).Round(time.Millisecond))
-	tmp := t.TempDir()
-	dataDir := filepath.Join(tmp, "data")
-
-	// The simulator, on a port of its choosing; its routes answer at once, except that
-	// every answer waits 2 ms and streams are paced, so calls are in flight at the kill.
-	_, simBase := ktStart(t, "modelgate-sim", simBin, nil, regexp.MustCompile(`modelgate-sim listening.* base_url=(http://\S+)`), "--addr", "127.0.0.1:0")
-	sim := &ktClient{t: t, base: simBase, http: &http.Client{Timeout: 10 * time.Second}}
-	if status, raw, err := sim.do(http.MethodPut, "/_sim/routes/a", "", map[string]any{"first_byte_ms": 2, "tokens_per_second": 2000}); err != nil || status != 200 {
-		t.Fatalf("steer simulator route: %d %s %v", status, raw, err)
-	}
-
-	catPath := filepath.Join(tmp, "catalog.yaml")
-	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(ktCatalog, "{{SIM}}", simBase)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	gwEnv := []string{"MODELGATE_ADMIN_TOKEN=" + ktAdminToken, ktSimKeyEnv + "=sim-secret", "MODELGATE_LOG_LEVEL=info"}
-	servingRe := regexp.MustCompile(`"msg":"modelgate serving".*"url":"(http://[^"]+)"`)
-	startGateway := func(name string) (*ktProc, *ktClient) {
-		p, base := ktStart(t, name, gatewayBin, gwEnv, servingRe, "serve", "--config", catPath, "--data", dataDir, "--addr", "127.0.0.1:0")
-		c := &ktClient{t: t, base: base, http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * ktWorkers}}}
-		c.waitHealthy()
-		return p, c
-	}
-	gw, c := startGateway("modelgate (first run)")
-
-	// Account, key, and idempotent top-ups.
-	var acct struct {
-		ID string `json:"id"`
-	}
-	c.admin(http.MethodPost, "/accounts", map[string]string{"email": "kill@test.local", "plan": ktPlan}, 201, &acct)
-	var key struct {
-		Secret string `json:"key"`
-	}
-	c.admin(http.MethodPost, "/accounts/"+acct.ID+"/keys", map[string]string{"name": "load"}, 201, &key)
-	if r := c.credit(acct.ID, "5.00", "k1"); !r.Added || ktAmount(t, r.Balance) != ktAmount(t, "5") {
-		t.Fatalf("top-up k1: %+v, want added, balance 5", r)
-	}
-	if r := c.credit(acct.ID, "5.00", "k1"); r.Added || ktAmount(t, r.Balance) != ktAmount(t, "5") {
-		t.Fatalf("top-up k1 again: %+v, want not added, balance 5", r)
-	}
-	if r := c.credit(acct.ID, "2.50", "k2"); !r.Added || ktAmount(t, r.Balance) != ktAmount(t, "7.5") {
-		t.Fatalf("top-up k2: %+v, want added, balance 7.5", r)
-	}
-	c.admin(http.MethodPost, "/accounts/"+acct.ID+"/credits", map[string]string{"amount_usd": "9.00", "idempotency_key": "k1"}, 409, nil)
-
-	// The window allowance: three sequential in-plan calls, settled (the gateway settles
-	// after answering, so wait for the counters).
-	for i := 0; i < ktFreeCalls; i++ {
-		if status, rid, err := c.chat(key.Secret, ktChatBody(5+i, i, i == 1, false)); err != nil {
-			t.Fatalf("in-plan call %d: %d %s %v", i, status, rid, err)
-		}
-	}
-	ktWaitFor(t, "the in-plan calls to settle", func() bool {
-		q := c.quota(acct.ID)
-		return q.Window.Used == ktFreeCalls && q.Weekly.Used == ktFreeCalls && q.InFlight == 0
-	})
-	before := c.quota(acct.ID)
-	if ktAmount(t, before.Balance) != ktAmount(t, "7.5") || ktAmount(t, before.Spent) != 0 {
-		t.Fatalf("after the in-plan calls: %+v, want balance 7.5, nothing spent", before)
-	}
-
-	// Load: paid calls from ktWorkers goroutines, plain and streamed, until the kill.
-	var (
-		stop     atomic.Bool
-		sent     atomic.Int64 // requests started
-		ok       atomic.Int64 // answered 200 in full
-		failed   atomic.Int64 // transport errors or incomplete answers (the kill)
-		badMu    sync.Mutex
-		bad      []string // unexpected answers before the kill
-		wg       sync.WaitGroup
-		killedAt atomic.Int64
-	)
-	for w := 0; w < ktWorkers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
-			for !stop.Load() && sent.Add(1) <= ktMaxCalls {
-				stream := rng.IntN(3) == 0
-				status, rid, err := c.chat(key.Secret, ktChatBody(rng.IntN(40), rng.IntN(20), stream, rng.IntN(2) == 0))
-				switch {
-				case err == nil:
-					ok.Add(1)
-				case status == 0 || killedAt.Load() != 0:
-					failed.Add(1) // the gateway is gone
-					return
-				default:
-					badMu.Lock()
-					bad = append(bad, fmt.Sprintf("%s: %d %v", rid, status, err))
-					badMu.Unlock()
-				}
-			}
-		}(w)
-	}
-
-	// The kill: after a random 0.2-1.3 s of load (and at least 50 answers), snapshot the
-	// durable request log, send a top-up, and SIGKILL the gateway while it is in flight.
-	loadStart := time.Now()
-	delay := 200*time.Millisecond + rand.N(1100*time.Millisecond)
-	ktWaitFor(t, "the load to get going", func() bool { return time.Since(loadStart) >= delay && ok.Load() >= 50 })
-	snapshot := c.usage(acct.ID)
-	type k3Result struct {
-		status int
-		raw    []byte
-		err    error
-	}
-	k3 := make(chan k3Result, 1)
-	go func() {
-		status, raw, err := c.do(http.MethodPost, "/admin/v1/accounts/"+acct.ID+"/credits", ktAdminToken,
-			map[string]string{"amount_usd": "1.25", "idempotency_key": "k3"})
-		k3 <- k3Result{status, raw, err}
-	}()
-	time.Sleep(rand.N(1500 * time.Microsecond))
-	killedAt.Store(time.Now().UnixNano())
-	if err := gw.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill -9: %v", err)
-	}
-	<-gw.done
-	loadTime := time.Since(loadStart)
-	stop.Store(true)
-	wg.Wait()
-	k3r := <-k3
-	k3Acked := false
-	if k3r.err == nil && k3r.status == 200 {
-		var r ktCredit
-		if err := json.Unmarshal(k3r.raw, &r); err != nil {
-			t.Fatalf("top-up k3 answer %s: %v", k3r.raw, err)
-		}
-		if !r.Added {
-			t.Fatalf("top-up k3 before the kill: %s, want added", k3r.raw)
-		}
-		k3Acked = true
-	} else if k3r.err == nil {
-		t.Fatalf("top-up k3 before the kill: %d %s", k3r.status, k3r.raw)
-	}
-	if ws, ok := gw.err.(*exec.ExitError); !ok || ws.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("gateway ended with %v, want killed by SIGKILL", gw.err)
-	}
-	if len(bad) > 0 {
-		t.Errorf("unexpected answers under load before the kill (%d), first: %s", len(bad), bad[0])
-	}
-	t.Logf("load: %d answered, %d cut by the kill, in %v; %d log entries durable just before the kill; k3 acknowledged: %v",
-		ok.Load(), failed.Load(), loadTime.Round(time.Millisecond), len(snapshot), k3Acked)
-
-	// Restart on the same data directory.
-	_, c = startGateway("modelgate (after kill -9)")
-	r3 := c.credit(acct.ID, "1.25", "k3")
-	if k3Acked && r3.Added {
-		t.Errorf("top-up k3 was acknowledged before the kill, and re-sending it after the restart added it again: %+v", r3)
-	}
-	if r := c.credit(acct.ID, "5.00", "k1"); r.Added {
-		t.Errorf("top-up k1 re-sent after the restart was added again: %+v", r)
-	}
-	topUps := ktAmount(t, "5.00") + ktAmount(t, "2.50") + ktAmount(t, "1.25")
-
-	prompt, completion := ktAmount(t, ktPrompt), ktAmount(t, ktCompletion)
-	// check asserts the invariants over the whole log; it returns the log.
-	check := func(what string) []ktEntry {
+	r.c.admin(http.MethodGet, "/accounts/"+a.id+"/quota", nil, 200, &q)
+	after := time.Now()
+	fail := func(format string, args ...any) {
 		t.Helper()
-		log := c.usage(acct.ID)
-		q := c.quota(acct.ID)
-		var sum money.Amount
-		free := 0
-		ids := map[string]bool{}
-		for _, e := range log {
-			if ids[e.RequestID] {
-				t.Errorf("%s: request %s is in the log twice", what, e.RequestID)
-			}
-			ids[e.RequestID] = true
-			cost, list := ktAmount(t, e.CostUSD), ktAmount(t, e.ListCostUSD)
-			want := prompt.Times(e.InputTokens) + completion.Times(e.OutputTokens)
-			if e.Status != 200 || e.Model != ktModel || e.CachedTokens != 0 || e.CacheWrite != 0 || e.Reasoning != 0 ||
-				e.InputTokens < 4 || list != want || (cost != 0 && cost != list) {
-				t.Errorf("%s: log entry %+v: want status 200, list cost %s (= %d in × %s + %d out × %s), cost 0 or the list cost",
-					what, e, want, e.InputTokens, prompt, e.OutputTokens, completion)
-			}
-			if cost == 0 {
-				free++
-			}
-			sum += cost
-		}
-		balance, spent := ktAmount(t, q.Balance), ktAmount(t, q.Spent)
-		if balance != topUps-sum {
-			t.Errorf("%s: balance %s, want top-ups %s − Σ cost_usd %s = %s (over %d log entries; off by %s)",
-				what, balance, topUps, sum, topUps-sum, len(log), balance-(topUps-sum))
-		}
-		if spent != sum {
-			t.Errorf("%s: spent_usd %s, want Σ cost_usd %s", what, spent, sum)
-		}
-		if q.InFlight != 0 || ktAmount(t, q.Held) != 0 || q.Window.Reserved != 0 || q.Weekly.Reserved != 0 {
-			t.Errorf("%s: in flight %d, held %s, reserved %v/%v: want nothing in flight after the restart", what, q.InFlight, q.Held, q.Window.Reserved, q.Weekly.Reserved)
-		}
-		// The allowance: every in-plan call that settled is a cost-0 entry written in the
-		// same batch as its count, and only the ktFreeCalls warm-up calls fitted the plan.
-		if q.Window.ResetsAt != before.Window.ResetsAt || q.Weekly.ResetsAt != before.Weekly.ResetsAt {
-			t.Logf("%s: a window or week boundary passed during the test (%s/%s → %s/%s): counters not checked",
-				what, before.Window.ResetsAt, before.Weekly.ResetsAt, q.Window.ResetsAt, q.Weekly.ResetsAt)
-		} else if q.Window.Used != ktFreeCalls || q.Weekly.Used != ktFreeCalls || free != ktFreeCalls {
-			t.Errorf("%s: window used %v, weekly used %v, cost-0 log entries %d; want %d each (the allowance used before the kill)",
-				what, q.Window.Used, q.Weekly.Used, free, ktFreeCalls)
-		}
-		return log
+		t.Errorf("%s, %s account: %s", what, a.plan, fmt.Sprintf(format, args...))
 	}
-	log := check("after kill -9 and restart")
-
-	// Nothing durable before the kill is lost or changed.
-	byID := map[string]ktEntry{}
+	since := func(resets string, length time.Duration) int64 {
+		at, err := time.Parse(time.RFC3339, resets)
+		if err != nil {
+			t.Fatalf("resets_at %q: %v", resets, err)
+		}
+		return at.Add(-length).UnixNano()
+	}
+	winFrom, weekFrom, dayFrom := since(q.Window.ResetsAt, ktWindow), since(q.Weekly.ResetsAt, 7*24*time.Hour), since(q.Images.ResetsAt, 24*time.Hour)
+	var cost money.Amount
+	var window, weekly, images, burstBefore, burstAfter int64
+	seen := map[string]ktEntry{}
 	for _, e := range log {
-		byID[e.RequestID] = e
-	}
-	for _, e := range snapshot {
-		if got, ok := byID[e.RequestID]; !ok {
-			t.Errorf("log entry %s (cost %s) was readable before the kill and is gone after the restart", e.RequestID, e.CostUSD)
-		} else if got != e {
-			t.Errorf("log entry changed across the kill: %+v, then %+v", e, got)
+		if _, dup := seen[e.RequestID]; dup {
+			fail("request %s is in the log twice", e.RequestID)
+		}
+		seen[e.RequestID] = e
+		c, list := ktAmount(t, e.CostUSD), ktAmount(t, e.ListCostUSD)
+		counts := e.Status < 400 || e.Status == 400 // the load's answers: served, or a bad body
+		if e.Counted != counts || c != 0 && c != list || e.Status >= 400 && (c != 0 || list != 0) {
+			fail("entry %+v: the counting rule says counted %v, cost 0 or the list cost, nothing for an error", e, counts)
+		}
+		cost += c
+		units := int64(math.Round(e.AllowanceCalls * 1000))
+		if e.Time >= winFrom {
+			window += units
+		}
+		if e.Time >= weekFrom {
+			weekly += units
+		}
+		if e.Model == "kt-image" && e.Status == 200 && e.Time >= dayFrom {
+			images++
+		}
+		if e.Counted && e.Time > before.Add(-time.Minute).UnixNano() {
+			burstBefore++
+		}
+		if e.Counted && e.Time > after.Add(-time.Minute).UnixNano() {
+			burstAfter++
 		}
 	}
-	// Every entry is one upstream call: nothing was logged that the simulator did not serve.
-	var route struct {
-		Calls int64 `json:"calls"`
+	if balance := ktAmount(t, q.Balance); balance != a.topUps-cost || ktAmount(t, q.Spent) != cost || ktAmount(t, total) != cost {
+		fail("balance %s, spent %s, usage total %s; want top-ups %s − Σ cost_usd %s = %s, spent and total %s",
+			q.Balance, q.Spent, total, a.topUps, cost, a.topUps-cost, cost)
 	}
-	if status, raw, err := sim.do(http.MethodGet, "/_sim/routes/a", "", nil); err != nil || status != 200 || json.Unmarshal(raw, &route) != nil {
-		t.Fatalf("simulator route: %d %s %v", status, raw, err)
+	if math.Round(q.Window.Used*1000) != float64(window) || math.Round(q.Weekly.Used*1000) != float64(weekly) {
+		fail("window used %v, weekly used %v; the log's allowance_calls say %v and %v", q.Window.Used, q.Weekly.Used, float64(window)/1000, float64(weekly)/1000)
 	}
-	if int64(len(log)) > route.Calls {
-		t.Errorf("%d log entries, but the simulator served %d calls", len(log), route.Calls)
+	if q.Images.Used != float64(images) {
+		fail("images used today %v; the log has %d image calls answered 200 today", q.Images.Used, images)
 	}
-	if len(log) < ktFreeCalls+1 {
-		t.Errorf("only %d log entries survived; want the %d in-plan calls and the paid ones settled before the kill (%d in the snapshot)",
-			len(log), ktFreeCalls, len(snapshot))
-	}
-
-	// The allowance survived: the next call is paid, at exactly its list cost.
-	status, rid, err := c.chat(key.Secret, ktChatBody(7, 3, false, false))
-	if err != nil {
-		t.Fatalf("call after the restart: %d %s %v", status, rid, err)
-	}
-	var after ktEntry
-	ktWaitFor(t, "the call after the restart to be logged", func() bool {
-		for _, e := range c.usage(acct.ID) {
-			if e.RequestID == rid {
-				after = e
-				return true
-			}
+	if a.burst > 0 {
+		used := q.Burst.Limit - q.Burst.Remaining
+		if q.Burst.Limit != a.burst || used < min(a.burst, burstAfter) || used > min(a.burst, burstBefore) {
+			fail("burst %d of %d used; the log has %d–%d counted calls in the last minute", used, q.Burst.Limit, burstAfter, burstBefore)
 		}
-		return false
-	})
-	if cost := ktAmount(t, after.CostUSD); cost == 0 || cost != ktAmount(t, after.ListCostUSD) {
-		t.Errorf("call after the restart: cost %s, list cost %s; want paid at the list cost (the window allowance of %d is used up)",
-			after.CostUSD, after.ListCostUSD, ktFreeCalls)
 	}
-	check("after one more paid call")
-	t.Logf("total %v; %d log entries; k3 re-sent after restart added: %v", time.Since(began).Round(time.Millisecond), len(log), r3.Added)
+	if q.InFlight != 0 || ktAmount(t, q.Held) != 0 || q.Window.Reserved != 0 || q.Weekly.Reserved != 0 || q.Images.Reserved != 0 {
+		fail("in flight %d, held %s, reserved %v/%v/%v: want nothing in flight after a restart", q.InFlight, q.Held, q.Window.Reserved, q.Weekly.Reserved, q.Images.Reserved)
+	}
+	for _, ans := range a.answers {
+		e, ok := seen[ans.rid]
+		switch {
+		case !ok:
+			fail("the %s answer %s (%d) the client received in full is not in the log", ans.kind, ans.rid, ans.status)
+		case e.Status != ans.status:
+			fail("the %s answer %s: the client got %d, the log says %d", ans.kind, ans.rid, ans.status, e.Status)
+		}
+		r.checked++
+	}
+	return log
 }

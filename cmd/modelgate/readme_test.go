@@ -66,7 +66,8 @@ var readmeSteps = []readmeStep{
 	// Operating it
 	{start: "export MODELGATE_ADMIN_TOKEN=$(python3"},
 	{start: "ACCOUNT=$(python3"},
-	{start: "bin/modelgate admin usage --account $ACCOUNT", want: []string{`"model": "sim-chat"`, `"model": "sim-embed"`}},
+	{start: "bin/modelgate admin usage --account $ACCOUNT --from", want: []string{`"model": "sim-chat"`, `"model": "sim-embed"`}},
+	{start: "bin/modelgate admin usage --account $ACCOUNT --model sim-chat --all", want: []string{`"model": "sim-chat"`, `"totals": {`}, check: checkOneModel},
 	{start: "bin/modelgate admin accounts list ", want: []string{`"object": "list"`, `"email": "demo@modelgate.local"`}},
 	{start: "bin/modelgate admin accounts list --email DEMO@modelgate.local", want: []string{`"email": "demo@modelgate.local"`, `"has_more": false`}},
 	{start: "bin/modelgate admin accounts create --email dev@example.com --plan pro", want: []string{`"email": "dev@example.com"`, `"plan": "pro"`}},
@@ -139,6 +140,13 @@ func TestItem12ReadmeCommandsWorkAsWritten(t *testing.T) {
 	if len(commands) < len(readmeSteps) {
 		t.Fatalf("readmeSteps has %d steps for %d README commands; step %d (%s) matches none", len(readmeSteps), len(commands),
 			len(commands)+1, readmeSteps[len(commands)].start)
+	}
+}
+
+// checkOneModel requires a usage selected by model to hold no other model's calls.
+func checkOneModel(t *testing.T, _ *readmeRun, out string) {
+	if strings.Contains(out, `"model": "sim-embed"`) || strings.Contains(out, `"next_cursor"`) {
+		t.Fatalf("usage of sim-chat, every page as one, holds another model or a cursor:\n%s", out)
 	}
 }
 

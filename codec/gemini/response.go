@@ -213,6 +213,9 @@ func (d *streamDecoder) End() ([]ir.Event, *ir.Frame, bool) {
 	return d.finish(nil, d.reason), nil, true
 }
 
+// Finishing implements ir.FinishingDecoder: after a finishReason the stream may end at any chunk.
+func (d *streamDecoder) Finishing() bool { return d.reason != "" }
+
 // finish ends the answer: a streamed call still open goes out as it is, then EvFinish.
 func (d *streamDecoder) finish(evs []ir.Event, reason string) []ir.Event {
 	d.finished = true

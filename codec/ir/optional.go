@@ -15,6 +15,13 @@ type EndingDecoder interface {
 	End() (events []Event, marker *Frame, finished bool)
 }
 
+// FinishingDecoder is a stream decoder whose answer may end on any later frame: one of a
+// format without an end marker (Gemini) that has reported its finish reason. A relay holds
+// the frames from then on until the call is recorded, as it holds an end marker.
+type FinishingDecoder interface {
+	Finishing() bool
+}
+
 // ModelRewriter is implemented by a format whose answers are relayed as they are when the
 // route speaks the client's format: RewriteModel names the client's model in a whole answer
 // or in one stream event's data, wherever the format puts it, keeping every other byte.

@@ -17,7 +17,6 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/check"
-	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -32,14 +31,13 @@ type Store interface {
 	ImportKey(accountID string, spec persistence.KeySpec, secret string) (persistence.Key, error)
 	ListKeys(accountID string) ([]persistence.Key, error)
 	RevokeKey(id string) (persistence.Key, error)
-	ListLog(accountID string, from, to time.Time, limit int) ([]persistence.LogEntry, error)
+	QueryLog(q persistence.LogQuery) (persistence.LogPage, error)
 }
 
 // Deps are what the admin API works with.
 type Deps struct {
 	Store     Store
-	TokenHash [32]byte     // SHA-256 of the admin token
-	FlushLog  func() error // makes queued log entries readable before a usage query
+	TokenHash [32]byte // SHA-256 of the admin token
 	Catalog   *catalog.Holder
 	Quota     *quota.Service
 	Health    RouteHealth
@@ -49,7 +47,6 @@ type Deps struct {
 type Server struct {
 	store     Store
 	tokenHash [32]byte
-	flushLog  func() error
 	catalog   *catalog.Holder
 	quota     *quota.Service
 	health    RouteHealth
@@ -57,7 +54,7 @@ type Server struct {
 
 // New builds the admin API.
 func New(d Deps) *Server {
-	return &Server{store: d.Store, tokenHash: d.TokenHash, flushLog: d.FlushLog, catalog: d.Catalog, quota: d.Quota, health: d.Health}
+	return &Server{store: d.Store, tokenHash: d.TokenHash, catalog: d.Catalog, quota: d.Quota, health: d.Health}
 }
 
 // DefaultPlan is the plan of an account created without one.
@@ -196,47 +193,6 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, k)
-}
-
-// usageEntry is a log entry with its exact costs as decimal strings: what the usage is worth
-// at the model's per-token prices, and what was charged to credits (calls within the plan's
-// allowance are charged nothing).
-type usageEntry struct {
-	persistence.LogEntry
-	ListCostUSD string `json:"list_cost_usd"`
-	CostUSD     string `json:"cost_usd"`
-}
-
-func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
-	id := mux.Vars(r)["id"]
-	if _, err := s.store.GetAccount(id); storeFailed(w, err) {
-		return
-	}
-	from, ok1 := parseTime(w, r, "from")
-	to, ok2 := parseTime(w, r, "to")
-	if !ok1 || !ok2 {
-		return
-	}
-	if s.flushLog != nil {
-		// On a full disk the usage written so far is still read; the entries waiting for
-		// space appear once it returns.
-		if err := s.flushLog(); err != nil && !persistence.IsDiskFull(err) {
-			fail(w, http.StatusInternalServerError, "server_error", "log_unavailable", "", "the request log could not be written: "+err.Error())
-			return
-		}
-	}
-	entries, err := s.store.ListLog(id, from, to, 1000)
-	if storeFailed(w, err) {
-		return
-	}
-	out := make([]usageEntry, len(entries))
-	var total, list money.Amount
-	for i, e := range entries {
-		out[i] = usageEntry{LogEntry: e, ListCostUSD: money.Amount(e.ListCost).String(), CostUSD: money.Amount(e.Cost).String()}
-		total += money.Amount(e.Cost)
-		list += money.Amount(e.ListCost)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "total_cost_usd": total.String(), "total_list_cost_usd": list.String()})
 }
 
 // parseTime accepts RFC 3339 or unix seconds; empty is the zero time (no bound).

@@ -10,8 +10,8 @@ import (
 )
 
 // Issue #12 item 16: while the data directory's disk is full, an admin change is a 503
-// cannot_record that changed nothing (not a 500 quoting the store), reads go on, and the
-// same change succeeds once space returns.
+// cannot_record that changed nothing (not a 500 quoting the store), reads go on, a call
+// refused meanwhile is in no usage, and the same change succeeds once space returns.
 func TestItem16AdminChangesOnAFullDisk(t *testing.T) {
 	disk := nodetest.NewDisk(1 << 40)
 	env := nodetest.Start(t, "", nodetest.Options{Store: persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: -1,
@@ -32,8 +32,12 @@ func TestItem16AdminChangesOnAFullDisk(t *testing.T) {
 			t.Errorf("%s on a full disk: %d %s", c.name, resp.StatusCode, raw)
 		}
 	}
-	// A refused call's log entry waits for space in the log writer; usage still reads.
-	nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`))
+	// A call refused for the full disk cannot be recorded, so it is not (and never appears in
+	// the usage later: an unrecorded call is never acknowledged); usage still reads.
+	resp := env.Post("/v1/chat/completions", env.Key, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
+	if raw := nodetest.Read(t, resp); resp.StatusCode != 503 {
+		t.Errorf("a call on a full disk: %d %s", resp.StatusCode, raw)
+	}
 	for _, read := range []string{acct, acct + "/usage", acct + "/quota", acct + "/keys"} {
 		if status, raw := admin(t, env, http.MethodGet, read, ""); status != 200 {
 			t.Errorf("GET %s on a full disk: %d %s", read, status, raw)
@@ -48,5 +52,12 @@ func TestItem16AdminChangesOnAFullDisk(t *testing.T) {
 		if status, raw := admin(t, env, http.MethodPost, c.path, c.body); status != 200 && status != 201 {
 			t.Errorf("%s after space returned: %d %s", c.name, status, raw)
 		}
+	}
+	var usage struct {
+		Data []map[string]any `json:"data"`
+	}
+	status, raw := admin(t, env, http.MethodGet, acct+"/usage", "")
+	if decode(t, raw, &usage); status != 200 || len(usage.Data) != 0 {
+		t.Errorf("usage after space returned: %d %s, want no entry", status, raw)
 	}
 }

@@ -123,6 +123,9 @@ func TestUsage(t *testing.T) {
 		{"fractional unix", "/admin/v1/accounts/" + acct + "/usage?from=1.5", 400, "invalid_time", "from"},
 		{"date only", "/admin/v1/accounts/" + acct + "/usage?to=2026-01-02", 400, "invalid_time", "to"},
 		{"unknown account", "/admin/v1/accounts/acct_doesnotexist000000/usage", 404, "account_not_found", ""},
+		{"limit 0", "/admin/v1/accounts/" + acct + "/usage?limit=0", 400, "invalid_limit", "limit"},
+		{"limit over 1000", "/admin/v1/accounts/" + acct + "/usage?limit=1001", 400, "invalid_limit", "limit"},
+		{"a cursor not given out", "/admin/v1/accounts/" + acct + "/usage?cursor=bm9wZQ", 400, "invalid_request", "cursor"},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,4 +133,90 @@ func TestUsage(t *testing.T) {
 			wantError(t, status, raw, tc.status, "invalid_request_error", tc.code, tc.param, tc.param)
 		})
 	}
+}
+
+// TestItem5UsagePagesWithACursorAndTotalsTheWholeSelection: issue #12 item 5, over HTTP. The
+// usage API pages through the selection (time, key, model) with next_cursor, every page
+// carrying the totals of the whole selection; a cursor used with other filters is a 400.
+func TestItem5UsagePagesWithACursorAndTotalsTheWholeSelection(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	acct := env.Account.ID
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var seeded []persistence.LogEntry
+	for i := 0; i < 7; i++ {
+		seeded = append(seeded, persistence.LogEntry{RequestID: "req_" + strconv.Itoa(i), Time: day.Add(time.Duration(i) * time.Hour).UnixNano(),
+			AccountID: acct, KeyID: []string{"key_a", "key_b"}[i%2], Model: []string{"chat", "msg", "gem"}[i%3], Status: 200,
+			InputTokens: int64(10 * i), OutputTokens: int64(i), Cost: int64(i) * 1_000_000, ListCost: int64(i) * 2_000_000,
+			AllowanceUnits: 1000, Counted: true})
+	}
+	if err := env.Node.Store.AppendLog(seeded); err != nil {
+		t.Fatal(err)
+	}
+	type page struct {
+		Data []struct {
+			RequestID      string  `json:"request_id"`
+			AllowanceCalls float64 `json:"allowance_calls"`
+			Counted        bool    `json:"counted"`
+		} `json:"data"`
+		HasMore    bool    `json:"has_more"`
+		NextCursor *string `json:"next_cursor"`
+		Totals     struct {
+			Count          int64   `json:"count"`
+			CostUSD        string  `json:"cost_usd"`
+			ListCostUSD    string  `json:"list_cost_usd"`
+			InputTokens    int64   `json:"input_tokens"`
+			OutputTokens   int64   `json:"output_tokens"`
+			AllowanceCalls float64 `json:"allowance_calls"`
+		} `json:"totals"`
+		Total string `json:"total_cost_usd"`
+	}
+	cases := []struct {
+		name, query string
+		ids         []string
+		pages       int
+		cost, list  string
+		in, out     int64
+	}{
+		{"pages of 2", "limit=2", []string{"req_0", "req_1", "req_2", "req_3", "req_4", "req_5", "req_6"}, 4, "0.000021", "0.000042", 210, 21},
+		{"one key", "limit=2&key=key_b", []string{"req_1", "req_3", "req_5"}, 2, "0.000009", "0.000018", 90, 9},
+		{"one model from a time", "limit=1&model=chat&from=" + day.Add(time.Hour).Format(time.RFC3339), []string{"req_3", "req_6"}, 2, "0.000009", "0.000018", 90, 9},
+		{"key and model", "key=key_a&model=gem", []string{"req_2"}, 1, "0.000002", "0.000004", 20, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var ids []string
+			q := tc.query
+			for n := 1; ; n++ {
+				status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?"+q, "")
+				var p page
+				decode(t, raw, &p)
+				if status != 200 || p.Totals.Count != int64(len(tc.ids)) || p.Totals.CostUSD != tc.cost || p.Total != tc.cost ||
+					p.Totals.ListCostUSD != tc.list || p.Totals.InputTokens != tc.in || p.Totals.OutputTokens != tc.out ||
+					p.Totals.AllowanceCalls != float64(len(tc.ids)) || p.HasMore != (p.NextCursor != nil) {
+					t.Fatalf("page %d: %d %s", n, status, raw)
+				}
+				for _, d := range p.Data {
+					if d.AllowanceCalls != 1 || !d.Counted {
+						t.Fatalf("page %d entry %+v", n, d)
+					}
+					ids = append(ids, d.RequestID)
+				}
+				if p.NextCursor == nil {
+					if n != tc.pages || strings.Join(ids, ",") != strings.Join(tc.ids, ",") {
+						t.Fatalf("%d pages of %v, want %d of %v", n, ids, tc.pages, tc.ids)
+					}
+					return
+				}
+				q = "cursor=" + url.QueryEscape(*p.NextCursor)
+				if n == 1 { // the filters may come along, unchanged
+					q = tc.query + "&" + q
+				}
+			}
+		})
+	}
+	status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?limit=1&key=key_a", "")
+	var p page
+	decode(t, raw, &p)
+	status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?key=key_b&cursor="+url.QueryEscape(*p.NextCursor), "")
+	wantError(t, status, raw, 400, "invalid_request_error", "invalid_request", "cursor", "cursor belongs to another query")
 }

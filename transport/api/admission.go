@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -48,10 +47,11 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 			Message: "coding agent required: this plan serves interactive coding clients, identified by their User-Agent; automated and unknown clients need a plan that admits them"}
 	}
 	if s.Recorder != nil && s.Recorder.CheckWritable() != nil {
+		c.unrecorded = true
 		return nil, errCannotRecord() // its charge and log entry could not be kept
 	}
 	d, err := s.Quota.Admit(r.Context(), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
-		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated})
+		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated, At: c.arrived})
 	if err != nil {
 		if r.Context().Err() != nil {
 			return nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}
@@ -72,11 +72,12 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 const cannotRecordRetry = 10
 
 // errCannotRecord is the answer to a call the gateway cannot record (its store refuses writes:
-// the data directory's disk is full). It is refused before any upstream is called, so nothing
-// is served that could not be charged and logged.
+// the data directory's disk is full). It is refused before any upstream is called while the
+// store says so, so nothing is served that could not be charged and logged; a call whose
+// record fails once the upstream answered gets it in place of that answer (counting.go).
 func errCannotRecord() *apiError {
 	return &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "cannot_record", RetryAfter: cannotRecordRetry,
-		Message: "the gateway cannot record calls right now (its storage is full), so it takes none; nothing was charged. Retry in " +
+		Message: "the gateway cannot record calls right now (its storage refuses writes), so it answers none; nothing was charged. Retry in " +
 			strconv.Itoa(cannotRecordRetry) + " s"}
 }
 
@@ -86,7 +87,7 @@ func (s *Server) admitModel(w http.ResponseWriter, r *http.Request, c *call, rec
 	cost func(*catalog.Model) money.Amount) (*catalog.Model, bool) {
 	m, e := s.resolveModel(c, name, kind)
 	if e == nil {
-		rec.entry.Model, rec.prices = m.ID, pricesOf(m)
+		rec.resolved(m)
 		setDeprecation(w, m)
 		rec.adm, e = s.admit(r, w, c, m, cost(m))
 	}
@@ -148,26 +149,6 @@ func refusal(d quota.Decision, now time.Time) *apiError {
 	e.Message += "; it returns at " + resets
 	e.Extra = map[string]any{"resets_at": resets}
 	return e
-}
-
-// settle ends an admitted call: upstream failures (status ≥ 500) are refunded, anything else
-// counts and is charged its exact cost. The log entry travels with the charge, in one
-// durable write. It runs after the answer is out, on its own goroutine, so the client never
-// waits on the disk.
-func (s *Server) settle(a *admission, counts bool, cost money.Amount, entry persistence.LogEntry, done func()) {
-	go func() {
-		defer done()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if !counts {
-			cost = 0
-		}
-		entry.Cost = int64(cost)
-		// A full disk is logged once by the store, not once per call in flight.
-		if _, err := s.Quota.Settle(ctx, a.reservation, quota.Outcome{Counts: counts, Cost: cost, Log: &entry}); err != nil && !persistence.IsDiskFull(err) {
-			s.Logger.Error("settle failed; the owner retries with its next write", "request_id", entry.RequestID, "err", err)
-		}
-	}()
 }
 
 // extraFields renders an error's extra members for splicing into its error object.

@@ -41,6 +41,7 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 		s.Logger.Error("key lookup failed", "request_id", c.id, "err", err)
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "the key could not be checked; try again"}
 	case key.RevokedAt != 0:
+		c.revoked = &key
 		return errUnauthorized("this API key has been revoked")
 	}
 	c.key, c.ctx = key, r.Context()

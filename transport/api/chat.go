@@ -35,16 +35,22 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	}
 	g := &generation{client: spec, body: body, header: clientHeaders(r)}
 	rec.gen = g
+	if spec.target != nil {
+		rec.named = spec.target.model // the Gemini API names it in the path
+	}
 	if e := g.decode(); e != nil {
 		rec.fail(w, e)
 		return
 	}
+	rec.entry.Stream = g.stream
 	if e := s.prepare(c, g); e != nil {
+		if g.model != nil {
+			rec.resolved(g.model) // a client error counts what the model it names counts
+		}
 		rec.fail(w, e)
 		return
 	}
-	rec.entry.Model, rec.entry.Stream = g.model.ID, g.stream
-	rec.prices = pricesOf(g.model)
+	rec.resolved(g.model)
 	setDeprecation(w, g.model)
 	var e *apiError
 	if rec.adm, e = s.admit(r, w, c, g.model, g.estimatedCost()); e != nil {
@@ -136,11 +142,7 @@ func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clie
 	} else {
 		body = chat.RewriteModel(body, clientModel)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	rec.firstByte()
-	w.Write(body)
-	rec.status = http.StatusOK
+	rec.deliver(w, http.StatusOK, "application/json", body)
 	return true
 }
 
@@ -178,6 +180,9 @@ func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a
 			if out.commit() != nil {
 				return s.clientLeft(rec, a)
 			}
+		}
+		if done || relay.Finished() || relay.Err() != nil {
+			out.finishing()
 		}
 		if data != nil {
 			if e := relay.Err(); e != nil && e.Kind == ir.ErrBilling {

@@ -31,11 +31,7 @@ func (s *Server) wholeConverted(w http.ResponseWriter, rec *record, g *generatio
 	rec.usage = resp.Usage
 	g.answerLossParts(resp.Parts)
 	g.announce(w)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	rec.firstByte()
-	w.Write(encodeAnswer(g.client.format, resp, g.req, g.clientModel))
-	rec.status = http.StatusOK
+	rec.deliver(w, http.StatusOK, "application/json", encodeAnswer(g.client.format, resp, g.req, g.clientModel))
 	return true
 }
 
@@ -49,11 +45,7 @@ func (s *Server) wholePass(w http.ResponseWriter, rec *record, g *generation, a 
 	if resp, err := upstreamFormats[a.route.Format].DecodeResponse(body); err == nil {
 		rec.usage = resp.Usage
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	rec.firstByte()
-	w.Write(nameModel(a.route.Format, body, g.clientModel))
-	rec.status = http.StatusOK
+	rec.deliver(w, http.StatusOK, "application/json", nameModel(a.route.Format, body, g.clientModel))
 	return true
 }
 
@@ -114,7 +106,13 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 				}
 				rec.observe(e)
 				g.eventLoss(e) // too late for the header: counted in the metrics
-				if (isContent(e) || e.Kind == ir.EvError) && out.commit() != nil || enc.Encode(hideBilling(e, rec.c.id)) != nil {
+				if (isContent(e) || e.Kind == ir.EvError) && out.commit() != nil {
+					return s.clientLeft(rec, a)
+				}
+				if e.Kind == ir.EvFinish || e.Kind == ir.EvError {
+					out.finishing()
+				}
+				if enc.Encode(hideBilling(e, rec.c.id)) != nil {
 					return s.clientLeft(rec, a)
 				}
 			}
@@ -123,6 +121,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 			if out.commit() != nil {
 				return s.clientLeft(rec, a)
 			}
+			out.finishing()
 			enc.Close()
 			s.streamDone(rec, a, out)
 			return true
@@ -185,6 +184,9 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 			if out.commit() != nil {
 				return s.clientLeft(rec, a)
 			}
+		}
+		if done || failed != nil || finishes(events) || finishingDecoder(dec) {
+			out.finishing()
 		}
 		if frame != nil {
 			data := nameModel(a.route.Format, frame.Data, g.clientModel)
@@ -252,6 +254,7 @@ func (s *Server) streamEnded(rec *record, a *attempt, out *streamOut, enc ir.Str
 	}
 	s.finish(a, routehealth.Failed, http.StatusOK)
 	rec.status = http.StatusBadGateway
+	out.finishing()
 	msg := "the upstream stream broke before it finished; the answer is incomplete"
 	if cause == upstream.ErrIdle {
 		msg = "the upstream stream went silent past the idle time-out; the answer is incomplete"
@@ -281,8 +284,5 @@ func (s *Server) passUpstreamError(w http.ResponseWriter, rec *record, client *c
 		return
 	}
 	e := upstreamFormats[route.Format].DecodeError(ue.Status, ue.Body)
-	rec.status = ue.Status
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(ue.Status)
-	w.Write(client.format.EncodeError(e))
+	rec.deliver(w, ue.Status, "application/json", client.format.EncodeError(e))
 }

@@ -60,12 +60,8 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		rec.fail(w, dailyRefusal(daily, err, "image_daily_limit_exceeded", "the account's daily image limit is reached"))
 		return
 	}
-	committed := false
-	defer func() {
-		if !committed { // nothing was produced: the day's count is given back
-			s.Quota.ReleaseImages(context.Background(), daily.Reservation)
-		}
-	}()
+	// The reservation ends with the settle: committed when an image was made, else released.
+	rec.media = &daily.Reservation
 	build := func(rt *catalog.Route) (upstream.Request, bool) {
 		ur := upstream.Request{Route: rt, Timeouts: rt.Effective(c.catalog.Server), Header: forwardHeaders(c)}
 		switch rt.Format {
@@ -106,8 +102,7 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 			rec.fail(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "asset_store_failed", Message: "the generated image could not be stored; nothing was charged"})
 			return
 		}
-		s.Quota.CommitImages(context.Background(), daily.Reservation, 1)
-		committed = true
+		rec.produced = 1
 		rec.usage = codec.Usage{Input: img.InputTokens, Output: img.OutputTokens}
 		item := images.ResultItem{RevisedPrompt: img.RevisedPrompt}
 		if req.ResponseFormat == "b64_json" {
@@ -115,10 +110,8 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		} else {
 			item.URL = publicBase(r, c.catalog) + path
 		}
-		rec.firstByte()
-		writeJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: req.Model, Data: []images.ResultItem{item},
+		rec.deliverJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: req.Model, Data: []images.ResultItem{item},
 			Usage: images.ResultUsage{InputTokens: img.InputTokens, OutputTokens: img.OutputTokens, TotalTokens: img.InputTokens + img.OutputTokens}})
-		rec.status = http.StatusOK
 		return
 	}
 }

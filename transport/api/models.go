@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -105,7 +106,14 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	w.Write(marshalJSON(v))
+}
+
+// marshalJSON is v as writeJSON writes it.
+func marshalJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // "text->text", not "text-\u003etext"
 	enc.Encode(v)
+	return b.Bytes()
 }

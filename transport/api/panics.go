@@ -19,7 +19,7 @@ import (
 // embeddings, images, videos) recovers in done: its answer ends in the client's envelope — a
 // 500 when nothing was sent yet, the format's in-band error when its stream had begun — its
 // attempt is reported to route health, and it settles as a 500 (refunded, logged with status
-// 500). Anything else reaches the node's recover middleware, which calls Recovered.
+// 500) before that answer's last byte, as every answer is (counting.go). Anything else reaches the node's recover middleware, which calls Recovered.
 
 // recovered ends a recorded request whose handler panicked with v.
 func (s *Server) recovered(r *record, v any) {
@@ -37,13 +37,15 @@ func (s *Server) recovered(r *record, v any) {
 	msg := internalMessage(r.c.id)
 	switch {
 	case r.out != nil && r.out.started:
-		enc := r.out.enc // the stream's own encoder ends it where it is (same response id)
-		if enc == nil {  // a relayed stream: one event in the client's format
+		r.out.finishing() // the error ends the stream, sent once the call is recorded (done)
+		enc := r.out.enc  // the stream's own encoder ends it where it is (same response id)
+		if enc == nil {   // a relayed stream: one event in the client's format
 			enc = r.gen.client.format.NewStreamEncoder(r.out, r.gen.req, r.gen.clientModel)
 		}
 		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: http.StatusInternalServerError, Kind: ir.ErrServer, Code: "internal_error", Message: msg}})
 	case r.first.IsZero() && !headerWritten(r.w):
-		render(r.w, r.c, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: msg})
+		r.out = nil // frames held before the stream began are dropped: the 500 is the answer
+		r.fail(r.w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: msg})
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
 
@@ -25,12 +27,21 @@ type record struct {
 	first  time.Time
 	gen    *generation // nil for endpoints without conversion
 	adm    *admission  // the quota reservation, once admitted
+	units  int64       // what the model named counts (quota.Units), once resolved
+	named  string      // the model the request names, before it is resolved
+	// media is the day's media reservation the call holds, and produced what it made of it:
+	// both end with the settle.
+	media    *quota.MediaReservation
+	produced int64
+	out      *streamOut // the client's stream, once one was opened
 	// streamErr is an error the upstream reported inside a stream.
 	streamErr *ir.Error
 	// client is the client's request context: done once the client has gone.
 	client context.Context
 	w      http.ResponseWriter // the client's answer, for a handler that panicked
-	out    *streamOut          // the client's event stream, once one was opened
+	// closed: the outcome went to the ledger (close), with closeErr.
+	closed   bool
+	closeErr error
 }
 
 // observe takes usage and errors from a stream's events.
@@ -65,6 +76,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request, c *call, clientFor
 		rec.fail(w, e)
 		return rec, nil, false
 	}
+	rec.named = namedModel(body)
 	return rec, body, true
 }
 
@@ -80,10 +92,19 @@ func (r *record) firstByte() { r.first = time.Now() }
 // failed because the gateway cancelled it, not because the upstream broke.
 func (r *record) clientGone() bool { return r.client != nil && r.client.Err() != nil }
 
-// fail answers with the gateway's own error.
+// resolved notes the model the call names: its log label, prices and units.
+func (r *record) resolved(m *catalog.Model) {
+	r.entry.Model, r.prices, r.units = m.ID, pricesOf(m), quota.Units(m.QuotaMultiplier)
+}
+
+// fail answers with the gateway's own error, once the call is recorded.
 func (r *record) fail(w http.ResponseWriter, e *apiError) {
 	r.status = e.Status
-	if e.Status == 499 {
+	if r.close() != nil {
+		e = errCannotRecord()
+		r.status = e.Status
+	}
+	if r.status == 499 {
 		return // nobody is listening
 	}
 	render(w, r.c, e)
@@ -92,30 +113,51 @@ func (r *record) fail(w http.ResponseWriter, e *apiError) {
 // passError hands an upstream's verdict on the request (a 4xx) to the client unchanged: the
 // route speaks the client's format, so its message is the most precise one available.
 func (r *record) passError(w http.ResponseWriter, ue *upstream.Error) {
-	r.status = ue.Status
 	ct := ue.Header.Get("Content-Type")
 	if ct == "" {
 		ct = "application/json"
 	}
-	w.Header().Set("Content-Type", ct)
-	w.WriteHeader(ue.Status)
-	w.Write(ue.Body)
+	r.deliver(w, ue.Status, ct, ue.Body)
 }
 
-// done writes the log entry and metrics. Deferred by every recorded handler, it is also where
-// a panic of the handler ends as that request's 500 (panics.go).
+// deliver writes a whole answer once the call is recorded (close): its charge, counters and
+// log entry are on disk before the client gets its first byte, so a crash never loses an
+// answer the client has. A call that cannot be recorded is answered 503 instead, and
+// deliver reports false.
+func (r *record) deliver(w http.ResponseWriter, status int, contentType string, body []byte) bool {
+	r.status = status
+	r.firstByte()
+	if r.close() != nil {
+		e := errCannotRecord()
+		r.status = e.Status
+		render(w, r.c, e)
+		return false
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	w.Write(body)
+	return true
+}
+
+// deliverJSON is deliver for a JSON answer.
+func (r *record) deliverJSON(w http.ResponseWriter, status int, v any) bool {
+	return r.deliver(w, status, "application/json", marshalJSON(v))
+}
+
+// done records a call that did not record itself on the way out (the client left; a stream),
+// ends the client's stream after it, and counts the request in the metrics. Deferred by every
+// recorded handler, it is also where a panic of the handler ends as that request's 500
+// (panics.go), recorded like any other answer.
 func (s *Server) done(r *record) {
 	if v := recover(); v != nil {
 		s.recovered(r, v)
 	}
-	settling := false
-	defer func() {
-		if !settling {
-			s.inflight.Add(-1) // after the entry is queued, so "idle" means "all logged"
-		}
-	}()
+	defer s.inflight.Add(-1) // after the record, so "idle" means "all recorded"
 	s.Metrics.InFlight(-1)
-	total := time.Since(r.c.start)
+	err := r.close()
+	if r.out != nil {
+		r.out.end(err)
+	}
 	var ttfb time.Duration
 	if !r.first.IsZero() {
 		ttfb = r.first.Sub(r.c.start)
@@ -124,31 +166,10 @@ func (s *Server) done(r *record) {
 	if model == "" {
 		model = "unknown" // bounded label: never the client's free text
 	}
-	s.Metrics.Request(r.c.endpoint, model, r.route, r.status, total, ttfb)
+	s.Metrics.Request(r.c.endpoint, model, r.route, r.status, time.Since(r.c.start), ttfb)
 	if r.gen != nil {
 		if d := r.gen.loss.Fields(); len(d) > 0 {
 			s.Metrics.Dropped(r.entry.ClientFormat, r.entry.UpstreamFormat, d)
 		}
 	}
-	if r.c.key.ID == "" {
-		return // not authenticated: no account to log against
-	}
-	e := &r.entry
-	e.Time = r.c.start.UnixNano()
-	e.AccountID, e.KeyID = r.c.key.AccountID, r.c.key.ID
-	e.Route, e.Status, e.Attempts = r.route, r.status, len(r.tried)
-	e.InputTokens, e.CachedTokens, e.CacheWriteTokens = r.usage.Input, r.usage.CacheRead, r.usage.CacheWrite
-	e.OutputTokens, e.ReasoningTokens = r.usage.Output, r.usage.Reasoning
-	e.LatencyMs, e.TTFTMs = total.Milliseconds(), ttfb.Milliseconds()
-	counts := r.status < 500 // upstream failures and broken streams are refunded
-	cost := r.usage.Cost(r.prices)
-	if counts {
-		e.ListCost = int64(cost)
-	}
-	if r.adm != nil {
-		settling = true
-		s.settle(r.adm, counts, cost, *e, func() { s.inflight.Add(-1) })
-		return
-	}
-	s.Log(*e) // not admitted: nothing was charged
 }

@@ -46,17 +46,16 @@ type Deps struct {
 	Board    *routehealth.Board
 	Upstream *upstream.Client
 	Metrics  *metrics.Metrics
-	Log      func(persistence.LogEntry) // queues one entry; must not block
 	Logger   *slog.Logger
 }
 
 // Server is the /v1 API.
 type Server struct {
 	Deps
-	inflight atomic.Int64 // requests not yet logged
+	inflight atomic.Int64 // requests not yet recorded
 }
 
-// InFlight is the number of requests whose log entry is not queued yet.
+// InFlight is the number of requests not yet recorded in their account's ledger.
 func (s *Server) InFlight() int64 { return s.inflight.Load() }
 
 // New builds the server.
@@ -90,10 +89,14 @@ func (s *Server) Register(r *mux.Router) {
 
 // call is what one request carries through the pipeline.
 type call struct {
-	id       string
-	start    time.Time
+	id    string
+	start time.Time // for latencies (the monotonic clock)
+	// arrived is the same moment on the gateway's clock (s.now, the one the quota owners
+	// use): the call's burst slot and its log entry's time, which the slot is rebuilt from.
+	arrived  time.Time
 	endpoint string
 	key      persistence.Key
+	revoked  *persistence.Key // the revoked key a 401 refused: its account's log gets the refusal
 	catalog  *catalog.Catalog
 	client   ir.ClientFormat // the format errors are rendered in; nil = chat
 	// failed says an attempt failed for a reason other than "not now" (overloaded, rate
@@ -105,10 +108,13 @@ type call struct {
 	// the burst budget for an answer that admitted nothing (publishRates).
 	rated bool
 	live  *attempt // the last attempt dial opened
+	// unrecorded says the store refused writes at admission: the call is answered 503
+	// cannot_record and written nowhere (its record would meet the same full disk).
+	unrecorded bool
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {
-	return &call{id: requestIDOf(w), start: time.Now(), endpoint: endpoint, catalog: s.Catalog.Load(), srv: s}
+	return &call{id: requestIDOf(w), start: time.Now(), arrived: s.now(), endpoint: endpoint, catalog: s.Catalog.Load(), srv: s}
 }
 
 // readBody reads the whole body within the catalog's limit.

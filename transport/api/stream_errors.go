@@ -85,6 +85,23 @@ func hideBillingFrame(data []byte, requestID string) []byte {
 	return out
 }
 
+// finishes reports whether events hold the answer's finish.
+func finishes(events []ir.Event) bool {
+	for _, e := range events {
+		if e.Kind == ir.EvFinish {
+			return true
+		}
+	}
+	return false
+}
+
+// finishingDecoder reports a decoder of a format without an end marker whose answer may end
+// with any frame now (ir.FinishingDecoder).
+func finishingDecoder(dec ir.StreamDecoder) bool {
+	f, ok := dec.(ir.FinishingDecoder)
+	return ok && f.Finishing()
+}
+
 // firstErr is the error among events, if any.
 func firstErr(events []ir.Event) *ir.Error {
 	for _, e := range events {

@@ -18,6 +18,11 @@ const holdLimit = time.Second
 // overloaded_error after message_start, a response.failed after response.created — is then
 // still failed over invisibly, as one that failed before answering is. Only the first frame
 // arriving after holdLimit commits without content.
+//
+// It holds the stream's last frames as well, from the answer's finish (or its error) on
+// (ending): they go out only once the call is recorded (end), so the client never has the
+// end of a stream — chat's data: [DONE], messages' message_stop, the responses terminal
+// event, gemini's last chunk — whose charge and log entry a crash could still lose.
 type streamOut struct {
 	w       http.ResponseWriter
 	rec     *record
@@ -28,6 +33,8 @@ type streamOut struct {
 	held    []ir.Frame       // frames written before commit
 	since   time.Time        // when the first frame was held
 	begun   func()           // told once, at commit: the answer has begun
+	ending  bool             // the answer finished: frames wait in tail for the record
+	tail    []ir.Frame
 }
 
 func newStreamOut(w http.ResponseWriter, rec *record, g *generation, begun func()) *streamOut {
@@ -41,8 +48,46 @@ func newStreamOut(w http.ResponseWriter, rec *record, g *generation, begun func(
 	return o
 }
 
+// finishing says the answer is finishing: the frames from now on are its end.
+func (o *streamOut) finishing() { o.ending = true }
+
+// end sends the held end of the stream once the call is recorded (err nil), or in its place
+// an error event saying the answer could not be recorded: without its end marker the client
+// takes the answer for incomplete, which it is, being unacknowledged.
+func (o *streamOut) end(err error) {
+	if !o.ending || o.rec.clientGone() {
+		return
+	}
+	tail := o.tail
+	o.tail, o.ending = nil, false
+	if err != nil {
+		e := errCannotRecord()
+		if !o.started { // nothing went out: the client gets the error as its answer
+			render(o.w, o.rec.c, e)
+			return
+		}
+		// An encoder made only to end the stream in the client's format.
+		enc := o.g.client.format.NewStreamEncoder(o, o.g.req, o.g.clientModel)
+		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: e.Status, Kind: ir.ErrOverloaded,
+			Code: e.Code, Message: e.Message + " (request " + o.rec.c.id + ")"}})
+		return
+	}
+	if o.commit() != nil {
+		return
+	}
+	for _, f := range tail {
+		if o.frames.Write(f.Name, f.Data) != nil {
+			return
+		}
+	}
+}
+
 // Write implements ir.Frames.
 func (o *streamOut) Write(name string, data []byte) error {
+	if o.ending {
+		o.tail = append(o.tail, ir.Frame{Name: name, Data: append([]byte(nil), data...)})
+		return nil
+	}
 	if o.started {
 		return o.frames.Write(name, data)
 	}

@@ -20,6 +20,7 @@ type Videos interface {
 	Create(ctx context.Context, r video.CreateRequest) (video.Task, error)
 	Start(ctx context.Context, id string, route *catalog.Route, job videos.Job, attempts int) (video.Task, error)
 	Abandon(ctx context.Context, id, code, msg string) error
+	Withdraw(ctx context.Context, id, code, msg string) error
 	Get(ctx context.Context, account, id string) (video.Task, error)
 }
 
@@ -75,9 +76,7 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 		if ue != nil {
 			code, why = video.CodeRejected, fmt.Sprintf("the upstream refused the video request (HTTP %d)", ue.Status)
 		}
-		if err := s.Videos.Abandon(steps, task.ID, code, why); err != nil {
-			s.Logger.Error("video task not abandoned", "request_id", c.id, "task", task.ID, "err", err)
-		}
+		s.abandonVideo(steps, c, task.ID, code, why)
 		if ue != nil {
 			s.passUpstreamError(w, rec, chatClient, ue) // videos clients read the chat error shape
 		} else {
@@ -87,13 +86,16 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.route, rec.entry.UpstreamFormat = route.ID, route.Format
 	if task, err = s.Videos.Start(steps, task.ID, route, job, len(rec.tried)); err != nil {
-		s.Videos.Abandon(steps, task.ID, video.CodeNoRoute, "the video job could not be recorded")
+		s.abandonVideo(steps, c, task.ID, video.CodeNoRoute, "the video job could not be recorded")
 		rec.fail(w, s.videoUnavailable(c, "video task not started", err))
 		return
 	}
-	rec.firstByte()
-	writeJSON(w, http.StatusOK, task)
-	rec.status = http.StatusOK
+	if !rec.deliverJSON(w, http.StatusOK, task) {
+		// The client is told the creation failed (503): the task must not run on and bill.
+		if err := s.Videos.Withdraw(steps, task.ID, video.CodeNoRoute, "the video call could not be recorded"); err != nil {
+			s.Logger.Error("video task not withdrawn", "request_id", c.id, "task", task.ID, "err", err)
+		}
+	}
 }
 
 // createJob creates the upstream job on the first route that takes it: dial fails over,
@@ -125,6 +127,14 @@ func (s *Server) createJob(ctx context.Context, c *call, rec *record, m *catalog
 		c.failed = true // a broken answer is a real failure: 502 when no route is left
 		s.finish(a, routehealth.Failed, a.resp.Status)
 		s.Logger.Warn("upstream video job answer unusable; failing over", "request_id", c.id, "route", a.route.ID, "err", err)
+	}
+}
+
+// abandonVideo ends a task created for a call that will not run it: failed with code and msg,
+// its seconds and credits released.
+func (s *Server) abandonVideo(ctx context.Context, c *call, task, code, msg string) {
+	if err := s.Videos.Abandon(ctx, task, code, msg); err != nil {
+		s.Logger.Error("video task not abandoned", "request_id", c.id, "task", task, "err", err)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -22,7 +21,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/modelgate/modelgate/actors/quota"
-	"github.com/modelgate/modelgate/actors/reqlog"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
@@ -49,9 +47,12 @@ type Config struct {
 	Health      routehealth.Policy
 	Quota       quota.Config
 	Video       video.Config
-	LogBatch    reqlog.Config
 	Store       persistence.Options // the full-disk guard (zero: its defaults)
 	Logger      *slog.Logger
+
+	// QuotaStore, when set, wraps the store the quota actors read and write through (tests
+	// hold or fail their writes).
+	QuotaStore func(quota.Store) quota.Store
 }
 
 // Node is a running gateway.
@@ -68,7 +69,6 @@ type Node struct {
 	AdminToken string // empty when the token was created by an earlier start (only its file has it)
 	URL        string // http://host:port
 	MetricsURL string // http://host:port/metrics; "" when metrics are off
-	logPID     *actor.PID
 	http       *http.Server
 	ln         net.Listener
 	metrics    *http.Server // nil when metrics are off
@@ -82,9 +82,6 @@ func Start(cfg Config) (*Node, error) {
 	}
 	if cfg.Health.Now == nil {
 		cfg.Health = routehealth.DefaultPolicy()
-	}
-	if cfg.LogBatch.MaxBatch == 0 {
-		cfg.LogBatch = reqlog.DefaultConfig()
 	}
 	cat, err := catalog.LoadFile(cfg.CatalogPath)
 	if err != nil {
@@ -117,8 +114,11 @@ func Start(cfg Config) (*Node, error) {
 	locator := cluster.NewLocal(engine)
 	n.Board = routehealth.NewBoard(locator, cfg.Health)
 	n.Board.Sync(cat.Routes())
-	n.logPID = reqlog.Start(engine, store, cfg.LogBatch)
-	n.Quota = quota.NewService(locator, store, cfg.Quota)
+	var quotaStore quota.Store = store
+	if cfg.QuotaStore != nil {
+		quotaStore = cfg.QuotaStore(store)
+	}
+	n.Quota = quota.NewService(locator, quotaStore, cfg.Quota)
 	files, err := assets.New(store, cfg.DataDir, assets.Config{})
 	if err != nil {
 		n.shutdownActors()
@@ -137,11 +137,10 @@ func Start(cfg Config) (*Node, error) {
 	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
 		Keys: store, Accounts: store, Recorder: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
-		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics,
-		Log: func(e persistence.LogEntry) { engine.Send(n.logPID, e) }, Logger: cfg.Logger,
+		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
-	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, FlushLog: n.FlushLog, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
+	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
 	r.NotFoundHandler = unrouted(r, n.API)
 	r.MethodNotAllowedHandler = r.NotFoundHandler
 
@@ -208,20 +207,8 @@ func (n *Node) Reload() error {
 	return nil
 }
 
-// FlushLog makes every queued request log entry durable.
-func (n *Node) FlushLog() error {
-	done := make(chan error, 1)
-	n.Engine.Send(n.logPID, reqlog.Flush{Done: done})
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(10 * time.Second):
-		return errors.New("request log writer did not answer in 10 s")
-	}
-}
-
-// Close stops taking requests, lets those in flight finish (until ctx ends), writes the
-// queued log entries and closes the store.
+// Close stops taking requests, lets those in flight finish (until ctx ends), lets the
+// accounts finish their writes and closes the store.
 func (n *Node) Close(ctx context.Context) error {
 	err := n.http.Shutdown(ctx)
 	if err != nil {
@@ -248,9 +235,6 @@ func (n *Node) shutdownActors() {
 			n.cfg.Logger.Error("quota state not fully written at shutdown", "err", err)
 		}
 		cancel()
-	}
-	if n.logPID != nil {
-		<-n.Engine.Poison(n.logPID).Done() // graceful: the writer flushes on Stopped
 	}
 	n.Store.Close()
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/actors/quota"
-	"github.com/modelgate/modelgate/actors/reqlog"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/simulator"
@@ -45,6 +44,9 @@ type Options struct {
 	Plan    string // the env account's plan (default "demo")
 	Logger  *slog.Logger
 	Store   persistence.Options // the store's full-disk guard (fake disks in tests)
+
+	// QuotaStore wraps the store of the quota actors (node.Config.QuotaStore).
+	QuotaStore func(quota.Store) quota.Store
 }
 
 // DefaultCatalog is a chat model with two simulator routes (3:1, the first ZDR), a model
@@ -129,7 +131,7 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 		tb.Fatal(err)
 	}
 	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminToken: "test-admin-token",
-		Health: opt.Health, Quota: opt.Quota, Logger: opt.Logger, Store: opt.Store, LogBatch: reqlog.Config{MaxBatch: 64, Interval: 20 * time.Millisecond, MaxQueue: 10000}}
+		Health: opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()

@@ -1,0 +1,174 @@
+package quota
+
+import (
+	"log/slog"
+	"slices"
+
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// The account's writes. A change is applied in memory at once; the answers that depend on it
+// wait until it is on disk. At most one write of the account is in flight: what changes
+// meanwhile is gathered in pend and written next, one batch for all of it, and the store
+// commits the writes of every account queued during one fsync together (a group commit).
+// A write that fails throws away everything not on disk: the account reloads its durable
+// state, and every answer that waited on the lost changes gets the error.
+
+// ledger is the part of the actor that tracks its writes.
+type ledger struct {
+	pend        pendingWrite
+	writing     bool                               // a write is in flight
+	inWrite     []string                           // the grant keys of the write in flight
+	unwritten   map[string]persistence.CreditGrant // grants not yet on disk, by idempotency key
+	flushQueued bool                               // a flushMsg is on its way
+}
+
+// pendingWrite is what the next write carries.
+type pendingWrite struct {
+	dirty   bool // the record changed
+	logs    []persistence.LogEntry
+	grants  []persistence.GrantWrite
+	keys    map[string]bool // keys whose throttle state changed (written, or deleted when gone)
+	waiters []func(error)   // answers sent once the write is durable (or failed)
+}
+
+func (p *pendingWrite) empty() bool {
+	return !p.dirty && len(p.logs) == 0 && len(p.grants) == 0 && len(p.keys) == 0 && len(p.waiters) == 0
+}
+
+func (l *ledger) reset() {
+	l.pend = pendingWrite{}
+	l.unwritten = map[string]persistence.CreditGrant{}
+}
+
+// idle reports that nothing is waiting to be written or being written.
+func (l *ledger) idle() bool { return !l.writing && !l.flushQueued && l.pend.empty() }
+
+// await answers through done once everything changed so far is durable.
+func (a *accountActor) await(done func(error)) {
+	a.pend.waiters = append(a.pend.waiters, done)
+	a.scheduleFlush()
+}
+
+// scheduleFlush writes what is pending once the messages queued now are handled: they
+// share the write.
+func (a *accountActor) scheduleFlush() {
+	if !a.flushQueued {
+		a.flushQueued = true
+		a.engine.Send(a.pid, flushMsg{})
+	}
+}
+
+// keyChanged marks a key's throttle state for the next write.
+func (a *accountActor) keyChanged(id string) {
+	if a.pend.keys == nil {
+		a.pend.keys = map[string]bool{}
+	}
+	a.pend.keys[id] = true
+}
+
+// appendLog queues a log entry with the cost it was charged, in the account's write order.
+func (a *accountActor) appendLog(e *persistence.LogEntry, charged money.Amount) {
+	a.rec.LogSeq++
+	a.pend.logs = append(a.pend.logs, *e)
+	last := &a.pend.logs[len(a.pend.logs)-1]
+	last.Cost, last.Seq = int64(charged), a.rec.LogSeq
+	a.pend.dirty = true
+}
+
+// addGrant queues a top-up or a charge under its idempotency key.
+func (a *accountActor) addGrant(key string, g persistence.CreditGrant) {
+	a.unwritten[key] = g
+	a.pend.grants = append(a.pend.grants, persistence.GrantWrite{Key: key, Grant: g})
+	a.pend.dirty = true
+}
+
+// grantFor is the grant recorded under an idempotency key, written or not.
+func (a *accountActor) grantFor(key string) (persistence.CreditGrant, bool, error) {
+	if g, ok := a.unwritten[key]; ok {
+		return g, true, nil
+	}
+	return a.svc.store.CreditGrantFor(a.acct, key)
+}
+
+// submit hands what is pending to the store, unless a write is in flight (then it goes
+// when that one is done). The answers waiting on it are sent from the store's goroutine
+// as soon as the write is durable, the actor hearing of it after (writtenMsg); after a
+// failure the actor answers them itself, once it has gone back to what is on disk.
+func (a *accountActor) submit() {
+	if a.writing || a.pend.empty() {
+		return
+	}
+	p := a.pend
+	a.pend = pendingWrite{}
+	if !p.dirty && len(p.logs) == 0 && len(p.grants) == 0 && len(p.keys) == 0 {
+		for _, w := range p.waiters { // nothing to write: what they wait on is durable already
+			w(nil)
+		}
+		return
+	}
+	rec := a.rec
+	rec.Media, rec.Holds = slices.Clone(rec.Media), slices.Clone(rec.Holds)
+	w := persistence.QuotaWrite{Account: a.acct, State: &rec, Grants: p.grants, Log: p.logs}
+	for id := range p.keys {
+		w.Keys = append(w.Keys, persistence.KeyQuotaWrite{KeyID: id, State: a.keyRecord(id)})
+	}
+	a.writing, a.inWrite = true, a.inWrite[:0]
+	for _, g := range p.grants {
+		a.inWrite = append(a.inWrite, g.Key)
+	}
+	eng, pid, waiters := a.engine, a.pid, p.waiters
+	a.svc.store.SubmitQuota(w, func(err error) {
+		if err != nil { // answered by the actor once it is back to what is on disk
+			eng.Send(pid, writtenMsg{err, waiters})
+			return
+		}
+		for _, w := range waiters {
+			w(nil)
+		}
+		eng.Send(pid, writtenMsg{})
+	})
+}
+
+// keyRecord is a key's durable throttle state (nil: nothing worth keeping).
+func (a *accountActor) keyRecord(id string) *persistence.KeyQuota {
+	ks := a.keys[id]
+	if ks == nil || ks.epoch == 0 && ks.throttledUntil == 0 && ks.act.sum() == 0 {
+		return nil
+	}
+	return &persistence.KeyQuota{Epoch: ks.epoch, ThrottledUntil: ks.throttledUntil, Width: ks.act.width, Last: ks.act.last,
+		Buckets: slices.Clone(ks.act.n[:])}
+}
+
+// onWritten follows a write's outcome: the next write goes, or after a failure everything
+// not on disk is thrown away.
+func (a *accountActor) onWritten(m writtenMsg) {
+	a.writing = false
+	if m.err == nil {
+		for _, k := range a.inWrite {
+			delete(a.unwritten, k)
+		}
+	} else {
+		if !persistence.IsDiskFull(m.err) { // a full disk is logged once by the store, not per write
+			slog.Error("quota write failed; the account returns to what is on disk", "account", a.acct, "err", m.err)
+		}
+		waiters := append(m.waiters, a.pend.waiters...) // the later ones were built on the lost changes
+		a.reset()
+		if lerr := a.load(); lerr != nil {
+			a.loaded = false // the next message tries again
+		}
+		for _, w := range waiters { // after the rollback: an answer never precedes it
+			w(m.err)
+		}
+	}
+	a.submit()
+	a.resumeRetire()
+}
+
+// resumeRetire carries on with Close's retire once the writes are done.
+func (a *accountActor) resumeRetire() {
+	if m := a.retiring; m != nil && a.idle() {
+		a.retire(m)
+	}
+}

@@ -1,0 +1,99 @@
+package quota
+
+import (
+	"log/slog"
+	"time"
+)
+
+// arm schedules the next idle check.
+func (a *accountActor) arm() {
+	eng, pid := a.engine, a.pid
+	a.timer = time.AfterFunc(a.svc.cfg.IdleTimeout, func() { eng.Send(pid, tick{}) })
+}
+
+// onTick expires abandoned reservations, forgets idle keys, and passivates an actor that
+// received nothing since the last tick and holds no call in flight and no unwritten change.
+func (a *accountActor) onTick() {
+	if a.retired {
+		return
+	}
+	now := a.svc.now().UnixNano()
+	a.expire(now)
+	a.forgetIdleKeys(now)
+	idle := a.received == a.seenAtTick
+	a.seenAtTick = a.received
+	if idle && len(a.calls) == 0 && a.idle() && a.passivate() {
+		return
+	}
+	a.arm()
+}
+
+// passivate retires through the directory: everything is on disk already (the burst windows
+// in the request log). It fails, and the actor carries on, when a message is on its way.
+func (a *accountActor) passivate() bool {
+	if h := a.svc.hookRetire; h != nil {
+		h(a.acct, false)
+	}
+	if !a.svc.dir.Retire(a.acct, a.id, a.received) {
+		return false
+	}
+	if h := a.svc.hookRetire; h != nil {
+		h(a.acct, true)
+	}
+	a.retired = true
+	a.svc.stopLater(a.id)
+	return true
+}
+
+// retire is Service.Close's passivation: it waits for the writes in flight and for messages
+// on their way instead of giving up, and drops in-flight call reservations.
+func (a *accountActor) retire(m *retireMsg) {
+	if a.retired {
+		m.reply.send(struct{}{}, nil)
+		return
+	}
+	if !a.idle() {
+		a.retiring = m // onWritten comes back here
+		a.scheduleFlush()
+		return
+	}
+	a.retiring = nil
+	if !a.svc.dir.Retire(a.acct, a.id, a.received) {
+		a.engine.Send(a.pid, retireAgain{m}) // behind the message still on its way
+		return
+	}
+	a.retired = true
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	a.svc.stopLater(a.id)
+	m.reply.send(struct{}{}, nil)
+}
+
+// expire releases reservations whose settle never came.
+func (a *accountActor) expire(now int64) {
+	for id, h := range a.calls {
+		if h.expires <= now {
+			delete(a.calls, id)
+			a.release(h)
+			slog.Warn("quota reservation expired unsettled; released", "account", a.acct, "reservation", id)
+		}
+	}
+}
+
+// forgetIdleKeys drops keys with nothing left in their windows, and their durable state.
+func (a *accountActor) forgetIdleKeys(now int64) {
+	for id, ks := range a.keys {
+		ks.recent.prune(now)
+		if ks.act.width > 0 {
+			ks.act.advance(now, ks.act.width)
+		}
+		if len(ks.recent.ts) == 0 && ks.throttledUntil <= now && ks.act.sum() == 0 {
+			delete(a.keys, id)
+			if ks.epoch != 0 || ks.act.width != 0 || ks.throttledUntil != 0 {
+				a.keyChanged(id) // written as a delete
+				a.scheduleFlush()
+			}
+		}
+	}
+}

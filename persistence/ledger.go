@@ -1,0 +1,190 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// The ledger writes the quota actors' changes (counters, money, throttle state and request
+// log entries) with group commits: every write queued while one commit's fsync runs goes
+// into the next commit, one Pebble batch and one fsync for all of them, across accounts.
+// A write waits for at most one commit in progress; an idle ledger commits at once, so a
+// lone write pays one fsync and nothing more. While the disk is full (space.go) a commit
+// fails whole, with ErrFull, before anything reaches Pebble.
+
+// ErrClosed is the error of a write submitted after Close.
+var ErrClosed = errors.New("the store is closed")
+
+type ledger struct {
+	db      *pebble.DB
+	space   *space
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []queuedWrite
+	closing bool
+	stopped chan struct{}
+	// beforeCommit (tests) runs with the number of writes of each commit, before it.
+	beforeCommit func(writes int)
+}
+
+type queuedWrite struct {
+	b    *pebble.Batch
+	done func(error)
+}
+
+func newLedger(db *pebble.DB, space *space) *ledger {
+	l := &ledger{db: db, space: space, stopped: make(chan struct{})}
+	l.cond = sync.NewCond(&l.mu)
+	go l.run()
+	return l
+}
+
+func (l *ledger) submit(b *pebble.Batch, done func(error)) {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		b.Close()
+		done(ErrClosed)
+		return
+	}
+	l.queue = append(l.queue, queuedWrite{b, done})
+	l.cond.Signal()
+	l.mu.Unlock()
+}
+
+func (l *ledger) run() {
+	defer close(l.stopped)
+	var spare []queuedWrite
+	for {
+		l.mu.Lock()
+		for len(l.queue) == 0 && !l.closing {
+			l.cond.Wait()
+		}
+		q := l.queue
+		l.queue = spare[:0]
+		l.mu.Unlock()
+		if len(q) == 0 {
+			return // closing, and everything queued is written
+		}
+		if l.beforeCommit != nil {
+			l.beforeCommit(len(q))
+		}
+		err := l.commit(q)
+		for i := range q {
+			q[i].done(err)
+			q[i] = queuedWrite{}
+		}
+		spare = q
+	}
+}
+
+// commit applies the queued batches as one synced batch.
+func (l *ledger) commit(q []queuedWrite) error {
+	if err := l.space.check(); err != nil {
+		for _, w := range q {
+			w.b.Close()
+		}
+		return err
+	}
+	if len(q) == 1 {
+		defer q[0].b.Close()
+		return q[0].b.Commit(pebble.Sync)
+	}
+	group := l.db.NewBatch()
+	defer group.Close()
+	var err error
+	for _, w := range q {
+		if err == nil {
+			err = group.Apply(w.b, nil)
+		}
+		w.b.Close()
+	}
+	if err != nil {
+		return err
+	}
+	return group.Commit(pebble.Sync)
+}
+
+// close commits what is queued and stops; later submissions fail with ErrClosed.
+func (l *ledger) close() {
+	l.mu.Lock()
+	l.closing = true
+	l.cond.Signal()
+	l.mu.Unlock()
+	<-l.stopped
+}
+
+// SubmitQuota queues w for the next group commit and calls done with its outcome, from
+// the ledger's goroutine, once w is on disk (nil) or failed: done must not block. Invalid
+// input writes nothing and calls done with the error at once. Writes are committed in the
+// order they were submitted.
+func (s *Store) SubmitQuota(w QuotaWrite, done func(error)) {
+	b, err := s.quotaBatch(&w)
+	if err != nil {
+		done(err)
+		return
+	}
+	s.ledger.submit(b, done)
+}
+
+// WriteQuota applies w durably and returns when it is on disk.
+func (s *Store) WriteQuota(w QuotaWrite) error {
+	res := make(chan error, 1)
+	s.SubmitQuota(w, func(err error) { res <- err })
+	return <-res
+}
+
+// quotaBatch validates w and encodes it into a batch.
+func (s *Store) quotaBatch(w *QuotaWrite) (*pebble.Batch, error) {
+	if err := validateLogAccount(w.Account); err != nil {
+		return nil, fmt.Errorf("write quota: %w", err)
+	}
+	if w.State == nil {
+		return nil, fmt.Errorf("write quota of %s: %w: no state", w.Account, ErrInvalid)
+	}
+	for _, g := range w.Grants {
+		if err := validateCreditKey(w.Account, g.Key); err != nil {
+			return nil, fmt.Errorf("write quota: %w", err)
+		}
+	}
+	for _, k := range w.Keys {
+		if err := validateKeyID(k.KeyID); err != nil {
+			return nil, fmt.Errorf("write quota of %s: %w", w.Account, err)
+		}
+	}
+	for i := range w.Log {
+		if err := ValidateLogEntry(&w.Log[i]); err != nil {
+			return nil, fmt.Errorf("write quota of %s: log[%d]: %w", w.Account, i, err)
+		}
+		if w.Log[i].AccountID != w.Account {
+			return nil, fmt.Errorf("write quota of %s: log[%d]: %w: entry of account %q", w.Account, i, ErrInvalid, w.Log[i].AccountID)
+		}
+	}
+	b := s.db.NewBatch()
+	err := putMsgpack(b, dbKey(nsQuota, w.Account), w.State)
+	for i := 0; err == nil && i < len(w.Grants); i++ {
+		g := &w.Grants[i]
+		err = putMsgpack(b, dbKey(nsCredit, w.Account, "/", g.Key), &g.Grant)
+	}
+	for i := 0; err == nil && i < len(w.Keys); i++ {
+		k := &w.Keys[i]
+		key := dbKey(nsKeyQuota, w.Account, "/", k.KeyID)
+		if k.State == nil {
+			err = b.Delete(key, nil)
+		} else {
+			err = putMsgpack(b, key, k.State)
+		}
+	}
+	for i := 0; err == nil && i < len(w.Log); i++ {
+		e := &w.Log[i]
+		err = putMsgpack(b, logKey(e.AccountID, e.Time, e.RequestID), e)
+	}
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("write quota of %s: %w", w.Account, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,101 @@
+package persistence
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Writes queued while a commit runs share the next one: one batch, one fsync, whatever
+// their accounts; each is acknowledged only once it is on disk, in the order submitted.
+func TestLedgerGroupsTheWritesQueuedDuringACommit(t *testing.T) {
+	s, dir := openStore(t)
+	var sizes []int
+	release := make(chan struct{})
+	s.ledger.beforeCommit = func(n int) {
+		sizes = append(sizes, n)
+		if len(sizes) == 1 {
+			<-release // the first commit is "in its fsync" while the others queue
+		}
+	}
+	var mu sync.Mutex
+	var acked []string
+	ack := func(id string, wg *sync.WaitGroup) func(error) {
+		return func(err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			acked = append(acked, id)
+			mu.Unlock()
+			wg.Done()
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	s.SubmitQuota(QuotaWrite{Account: "acct_0", State: &QuotaRecord{Balance: 1}, Log: []LogEntry{entry("acct_0", "first", 0)}}, ack("first", &wg))
+	waitUntil(t, func() bool { // the ledger took it
+		s.ledger.mu.Lock()
+		defer s.ledger.mu.Unlock()
+		return len(s.ledger.queue) == 0
+	})
+	var want []string
+	for i := 1; i <= 40; i++ {
+		acct, id := fmt.Sprintf("acct_%d", i%4), fmt.Sprintf("w%02d", i)
+		want = append(want, id)
+		wg.Add(1)
+		s.SubmitQuota(QuotaWrite{Account: acct, State: &QuotaRecord{Balance: int64(i)}, Log: []LogEntry{entry(acct, id, time.Duration(i))}}, ack(id, &wg))
+	}
+	mu.Lock()
+	if len(acked) != 0 {
+		t.Fatalf("acknowledged before the commit: %v", acked)
+	}
+	mu.Unlock()
+	close(release)
+	wg.Wait()
+	if !reflect.DeepEqual(sizes, []int{1, 40}) || !reflect.DeepEqual(acked, append([]string{"first"}, want...)) {
+		t.Fatalf("commits of %v writes, acknowledged %v", sizes, acked)
+	}
+	s.ledger.beforeCommit = nil
+	s = reopen(t, s, dir)
+	for i := 0; i < 4; i++ {
+		acct := fmt.Sprintf("acct_%d", i)
+		rec, _, err := s.LoadQuota(acct)
+		logs := must(s.ListLog(acct, time.Time{}, time.Time{}, 0))(t)
+		wantBalance, wantLogs := []int64{40, 37, 38, 39}[i], []int{11, 10, 10, 10}[i] // the last write of each account wins
+		if err != nil || rec.Balance != wantBalance || len(logs) != wantLogs {
+			t.Fatalf("%s after reopen: balance %d, %d entries, %v", acct, rec.Balance, len(logs), err)
+		}
+	}
+}
+
+// A write submitted after Close fails, and Close commits what was queued before it.
+func TestLedgerCloseCommitsWhatIsQueued(t *testing.T) {
+	s, dir := openStore(t)
+	done := make(chan error, 1)
+	s.SubmitQuota(QuotaWrite{Account: "acct_c", State: &QuotaRecord{Balance: 7}}, func(err error) { done <- err })
+	s.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	late := make(chan error, 1)
+	s.SubmitQuota(QuotaWrite{Account: "acct_c", State: &QuotaRecord{Balance: 8}}, func(err error) { late <- err })
+	if err := <-late; err != ErrClosed {
+		t.Fatalf("write after close: %v", err)
+	}
+	s = reopen(t, s, dir)
+	if rec, _, _ := s.LoadQuota("acct_c"); rec.Balance != 7 {
+		t.Fatalf("balance %d, want 7", rec.Balance)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}

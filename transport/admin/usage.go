@@ -1,0 +1,81 @@
+package admin
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gorilla/mux"
+
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// usageEntry is a log entry with its exact costs as decimal strings — what the usage is worth
+// at the model's per-token prices, and what was charged to credits (calls within the plan's
+// allowance are charged nothing) — and the allowance it took, in calls.
+type usageEntry struct {
+	persistence.LogEntry
+	ListCostUSD    string  `json:"list_cost_usd"`
+	CostUSD        string  `json:"cost_usd"`
+	AllowanceCalls float64 `json:"allowance_calls"`
+}
+
+// usageTotals sums every entry of the query, all pages.
+type usageTotals struct {
+	Count            int64   `json:"count"`
+	CostUSD          string  `json:"cost_usd"`
+	ListCostUSD      string  `json:"list_cost_usd"`
+	InputTokens      int64   `json:"input_tokens"`
+	CachedTokens     int64   `json:"cached_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	AllowanceCalls   float64 `json:"allowance_calls"`
+}
+
+// usage pages through an account's request log: GET …/usage?from&to&key&model&limit&cursor.
+// Every page carries the totals of the whole query; next_cursor is null on the last page.
+func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	if _, err := s.store.GetAccount(id); storeFailed(w, err) {
+		return
+	}
+	from, ok1 := parseTime(w, r, "from")
+	to, ok2 := parseTime(w, r, "to")
+	if !ok1 || !ok2 {
+		return
+	}
+	qv := r.URL.Query()
+	q := persistence.LogQuery{Account: id, From: from, To: to, KeyID: qv.Get("key"), Model: qv.Get("model"), Cursor: qv.Get("cursor")}
+	if v := qv.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > persistence.MaxLogLimit {
+			fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
+				"limit must be a whole number from 1 to "+strconv.Itoa(persistence.MaxLogLimit))
+			return
+		}
+		q.Limit = n
+	}
+	page, err := s.store.QueryLog(q)
+	if storeFailed(w, err) {
+		return
+	}
+	out := make([]usageEntry, len(page.Entries))
+	for i, e := range page.Entries {
+		out[i] = usageEntry{LogEntry: e, ListCostUSD: money.Amount(e.ListCost).String(), CostUSD: money.Amount(e.Cost).String(),
+			AllowanceCalls: calls(e.AllowanceUnits)}
+	}
+	t := page.Totals
+	totals := usageTotals{Count: t.Count, CostUSD: money.Amount(t.Cost).String(), ListCostUSD: money.Amount(t.ListCost).String(),
+		InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, CacheWriteTokens: t.CacheWriteTokens, OutputTokens: t.OutputTokens,
+		ReasoningTokens: t.ReasoningTokens, AllowanceCalls: calls(t.AllowanceUnits)}
+	var next *string
+	if page.NextCursor != "" {
+		next = &page.NextCursor
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "has_more": next != nil, "next_cursor": next,
+		"totals": totals, "total_cost_usd": totals.CostUSD, "total_list_cost_usd": totals.ListCostUSD})
+}
+
+// calls converts thousandths of a call into calls.
+func calls(units int64) float64 { return float64(units) / 1000 }
