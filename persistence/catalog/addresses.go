@@ -42,3 +42,31 @@ func (v *validator) metricsAddr(s string) string {
 	}
 	return s
 }
+
+// AnyOrigin as the only entry of server.cors_origins admits every browser origin.
+const AnyOrigin = "*"
+
+// corsOrigins checks server.cors_origins: absent means every origin; each entry is "*" or
+// an origin (scheme://host[:port], no path), kept lower-case for comparison.
+func (v *validator) corsOrigins(list []string) []string {
+	if list == nil {
+		return []string{AnyOrigin}
+	}
+	out := make([]string, 0, len(list))
+	for i, o := range list {
+		field := fmt.Sprintf("server.cors_origins[%d]", i)
+		if o == AnyOrigin {
+			out = append(out, o)
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(u.Host, ":") ||
+			strings.ContainsAny(u.Host, "*%") {
+			v.fail("", field, fmt.Sprintf("%q must be \"*\" or an origin such as https://app.example.com (scheme and host, no path)", o))
+			continue
+		}
+		out = append(out, strings.ToLower(u.Scheme+"://"+u.Host))
+	}
+	return out
+}

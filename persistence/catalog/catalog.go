@@ -64,6 +64,9 @@ type Server struct {
 	// MetricsAddr is where /metrics listens: host:port, "off", or "" when the file does not
 	// say (the node's default applies). Read at start only.
 	MetricsAddr string
+	// CORSOrigins are the browser origins /v1 answers CORS for: "*" (every origin, the
+	// default: API keys carry no cookies) or scheme://host[:port] each; empty: none.
+	CORSOrigins []string
 }
 
 // Model is one entry of the catalog with every field of the spec's model record.

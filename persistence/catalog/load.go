@@ -42,6 +42,8 @@ type serverDoc struct {
 	IdleStreamTimeout string `yaml:"idle_stream_timeout"`
 	PublicURL         string `yaml:"public_url"`
 	MetricsAddr       string `yaml:"metrics_addr"`
+	// CORSOrigins: nil (absent) is the default, every origin; [] turns CORS off.
+	CORSOrigins []string `yaml:"cors_origins"`
 }
 
 type modelDoc struct {
@@ -199,6 +201,7 @@ func (v *validator) server(s serverDoc) Server {
 	}
 	out.PublicURL = v.publicURL(s.PublicURL)
 	out.MetricsAddr = v.metricsAddr(s.MetricsAddr)
+	out.CORSOrigins = v.corsOrigins(s.CORSOrigins)
 	return out
 }
 

@@ -158,7 +158,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.URL = "http://" + n.ln.Addr().String()
-	n.http = &http.Server{Handler: recoverPanics(api.WithRequestID(r), n.API.Recovered), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	n.http = &http.Server{Handler: recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
 	if metricsLn != nil {
