@@ -68,13 +68,19 @@ func IsDone(data []byte) bool { return string(data) == doneMarker }
 
 // ErrorBody is the chat format's error envelope.
 func ErrorBody(message, typ, code, param string) []byte {
+	return ErrorBodyFor("", message, typ, code, param)
+}
+
+// ErrorBodyFor is ErrorBody carrying the request id in the error object ("" = none).
+func ErrorBodyFor(requestID, message, typ, code, param string) []byte {
 	type inner struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
+		Message   string  `json:"message"`
+		Type      string  `json:"type"`
+		Param     *string `json:"param"`
+		Code      *string `json:"code"`
+		RequestID string  `json:"request_id,omitempty"`
 	}
-	e := inner{Message: message, Type: typ}
+	e := inner{Message: message, Type: typ, RequestID: requestID}
 	if param != "" {
 		e.Param = &param
 	}

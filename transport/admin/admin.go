@@ -265,7 +265,7 @@ func diskFull(w http.ResponseWriter) {
 func fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(chat.ErrorBody(msg, typ, code, param))
+	w.Write(chat.ErrorBodyFor(w.Header().Get("X-Request-Id"), msg, typ, code, param))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

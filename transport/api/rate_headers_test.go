@@ -34,7 +34,7 @@ func rateOf(resp *http.Response) rateHeaders {
 // and the gateway's own refusals before admission included, on /v1 and /v1beta — equal to
 // the budget a model list shows after it (a client error takes its slot by the counting
 // rule, nothing else that admitted nothing does); and every answer carries an X-Request-Id,
-// which an error body repeats, unknown paths and 405s included.
+// which an error body repeats, unknown paths, 405s and the admin API's errors included.
 func TestItem6RateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
 	env := nodetest.Start(t, ratedCatalog, nodetest.Options{Plan: "rated"})
 	restricted := env.NewKey(persistence.KeySpec{Name: "r", Models: []string{"embed"}})
@@ -89,6 +89,9 @@ func TestItem6RateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
 		{"wrong method", "GET", "/v1/chat/completions", env.Key, "", 405, "chat", ""},
 		{"wrong method, messages", "PUT", "/v1/messages", env.Key, "", 405, "messages", ""},
 		{"wrong method, gemini", "DELETE", "/v1beta/models", env.Key, "", 405, "google", ""},
+		{"admin without its token", "GET", "/admin/v1/accounts", "", "", 401, "chat", ""},
+		{"admin, unknown account", "GET", "/admin/v1/accounts/acct_nope", "test-admin-token", "", 404, "chat", ""},
+		{"admin, invalid body", "POST", "/admin/v1/accounts", "test-admin-token", `{"email":`, 400, "chat", ""},
 	}
 	// budgetNow is the key's budget as a model list shows it: the reference each answer's
 	// headers must equal (the list itself takes nothing, as the rows show).
