@@ -156,7 +156,7 @@ func (s *Store) cursorOf(q *LogQuery) (cur logCursor, first bool, err error) {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)
 	if err != nil || json.Unmarshal(raw, &cur) != nil || cur.AfterID == "" {
-		return cur, false, fmt.Errorf("%w: the cursor is not one this API gave out; start again without it", ErrInvalid)
+		return cur, false, invalidf("cursor", "the cursor is not one this API gave out; start again without it")
 	}
 	to := int64(0)
 	if !q.To.IsZero() {
@@ -164,7 +164,7 @@ func (s *Store) cursorOf(q *LogQuery) (cur logCursor, first bool, err error) {
 	}
 	if !q.From.IsZero() && clampNanos(q.From) != cur.From || to != 0 && to != cur.To ||
 		q.KeyID != "" && q.KeyID != cur.Key || q.Model != "" && q.Model != cur.Model {
-		return cur, false, fmt.Errorf("%w: the cursor belongs to another query: keep from, to, key and model as they were, or leave them out", ErrInvalid)
+		return cur, false, invalidf("cursor", "the cursor belongs to another query: keep from, to, key and model as they were, or leave them out")
 	}
 	return cur, false, nil
 }

@@ -125,7 +125,7 @@ func TestUsage(t *testing.T) {
 		{"unknown account", "/admin/v1/accounts/acct_doesnotexist000000/usage", 404, "account_not_found", ""},
 		{"limit 0", "/admin/v1/accounts/" + acct + "/usage?limit=0", 400, "invalid_limit", "limit"},
 		{"limit over 1000", "/admin/v1/accounts/" + acct + "/usage?limit=1001", 400, "invalid_limit", "limit"},
-		{"a cursor not given out", "/admin/v1/accounts/" + acct + "/usage?cursor=bm9wZQ", 400, "invalid_request", ""},
+		{"a cursor not given out", "/admin/v1/accounts/" + acct + "/usage?cursor=bm9wZQ", 400, "invalid_request", "cursor"},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,5 +218,5 @@ func TestItem5UsagePagesWithACursorAndTotalsTheWholeSelection(t *testing.T) {
 	var p page
 	decode(t, raw, &p)
 	status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?key=key_b&cursor="+url.QueryEscape(*p.NextCursor), "")
-	wantError(t, status, raw, 400, "invalid_request_error", "invalid_request", "", "cursor belongs to another query")
+	wantError(t, status, raw, 400, "invalid_request_error", "invalid_request", "cursor", "cursor belongs to another query")
 }
