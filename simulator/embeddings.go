@@ -46,6 +46,10 @@ func (s *Server) embeddings(ex *exchange) {
 			fmt.Sprintf("Invalid value for 'encoding_format': %q. Supported values are: 'float' and 'base64'.", req.EncodingFormat)))
 		return
 	}
+	if e := openAIRange(ex.body, embeddingsBounds); e != nil {
+		writeOpenAIError(ex.w, *e)
+		return
+	}
 	inputs, ok := embeddingInputs(req.Input)
 	if !ok {
 		writeOpenAIError(ex.w, *badRequest("input",

@@ -28,9 +28,10 @@ var (
 		{path: "presence_penalty", min: -2, max: 2}, {path: "frequency_penalty", min: -2, max: 2},
 		{path: "top_logprobs", max: 20, integer: true},
 	}
-	responsesBounds = []bound{{path: "temperature", max: 2}, {path: "top_p", max: 1}, {path: "top_logprobs", max: 20, integer: true}}
-	messagesBounds  = []bound{{path: "top_p", max: 1}, {path: "top_k", max: math.Inf(1), integer: true}}
-	geminiBounds    = []bound{
+	embeddingsBounds = []bound{{path: "dimensions", min: 1, max: math.Inf(1), integer: true}}
+	responsesBounds  = []bound{{path: "temperature", max: 2}, {path: "top_p", max: 1}, {path: "top_logprobs", max: 20, integer: true}}
+	messagesBounds   = []bound{{path: "top_p", max: 1}, {path: "top_k", max: math.Inf(1), integer: true}}
+	geminiBounds     = []bound{
 		{path: "generationConfig.temperature", max: 2}, {path: "generationConfig.topP", max: 1},
 		{path: "generationConfig.topK", min: 1, max: math.Inf(1)},
 		{path: "generationConfig.candidateCount", min: 1, max: 8, integer: true},

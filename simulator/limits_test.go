@@ -51,6 +51,8 @@ func TestItem9SimulatorRefusesWhatProvidersRefuse(t *testing.T) {
 			openAIErr("tools[0].function.name", "string_above_max_length", "Invalid 'tools[0].function.name': string too long. Expected a string with maximum length 64, but got a string with length 65 instead."), post},
 		{"chat: duplicate tool names", "/v1/chat/completions", chatHead + `,"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"f"}}]}`,
 			openAIErr("tools", "", "Invalid 'tools': duplicate tool name 'f'. Each tool must have a unique name."), post},
+		{"embeddings: dimensions of 0", "/v1/embeddings", `{"model":"m","input":"hi","dimensions":0}`,
+			openAIErr("dimensions", "integer_below_min_value", "Invalid 'dimensions': integer below minimum value. Expected a value >= 1, but got 0 instead."), post},
 		{"responses: empty input array", "/v1/responses", `{"model":"m","input":[]}`,
 			openAIErr("input", "", "Invalid 'input': empty array. Expected an array with minimum length 1."), post},
 		{"responses: empty input string", "/v1/responses", `{"model":"m","input":""}`,

@@ -2,6 +2,8 @@ package chat
 
 import (
 	"encoding/json"
+
+	"github.com/modelgate/modelgate/codec/check"
 )
 
 // EmbeddingsRequest is an embeddings request kept raw, like Request.
@@ -10,7 +12,7 @@ type EmbeddingsRequest struct {
 	fields map[string]json.RawMessage
 }
 
-// ParseEmbeddingsRequest checks model and input.
+// ParseEmbeddingsRequest checks model and input, and the dimensions and encoding_format asked for.
 func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
@@ -38,8 +40,20 @@ func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, error) {
 	default:
 		return nil, invalid("input", "input must be a string or an array")
 	}
+	if e := embeddingDimensions.Check(fields["dimensions"]); e != nil {
+		return nil, e
+	}
+	if raw, ok := fields["encoding_format"]; ok && string(raw) != "null" {
+		var format string
+		if json.Unmarshal(raw, &format) != nil || format != "float" && format != "base64" {
+			return nil, invalid("encoding_format", "encoding_format must be one of float, base64; got %s", check.Quote(raw))
+		}
+	}
 	return r, nil
 }
+
+// embeddingDimensions is the range of the vector size a client may ask for.
+var embeddingDimensions = check.Range{Param: "dimensions", Min: 1, Max: check.Unbounded, Integer: true}
 
 // UpstreamBody is the body with the route's model id.
 func (r *EmbeddingsRequest) UpstreamBody(upstreamModel string) []byte {

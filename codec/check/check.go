@@ -44,6 +44,11 @@ func (r Range) Check(raw []byte) *ir.Error {
 	if !isNumber || r.Integer && bytes.ContainsAny(raw, ".eE") || v < r.Min || v > r.Max {
 		return Bad(r.Param, "%s must be %s; got %s", r.Param, r.allowed(), Quote(raw))
 	}
+	// An integer past 64 bits is in no decoder's range: the gateway could not clamp or read it,
+	// and a provider refuses it as not an integer.
+	if _, err := strconv.ParseInt(string(raw), 10, 64); r.Integer && err != nil {
+		return Bad(r.Param, "%s must be %s, at most %d; got %s", r.Param, r.allowed(), int64(math.MaxInt64), Quote(raw))
+	}
 	return nil
 }
 

@@ -28,6 +28,8 @@ func TestRangeNamesTheFieldAndWhatItAllows(t *testing.T) {
 		{maxTokens, `16`, ""},
 		{maxTokens, `15`, "max_output_tokens must be an integer of at least 16; got 15"},
 		{maxTokens, `16.0`, "max_output_tokens must be an integer of at least 16; got 16.0"},
+		{maxTokens, `9223372036854775807`, ""},
+		{maxTokens, `99999999999999999999`, "max_output_tokens must be an integer of at least 16, at most 9223372036854775807; got 99999999999999999999"},
 		{maxTokens, `[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]`, "max_output_tokens must be an integer of at least 16; got [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,…"},
 		{Range{Param: "x", Min: -2, Max: 2}, `-2`, ""},
 		{Range{Param: "x", Min: -Unbounded, Max: 5}, `9`, "x must be a number of at most 5; got 9"},

@@ -21,6 +21,7 @@ func TestItem9GeminiChecksRangesEnumsAndTools(t *testing.T) {
 	}{
 		{"unknown role", `{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"wizard","parts":[{"text":"b"}]}]}`,
 			"contents[1].role", `contents[1].role "wizard" is not valid: use user or model`},
+		{"no contents", `{"contents":[]}`, "contents", "contents is not specified"},
 		{"temperature of 99", config(`"temperature":99`), "generationConfig.temperature", "generationConfig.temperature must be a number from 0 to 2; got 99"},
 		{"topP above 1", config(`"topP":1.2`), "generationConfig.topP", "generationConfig.topP must be a number from 0 to 1; got 1.2"},
 		{"topK of 0", config(`"topK":0`), "generationConfig.topK", "generationConfig.topK must be a number of at least 1; got 0"},

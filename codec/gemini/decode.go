@@ -81,6 +81,9 @@ func decodeRequest(body []byte) (*ir.Request, *ir.Error) {
 	if err := json.Unmarshal(raw, &contents); err != nil {
 		return nil, bad("contents", "contents must be an array of Content objects")
 	}
+	if len(contents) == 0 { // Google's words for an empty list too
+		return nil, bad("contents", "contents is not specified")
+	}
 	for i, c := range contents {
 		if err := d.content(i, c); err != nil {
 			return nil, err

@@ -159,9 +159,9 @@ func (r *Request) reference() string {
 // maxURL bounds a web address; inline data may be as long as the body allows.
 const maxURL = 2048
 
-// mediaURL checks one frame or reference: an http(s) URL with a host, or a base64 data URL of
-// the right kind of media. Anything else (file:, ftp:, a bare path) would have the provider
-// fetch what the client may not name.
+// mediaURL checks one frame or reference: an http(s) URL of a public host, or a base64 data
+// URL of the right kind of media. Anything else (file:, ftp:, a bare path, 127.0.0.1) would
+// have the provider fetch what the client may not name.
 func mediaURL(param, raw, kind string) *ir.Error {
 	if rest, ok := cutPrefixFold(raw, "data:"); ok {
 		meta, data, found := strings.Cut(rest, ",")
@@ -174,6 +174,11 @@ func mediaURL(param, raw, kind string) *ir.Error {
 	u, err := url.Parse(raw)
 	if err != nil || len(raw) > maxURL || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return bad(param, "%s must be an https:, http: or data: URL of an %s; got %s", param, kind, check.QuoteString(raw))
+	}
+	// The provider fetches it from inside its network — or the operator's, for a self-hosted
+	// upstream: an address there (the cloud's metadata service, an admin port) is refused.
+	if check.PrivateHost(u.Hostname()) {
+		return bad(param, "%s must not point at a private, loopback or link-local address; got %s", param, check.QuoteString(raw))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -24,23 +25,14 @@ type accountList struct {
 }
 
 // accountListParams are the query parameters GET /admin/v1/accounts takes.
-var accountListParams = []string{"cursor", "email", "limit"}
+var accountListParams = []string{"email", "cursor", "limit"}
 
 // listAccounts is GET /admin/v1/accounts?email=&cursor=&limit=: the accounts oldest first, a
 // page at a time, or the one with an e-mail (ignoring case). An unknown parameter is refused:
 // a misspelt email= would otherwise list every account as the answer to a lookup.
 func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	var unknown []string
-	for name := range q {
-		if !slices.Contains(accountListParams, name) {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_parameter", unknown[0],
-			"unknown query parameter "+strings.Join(unknown, ", ")+": the account list takes email, cursor and limit")
+	if !onlyParams(w, q, "the account list", accountListParams) {
 		return
 	}
 	limit := DefaultAccountPage
@@ -62,6 +54,33 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, accountList{Object: "list", Data: page.Accounts, HasMore: page.Next != "", NextCursor: page.Next})
+}
+
+// onlyParams refuses a query naming a parameter the endpoint does not take (400
+// unknown_parameter naming them): a misspelt filter would otherwise be ignored, and the answer
+// would look like the one asked for.
+func onlyParams(w http.ResponseWriter, q url.Values, what string, takes []string) bool {
+	var unknown []string
+	for name := range q {
+		if !slices.Contains(takes, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return true
+	}
+	sort.Strings(unknown)
+	fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_parameter", unknown[0],
+		"unknown query parameter "+strings.Join(unknown, ", ")+": "+what+" takes "+joinAnd(takes))
+	return false
+}
+
+// joinAnd is "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // emailTaken answers a creation refused for its e-mail: 409, naming the account that has it.

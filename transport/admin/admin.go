@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -212,19 +213,30 @@ func parseTime(w http.ResponseWriter, r *http.Request, name string) (time.Time, 
 	return time.Time{}, false
 }
 
+// decode reads the body: one JSON object of the documented fields and nothing after it (a
+// second object would otherwise be ignored unread), within 1 MiB.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		msg := check.JSONProblem(err)
-		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			msg = "it is larger than 1 MiB"
-		}
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be a JSON object of the documented fields: "+msg)
+	err := dec.Decode(v)
+	msg := ""
+	if err != nil {
+		msg = check.JSONProblem(err)
+	} else if _, err = dec.Token(); err == io.EOF {
+		return true
+	} else {
+		msg = "it must be one JSON object with nothing after it"
+	}
+	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+		fail(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "", "the body is larger than the admin API's limit of 1 MiB")
 		return false
 	}
-	return true
+	fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be a JSON object of the documented fields: "+msg)
+	return false
 }
+
+// maxBody bounds an admin request's body.
+const maxBody = 1 << 20
 
 // storeFailed answers a store error: the typed refusals (not found, invalid, conflict) in the
 // store's own words, which name the record or the field; anything else as the store's failure,
@@ -262,6 +274,8 @@ func diskFull(w http.ResponseWriter) {
 		"the gateway's data directory is full, so nothing was changed; free space on its disk and retry")
 }
 
+// fail answers an error in the chat envelope with the answer's request id beside the rest, as
+// the API's errors carry it (issue #12 item 6), so a pasted error can be traced.
 func fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -33,11 +33,17 @@ type usageTotals struct {
 	AllowanceCalls   float64 `json:"allowance_calls"`
 }
 
+// usageParams are the query parameters GET …/usage takes.
+var usageParams = []string{"from", "to", "key", "model", "limit", "cursor"}
+
 // usage pages through an account's request log: GET …/usage?from&to&key&model&limit&cursor.
 // Every page carries the totals of the whole query; next_cursor is null on the last page.
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	if _, err := s.store.GetAccount(id); storeFailed(w, err) {
+		return
+	}
+	if !onlyParams(w, r.URL.Query(), "the usage API", usageParams) {
 		return
 	}
 	from, ok1 := parseTime(w, r, "from")

@@ -22,6 +22,8 @@ func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
 			" itself; drop /" + base + " from the base URL (use " + publicBase(r, c.catalog) + ")" + whoAdds[added]
 	} else if r.URL.Path == "/metrics" {
 		msg = "no endpoint at /metrics: metrics are served on the metrics address (server.metrics_addr), not the API's"
+	} else if unclean(r.URL.Path) {
+		msg = "no endpoint at " + path + ": paths are taken as sent, without empty, . or .. segments (a base URL ending in / adds an empty one)"
 	}
 	render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url", Message: msg})
 }
@@ -34,6 +36,17 @@ func (s *Server) MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow 
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	render(w, c, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
 		Message: "method " + r.Method + " is not allowed on " + shortPath(r.URL.Path) + "; use " + strings.Join(allow, " or ")})
+}
+
+// unclean reports a path with an empty (but a trailing one), . or .. segment, which the router
+// does not resolve.
+func unclean(path string) bool {
+	for _, seg := range strings.Split(strings.TrimSuffix(path, "/"), "/")[1:] {
+		if seg == "" || seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // whoAdds names the clients known to add each version to their base URL.

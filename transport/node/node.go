@@ -133,7 +133,10 @@ func Start(cfg Config) (*Node, error) {
 	}
 
 	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
-	r := mux.NewRouter()
+	// Paths are matched as sent: gorilla/mux would answer a path with //, . or .. segments with
+	// a 301 to its cleaned form, outside every envelope, which clients follow as a GET (a POST
+	// loses its body and meets a 405). Such a path is a 404 naming it (api.NotFound).
+	r := mux.NewRouter().SkipClean(true)
 	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
 		Keys: store, Accounts: store, Recorder: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
