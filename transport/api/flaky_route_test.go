@@ -36,8 +36,11 @@ func TestItem17FlakyRouteIsCooledNotJustRetried(t *testing.T) {
 	if s.flaky > bound || s.second() > s.flaky {
 		t.Fatalf("the flaky route got %d attempts (%.1f %%), bound %d; %d second attempts", s.flaky, 100*s.share(), bound, s.second())
 	}
-	if st := env.Node.Board.State("flaky"); st.Reason != routehealth.ReasonErrorRate {
-		t.Fatalf("the flaky route was not judged by its error rate: %+v", st)
+	// Cooled, by its error rate or — when the workers' interleaving lines three failures up
+	// first — by the consecutive rule; the error-rate rule's own judgement is
+	// actors/routehealth's TestItem17ErrorRateCoolsAFlakyRoute.
+	if st := env.Node.Board.State("flaky"); st.Reason != routehealth.ReasonErrorRate && st.Reason != routehealth.ReasonFailures {
+		t.Fatalf("the flaky route was never cooled: %+v", st)
 	}
 }
 
