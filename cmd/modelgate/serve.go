@@ -7,33 +7,48 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/node"
 )
 
 func serve(args []string) error {
+	cfg, err := serveConfig(args)
+	if err != nil {
+		return err
+	}
+	logger := newLogger()
+	cfg.Logger = logger
+	n, err := node.Start(cfg)
+	if err != nil {
+		return err
+	}
+	logger.Info("modelgate serving", "url", n.URL, "metrics", metricsShown(n), "catalog", cfg.CatalogPath, "data", cfg.DataDir, "models", len(n.Catalog.Load().Models()))
+	return run(n, logger)
+}
+
+// serveConfig reads serve's flags, with the environment as their defaults.
+func serveConfig(args []string) (node.Config, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	config := fs.String("config", env("MODELGATE_CONFIG", ""), "catalog YAML file")
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory (Pebble store, admin token)")
 	addr := fs.String("addr", env("MODELGATE_ADDR", defaultAddr), "listen address")
 	metricsAddr := fs.String("metrics-addr", os.Getenv("MODELGATE_METRICS_ADDR"), "metrics listen address, or off (default: the catalog's server.metrics_addr, else 127.0.0.1:9464)")
+	minFree := fs.Int64("min-free-mib", envInt("MODELGATE_MIN_FREE_MIB"), "free space (MiB) below which the store refuses writes and calls get 503 (0: 64; -1: never)")
+	ballast := fs.Int64("ballast-mib", envInt("MODELGATE_BALLAST_MIB"), "size (MiB) of the emergency ballast file in the data directory (0: 16; -1: none)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return node.Config{}, err
 	}
 	if *config == "" {
-		return errors.New("serve needs --config FILE (or MODELGATE_CONFIG)")
+		return node.Config{}, errors.New("serve needs --config FILE (or MODELGATE_CONFIG)")
 	}
-	logger := newLogger()
-	n, err := node.Start(node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr,
-		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"), Logger: logger})
-	if err != nil {
-		return err
-	}
-	logger.Info("modelgate serving", "url", n.URL, "metrics", metricsShown(n), "catalog", *config, "data", *data, "models", len(n.Catalog.Load().Models()))
-	return run(n, logger)
+	return node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr,
+		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
+		Store:      persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast)}}, nil
 }
 
 // run serves until SIGINT/SIGTERM, reloading the catalog on SIGHUP.
@@ -78,4 +93,18 @@ func newLogger() *slog.Logger {
 	l := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(l)
 	return l
+}
+
+// envInt reads an integer setting from the environment (0 when unset or not a number).
+func envInt(name string) int64 {
+	n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+	return n
+}
+
+// mib turns a MiB setting into bytes, keeping 0 (the default) and negatives (off) as they are.
+func mib(n int64) int64 {
+	if n <= 0 {
+		return n
+	}
+	return n << 20
 }
