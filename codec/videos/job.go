@@ -58,14 +58,28 @@ func DecodeJob(data []byte) (Job, error) {
 	}
 	j := Job{ID: w.ID, Status: w.Status, Progress: int(math.Max(0, math.Min(100, math.Floor(w.Progress)))), Seconds: jobSeconds(w.Seconds)}
 	if e := bytes.TrimSpace(w.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
-		var obj struct{ Code, Message string }
+		var obj struct{ Code, Message json.RawMessage }
 		if json.Unmarshal(e, &obj) == nil {
-			j.Error = JobError{Code: obj.Code, Message: obj.Message}
+			j.Error = JobError{Code: text(obj.Code), Message: text(obj.Message)}
 		} else {
 			json.Unmarshal(e, &j.Error.Message)
 		}
 	}
 	return j, nil
+}
+
+// text is an error member as a string: a string's value, a number's digits (some upstreams
+// give a numeric code), "" for anything else, so one odd member never hides the other.
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
 }
 
 // jobSeconds reads the API's "seconds" (a string, "8"; a number is taken too); anything
