@@ -3,10 +3,12 @@
 package admin
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -257,17 +259,25 @@ func parseTime(w http.ResponseWriter, r *http.Request, name string) (time.Time, 
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		msg := check.JSONProblem(err)
-		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			msg = "it is larger than 1 MiB"
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	param, msg := "", ""
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err = dec.Decode(v); err == nil {
+			param, msg = bodyProblem(body, v)
 		}
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be a JSON object of the documented fields: "+msg)
-		return false
 	}
-	return true
+	switch _, tooLarge := errors.AsType[*http.MaxBytesError](err); {
+	case tooLarge:
+		msg = "it is larger than 1 MiB"
+	case err != nil:
+		msg = check.JSONProblem(err)
+	case msg == "":
+		return true
+	}
+	fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", param, "the body must be a JSON object of the documented fields: "+msg)
+	return false
 }
 
 // storeFailed answers a store error: the typed refusals (not found, invalid, conflict) in the
