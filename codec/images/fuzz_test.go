@@ -4,34 +4,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/codec/check/checktest"
 	"github.com/modelgate/modelgate/codec/ir"
 )
-
-// sim is the simulator's recorded images exchanges (testdata/sim/README.md).
-const sim = "../../testdata/sim/"
-
-// simFile is one transcript; for a request (".request.json") its body.
-func simFile(f *testing.F, name string) []byte {
-	f.Helper()
-	raw, err := os.ReadFile(sim + name)
-	if err != nil {
-		f.Fatal(err)
-	}
-	if strings.HasSuffix(name, ".request.json") {
-		var req struct{ Body json.RawMessage }
-		if err := json.Unmarshal(raw, &req); err != nil {
-			f.Fatal(err)
-		}
-		return req.Body
-	}
-	return raw
-}
 
 // requestParams are the members an images request error may name ("" = the body as a whole).
 var requestParams = []string{"", "model", "prompt", "n", "size", "response_format"}
@@ -41,7 +21,7 @@ var requestParams = []string{"", "model", "prompt", "n", "size", "response_forma
 // format writes back to the same request, and whose chat-route body is an images request for
 // the same prompt and size.
 func FuzzDecodeRequest(f *testing.F) {
-	f.Add(simFile(f, "images_b64_json.request.json"))
+	f.Add(checktest.Recorded(f, "images_b64_json.request.json"))
 	for _, s := range []string{
 		`{"model":"m","prompt":"a cat"}`,
 		`{"model":"m","prompt":"a cat","n":1,"response_format":"b64_json","size":"1792x1024","user":"u"}`,
@@ -102,7 +82,7 @@ func checkImage(t *testing.T, img *Image) {
 // FuzzDecodeChat (issue #12 item 19): any chat-format images answer is an error or an image
 // checkImage accepts, which the same format writes back to the same image.
 func FuzzDecodeChat(f *testing.F) {
-	f.Add(simFile(f, "images_b64_json.json"))
+	f.Add(checktest.Recorded(f, "images_b64_json.json"))
 	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nrest"))
 	for _, s := range []string{
 		`{"created":1,"data":[{"b64_json":"` + png + `","revised_prompt":"r"}],"usage":{"input_tokens":3,"output_tokens":1056}}`,
@@ -134,7 +114,7 @@ func FuzzDecodeChat(f *testing.F) {
 // FuzzDecodeGemini (issue #12 item 19): any generateContent answer is an error or the bytes of
 // an image checkImage accepts, which the same format writes back to the same image.
 func FuzzDecodeGemini(f *testing.F) {
-	f.Add(simFile(f, "gemini_image.json"))
+	f.Add(checktest.Recorded(f, "gemini_image.json"))
 	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nrest"))
 	for _, s := range []string{
 		`{"candidates":[{"content":{"parts":[{"text":"here"},{"inlineData":{"mimeType":"image/png","data":"` + png + `"}}]}}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":1290}}`,

@@ -4,27 +4,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/codec/check/checktest"
 	"github.com/modelgate/modelgate/codec/ir"
 )
-
-// sim is the simulator's recorded videos exchange (testdata/sim/README.md).
-const sim = "../../testdata/sim/"
-
-func simFile(f *testing.F, name string) []byte {
-	f.Helper()
-	raw, err := os.ReadFile(sim + name)
-	if err != nil {
-		f.Fatal(err)
-	}
-	return raw
-}
 
 // createParam matches the members a create error may name ("" = the body as a whole).
 var createParam = regexp.MustCompile(`^(|model|prompt|mode|n|seconds|size|aspect_ratio|first_frame|last_frame|images|audios|(images|audios)\[\d+\])$`)
@@ -34,11 +22,7 @@ var createParam = regexp.MustCompile(`^(|model|prompt|mode|n|seconds|size|aspect
 // takes, each a web or data URL) that the client's format writes back to the same request and
 // whose upstream body states the same seconds and frame.
 func FuzzDecodeCreate(f *testing.F) {
-	var recorded struct{ Body json.RawMessage }
-	if err := json.Unmarshal(simFile(f, "videos_create.request.json"), &recorded); err != nil {
-		f.Fatal(err)
-	}
-	f.Add([]byte(recorded.Body))
+	f.Add(checktest.Recorded(f, "videos_create.request.json"))
 	for _, s := range []string{
 		`{"model":"v","prompt":"a cat","mode":"text","seconds":"12","size":"720p","aspect_ratio":"9:16"}`,
 		`{"model":"v","prompt":"p","mode":"keyframe","first_frame":"https://x/a.png","last_frame":"data:image/png;base64,AA","seconds":4}`,
@@ -116,7 +100,7 @@ func sameRequest(a, b *Request) bool {
 // id, a progress of 0-100 and seconds of at least 0, which the API's video object writes back
 // to the same job; an error object's message string is kept whatever its code is.
 func FuzzDecodeJob(f *testing.F) {
-	f.Add(simFile(f, "videos_create.json"))
+	f.Add(checktest.Recorded(f, "videos_create.json"))
 	for _, s := range []string{
 		`{"id":"v1","status":"in_progress","progress":140.5,"seconds":8}`,
 		`{"id":"v1","status":"failed","error":{"code":"timeout","message":"took too long"}}`,

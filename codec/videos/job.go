@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/modelgate/modelgate/codec/check"
 )
 
 // The job answers of the asynchronous video API (wire-formats.md §6.3): a create and a
@@ -60,26 +62,13 @@ func DecodeJob(data []byte) (Job, error) {
 	if e := bytes.TrimSpace(w.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
 		var obj struct{ Code, Message json.RawMessage }
 		if json.Unmarshal(e, &obj) == nil {
-			j.Error = JobError{Code: text(obj.Code), Message: text(obj.Message)}
+			// A numeric code (some upstreams) is its digits; one odd member never hides the other.
+			j.Error = JobError{Code: check.ScalarText(obj.Code), Message: check.ScalarText(obj.Message)}
 		} else {
 			json.Unmarshal(e, &j.Error.Message)
 		}
 	}
 	return j, nil
-}
-
-// text is an error member as a string: a string's value, a number's digits (some upstreams
-// give a numeric code), "" for anything else, so one odd member never hides the other.
-func text(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return ""
 }
 
 // jobSeconds reads the API's "seconds" (a string, "8"; a number is taken too); anything
