@@ -16,10 +16,7 @@ type EmbeddingsRequest struct {
 // MaxEmbeddingInputs is the most items an input list may hold (the OpenAI API's limit).
 const MaxEmbeddingInputs = 2048
 
-// embeddingsDimensions bounds dimensions; encoding_format is float or base64.
-var embeddingsDimensions = check.Range{Param: "dimensions", Min: 1, Max: check.Unbounded, Integer: true}
-
-// ParseEmbeddingsRequest checks model, input, encoding_format and dimensions.
+// ParseEmbeddingsRequest checks model and input, and the dimensions and encoding_format asked for.
 func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
@@ -36,20 +33,20 @@ func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, error) {
 	if err := checkEmbeddingsInput(raw); err != nil {
 		return nil, err
 	}
-	if raw, ok := fields["encoding_format"]; ok && !isNull(raw) {
-		var format string
-		if json.Unmarshal(raw, &format) != nil {
-			return nil, invalid("encoding_format", "encoding_format must be float or base64; got %s", check.Quote(raw))
-		}
-		if e := check.OneOf("encoding_format", format, "float", "base64"); e != nil {
-			return nil, e
-		}
-	}
-	if e := embeddingsDimensions.Check(fields["dimensions"]); e != nil {
+	if e := embeddingDimensions.Check(fields["dimensions"]); e != nil {
 		return nil, e
+	}
+	if raw, ok := fields["encoding_format"]; ok && string(raw) != "null" {
+		var format string
+		if json.Unmarshal(raw, &format) != nil || format != "float" && format != "base64" {
+			return nil, invalid("encoding_format", "encoding_format must be one of float, base64; got %s", check.Quote(raw))
+		}
 	}
 	return r, nil
 }
+
+// embeddingDimensions is the range of the vector size a client may ask for.
+var embeddingDimensions = check.Range{Param: "dimensions", Min: 1, Max: check.Unbounded, Integer: true}
 
 // Kinds of embeddings input item.
 const (

@@ -44,7 +44,7 @@ func bodyProblem(body []byte, v any) (param, problem string) {
 		return "", "it is not valid JSON"
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return "", "it has more after the JSON object"
+		return "", "it must be one JSON object with nothing after it"
 	}
 	return "", ""
 }

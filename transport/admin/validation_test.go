@@ -69,7 +69,7 @@ func TestAdminBodiesAreOneObjectOfTheDocumentedMembers(t *testing.T) {
 		{"null", http.MethodPost, "/admin/v1/accounts", `null`,
 			"invalid_json", "", prefix + "it must be an object, not null"},
 		{"more after the object", http.MethodPost, "/admin/v1/accounts", `{"email":"a@example.com"} {"plan":"pro"}`,
-			"invalid_json", "", prefix + "it has more after the JSON object"},
+			"invalid_json", "", prefix + "it must be one JSON object with nothing after it"},
 		{"an idempotency key with a space", http.MethodPost, acct + "/credits", `{"amount_usd":"1","idempotency_key":" 0"}`,
 			"invalid_request", "idempotency_key", "idempotency_key must be 1-128 printable ASCII characters without spaces"},
 	}

@@ -28,7 +28,7 @@ func TestEmbeddingsRequestIsWhatTheAPIEmbeds(t *testing.T) {
 		{`{"model":"e","input":["a",1]}`, "input[1]", "input[1] is a token id but input[0] is a string: the items of input are all of one kind"},
 		{`{"model":"e","input":[` + strings.Repeat(`"a",`, MaxEmbeddingInputs) + `"a"]}`, "input", "input has 2049 items; at most 2048 are embedded in one request"},
 		{`{"model":"e","input":"a","encoding_format":"int8"}`, "encoding_format", `encoding_format must be one of float, base64; got "int8"`},
-		{`{"model":"e","input":"a","encoding_format":1}`, "encoding_format", "encoding_format must be float or base64; got 1"},
+		{`{"model":"e","input":"a","encoding_format":1}`, "encoding_format", "encoding_format must be one of float, base64; got 1"},
 		{`{"model":"e","input":"a","dimensions":0}`, "dimensions", "dimensions must be an integer of at least 1; got 0"},
 	}
 	for _, c := range cases {
