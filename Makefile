@@ -4,7 +4,7 @@ DATA     ?= ./data
 ADDR     ?= 127.0.0.1:8080
 BIN      := bin
 
-.PHONY: run build test test-short test-faults test-clients vet fmt bench-go clean
+.PHONY: run build test test-short test-faults test-clients fuzz vet fmt bench-go clean
 
 ## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
 run: build
@@ -26,6 +26,25 @@ test: vet
 ## a tmpfs) and skip without it
 test-faults:
 	$(GO) test -tags faults -count=1 -timeout 30m -run '^TestFault' ./...
+
+## fuzz: every fuzz target of the module for FUZZTIME each (default 15s), one after another
+## (go test fuzzes one target at a time); the targets are listed with `go test -list` in each
+## package that has a Fuzz function, so a new one is never left out. FUZZPARALLEL sets
+## -parallel (default: Go's, a worker per core); FUZZFLAGS adds flags (-fuzzminimizetime 5s).
+FUZZTIME     ?= 15s
+FUZZPARALLEL ?=
+fuzz:
+	@targets=$$(for dir in $$(grep -rl --include='*_test.go' --exclude-dir=node_modules '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	    list=$$($(GO) test -list '^Fuzz' $$dir) || { echo "$$list" >&2; exit 1; }; \
+	    for target in $$(echo "$$list" | grep '^Fuzz'); do echo "$$dir:$$target"; done; \
+	  done) || exit 1; \
+	echo "$$(echo $$targets | wc -w) fuzz targets, $(FUZZTIME) each:"; for t in $$targets; do echo "  $$t"; done; \
+	failed=""; \
+	for t in $$targets; do \
+	  echo "== $$t"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $(if $(FUZZPARALLEL),-parallel $(FUZZPARALLEL)) $(FUZZFLAGS) $${t%%:*} || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failing targets:$$failed"; exit 1; fi
 
 vet:
 	$(GO) vet ./...

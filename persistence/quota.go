@@ -167,7 +167,7 @@ func validateCreditKey(account, key string) error {
 	if err := validateLogAccount(account); err != nil {
 		return err
 	}
-	if key == "" || len(key) > maxIdempotencyKeyLen || !printableASCII(key) {
+	if CheckIdempotencyKey(key) != nil {
 		return fmt.Errorf("%w: idempotency key %q must be 1-%d printable ASCII bytes", ErrInvalid, key, maxIdempotencyKeyLen)
 	}
 	return nil
@@ -176,6 +176,15 @@ func validateCreditKey(account, key string) error {
 func validateKeyID(id string) error {
 	if id == "" || len(id) > maxLogIDLen || !printableASCII(id) || strings.IndexByte(id, '/') >= 0 {
 		return fmt.Errorf("%w: key id %q must be 1-%d printable ASCII bytes without '/'", ErrInvalid, id, maxLogIDLen)
+	}
+	return nil
+}
+
+// CheckIdempotencyKey refuses a top-up's idempotency key the store cannot keep, so a caller
+// refuses it before the key reaches the account's write: 1-128 printable ASCII characters.
+func CheckIdempotencyKey(key string) error {
+	if key == "" || len(key) > maxIdempotencyKeyLen || !printableASCII(key) {
+		return invalidf("idempotency_key", "idempotency_key must be 1-%d printable ASCII characters without spaces", maxIdempotencyKeyLen)
 	}
 	return nil
 }

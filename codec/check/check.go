@@ -117,6 +117,20 @@ func Quote(raw []byte) string {
 // QuoteString is a string value as an error message shows it, quoted and cut like Quote.
 func QuoteString(s string) string { return Quote([]byte(strconv.Quote(s))) }
 
+// ScalarText is a JSON string or number as text (an upstream error's code may be either);
+// null and other shapes are "".
+func ScalarText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
 // JSONProblem says what is wrong with a body encoding/json refused, in a client's words: no
 // Go type names, no package prefix.
 func JSONProblem(err error) string {

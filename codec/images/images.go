@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"mime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -159,14 +161,17 @@ func DecodeChat(body []byte) (*Image, error) {
 		return nil, fmt.Errorf("the images answer has no data")
 	}
 	d := out.Data[0]
-	img := &Image{URL: d.URL, RevisedPrompt: d.RevisedPrompt, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
+	img := &Image{URL: d.URL, RevisedPrompt: d.RevisedPrompt, InputTokens: max(out.Usage.InputTokens, 0), OutputTokens: max(out.Usage.OutputTokens, 0),
 		MediaType: "image/" + orDefault(out.OutputFormat, "png")}
 	if d.B64JSON != "" {
 		data, err := base64.StdEncoding.DecodeString(d.B64JSON)
 		if err != nil {
 			return nil, fmt.Errorf("b64_json is not base64: %w", err)
 		}
-		img.Data, img.MediaType = data, Sniff(data, img.MediaType)
+		if img.MediaType, err = servable(data, img.MediaType); err != nil {
+			return nil, err
+		}
+		img.Data = data
 	}
 	if img.Data == nil && img.URL == "" {
 		return nil, fmt.Errorf("the images answer has neither b64_json nor url")
@@ -215,12 +220,37 @@ func DecodeGemini(body []byte) (*Image, error) {
 				if err != nil {
 					return nil, fmt.Errorf("inlineData is not base64: %w", err)
 				}
-				return &Image{Data: data, MediaType: Sniff(data, p.InlineData.MimeType),
-					InputTokens: out.UsageMetadata.PromptTokenCount, OutputTokens: out.UsageMetadata.CandidatesTokenCount}, nil
+				mediaType, err := servable(data, p.InlineData.MimeType)
+				if err != nil {
+					return nil, err
+				}
+				return &Image{Data: data, MediaType: mediaType,
+					InputTokens: max(out.UsageMetadata.PromptTokenCount, 0), OutputTokens: max(out.UsageMetadata.CandidatesTokenCount, 0)}, nil
 			}
 		}
 	}
 	return nil, fmt.Errorf("the answer holds no image")
+}
+
+// servedTypes are the media types the gateway stores and serves images as.
+var servedTypes = []string{"image/png", "image/jpeg", "image/webp", "image/gif"}
+
+// servable is the media type of an answer's image bytes: the one their magic number says,
+// else the one the answer names (in lower case, without parameters). Empty bytes or another
+// type are a broken answer, refused here so the next route may serve the image rather than
+// the gateway failing to store it after the upstream was paid.
+func servable(data []byte, label string) (string, error) {
+	if len(data) == 0 {
+		return "", fmt.Errorf("the answer's image is empty")
+	}
+	if mt, _, err := mime.ParseMediaType(label); err == nil {
+		label = mt
+	}
+	mediaType := Sniff(data, label)
+	if !slices.Contains(servedTypes, mediaType) {
+		return "", fmt.Errorf("the answer's image is %q, not PNG, JPEG, WEBP or GIF", mediaType)
+	}
+	return mediaType, nil
 }
 
 // Sniff trusts the bytes over the label: PNG, JPEG, WEBP and GIF by their magic numbers.

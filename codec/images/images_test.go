@@ -78,3 +78,37 @@ func TestDecodeAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersTheGatewayCannotServeAreRefused (issue #12 item 19, found by FuzzDecodeChat): an
+// upstream image the gateway could not store (empty, or of a type other than PNG, JPEG, WEBP
+// or GIF) is a broken answer, so the next route may serve it; a negative token count is none.
+func TestAnswersTheGatewayCannotServeAreRefused(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nrest"))
+	cases := []struct {
+		name   string
+		decode func([]byte) (*Image, error)
+		body   string
+		err    string // "" = decodes to mediaType
+		media  string
+	}{
+		{"chat, an unknown output_format", DecodeChat, `{"data":[{"b64_json":"AAAA"}],"output_format":"avif"}`, `the answer's image is "image/avif", not PNG, JPEG, WEBP or GIF`, ""},
+		{"chat, the magic number wins", DecodeChat, `{"data":[{"b64_json":"` + png + `"}],"output_format":"avif"}`, "", "image/png"},
+		{"chat, output_format in capitals", DecodeChat, `{"data":[{"b64_json":"AAAA"}],"output_format":"JPEG"}`, "", "image/jpeg"},
+		{"gemini, empty data", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/png","data":""}}]}}]}`, "the answer's image is empty", ""},
+		{"gemini, a type with parameters", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/WebP; q=1","data":"AAAA"}}]}}]}`, "", "image/webp"},
+		{"gemini, an image type not served", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/tiff","data":"AAAA"}}]}}]}`, `the answer's image is "image/tiff", not PNG, JPEG, WEBP or GIF`, ""},
+	}
+	for _, c := range cases {
+		img, err := c.decode([]byte(c.body))
+		switch {
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("%s: %+v, %v; want error %q", c.name, img, err, c.err)
+		case c.err == "" && (err != nil || img.MediaType != c.media):
+			t.Errorf("%s: %+v, %v; want %s", c.name, img, err, c.media)
+		}
+	}
+	img, err := DecodeChat([]byte(`{"data":[{"url":"https://x/y.png"}],"usage":{"input_tokens":-5,"output_tokens":-1}}`))
+	if err != nil || img.InputTokens != 0 || img.OutputTokens != 0 {
+		t.Errorf("negative counts: %+v, %v", img, err)
+	}
+}

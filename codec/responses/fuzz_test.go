@@ -12,7 +12,9 @@ import (
 )
 
 // Any body either decodes into a request every part of which a responses route can take, or
-// is refused with an invalid_request error; nothing panics.
+// is refused with an invalid_request error; nothing panics. What decodes encodes to a body that
+// decodes again, unless nothing in it can be sent (every part dropped): then the encoder says
+// so with a 400 on input rather than send a request without input.
 func FuzzDecodeRequest(f *testing.F) {
 	f.Add(fixtureBytes(f, "request_items.json"))
 	for _, s := range []string{
@@ -34,8 +36,11 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		var loss ir.Loss
 		out, err := Format.EncodeRequest(r, "up", &loss)
+		if e, ok := err.(*ir.Error); ok && e.Param == "input" && len(loss.Fields()) > 0 {
+			return
+		}
 		if err != nil || !json.Valid(out) {
-			t.Fatalf("EncodeRequest: %v\n%s", err, out)
+			t.Fatalf("EncodeRequest: %v (dropped %v)\n%s", err, loss.Fields(), out)
 		}
 		if _, err := Format.DecodeRequest(out); err != nil {
 			t.Fatalf("the encoded request does not decode: %v\n%s", err, out)

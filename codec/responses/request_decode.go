@@ -47,6 +47,9 @@ type reqDecoder struct {
 	callNames map[string]string // call_id → name, for tool results
 	names     *check.Tools      // the function and custom tools' names, for tool_choice
 	anyTools  bool              // any tool offered, hosted ones included
+	// answerable: the request holds instructions, or its input a message with content, a
+	// call or a call output, not only reasoning items and empty messages.
+	answerable bool
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -88,6 +91,7 @@ func (d *reqDecoder) decode() error {
 		return err
 	}
 	if instructions != "" {
+		d.answerable = true // the model answers instructions, even beside an empty message
 		r.Messages = append(r.Messages, ir.Message{Role: ir.RoleSystem,
 			Parts: []ir.Part{{Kind: ir.PartText, Text: instructions}}})
 	}
@@ -95,7 +99,7 @@ func (d *reqDecoder) decode() error {
 		if err := d.input(raw); err != nil {
 			return err
 		}
-	} else if !d.has("previous_response_id") && !d.has("prompt") && !d.has("conversation") {
+	} else if !d.carried() {
 		return invalid("input", "input is required")
 	}
 	if err := d.tools(); err != nil {
@@ -152,6 +156,13 @@ func (d *reqDecoder) has(name string) bool {
 	return ok && !isNull(raw)
 }
 
+// carried reports a turn carried by something other than input: a previous response (its
+// id a non-empty string: "" names none) or a stored prompt or conversation.
+func (d *reqDecoder) carried() bool {
+	var id string
+	return json.Unmarshal(d.fields["previous_response_id"], &id) == nil && id != "" || d.has("prompt") || d.has("conversation")
+}
+
 // input reads a string (one user message) or a list of items; an empty one is the client's
 // 400 here, not an upstream's complaint about a field the client never sent.
 func (d *reqDecoder) input(raw json.RawMessage) error {
@@ -175,6 +186,10 @@ func (d *reqDecoder) input(raw json.RawMessage) error {
 		if err := d.item(fmt.Sprintf("input[%d]", i), item); err != nil {
 			return err
 		}
+	}
+	if !d.answerable {
+		return invalid("input", "input holds nothing to answer: send at least one message with content, "+
+			"function call or function call output (reasoning items and empty messages only accompany them)")
 	}
 	return nil
 }
@@ -225,6 +240,9 @@ func (d *reqDecoder) item(param string, raw json.RawMessage) error {
 	if err := unmarshalAt(param, raw, &it, "an input item object"); err != nil {
 		return err
 	}
+	if err := exactMembers(param, raw, itemMembers); err != nil {
+		return err
+	}
 	typ := it.Type
 	if typ == "" && it.Role != "" {
 		typ = "message"
@@ -266,6 +284,7 @@ func (d *reqDecoder) message(param string, it *wireItem) error {
 	if err != nil {
 		return err
 	}
+	d.answerable = d.answerable || hasContent(parts)
 	if role == ir.RoleAssistant {
 		d.assistant(parts...)
 		return nil
@@ -323,9 +342,22 @@ func (d *reqDecoder) content(param string, raw json.RawMessage) ([]ir.Part, erro
 	return parts, nil
 }
 
+// hasContent reports parts with something in them: not only empty texts.
+func hasContent(parts []ir.Part) bool {
+	for _, p := range parts {
+		if p.Kind != ir.PartText || p.Text != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func contentPart(param string, raw json.RawMessage) (ir.Part, error) {
 	var w wirePart
 	if err := unmarshalAt(param, raw, &w, "a content part object"); err != nil {
+		return ir.Part{}, err
+	}
+	if err := exactMembers(param, raw, partMembers); err != nil {
 		return ir.Part{}, err
 	}
 	switch w.Type {
@@ -440,6 +472,7 @@ func (d *reqDecoder) toolCall(param string, it *wireItem) error {
 		tc.Arguments = args
 	}
 	d.callNames[tc.ID] = tc.Name
+	d.answerable = true
 	d.assistant(ir.Part{Kind: ir.PartToolCall, ToolCall: tc})
 	return nil
 }
@@ -519,6 +552,7 @@ func (d *reqDecoder) toolOutput(param string, it *wireItem) error {
 	id, _ := splitCallID(*it.CallID)
 	res := &ir.ToolResult{CallID: id, Name: d.callNames[id], Content: content}
 	part := ir.Part{Kind: ir.PartToolResult, ToolResult: res}
+	d.answerable = true
 	msgs := d.r.Messages
 	if n := len(msgs); n > 0 && msgs[n-1].Role == ir.RoleTool {
 		msgs[n-1].Parts = append(msgs[n-1].Parts, part)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -25,12 +26,18 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 	}
 	body["model"] = upstreamModel
 	tools, kinds := encodeTools(r, loss)
-	instructions, input, replays := encodeInput(r.Messages, kinds, loss)
+	carried := carriedTurn(r)
+	instructions, input, replays := encodeInput(r.Messages, kinds, carried, loss)
 	if instructions != nil {
 		body["instructions"] = *instructions
 	}
-	if len(input) > 0 { // none: previous_response_id or a prompt template carries the turn
+	switch {
+	case len(input) > 0:
 		body["input"] = input
+	case !carried:
+		// The API refuses a request without input (instructions alone included).
+		return nil, check.Bad("input", "nothing in this conversation can be sent to a Responses API route: "+
+			"it holds no message, call or call output this format carries")
 	}
 	if len(tools) > 0 {
 		body["tools"] = tools
@@ -319,9 +326,16 @@ type inputMessage struct {
 	Content any    `json:"content"`
 }
 
+// carriedTurn reports a request whose turn something other than input carries: a previous
+// response, or a stored prompt or conversation the client named.
+func carriedTurn(r *ir.Request) bool {
+	return r.PreviousResponseID != "" || !isNull(r.Extra["prompt"]) || !isNull(r.Extra["conversation"])
+}
+
 // encodeInput hoists leading system messages into instructions when no system message comes
-// later (otherwise every system message stays in place as a system-role item).
-func encodeInput(msgs []ir.Message, kinds toolKinds, loss *ir.Loss) (*string, []any, bool) {
+// later (otherwise every system message stays in place as a system-role item), and when some
+// input is left or carried: the API refuses instructions without input.
+func encodeInput(msgs []ir.Message, kinds toolKinds, carried bool, loss *ir.Loss) (*string, []any, bool) {
 	b := &inputBuilder{items: []any{}, kinds: kinds, customCalls: map[string]bool{}, loss: loss}
 	lead := 0
 	for lead < len(msgs) && msgs[lead].Role == ir.RoleSystem {
@@ -332,6 +346,9 @@ func encodeInput(msgs []ir.Message, kinds toolKinds, loss *ir.Loss) (*string, []
 		if m.Role == ir.RoleSystem {
 			hoist = false
 		}
+	}
+	if hoist && !carried && !b.rendersItems(msgs[lead:]) {
+		hoist = false
 	}
 	var instructions *string
 	if hoist {
@@ -353,6 +370,15 @@ func encodeInput(msgs []ir.Message, kinds toolKinds, loss *ir.Loss) (*string, []
 		b.message(m)
 	}
 	return instructions, b.items, b.replays
+}
+
+// rendersItems reports whether msgs make at least one input item, without recording anything.
+func (b *inputBuilder) rendersItems(msgs []ir.Message) bool {
+	probe := &inputBuilder{items: []any{}, kinds: b.kinds, customCalls: map[string]bool{}} // no loss: nothing is recorded
+	for _, m := range msgs {
+		probe.message(m)
+	}
+	return len(probe.items) > 0
 }
 
 // notes reports what no item can carry.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonscan"
 )
@@ -152,8 +153,8 @@ func (format) DecodeError(status int, body []byte) *ir.Error {
 	e := &ir.Error{Status: status}
 	if json.Unmarshal(body, &env) == nil && env.Error != nil {
 		e.Message = env.Error.Message
-		e.Code = scalarText(env.Error.Code)
-		e.Param = scalarText(env.Error.Param)
+		e.Code = check.ScalarText(env.Error.Code)
+		e.Param = check.ScalarText(env.Error.Param)
 		e.Kind = classify(status, env.Error.Type, e.Code)
 	} else {
 		e.Message = strings.TrimSpace(string(body))
@@ -166,19 +167,6 @@ func (format) DecodeError(status int, body []byte) *ir.Error {
 		e.Message = fmt.Sprintf("upstream error %d %s", status, http.StatusText(status))
 	}
 	return e
-}
-
-// scalarText renders a JSON string or number as text; null and other shapes are "".
-func scalarText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return ""
 }
 
 // classify maps an OpenAI error's code, type and status onto a neutral kind, most specific

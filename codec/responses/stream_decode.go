@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -145,7 +146,7 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 			e.Message = "the upstream stream failed"
 		}
 		out = append(out, ir.Event{Kind: ir.EvError,
-			Err: responseError(e.Type, scalarText(e.Code), e.Message, scalarText(e.Param))})
+			Err: responseError(e.Type, check.ScalarText(e.Code), e.Message, check.ScalarText(e.Param))})
 		d.ended = true
 	}
 	return out, d.ended, nil

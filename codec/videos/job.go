@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/modelgate/modelgate/codec/check"
 )
 
 // The job answers of the asynchronous video API (wire-formats.md §6.3): a create and a
@@ -58,9 +60,10 @@ func DecodeJob(data []byte) (Job, error) {
 	}
 	j := Job{ID: w.ID, Status: w.Status, Progress: int(math.Max(0, math.Min(100, math.Floor(w.Progress)))), Seconds: jobSeconds(w.Seconds)}
 	if e := bytes.TrimSpace(w.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
-		var obj struct{ Code, Message string }
+		var obj struct{ Code, Message json.RawMessage }
 		if json.Unmarshal(e, &obj) == nil {
-			j.Error = JobError{Code: obj.Code, Message: obj.Message}
+			// A numeric code (some upstreams) is its digits; one odd member never hides the other.
+			j.Error = JobError{Code: check.ScalarText(obj.Code), Message: check.ScalarText(obj.Message)}
 		} else {
 			json.Unmarshal(e, &j.Error.Message)
 		}

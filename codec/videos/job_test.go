@@ -18,6 +18,7 @@ func TestDecodeJob(t *testing.T) {
 		{"null error", `{"id":"v1","status":"completed","seconds":" 8 ","error":null}`, Job{ID: "v1", Status: JobCompleted, Seconds: 8}, ""},
 		{"unknown status kept", `{"id":"v1","status":"rendering"}`, Job{ID: "v1", Status: "rendering"}, ""},
 		{"error code only", `{"id":"v1","status":"failed","error":{"code":"timeout"}}`, Job{ID: "v1", Status: JobFailed, Error: JobError{Code: "timeout"}}, ""},
+		{"numeric error code (FuzzDecodeJob)", `{"id":"v1","status":"failed","error":{"code":504,"message":"render timed out"}}`, Job{ID: "v1", Status: JobFailed, Error: JobError{Code: "504", Message: "render timed out"}}, ""},
 		{"no id", `{"status":"queued"}`, Job{}, "video job answer without an id"},
 		{"not an object", `[]`, Job{}, "json: cannot unmarshal array into Go value of type videos.wireJob"},
 	}

@@ -3,6 +3,7 @@
 package videos
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -166,7 +167,8 @@ func mediaURL(param, raw, kind string) *ir.Error {
 	if rest, ok := cutPrefixFold(raw, "data:"); ok {
 		meta, data, found := strings.Cut(rest, ",")
 		mime, isBase64 := strings.CutSuffix(meta, ";base64")
-		if !found || !isBase64 || data == "" || !strings.HasPrefix(strings.ToLower(mime), kind+"/") {
+		subtype, isKind := cutPrefixFold(mime, kind+"/")
+		if !found || !isBase64 || data == "" || !isKind || subtype == "" || !isBase64Text(data) {
 			return bad(param, "%s must be a data URL of an %s (data:%s/…;base64,…); got %s", param, kind, kind, check.QuoteString(raw))
 		}
 		return nil
@@ -181,6 +183,16 @@ func mediaURL(param, raw, kind string) *ir.Error {
 		return bad(param, "%s must not point at a private, loopback or link-local address; got %s", param, check.QuoteString(raw))
 	}
 	return nil
+}
+
+// isBase64Text reports whether s is base64, padded or not: what the provider decodes.
+func isBase64Text(s string) bool {
+	enc := base64.StdEncoding
+	if len(s)%4 != 0 {
+		enc = base64.RawStdEncoding
+	}
+	_, err := enc.DecodeString(s)
+	return err == nil
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

@@ -62,7 +62,7 @@ func TestValidationErrorsNameFileModelAndField(t *testing.T) {
 		yaml string
 		want string
 	}{
-		{"unknown field", "models:\n  - id: m1\n    kind: chat\n    colour: red\n", "field colour not found"},
+		{"unknown field", "models:\n  - id: m1\n    kind: chat\n    colour: red\n", `f.yaml: line 4: models[0]: unknown field "colour" (docs/catalog.md lists the fields)`},
 		{"no models", "server: {}\n", "f.yaml: models: at least one model is required"},
 		{"bad kind", strings.Replace(base, "kind: chat", "kind: audio", 1), "f.yaml: model m1: kind: \"audio\" must be chat, embedding, image or video"},
 		{"bad price", base + "    pricing: {prompt: '1e-6'}\n", "f.yaml: model m1: pricing.prompt: amount \"1e-6\" is not a plain non-negative decimal number"},

@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -94,8 +96,8 @@ func (v *validator) clients(d *clientsDoc) ClientRules {
 		r.Automated = d.Automated
 	}
 	if d.Signals != nil {
-		for name, list := range d.Signals {
-			check(fmt.Sprintf("signals.%s", name), list)
+		for _, name := range slices.Sorted(maps.Keys(d.Signals)) { // errors in the same order each time
+			check(fmt.Sprintf("signals.%s", name), d.Signals[name])
 		}
 		r.Signals = d.Signals
 	}

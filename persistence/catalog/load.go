@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -108,9 +109,12 @@ func LoadFile(path string) (*Catalog, error) {
 func Parse(path string, data []byte) (*Catalog, error) {
 	var doc fileDoc
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true) // a misspelt field is an error, not a silent default
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	dec.KnownFields(true)                                     // a misspelt field is an error, not a silent default
+	if err := dec.Decode(&doc); err != nil && err != io.EOF { // EOF: an empty file, no models
+		return nil, yamlError(path, data, err)
+	}
+	if err := fractions(path, data); err != nil {
+		return nil, err
 	}
 	v := &validator{path: path}
 	c := &Catalog{Path: path, byName: map[string]*Model{}, routes: map[string]*Route{}, removed: map[string]string{}}
@@ -187,6 +191,16 @@ func (v *validator) duration(model, field, s string, def time.Duration) time.Dur
 	return d
 }
 
+// parseTime reads an RFC 3339 time whose UTC is within the years RFC 3339 writes (0000-9999):
+// "9999-12-31T23:59:59-01:00" is in the year 10000 in UTC, which no file could say back.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, s)
+	if y := t.UTC().Year(); err == nil && (y < 0 || y > 9999) {
+		err = fmt.Errorf("year %d in UTC", y)
+	}
+	return t, err
+}
+
 func (v *validator) server(s serverDoc) Server {
 	out := Server{
 		MaxBodyBytes:      s.MaxBodyBytes,
@@ -257,7 +271,7 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 	m.QuotaMultiplier = 1
 	if d.QuotaMultiplier != nil {
 		m.QuotaMultiplier = *d.QuotaMultiplier
-		if m.QuotaMultiplier < 1 || m.QuotaMultiplier > 1000 {
+		if !(m.QuotaMultiplier >= 1 && m.QuotaMultiplier <= 1000) { // NaN (.nan) too
 			v.fail(id, "quota_multiplier", fmt.Sprintf("%v must be between 1 and 1000", m.QuotaMultiplier))
 		}
 	}
@@ -278,7 +292,7 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 		}
 	}
 	if d.DeprecatedAt != "" {
-		t, err := time.Parse(time.RFC3339, d.DeprecatedAt)
+		t, err := parseTime(d.DeprecatedAt)
 		if err != nil {
 			v.fail(id, "deprecated_at", fmt.Sprintf("%q is not an RFC 3339 time such as 2026-12-31T00:00:00Z", d.DeprecatedAt))
 		}

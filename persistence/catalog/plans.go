@@ -70,7 +70,7 @@ type Plan struct {
 // over. Credits never bypass it. The other keys of the account are not affected.
 //
 // Defaults: Window 10m, MaxShare 0.5, MinRequests 200, Duration 10m, RPM a quarter of the
-// plan's burst_rpm (at least 1). So a pro key (burst 60) that averages 30 calls a minute
+// plan's burst_rpm (at least 1; 0 for a burst_rpm of 1, as no lower cap exists). So a pro key (burst 60) that averages 30 calls a minute
 // for ten minutes is held to 15 a minute for the next ten; a free key (burst 10) can never
 // reach 200 calls in ten minutes and is never throttled. RPM 0 turns the throttle off; it
 // is the default of a plan without a burst limit (nothing to measure the load against),
@@ -128,7 +128,7 @@ func defaultThrottle(burst int64) Throttle {
 		Window: DefaultThrottleWindow, MaxShare: DefaultThrottleMaxShare,
 		MinRequests: DefaultThrottleMinRequests, Duration: DefaultThrottleDuration,
 	}
-	if burst > 0 {
+	if burst > 1 { // a burst of 1 has no lower cap to throttle to
 		t.RPM = max(1, burst/4)
 	}
 	t.Trigger = trigger(t, burst)
@@ -229,7 +229,7 @@ func (v *validator) plan(i int, d *planDoc) *Plan {
 		p.BurstRPM = 0
 	}
 	if d.WindowAnchor != "" {
-		t, err := time.Parse(time.RFC3339, d.WindowAnchor)
+		t, err := parseTime(d.WindowAnchor)
 		switch {
 		case err != nil:
 			fail("window_anchor", fmt.Sprintf("%q is not an RFC 3339 time such as 2026-01-05T00:00:00Z", d.WindowAnchor))

@@ -128,7 +128,7 @@ func TestPlanValidationErrorsNameFilePlanAndField(t *testing.T) {
 		{"throttle rpm above burst", "{name: p, burst_rpm: 10, throttle: {rpm: 10}}", "f.yaml: plan p: throttle.rpm: 10 must be below burst_rpm 10"},
 		{"throttle min", "{name: p, throttle: {min_requests: 0}}", "f.yaml: plan p: throttle.min_requests: 0 must be at least 1"},
 		{"throttle duration", "{name: p, throttle: {duration: soon}}", `f.yaml: plan p: throttle.duration: "soon"`},
-		{"unknown field", "{name: p, colour: red}", "field colour not found"},
+		{"unknown field", "{name: p, colour: red}", `plans[0]: unknown field "colour"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,7 +33,7 @@ func TestRemovedPublicURLAndMetricsAddr(t *testing.T) {
 		{name: "removed twice", yaml: base + "removed: [{id: old}, {id: old}]\n", err: "removed[1].id: \"old\" is listed twice"},
 		{name: "replacement unknown", yaml: base + "removed: [{id: old, replacement: nope}]\n", err: "f.yaml: removed[0].replacement: model \"nope\" is not in the catalog"},
 		{name: "removed id invalid", yaml: base + "removed: [{id: 'a b'}]\n", err: "removed[0].id: \"a b\" must be 1-128 letters"},
-		{name: "removed unknown field", yaml: base + "removed: [{id: old, successor: m1}]\n", err: "field successor not found"},
+		{name: "removed unknown field", yaml: base + "removed: [{id: old, successor: m1}]\n", err: `removed[0]: unknown field "successor"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

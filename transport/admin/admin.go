@@ -3,6 +3,7 @@
 package admin
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -216,22 +217,23 @@ func parseTime(w http.ResponseWriter, r *http.Request, name string) (time.Time, 
 // decode reads the body: one JSON object of the documented fields and nothing after it (a
 // second object would otherwise be ignored unread), within 1 MiB.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	msg := ""
-	if err != nil {
-		msg = check.JSONProblem(err)
-	} else if _, err = dec.Token(); err == io.EOF {
-		return true
-	} else {
-		msg = "it must be one JSON object with nothing after it"
-	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
 		fail(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "", "the body is larger than the admin API's limit of 1 MiB")
 		return false
 	}
-	fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be a JSON object of the documented fields: "+msg)
+	param, msg := "", ""
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(v)
+	}
+	if err != nil {
+		msg = check.JSONProblem(err)
+	} else if param, msg = bodyProblem(body, v); msg == "" {
+		return true
+	}
+	fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", param, "the body must be a JSON object of the documented fields: "+msg)
 	return false
 }
 

@@ -58,6 +58,9 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 			"idempotency_key is required (in the body or the Idempotency-Key header): the same key twice adds once")
 		return
 	}
+	if err := persistence.CheckIdempotencyKey(in.IdempotencyKey); storeFailed(w, err) {
+		return // before the account's write, which it would fail with the calls settling beside it
+	}
 	amount, err := money.Parse(in.AmountUSD)
 	if err != nil || amount <= 0 {
 		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd",

@@ -48,3 +48,43 @@ func TestItem9AdminNamesTheFieldAndTypesNotFound(t *testing.T) {
 		t.Fatalf("%d %s", status, raw)
 	}
 }
+
+// TestAdminBodiesAreOneObjectOfTheDocumentedMembers (issue #12 item 19, found by
+// FuzzAdminBodies): encoding/json matches member names in any case, lets the last of two
+// win, takes null for an object and ignores what follows it; the admin API refuses each, so
+// what it stores is what was sent. An idempotency key the store cannot keep is a 400 on it,
+// not the store's 500.
+func TestAdminBodiesAreOneObjectOfTheDocumentedMembers(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	acct := "/admin/v1/accounts/" + env.Account.ID
+	const prefix = "the body must be a JSON object of the documented fields: "
+	cases := []struct {
+		name, method, path, body string
+		code, param, message     string
+	}{
+		{"a member in another case", http.MethodPost, acct + "/keys", `{"nAme":"k","Zdr":true}`,
+			"invalid_json", "name", prefix + `member "nAme" must be spelt "name"`},
+		{"a member twice", http.MethodPut, acct + "/plan", `{"plan":"pro","plan":"free"}`,
+			"invalid_json", "plan", prefix + `member "plan" is given twice`},
+		{"null", http.MethodPost, "/admin/v1/accounts", `null`,
+			"invalid_json", "", prefix + "it must be an object, not null"},
+		{"more after the object", http.MethodPost, "/admin/v1/accounts", `{"email":"a@example.com"} {"plan":"pro"}`,
+			"invalid_json", "", prefix + "it must be one JSON object with nothing after it"},
+		{"an idempotency key with a space", http.MethodPost, acct + "/credits", `{"amount_usd":"1","idempotency_key":" 0"}`,
+			"invalid_request", "idempotency_key", "idempotency_key must be 1-128 printable ASCII characters without spaces"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, raw := admin(t, env, c.method, c.path, c.body)
+			wantError(t, status, raw, 400, "invalid_request_error", c.code, c.param, c.message)
+			var e apiError
+			decode(t, raw, &e)
+			if e.Error.Message != c.message {
+				t.Errorf("message %q, want %q", e.Error.Message, c.message)
+			}
+		})
+	}
+	if n := accountCount(t, env); n != 1 {
+		t.Errorf("%d accounts after refused creations, want 1", n)
+	}
+}
