@@ -51,6 +51,14 @@ func ReasoningBeside(input, output, reasoning, total int64) bool {
 // Known reports whether any count was captured.
 func (u Usage) Known() bool { return u != Usage{} }
 
+// Counted is u with every negative count read as 0: a provider that reports a negative
+// count (a bug, or a subtraction gone wrong on its side) must not make a call cost less
+// than nothing, nor fail its settle.
+func (u Usage) Counted() Usage {
+	return Usage{Input: max(u.Input, 0), CacheRead: max(u.CacheRead, 0), CacheWrite: max(u.CacheWrite, 0),
+		Output: max(u.Output, 0), Reasoning: max(u.Reasoning, 0)}
+}
+
 // Prices is what one token of each kind costs.
 type Prices struct {
 	Input, CacheRead, CacheWrite, Output money.Amount

@@ -84,6 +84,7 @@ func (r *record) close() error {
 	e.Time = r.c.arrived.UnixNano()
 	e.AccountID, e.KeyID = acct, keyID
 	e.Route, e.Status, e.Attempts = r.route, r.status, len(r.tried)
+	r.usage = r.usage.Counted()
 	e.InputTokens, e.CachedTokens, e.CacheWriteTokens = r.usage.Input, r.usage.CacheRead, r.usage.CacheWrite
 	e.OutputTokens, e.ReasoningTokens = r.usage.Output, r.usage.Reasoning
 	e.LatencyMs = total.Milliseconds()
