@@ -57,16 +57,20 @@ func startRecorder(t *testing.T, target, marker string) *recorder {
 			hasMarker: bytes.Contains(body, []byte(marker)),
 		}
 		cw := &captureWriter{ResponseWriter: w}
+		// Recorded even when the proxy aborts (it panics with http.ErrAbortHandler when the
+		// CLI hangs up before the stream's end, as a CLI may once its last event is in).
+		defer func() {
+			ex.status = cw.status
+			ex.stream = strings.HasPrefix(cw.Header().Get("Content-Type"), "text/event-stream")
+			if ex.status >= 400 {
+				ex.request = cut(string(body), 4000)
+				ex.response = cut(cw.body.String(), 2000)
+			}
+			rec.mu.Lock()
+			rec.exchanges = append(rec.exchanges, ex)
+			rec.mu.Unlock()
+		}()
 		proxy.ServeHTTP(cw, r)
-		ex.status = cw.status
-		ex.stream = strings.HasPrefix(cw.Header().Get("Content-Type"), "text/event-stream")
-		if ex.status >= 400 {
-			ex.request = cut(string(body), 4000)
-			ex.response = cut(cw.body.String(), 2000)
-		}
-		rec.mu.Lock()
-		rec.exchanges = append(rec.exchanges, ex)
-		rec.mu.Unlock()
 	}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
