@@ -1,13 +1,14 @@
 package catalog
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
 // issue #12 items 10, 11 and 14: the removed: list, server.public_url and server.metrics_addr
 // as the file states them, and every mistake named with its field.
-func TestRemovedPublicURLAndMetricsAddr(t *testing.T) {
+func TestRemovedPublicURLMetricsAddrAndCORS(t *testing.T) {
 	base := "models:\n  - id: m1\n    kind: chat\n    aliases: [m1-latest]\n    routes: [{id: r1, format: chat, base_url: 'http://x'}]\n"
 	cases := []struct {
 		name      string
@@ -15,9 +16,17 @@ func TestRemovedPublicURLAndMetricsAddr(t *testing.T) {
 		err       string // "" = loads
 		publicURL string
 		metrics   string
+		cors      []string          // server.cors_origins as loaded; nil = every origin ("*")
 		removed   map[string]string // id -> replacement, each checked when the file loads
 	}{
 		{name: "nothing said", yaml: base},
+		{name: "cors: none", yaml: "server: {cors_origins: []}\n" + base, cors: []string{}},
+		{name: "cors: origins lower-cased, trailing slash dropped", yaml: "server: {cors_origins: ['https://App.Example.com/', 'http://localhost:5173']}\n" + base,
+			cors: []string{"https://app.example.com", "http://localhost:5173"}},
+		{name: "cors: a path", yaml: "server: {cors_origins: ['https://app.example.com/x']}\n" + base,
+			err: `f.yaml: server.cors_origins[0]: "https://app.example.com/x" must be "*" or an origin`},
+		{name: "cors: no scheme", yaml: "server: {cors_origins: ['*', 'app.example.com']}\n" + base, err: "server.cors_origins[1]:"},
+		{name: "cors: a wildcard host", yaml: "server: {cors_origins: ['https://*.example.com']}\n" + base, err: "server.cors_origins[0]:"},
 		{name: "public url trimmed", yaml: "server: {public_url: 'https://llm.example.com/'}\n" + base, publicURL: "https://llm.example.com"},
 		{name: "public url with a path prefix", yaml: "server: {public_url: 'http://10.0.0.5:8080/gw/'}\n" + base, publicURL: "http://10.0.0.5:8080/gw"},
 		{name: "metrics address", yaml: "server: {metrics_addr: '0.0.0.0:9100'}\n" + base, metrics: "0.0.0.0:9100"},
@@ -47,8 +56,12 @@ func TestRemovedPublicURLAndMetricsAddr(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cat.Server.PublicURL != c.publicURL || cat.Server.MetricsAddr != c.metrics {
-				t.Fatalf("public_url %q metrics_addr %q, want %q %q", cat.Server.PublicURL, cat.Server.MetricsAddr, c.publicURL, c.metrics)
+			cors := c.cors
+			if cors == nil {
+				cors = []string{AnyOrigin}
+			}
+			if cat.Server.PublicURL != c.publicURL || cat.Server.MetricsAddr != c.metrics || !slices.Equal(cat.Server.CORSOrigins, cors) {
+				t.Fatalf("public_url %q metrics_addr %q cors_origins %q, want %q %q %q", cat.Server.PublicURL, cat.Server.MetricsAddr, cat.Server.CORSOrigins, c.publicURL, c.metrics, cors)
 			}
 			for id, repl := range c.removed {
 				if got, ok := cat.Removed(id); !ok || got != repl {
