@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // Pseudo-field names of Request.Extra (what IR has no place for). A plain name is a top-level
@@ -430,7 +431,7 @@ func resultText(raw json.RawMessage) (text string, isErr, ok bool) {
 		case k == "error" && isString:
 			return s, true, true
 		case k == "error":
-			return string(compactRaw(v)), true, true
+			return string(jsonscan.Compact(v)), true, true
 		case resultWrappers[k] && isString:
 			return s, false, true
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // ranges are the generationConfig members the Gemini API bounds (issue #12 item 9). topK is
@@ -104,7 +105,7 @@ func (d *decoder) structuredOutput(f map[string]json.RawMessage) *ir.Error {
 	switch mime = strings.ToLower(strings.TrimSpace(mime)); {
 	case mime == "application/json" && !isNull(schema):
 		d.r.ResponseFormat = mustMarshal(map[string]any{"type": "json_schema",
-			"json_schema": map[string]any{"name": "response", "schema": compactRaw(schema)}})
+			"json_schema": map[string]any{"name": "response", "schema": jsonscan.Compact(schema)}})
 	case mime == "application/json":
 		d.r.ResponseFormat = json.RawMessage(`{"type":"json_object"}`)
 	case (mime == "" || mime == "text/plain") && isNull(schema):

@@ -1,13 +1,13 @@
 package gemini
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // The request's tools and toolConfig, client side.
@@ -77,7 +77,7 @@ func declaration(at string, fd map[string]json.RawMessage, perField map[string]m
 	case !isNull(params) && !isNull(jsonSchema):
 		return t, bad(at, "%s: parameters and parametersJsonSchema must not both be set", at)
 	case !isNull(jsonSchema):
-		t.Parameters = compactRaw(jsonSchema)
+		t.Parameters = jsonscan.Compact(jsonSchema)
 	case !isNull(params):
 		s, err := jsonSchemaOf(params)
 		if err != nil {
@@ -101,14 +101,6 @@ func declaration(at string, fd map[string]json.RawMessage, perField map[string]m
 func mustMarshal(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-func compactRaw(raw json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }
 
 // toolConfig reads functionCallingConfig into the tool choice (§7.4): ANY with one allowed

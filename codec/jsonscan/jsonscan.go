@@ -425,3 +425,13 @@ func replaceIn(text []byte, base int, value []byte, paths [][]string, depth int,
 		return true
 	})
 }
+
+// Compact is raw without insignificant white space, or raw itself when it is not valid JSON,
+// as a RawMessage, so it marshals as JSON, not as bytes (the caller validates).
+func Compact(raw []byte) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}

@@ -207,3 +207,18 @@ func TestMemberSpansLocateKeys(t *testing.T) {
 		t.Fatalf("%v %v", keys, err)
 	}
 }
+
+func TestCompact(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"{ \"a\" : [1, 2] }\n", `{"a":[1,2]}`},
+		{`"x y"`, `"x y"`},
+		{"{ not json", "{ not json"},
+	} {
+		if got := string(Compact([]byte(c.in))); got != c.want {
+			t.Errorf("Compact(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if b, _ := json.Marshal(map[string]any{"s": Compact([]byte(`{ "k": 1 }`))}); string(b) != `{"s":{"k":1}}` {
+		t.Errorf("marshals as %s, want the JSON itself", b)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // The request's tools, tool_choice, reasoning and text, client side.
@@ -56,19 +57,19 @@ func (d *reqDecoder) tools() error {
 				return err
 			}
 		default:
-			kept = append(kept, compact(raw))
+			kept = append(kept, jsonscan.Compact(raw))
 			continue
 		}
 		t := ir.Tool{Name: *w.Name, Description: w.Description, Strict: w.Strict}
 		if w.Type == "custom" {
 			t.Custom = true
 			t.Parameters = customSchema(w.Format)
-			kept = append(kept, compact(raw))
+			kept = append(kept, jsonscan.Compact(raw))
 		} else if !isNull(w.Parameters) {
 			if bytes.TrimSpace(w.Parameters)[0] != '{' {
 				return invalid(param+".parameters", "%s.parameters must be a JSON schema object", param)
 			}
-			t.Parameters = compact(w.Parameters)
+			t.Parameters = jsonscan.Compact(w.Parameters)
 		}
 		d.r.Tools = append(d.r.Tools, t)
 	}
@@ -97,14 +98,6 @@ func customSchema(f *struct {
 		"additionalProperties": false,
 	})
 	return b
-}
-
-func compact(raw json.RawMessage) json.RawMessage {
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
 }
 
 func (d *reqDecoder) toolChoice() error {
@@ -156,13 +149,13 @@ func (d *reqDecoder) toolChoice() error {
 				}
 				tc.Allowed = append(tc.Allowed, ref.Name)
 			} else {
-				d.extra("tool_choice", compact(raw)) // names a hosted tool
+				d.extra("tool_choice", jsonscan.Compact(raw)) // names a hosted tool
 			}
 		}
 	case "":
 		return invalid("tool_choice.type", "tool_choice.type is required")
 	default: // a hosted tool (web_search_preview, mcp, …)
-		d.extra("tool_choice", compact(raw))
+		d.extra("tool_choice", jsonscan.Compact(raw))
 	}
 	return nil
 }
@@ -258,7 +251,7 @@ func chatResponseFormat(raw json.RawMessage) (json.RawMessage, error) {
 		if isNull(f.Schema) {
 			return nil, invalid("text.format.schema", "text.format.schema is required")
 		}
-		f.Schema = compact(f.Schema)
+		f.Schema = jsonscan.Compact(f.Schema)
 		b, _ := json.Marshal(struct {
 			Type       string           `json:"type"`
 			JSONSchema jsonSchemaFormat `json:"json_schema"`
