@@ -20,6 +20,10 @@ const exposedHeaders = "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, 
 // two hours, Firefox at one day).
 const preflightMaxAge = "7200"
 
+// maxAllowHeaders bounds the request-header list a preflight gets echoed (a longer one is
+// no SDK's: the browser then refuses the call).
+const maxAllowHeaders = 4096
+
 // CORS wraps the API's handler: an answer to an allowed origin carries
 // Access-Control-Allow-Origin and the headers a page may read; a preflight (OPTIONS with
 // Access-Control-Request-Method) of a path the API serves is answered here: 204 with the
@@ -40,7 +44,7 @@ func (s *Server) CORS(next http.Handler, allowed func(*http.Request) []string) h
 			if preflight {
 				c := &call{id: requestIDOf(w), catalog: s.Catalog.Load(), client: formatOfPath(r.URL.Path)}
 				render(w, c, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "origin_not_allowed",
-					Message: "this gateway does not answer browsers from " + clip(origin, 200) + "; its operator lists the allowed origins in server.cors_origins"})
+					Message: "this gateway does not answer browsers from " + shortPath(origin) + "; its operator lists the allowed origins in server.cors_origins"})
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -59,8 +63,8 @@ func (s *Server) CORS(next http.Handler, allowed func(*http.Request) []string) h
 			return
 		}
 		h.Set("Access-Control-Allow-Methods", strings.Join(methods, ", "))
-		if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
-			h.Set("Access-Control-Allow-Headers", clip(req, 4096))
+		if req := r.Header.Get("Access-Control-Request-Headers"); req != "" && len(req) <= maxAllowHeaders {
+			h.Set("Access-Control-Allow-Headers", req)
 		}
 		h.Set("Access-Control-Max-Age", preflightMaxAge)
 		requestIDOf(w)
@@ -85,12 +89,4 @@ func allowOrigin(cat *catalog.Catalog, origin string) (string, bool) {
 		return origin, true
 	}
 	return "", false
-}
-
-// clip shortens a client's text that an answer repeats.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
