@@ -119,6 +119,11 @@ func (a *routeActor) record(m Outcome) {
 			// a last resort answered: the route rests on until its probe
 		default:
 			s.restore()
+			// The window may reach MinCalls on a success: judged now, or the route's weight
+			// would be 0 with no failure to come that rests it, starved but never cooled.
+			if a.tripsErrorRate(s, now) {
+				a.coolForErrorRate(s, now)
+			}
 		}
 	case RateLimited, Refused:
 		s.Failures++

@@ -26,7 +26,8 @@ func outcomes(t *testing.T, b *Board, clk *testClock, route, pattern string, gap
 
 // Issue #12 item 17: a route failing MaxErrorRate (20 %) of at least MinCalls (20) attempts
 // in the window rests for ErrorCooldown (30 s), though no three failures came in a row. The
-// rule judges at a failure, and never on fewer calls.
+// rule judges at every outcome, a success too (the weight is 0 from there on, so no failure
+// may come to judge it), and never on fewer calls.
 func TestItem17ErrorRateCoolsAFlakyRoute(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -37,7 +38,7 @@ func TestItem17ErrorRateCoolsAFlakyRoute(t *testing.T) {
 		{"exactly 20 %: 4 of 20", "ssssfssssfssssfssssf", 20},
 		{"15 %: 3 of 20", "sssssfsssssfsssssfss", 0},
 		{"47 % of 19 calls is too few to judge", "sfsfsfsfsfsfsfsfsfs", 0},
-		{"25 % when the 20th call succeeds: judged at the next failure", "sfssfssfssfssfssssssf", 21},
+		{"25 % when the 20th call succeeds: judged at that success", "sfssfssfssfssfssssss", 20},
 		{"19 %: 4 of 21", "sssssfsssssfsssssfssf", 0},
 	}
 	for _, c := range cases {

@@ -11,8 +11,8 @@ import (
 
 // flakyBound is the most attempts a route failing 30 % of its calls may get under policy p
 // in a soak lasting d with workers calls at a time. An exposure — the route taking traffic
-// between two rests — opens with its probe (1 attempt); the error-rate rule judges at the
-// first failure from MinCalls outcomes on, and the simulator's 0.3 pattern fails at least
+// between two rests — opens with its probe (1 attempt); the error-rate rule judges at every
+// outcome from MinCalls outcomes on, and the simulator's 0.3 pattern fails at least
 // every 4th call (MinCalls+3); up to workers attempts may be under way when the rest is
 // published. A rest lasts ErrorCooldown, so a soak has at most 1 + d/ErrorCooldown
 // exposures; one more allows for a consecutive-failure cooldown (outcomes that arrive out
