@@ -139,10 +139,17 @@ func (l *link) admit(dir Direction, n int) (Fault, bool) {
 	return f, true
 }
 
+// swallowsEOF reports whether a black hole takes the end of stream of dir; a lost end of
+// stream breaks the direction like lost bytes do.
 func (l *link) swallowsEOF(dir Direction) bool {
-	l.p.mu.Lock()
-	defer l.p.mu.Unlock()
-	return l.hung || l.lost[dir]
+	p := l.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l.hung || l.lost[dir] || p.faults[dir] == Blackhole {
+		l.lost[dir] = true
+		return true
+	}
+	return false
 }
 
 // write delivers q's chunks to dst in order, each not before it is due.

@@ -302,3 +302,32 @@ func TestFaultNamesAndZeroDelay(t *testing.T) {
 		t.Error("Delay(0) != Pass")
 	}
 }
+
+func TestBlackholeLosesTheEndOfStreamToo(t *testing.T) {
+	cases := []struct {
+		name string
+		set  func(*Proxy)
+		want outcome // of reading after the client's half-close
+	}{
+		// The echo server answers an end of stream with its own, which reaches the client.
+		{"pass forwards the half-close", func(*Proxy) {}, cutOff},
+		{"blackhole client→target swallows it", func(p *Proxy) { p.SetOneWay(ClientToTarget, Blackhole) }, timedOut},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			echo := startEcho(t)
+			p := startProxy(t, echo.addr())
+			tc.set(p)
+			c := dial(t, p.Addr())
+			if !eventually(func() bool { return echo.accepted.Load() == 1 }) {
+				t.Fatal("the target never saw the connection")
+			}
+			if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			if got := readOutcome(t, c, "x", hangWait); got != tc.want {
+				t.Fatalf("read after half-close: %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
