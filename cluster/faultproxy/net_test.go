@@ -54,7 +54,7 @@ func TestNetBlocksExactlyThePairsAPartitionNames(t *testing.T) {
 					if r, ok := tc.blocked[pair{from, to}]; ok {
 						want = r
 					}
-					if got := probe(t, n, nodes[to], from, to); got != want {
+					if got := probe(t, n, nodes[to], from, to, want.answered); got != want {
 						t.Errorf("%d→%d: %+v, want %+v", from, to, got, want)
 					}
 				}
@@ -63,14 +63,19 @@ func TestNetBlocksExactlyThePairsAPartitionNames(t *testing.T) {
 	}
 }
 
-// probe sends one byte from node from to node to through the net and reads the echo.
-func probe(t *testing.T, n *Net, target *echoServer, from, to int) pairResult {
+// probe sends one byte from node from to node to through the net and reads the echo, waiting
+// long for one expected and briefly for one a partition should lose.
+func probe(t *testing.T, n *Net, target *echoServer, from, to int, expectAnswer bool) pairResult {
 	t.Helper()
 	before := target.received.Load()
 	c := dial(t, n.PeerAddr(from, to))
 	defer func() { _ = c.Close() }()
 	send(t, c, "p")
-	_, err := readN(c, 1, 150*time.Millisecond)
+	wait := 150 * time.Millisecond
+	if expectAnswer {
+		wait = 2 * time.Second
+	}
+	_, err := readN(c, 1, wait)
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("%d→%d: %v", from, to, err)
 	}

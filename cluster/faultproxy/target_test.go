@@ -101,6 +101,15 @@ func startProxy(t *testing.T, target string) *Proxy {
 	return p
 }
 
+// faultyLink is a connection through a proxy under the faults set puts, to an echo server.
+func faultyLink(t *testing.T, set func(*Proxy)) (*echoServer, *Proxy, net.Conn) {
+	t.Helper()
+	echo := startEcho(t)
+	p := startProxy(t, echo.addr())
+	set(p)
+	return echo, p, dial(t, p.Addr())
+}
+
 func dial(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -148,6 +157,15 @@ func readOutcome(t *testing.T, c net.Conn, want string, within time.Duration) ou
 		return timedOut
 	}
 	return cutOff
+}
+
+// mustEcho sends s on c and fails the test unless its echo comes back within a second.
+func mustEcho(t *testing.T, c net.Conn, s, stage string) {
+	t.Helper()
+	send(t, c, s)
+	if got := readOutcome(t, c, s, time.Second); got != gotEcho {
+		t.Fatalf("%s: %s, want %s", stage, got, gotEcho)
+	}
 }
 
 // pingOutcome dials addr, sends "ping" and reads the echo. A dropped link may already refuse
