@@ -50,7 +50,8 @@ var (
 	Blackhole = Fault{kind: blackhole}
 )
 
-// Delay forwards each chunk d after it was read, in order. Delay(0) is Pass.
+// Delay forwards each chunk d after it was read, in order. A chunk already read keeps its due
+// time when the fault changes (it is in flight). Delay(0) is Pass.
 func Delay(d time.Duration) Fault {
 	if d <= 0 {
 		return Pass

@@ -154,7 +154,8 @@ func (p *Proxy) accept() {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			continue // a transient accept error (EMFILE); the listener is still ours
+			time.Sleep(5 * time.Millisecond) // a transient error (EMFILE): the listener is still ours
+			continue
 		}
 		p.accepted.Add(1)
 		p.mu.Lock()
