@@ -6,12 +6,12 @@
 // A test gives each node a peer table in which node i reaches node j at Net.PeerAddr(i, j),
 // the address of the proxy (i→j), and lets every node listen on its real address:
 //
-//	net, err := faultproxy.NewNet([]string{addr0, addr1, addr2}) // each node's real raft address
-//	defer net.Close()
-//	// start node i dialling peer j at net.PeerAddr(i, j) (or rewriting with net.Route(i, addr))
-//	net.Isolate(0)   // node 0 hears nobody and nobody hears it
-//	net.OneWay(1, 2) // 1's bytes no longer reach 2; 2's still reach 1
-//	net.Heal()       // every pair passes again; hung connections are reset so nodes redial
+//	pairs, err := faultproxy.NewNet([]string{addr0, addr1, addr2}) // each node's real raft address
+//	defer pairs.Close()
+//	// start node i dialling peer j at pairs.PeerAddr(i, j) (or rewriting with pairs.Route(i, addr))
+//	pairs.Isolate(0) // node 0 hears nobody and nobody hears it
+//	pairs.OneWay(1, 2) // 1's bytes no longer reach 2; 2's still reach 1
+//	pairs.Heal()     // every pair passes again; hung connections are reset so nodes redial
 //
 // Proxying outbound dials per pair is enough because a Raft engine accepts connections on its
 // own address and takes the sender from the message, not from the socket: everything i sends
