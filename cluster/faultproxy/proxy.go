@@ -9,9 +9,9 @@
 //	pairs, err := faultproxy.NewNet([]string{addr0, addr1, addr2}) // each node's real raft address
 //	defer pairs.Close()
 //	// start node i dialling peer j at pairs.PeerAddr(i, j) (or rewriting with pairs.Route(i, addr))
-//	pairs.Isolate(0) // node 0 hears nobody and nobody hears it
+//	pairs.Isolate(0)   // node 0 hears nobody and nobody hears it
 //	pairs.OneWay(1, 2) // 1's bytes no longer reach 2; 2's still reach 1
-//	pairs.Heal()     // every pair passes again; hung connections are reset so nodes redial
+//	pairs.Heal()       // every pair passes again; hung connections are reset so nodes redial
 //
 // Proxying outbound dials per pair is enough because a Raft engine accepts connections on its
 // own address and takes the sender from the message, not from the socket: everything i sends
