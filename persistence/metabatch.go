@@ -1,8 +1,6 @@
 package persistence
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -62,24 +60,7 @@ func (s *Store) updateMetaLocked(fn func(*MetaBatch) error) error {
 
 // GetRaw returns a copy of the value at key as the batch sees it; a missing key is
 // ErrNotFound. Keys are checked as Store.GetRaw checks them: never this package's own.
-func (m *MetaBatch) GetRaw(key []byte) ([]byte, error) {
-	if err := checkRawKey(key); err != nil {
-		return nil, err
-	}
-	v, closer, err := m.b.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("persistence: %q: %w", key, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("persistence: get %q: %w", key, err)
-	}
-	out := bytes.Clone(v)
-	closer.Close()
-	if out == nil {
-		out = []byte{}
-	}
-	return out, nil
-}
+func (m *MetaBatch) GetRaw(key []byte) ([]byte, error) { return getRawIn(m.b, key) }
 
 // SetRaw adds value at key to the batch.
 func (m *MetaBatch) SetRaw(key, value []byte) error {
