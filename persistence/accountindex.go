@@ -80,10 +80,13 @@ func emailPrefix(email string) []byte {
 }
 
 // emailHolder returns the id of an account with this e-mail, or "".
-func (s *Store) emailHolder(email string) (string, error) {
+func (s *Store) emailHolder(email string) (string, error) { return emailHolderIn(s.db, email) }
+
+// emailHolderIn is emailHolder through r.
+func emailHolderIn(r pebble.Reader, email string) (string, error) {
 	var id string
 	prefix := emailPrefix(email)
-	err := s.scanPrefix(prefix, func(k, _ []byte) (bool, error) {
+	err := scanPrefixIn(r, prefix, func(k, _ []byte) (bool, error) {
 		id = string(k[len(prefix):])
 		return false, nil
 	})

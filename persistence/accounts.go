@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -26,24 +27,60 @@ const (
 	maxPlanLen      = 64
 )
 
+// NewAccount is a decided account creation (PrepareAccount's result).
+type NewAccount struct {
+	Account Account `msgpack:"account"`
+	// Order is the account's place in the creation order: its proposer's clock in unix
+	// nanoseconds, strictly increasing per proposer (ties between proposers go by id).
+	Order int64 `msgpack:"order"`
+}
+
+// PlanChange is a decided change of an account's plan (PreparePlan's result).
+type PlanChange struct {
+	AccountID string `msgpack:"account_id"`
+	Plan      string `msgpack:"plan"`
+}
+
 // CreateAccount stores a new account. The e-mail is stored as given and must not be any
 // other account's, compared ignoring case (*EmailTakenError otherwise).
 func (s *Store) CreateAccount(email, plan string) (Account, error) {
-	if err := validateEmail(email); err != nil {
-		return Account{}, err
-	}
-	if err := validatePlan(plan); err != nil {
+	if err := validateAccount(email, plan); err != nil {
 		return Account{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// The mutex makes the e-mail and id checks meaningful.
+	// The mutex makes the proposer's e-mail and id checks hold until the apply half runs.
+	c, err := s.prepareAccountLocked(email, plan)
+	if err != nil {
+		return Account{}, err
+	}
+	var a Account
+	err = s.updateMetaLocked(func(b *MetaBatch) (err error) {
+		a, err = b.CreateAccount(c)
+		return err
+	})
+	return a, err
+}
+
+// PrepareAccount is CreateAccount's proposer half: it validates, checks the e-mail against
+// this store's view (the apply half checks again against the replicated state), and draws
+// the id and the creation time.
+func (s *Store) PrepareAccount(email, plan string) (NewAccount, error) {
+	if err := validateAccount(email, plan); err != nil {
+		return NewAccount{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prepareAccountLocked(email, plan)
+}
+
+func (s *Store) prepareAccountLocked(email, plan string) (NewAccount, error) {
 	holder, err := s.emailHolder(email)
 	if err != nil {
-		return Account{}, fmt.Errorf("persistence: create account: %w", err)
+		return NewAccount{}, fmt.Errorf("persistence: create account: %w", err)
 	}
 	if holder != "" {
-		return Account{}, &EmailTakenError{Email: email, AccountID: holder}
+		return NewAccount{}, &EmailTakenError{Email: email, AccountID: holder}
 	}
 	// With 62^20 ids a collision is practically impossible, but overwriting an account
 	// would silently hand its keys to someone else, so it is cheap insurance.
@@ -55,25 +92,51 @@ func (s *Store) CreateAccount(email, plan string) (Account, error) {
 			Plan:      plan,
 			CreatedAt: now.Unix(),
 		}
-		k := dbKey(nsAccount, a.ID)
-		exists, err := s.has(k)
+		exists, err := s.has(dbKey(nsAccount, a.ID))
 		if err != nil {
-			return Account{}, fmt.Errorf("persistence: create account: %w", err)
+			return NewAccount{}, fmt.Errorf("persistence: create account: %w", err)
 		}
-		if exists {
-			continue
+		if !exists {
+			return NewAccount{Account: a, Order: s.nextNanos(now.UnixNano())}, nil
 		}
-		if err := s.putAccount(k, a, s.nextNanos(now.UnixNano())); err != nil {
-			return Account{}, fmt.Errorf("persistence: create account %s: %w", a.ID, err)
-		}
-		return a, nil
 	}
 }
 
+// CreateAccount is CreateAccount's apply half. It validates the value again (a pure check,
+// the same on every replica) and refuses an e-mail or id that is taken.
+func (m *MetaBatch) CreateAccount(c NewAccount) (Account, error) {
+	a := c.Account
+	if err := validateAccount(a.Email, a.Plan); err != nil {
+		return Account{}, err
+	}
+	if !strings.HasPrefix(a.ID, accountIDPrefix) || !printableASCII(a.ID) || c.Order <= 0 {
+		return Account{}, invalidf("id", "account id %q or creation order %d is not one a proposer makes", a.ID, c.Order)
+	}
+	holder, err := emailHolderIn(m.b, a.Email)
+	if err != nil {
+		return Account{}, fmt.Errorf("persistence: create account: %w", err)
+	}
+	if holder != "" {
+		return Account{}, &EmailTakenError{Email: a.Email, AccountID: holder}
+	}
+	k := dbKey(nsAccount, a.ID)
+	if taken, err := hasIn(m.b, k); err != nil {
+		return Account{}, fmt.Errorf("persistence: create account: %w", err)
+	} else if taken {
+		return Account{}, conflictf("id", "account id %s is taken", a.ID)
+	}
+	if err := putAccountTo(m.b, k, a, c.Order); err != nil {
+		return Account{}, fmt.Errorf("persistence: create account %s: %w", a.ID, err)
+	}
+	return a, nil
+}
+
 // GetAccount returns the account with the given id.
-func (s *Store) GetAccount(id string) (Account, error) {
+func (s *Store) GetAccount(id string) (Account, error) { return getAccountIn(s.db, id) }
+
+func getAccountIn(r pebble.Reader, id string) (Account, error) {
 	var a Account
-	if err := s.getMsgpack(dbKey(nsAccount, id), &a); err != nil {
+	if err := getMsgpackIn(r, dbKey(nsAccount, id), &a); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return Account{}, notFound("account", id)
 		}
@@ -84,21 +147,42 @@ func (s *Store) GetAccount(id string) (Account, error) {
 
 // SetAccountPlan changes an account's plan and returns the updated account.
 func (s *Store) SetAccountPlan(id, plan string) (Account, error) {
-	if err := validatePlan(plan); err != nil {
-		return Account{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.GetAccount(id)
+	c, err := s.PreparePlan(id, plan)
 	if err != nil {
 		return Account{}, err
 	}
-	if a.Plan == plan {
+	var a Account
+	err = s.UpdateMeta(func(b *MetaBatch) (err error) {
+		a, err = b.SetAccountPlan(c)
+		return err
+	})
+	return a, err
+}
+
+// PreparePlan is SetAccountPlan's proposer half: it validates the plan. Whether the account
+// exists is the apply half's question.
+func (s *Store) PreparePlan(id, plan string) (PlanChange, error) {
+	if err := validatePlan(plan); err != nil {
+		return PlanChange{}, err
+	}
+	return PlanChange{AccountID: id, Plan: plan}, nil
+}
+
+// SetAccountPlan is SetAccountPlan's apply half.
+func (m *MetaBatch) SetAccountPlan(c PlanChange) (Account, error) {
+	if err := validatePlan(c.Plan); err != nil {
+		return Account{}, err
+	}
+	a, err := getAccountIn(m.b, c.AccountID)
+	if err != nil {
+		return Account{}, err
+	}
+	if a.Plan == c.Plan {
 		return a, nil // nothing to write
 	}
-	a.Plan = plan
-	if err := s.putAccount(dbKey(nsAccount, id), a, 0); err != nil {
-		return Account{}, fmt.Errorf("persistence: set plan of %s: %w", id, err)
+	a.Plan = c.Plan
+	if err := putAccountTo(m.b, dbKey(nsAccount, a.ID), a, 0); err != nil {
+		return Account{}, fmt.Errorf("persistence: set plan of %s: %w", a.ID, err)
 	}
 	return a, nil
 }
@@ -125,21 +209,34 @@ func (s *Store) ListAccounts() ([]Account, error) {
 	return out, nil
 }
 
-// putAccount writes an account record, and with its index entries when created (nanos,
-// its place in the creation order, is not 0).
+// putAccount writes an account record in a batch of its own, and with its index entries
+// when created (nanos, its place in the creation order, is not 0).
 func (s *Store) putAccount(k []byte, a Account, nanos int64) error {
 	b := s.db.NewBatch()
-	if err := putMsgpack(b, k, a); err != nil {
+	if err := putAccountTo(b, k, a, nanos); err != nil {
 		b.Close()
 		return err
 	}
-	if nanos != 0 {
-		if err := indexAccount(b, a, nanos); err != nil {
-			b.Close()
-			return err
-		}
-	}
 	return s.commit(b)
+}
+
+// putAccountTo adds an account record, and its index entries when nanos is not 0, to b.
+func putAccountTo(b *pebble.Batch, k []byte, a Account, nanos int64) error {
+	if err := putMsgpack(b, k, a); err != nil {
+		return err
+	}
+	if nanos != 0 {
+		return indexAccount(b, a, nanos)
+	}
+	return nil
+}
+
+// validateAccount checks a new account's e-mail and plan.
+func validateAccount(email, plan string) error {
+	if err := validateEmail(email); err != nil {
+		return err
+	}
+	return validatePlan(plan)
 }
 
 // validateEmail is deliberately shallow: exactly one '@' with text on both

@@ -51,106 +51,11 @@ const (
 	hashHexLen    = 2 * sha256.Size
 )
 
-// CreateKey mints a new key for an existing account and returns it together
-// with its secret. The secret is returned only here; afterwards only its hash
-// is known.
-func (s *Store) CreateKey(accountID string, spec KeySpec) (Key, string, error) {
-	secret := secretTokenPrefix + randBase62(secretRandLen)
-	k, err := s.insertKey(accountID, spec, secret, secretTokenPrefix)
-	if err != nil {
-		return Key{}, "", err
-	}
-	return k, secret, nil
-}
-
-// ImportKey registers a secret issued elsewhere (e.g. migrated "sk-user-"
-// keys). The secret must start with "sk-user-" or "sk-token-", be 20-512
-// printable ASCII characters without spaces, and not already be registered.
-func (s *Store) ImportKey(accountID string, spec KeySpec, secret string) (Key, error) {
-	prefix, err := validateImportSecret(secret)
-	if err != nil {
-		return Key{}, err
-	}
-	return s.insertKey(accountID, spec, secret, prefix)
-}
-
-// insertKey validates everything, then writes the key record, the hash index
-// and the per-account index in one synced batch, so no reader ever sees a
-// key without its indexes or an index pointing nowhere.
-func (s *Store) insertKey(accountID string, spec KeySpec, secret, prefix string) (Key, error) {
-	models, err := validateSpec(spec)
-	if err != nil {
-		return Key{}, err
-	}
-	hashKey := keyHashKey(secret)
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.GetAccount(accountID); err != nil {
-		return Key{}, err
-	}
-	dup, err := s.has(hashKey)
-	if err != nil {
-		return Key{}, fmt.Errorf("persistence: create key: %w", err)
-	}
-	if dup {
-		// Deliberately does not say which key holds the secret.
-		return Key{}, conflictf("import_key", "secret is already registered")
-	}
-	var id string
-	for {
-		id = keyIDPrefix + randBase62(20)
-		taken, err := s.has(dbKey(nsKey, id))
-		if err != nil {
-			return Key{}, fmt.Errorf("persistence: create key: %w", err)
-		}
-		if !taken {
-			break
-		}
-	}
-	now := nowUTC()
-	k := Key{
-		ID:        id,
-		AccountID: accountID,
-		Name:      spec.Name,
-		Models:    models,
-		ZDR:       spec.ZDR,
-		Hint:      prefix + "…" + secret[len(secret)-4:],
-		CreatedAt: now.Unix(),
-	}
-
-	b := s.db.NewBatch()
-	if err := putMsgpack(b, dbKey(nsKey, id), k); err != nil {
-		b.Close()
-		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
-	}
-	if err := b.Set(hashKey, []byte(id), nil); err != nil {
-		b.Close()
-		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
-	}
-	if err := b.Set(acctKeyKey(accountID, s.nextNanos(now.UnixNano()), id), nil, nil); err != nil {
-		b.Close()
-		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
-	}
-	if err := s.commit(b); err != nil {
-		return Key{}, fmt.Errorf("persistence: create key %s: %w", id, err)
-	}
-	return k, nil
-}
-
-// nextNanos returns a creation timestamp strictly greater than the previous
-// one handed out by this Store. Caller holds s.mu.
-func (s *Store) nextNanos(now int64) int64 {
-	if now <= s.lastNanos {
-		now = s.lastNanos + 1
-	}
-	s.lastNanos = now
-	return now
-}
-
 // GetKey returns the key with the given id, revoked or not.
-func (s *Store) GetKey(id string) (Key, error) {
-	k, err := s.getKey(dbKey(nsKey, id))
+func (s *Store) GetKey(id string) (Key, error) { return getKeyByID(s.db, id) }
+
+func getKeyByID(r pebble.Reader, id string) (Key, error) {
+	k, err := getKeyIn(r, dbKey(nsKey, id))
 	if errors.Is(err, ErrNotFound) {
 		return Key{}, notFound("key", id)
 	}
@@ -188,30 +93,6 @@ func (s *Store) ListKeys(accountID string) ([]Key, error) {
 		out = append(out, k)
 	}
 	return out, nil
-}
-
-// RevokeKey marks a key revoked (durably) and returns it. Revoking a revoked
-// key is a no-op that keeps the original RevokedAt.
-func (s *Store) RevokeKey(id string) (Key, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k, err := s.GetKey(id)
-	if err != nil {
-		return Key{}, err
-	}
-	if k.RevokedAt != 0 {
-		return k, nil
-	}
-	k.RevokedAt = nowUTC().Unix()
-	b := s.db.NewBatch()
-	if err := putMsgpack(b, dbKey(nsKey, id), k); err != nil {
-		b.Close()
-		return Key{}, fmt.Errorf("persistence: revoke key %s: %w", id, err)
-	}
-	if err := s.commit(b); err != nil {
-		return Key{}, fmt.Errorf("persistence: revoke key %s: %w", id, err)
-	}
-	return k, nil
 }
 
 // LookupKey finds the key whose secret is given, via its SHA-256. It runs on
@@ -284,9 +165,9 @@ var lookupPool = sync.Pool{New: func() any {
 
 var errUnknownSecret = fmt.Errorf("persistence: no key matches the given secret: %w", ErrNotFound)
 
-func (s *Store) getKey(dbk []byte) (Key, error) {
+func getKeyIn(r pebble.Reader, dbk []byte) (Key, error) {
 	var k Key
-	if err := s.getMsgpack(dbk, &k); err != nil {
+	if err := getMsgpackIn(r, dbk, &k); err != nil {
 		return Key{}, err
 	}
 	if k.Models == nil {
@@ -296,12 +177,12 @@ func (s *Store) getKey(dbk []byte) (Key, error) {
 }
 
 // keyHashKey is keyhash/<hex sha256(secret)>.
-func keyHashKey(secret string) []byte {
+func keyHashKey(secret string) []byte { return dbKey(nsKeyHash, secretHash(secret)) }
+
+// secretHash is the lower-case hex SHA-256 of a secret: what the keyhash index is keyed by.
+func secretHash(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
-	k := make([]byte, len(nsKeyHash)+hashHexLen)
-	copy(k, nsKeyHash)
-	hex.Encode(k[len(nsKeyHash):], sum[:])
-	return k
+	return hex.EncodeToString(sum[:])
 }
 
 // acctKeyKey is acctkey/<acct>/<8-byte big-endian nanos>/<id>; big-endian

@@ -30,11 +30,14 @@ func checkRawKey(key []byte) error {
 }
 
 // GetRaw returns a copy of the value at key; a missing key is ErrNotFound.
-func (s *Store) GetRaw(key []byte) ([]byte, error) {
+func (s *Store) GetRaw(key []byte) ([]byte, error) { return getRawIn(s.db, key) }
+
+// getRawIn is GetRaw through r.
+func getRawIn(r pebble.Reader, key []byte) ([]byte, error) {
 	if err := checkRawKey(key); err != nil {
 		return nil, err
 	}
-	v, closer, err := s.db.Get(key)
+	v, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("persistence: %q: %w", key, ErrNotFound)
 	}

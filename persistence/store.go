@@ -142,8 +142,11 @@ func (quietLogger) Fatalf(format string, args ...any) {
 
 // getMsgpack decodes the value at key into v. A missing key yields a bare
 // ErrNotFound, which callers wrap with the id they were looking for.
-func (s *Store) getMsgpack(key []byte, v any) error {
-	val, closer, err := s.db.Get(key)
+func (s *Store) getMsgpack(key []byte, v any) error { return getMsgpackIn(s.db, key, v) }
+
+// getMsgpackIn is getMsgpack through r: the database, or a batch that reads its own writes.
+func getMsgpackIn(r pebble.Reader, key []byte, v any) error {
+	val, closer, err := r.Get(key)
 	if err != nil {
 		return mapNotFound(err)
 	}
@@ -166,8 +169,11 @@ func mapNotFound(err error) error {
 }
 
 // has reports whether key exists.
-func (s *Store) has(key []byte) (bool, error) {
-	_, closer, err := s.db.Get(key)
+func (s *Store) has(key []byte) (bool, error) { return hasIn(s.db, key) }
+
+// hasIn is has through r.
+func hasIn(r pebble.Reader, key []byte) (bool, error) {
+	_, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}
@@ -204,8 +210,13 @@ func (s *Store) commitWith(b *pebble.Batch, opt *pebble.WriteOptions) error {
 
 // scan calls fn for every key in [lower, upper) in ascending order until fn
 // returns false or an error. k and v are only valid during the call.
-func (s *Store) scan(lower, upper []byte, fn func(k, v []byte) (bool, error)) (err error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+func (s *Store) scan(lower, upper []byte, fn func(k, v []byte) (bool, error)) error {
+	return scanIn(s.db, lower, upper, fn)
+}
+
+// scanIn is scan through r.
+func scanIn(r pebble.Reader, lower, upper []byte, fn func(k, v []byte) (bool, error)) (err error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return err
 	}
@@ -230,6 +241,11 @@ func (s *Store) scan(lower, upper []byte, fn func(k, v []byte) (bool, error)) (e
 // scanPrefix is scan over every key starting with prefix.
 func (s *Store) scanPrefix(prefix []byte, fn func(k, v []byte) (bool, error)) error {
 	return s.scan(prefix, prefixUpper(prefix), fn)
+}
+
+// scanPrefixIn is scanPrefix through r.
+func scanPrefixIn(r pebble.Reader, prefix []byte, fn func(k, v []byte) (bool, error)) error {
+	return scanIn(r, prefix, prefixUpper(prefix), fn)
 }
 
 // prefixUpper returns the smallest key greater than every key with the given
