@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,10 +13,14 @@ import (
 	"github.com/modelgate/modelgate/cluster"
 )
 
-// counterSM is the tests' state machine: a counter of applied entries and the applied index,
-// on disk in its own Pebble directory, both written in one batch per Update as the real
-// shards do. It counts, for the tests, the entries it was handed at or below its applied
-// index (an entry applied twice) and the applied index its last Open found.
+// counterSM is the tests' state machine: a counter of distinct commands and the applied
+// index, on disk in its own Pebble directory, written in one batch per Update as the real
+// shards do. A command is its own idempotency key, as real commands carry one: Propose
+// retries a try that timed out, which may have committed too, so the same command can be
+// in the log twice; the second is answered with the first's result and not counted. For
+// the tests it counts the entries it was handed at or below its applied index (the engine
+// applying an entry twice, which must never happen) and remembers the applied index its
+// last Open found.
 type counterSM struct {
 	dir string
 	db  *pebble.DB
@@ -23,8 +28,9 @@ type counterSM struct {
 	count   atomic.Uint64
 	applied atomic.Uint64
 
-	opened  atomic.Uint64 // applied index Open read back
-	replays atomic.Uint64 // entries handed to Update at or below the applied index
+	opened    atomic.Uint64 // applied index Open read back
+	replays   atomic.Uint64 // entries handed to Update at or below the applied index
+	recovered atomic.Uint64 // snapshots recovered from
 }
 
 var _ cluster.StateMachine = (*counterSM)(nil)
@@ -70,15 +76,32 @@ func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 func (s *counterSM) Update(entries []cluster.Entry) error {
 	count, applied := s.count.Load(), s.applied.Load()
+	b := s.db.NewBatch()
+	inBatch := map[string][]byte{}
 	for i := range entries {
 		if entries[i].Index <= applied {
 			s.replays.Add(1)
 		}
-		count++
 		applied = entries[i].Index
+		key := append([]byte("cmd/"), entries[i].Cmd...)
+		if res, ok := inBatch[string(key)]; ok {
+			entries[i].Result = res
+			continue
+		}
+		res, closer, err := s.db.Get(key)
+		switch {
+		case err == nil:
+			entries[i].Result = append([]byte(nil), res...)
+			closer.Close()
+			continue
+		case !errors.Is(err, pebble.ErrNotFound):
+			return err
+		}
+		count++
 		entries[i].Result = u64(count)
+		inBatch[string(key)] = entries[i].Result
+		b.Set(key, entries[i].Result, nil)
 	}
-	b := s.db.NewBatch()
 	b.Set(keyCount, u64(count), nil)
 	b.Set(keyApplied, u64(applied), nil)
 	// No fsync per batch: Sync makes it durable before the engine compacts its log, and a
@@ -97,34 +120,65 @@ func (s *counterSM) Sync() error { return s.db.LogData(nil, pebble.Sync) }
 
 func (s *counterSM) PrepareSnapshot() (any, error) { return s.db.NewSnapshot(), nil }
 
+// SaveSnapshot writes every key and value of the captured state, each length-prefixed.
 func (s *counterSM) SaveSnapshot(captured any, w io.Writer) error {
 	snap := captured.(*pebble.Snapshot)
 	defer snap.Close()
-	count, err := readUint(snap, keyCount)
+	it, err := snap.NewIter(nil)
 	if err != nil {
 		return err
 	}
-	applied, err := readUint(snap, keyApplied)
-	if err != nil {
+	defer it.Close()
+	bw := bufio.NewWriter(w)
+	for it.First(); it.Valid(); it.Next() {
+		for _, field := range [][]byte{it.Key(), it.Value()} {
+			bw.Write(binary.AppendUvarint(nil, uint64(len(field))))
+			bw.Write(field)
+		}
+	}
+	if err := it.Error(); err != nil {
 		return err
 	}
-	_, err = w.Write(append(u64(count), u64(applied)...))
-	return err
+	return bw.Flush()
 }
 
+// RecoverFromSnapshot replaces the whole state with the snapshot's, in one batch.
 func (s *counterSM) RecoverFromSnapshot(r io.Reader) error {
-	var buf [16]byte
-	if _, err := io.ReadFull(r, buf[:]); err != nil {
-		return fmt.Errorf("counter snapshot: %w", err)
-	}
+	br := bufio.NewReader(r)
 	b := s.db.NewBatch()
-	b.Set(keyCount, buf[:8], nil)
-	b.Set(keyApplied, buf[8:], nil)
+	b.DeleteRange([]byte{0}, []byte{0xff}, nil)
+	var fields [][]byte
+	for {
+		n, err := binary.ReadUvarint(br)
+		if err == io.EOF && len(fields)%2 == 0 {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("counter snapshot: %w", err)
+		}
+		field := make([]byte, n)
+		if _, err := io.ReadFull(br, field); err != nil {
+			return fmt.Errorf("counter snapshot: %w", err)
+		}
+		if fields = append(fields, field); len(fields) == 2 {
+			b.Set(fields[0], fields[1], nil)
+			fields = fields[:0]
+		}
+	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}
-	s.count.Store(binary.BigEndian.Uint64(buf[:8]))
-	s.applied.Store(binary.BigEndian.Uint64(buf[8:]))
+	count, err := readUint(s.db, keyCount)
+	if err != nil {
+		return err
+	}
+	applied, err := readUint(s.db, keyApplied)
+	if err != nil {
+		return err
+	}
+	s.count.Store(count)
+	s.applied.Store(applied)
+	s.recovered.Add(1)
 	return nil
 }
 

@@ -64,7 +64,7 @@ func TestTransferLeaderMovesTheLeaderAndEveryNodeHearsOfIt(t *testing.T) {
 		})
 	}
 	// The new leader serves.
-	if _, err := c.nodes[from].Propose(ctx, 1, []byte("incr")); err != nil {
+	if _, err := c.nodes[from].Propose(ctx, 1, c.cmd()); err != nil {
 		t.Fatal(err)
 	}
 	// Transferring to the leader it already has is done at once.
@@ -83,7 +83,7 @@ func TestALeaderThatDiesIsReplacedAndCatchesUpOnRestartWithoutApplyingTwice(t *t
 		for i := range n {
 			for _, shard := range c.shards {
 				node := c.nodes[nodes[i%len(nodes)]]
-				if _, err := node.Propose(ctx, shard, []byte("incr")); err != nil {
+				if _, err := node.Propose(ctx, shard, c.cmd()); err != nil {
 					t.Fatalf("propose on node %d to shard %d: %v", node.ID(), shard, err)
 				}
 				proposed[shard]++
@@ -123,10 +123,18 @@ func TestALeaderThatDiesIsReplacedAndCatchesUpOnRestartWithoutApplyingTwice(t *t
 
 	node := c.start(dead)
 	for _, shard := range c.shards {
-		waitFor(t, 20*time.Second, "the restarted node catches up", func() bool {
-			return c.sm(dead, shard).count.Load() == proposed[shard]
-		})
+		deadline := time.Now().Add(20 * time.Second)
+		for c.sm(dead, shard).count.Load() != proposed[shard] {
+			if time.Now().After(deadline) {
+				for id, n := range c.nodes {
+					t.Logf("node %d: counter %d, status %+v", id, c.sm(id, shard).count.Load(), n.Status(ctx))
+				}
+				t.Fatalf("shard %d: the restarted node did not catch up within 20s", shard)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		sm := c.sm(dead, shard)
+		t.Logf("shard %d: the restarted node opened at %d, recovered %d snapshots", shard, sm.opened.Load(), sm.recovered.Load())
 		if sm.opened.Load() != appliedAtStop[shard] {
 			t.Errorf("shard %d: Open read applied %d, the node had applied %d when stopped", shard, sm.opened.Load(), appliedAtStop[shard])
 		}

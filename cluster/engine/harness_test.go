@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +26,13 @@ type testCluster struct {
 
 	mu  sync.Mutex
 	sms map[[2]uint64]*counterSM // (node, shard) → the running instance
+
+	lastCmd atomic.Uint64
 }
+
+// cmd is a new command: a unique id, which counterSM counts once however often it is
+// proposed.
+func (c *testCluster) cmd() []byte { return u64(c.lastCmd.Add(1)) }
 
 // testEngine is short ticks so elections and failover take well under a second, and a
 // small snapshot cadence so catching up from a snapshot happens within a test.

@@ -15,7 +15,7 @@ func TestANodeJoinsNonVotingIsPromotedAndRemoved(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for range 20 {
-		if _, err := c.nodes[1].Propose(ctx, 1, []byte("incr")); err != nil {
+		if _, err := c.nodes[1].Propose(ctx, 1, c.cmd()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,7 +87,7 @@ func TestANodeJoinsNonVotingIsPromotedAndRemoved(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("re-adding a removed node: %v\nwant %s", err, want)
 	}
-	if _, err := c.nodes[4].Propose(ctx, 1, []byte("incr")); err != nil {
+	if _, err := c.nodes[4].Propose(ctx, 1, c.cmd()); err != nil {
 		t.Fatal(err)
 	}
 }

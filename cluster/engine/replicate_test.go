@@ -21,7 +21,7 @@ func TestProposalsFromEveryNodeAreAppliedOnceOnEveryReplica(t *testing.T) {
 		shard := uint64(w%2) + 1
 		wg.Go(func() {
 			for range each {
-				res, err := node.Propose(ctx, shard, []byte("incr"))
+				res, err := node.Propose(ctx, shard, c.cmd())
 				if err != nil {
 					t.Errorf("propose on node %d to shard %d: %v", node.ID(), shard, err)
 					return
