@@ -39,6 +39,8 @@ func main() {
 		err = demo(os.Args[2:])
 	case "admin":
 		err = adminCmd(os.Args[2:], os.Stdout)
+	case "cluster":
+		err = clusterCmd(os.Args[2:], os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/lni/dragonboat/v4"
+)
+
+// ShardStatus is one shard as this node sees it: what `modelgate cluster status` shows per
+// node.
+type ShardStatus struct {
+	Shard uint64
+	// Voting and NonVoting are the shard's members (node id → address). MembersConfirmed
+	// says they were read through the leader; when no leader answered in time, Voting is
+	// what this replica has applied and NonVoting is unknown (nil).
+	Voting           map[uint64]string
+	NonVoting        map[uint64]string
+	MembersConfirmed bool
+	// Leader is the leading node as last heard (0: none known); Term its term.
+	Leader uint64
+	Term   uint64
+	// IsNonVoting says this node's replica does not vote.
+	IsNonVoting bool
+	// Applied is the index of the last entry this replica applied.
+	Applied uint64
+	// LastIndex is the last entry in this replica's log (on the leader, the shard's newest
+	// entry). LastIndex − Applied is what this replica has received and not yet applied;
+	// Applied on the leader's Status minus Applied here is its lag behind the leader.
+	LastIndex uint64
+	// Pending says the replica has not loaded yet (its state machine still opening or
+	// catching up from a snapshot); the other fields are then mostly zero.
+	Pending bool
+}
+
+// Unapplied is how many entries this replica holds and has not applied yet.
+func (s ShardStatus) Unapplied() uint64 {
+	if s.LastIndex <= s.Applied {
+		return 0
+	}
+	return s.LastIndex - s.Applied
+}
+
+// Status reports every shard running on this node, in shard order. It asks each shard's
+// leader for the members once (one try, at most attemptTimeout, all shards at once), so
+// it answers within that bound even when a shard has no leader.
+func (n *Node) Status(ctx context.Context) []ShardStatus {
+	if n.isClosed() {
+		return nil
+	}
+	info := n.nh.GetNodeHostInfo(dragonboat.NodeHostInfoOption{SkipLogInfo: true})
+	out := make([]ShardStatus, len(info.ShardInfoList))
+	var wg sync.WaitGroup
+	for i, si := range info.ShardInfoList {
+		st := &out[i]
+		*st = ShardStatus{
+			Shard:       si.ShardID,
+			Leader:      si.LeaderID,
+			Term:        si.Term,
+			IsNonVoting: si.IsNonVoting,
+			Pending:     si.Pending,
+			Voting:      map[uint64]string{},
+		}
+		for id, addr := range si.Replicas {
+			st.Voting[id] = addr
+		}
+		if r, ok := n.replica(si.ShardID); ok {
+			st.Applied = r.applied.Load()
+		}
+		if lr, err := n.nh.GetLogReader(si.ShardID); err == nil {
+			_, st.LastIndex = lr.GetRange()
+			// After catching up from a snapshot, nothing was applied through Update yet.
+			st.Applied = max(st.Applied, lr.Snapshot().Index)
+		}
+		wg.Go(func() {
+			actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+			defer cancel()
+			if m, err := n.nh.SyncGetShardMembership(actx, st.Shard); err == nil {
+				st.Voting, st.NonVoting, st.MembersConfirmed = m.Nodes, m.NonVotings, true
+			}
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(out, func(a, b ShardStatus) int { return cmp.Compare(a.Shard, b.Shard) })
+	return out
+}
