@@ -1,6 +1,9 @@
 package step
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 )
@@ -15,8 +18,10 @@ type Account struct {
 	Calls []Call `msgpack:"calls,omitempty"`
 	// Burst is the account-wide sliding window (a plan whose burst is per key leaves it).
 	Burst Slide `msgpack:"burst,omitempty"`
-	// Keys are the calling keys' windows and throttle state, by key id.
-	Keys map[string]*Key `msgpack:"keys,omitempty"`
+	// Keys are the calling keys' windows and throttle state, in ascending ID order (a
+	// slice, not a map: msgpack sorts the keys of no map but map[string]string, bool and
+	// interface{}, and the encoding must not depend on a map's order).
+	Keys []Key `msgpack:"keys,omitempty"`
 	// NextID is the last reservation id handed out (calls and media share the sequence).
 	NextID uint64 `msgpack:"next"`
 	// Last is the latest command time seen (unix ns): time never goes back within an account.
@@ -46,22 +51,33 @@ type Call struct {
 
 // Key is one key's sliding window (burst per key, and the throttle cap) and load history.
 type Key struct {
+	ID             string   `msgpack:"id"`
 	Recent         Slide    `msgpack:"r,omitempty"`
 	Act            Activity `msgpack:"a"`
 	Epoch          uint32   `msgpack:"ep,omitempty"`  // bumped when the load history starts over (a throttle begins)
 	ThrottledUntil int64    `msgpack:"thr,omitempty"` // unix ns
 }
 
+// key is key id's state, added when it has none. The pointer is into Keys: good until the
+// next key is added.
 func (a *Account) key(id string) *Key {
-	ks := a.Keys[id]
-	if ks == nil {
-		if a.Keys == nil {
-			a.Keys = map[string]*Key{}
-		}
-		ks = &Key{}
-		a.Keys[id] = ks
+	i, ok := a.keyIndex(id)
+	if !ok {
+		a.Keys = slices.Insert(a.Keys, i, Key{ID: id})
 	}
-	return ks
+	return &a.Keys[i]
+}
+
+// findKey is key id's state, nil when it has none.
+func (a *Account) findKey(id string) *Key {
+	if i, ok := a.keyIndex(id); ok {
+		return &a.Keys[i]
+	}
+	return nil
+}
+
+func (a *Account) keyIndex(id string) (int, bool) {
+	return slices.BinarySearchFunc(a.Keys, id, func(k Key, id string) int { return strings.Compare(k.ID, id) })
 }
 
 // call finds an unsettled call by id.
@@ -81,7 +97,7 @@ func (a *Account) call(id uint64) (int, bool) {
 // KeyRecord is a key's durable throttle state (nil: nothing worth keeping), as the single
 // node stores it per key.
 func (a *Account) KeyRecord(id string) *persistence.KeyQuota {
-	ks := a.Keys[id]
+	ks := a.findKey(id)
 	if ks == nil || ks.Epoch == 0 && ks.ThrottledUntil == 0 && ks.Act.sum() == 0 {
 		return nil
 	}

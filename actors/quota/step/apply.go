@@ -54,12 +54,27 @@ func (a *Account) roll(p *Plan, now int64, r *Result) {
 	sec := floorSec(now)
 	length, anchor := p.windowSchedule()
 	if ws := PeriodStart(sec, anchor, length); ws != a.Rec.WindowStart {
-		a.Rec.WindowStart, a.Rec.WindowUsed, a.WinReserved = ws, 0, 0
+		a.Rec.WindowStart, a.Rec.WindowUsed = ws, 0
+		a.WinReserved = a.reservedIn(func(h *Call) bool { return h.WinStart == ws })
 	}
 	if wk := weekStart(sec); wk != a.Rec.WeekStart {
-		a.Rec.WeekStart, a.Rec.WeekUsed, a.WeekReserved = wk, 0, 0
+		a.Rec.WeekStart, a.Rec.WeekUsed = wk, 0
+		a.WeekReserved = a.reservedIn(func(h *Call) bool { return h.WeekStart == wk })
 	}
 	a.rollDay(sec, r)
+}
+
+// reservedIn is what the in-plan calls reserved in a period hold. Usually nothing: a call
+// admitted in an earlier period does not count in a new one. But a plan change can move the
+// window's schedule back to the period a call in flight was admitted in.
+func (a *Account) reservedIn(period func(*Call) bool) int64 {
+	var n int64
+	for i := range a.Calls {
+		if h := &a.Calls[i]; h.InPlan && period(h) {
+			n += h.Units
+		}
+	}
+	return n
 }
 
 func (a *Account) rollDay(sec int64, r *Result) {
@@ -221,7 +236,7 @@ func (a *Account) unoccupy(h *Call, r *Result) {
 	if !h.Plan.BurstPerKey {
 		a.Burst.remove(h.At)
 	}
-	if ks := a.Keys[h.Key]; ks != nil {
+	if ks := a.findKey(h.Key); ks != nil {
 		ks.Recent.remove(h.At)
 		if ks.Epoch == h.Epoch && ks.Act.remove(h.At) {
 			r.KeyChanged = h.Key

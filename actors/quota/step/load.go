@@ -16,7 +16,7 @@ import (
 // calls in flight, NextID and Last stay: the calls keep their reservations.
 func (a *Account) Restore(rec persistence.QuotaRecord, keys map[string]persistence.KeyQuota) {
 	a.Rec, a.Burst, a.Keys = rec, nil, nil
-	for id, q := range keys {
+	for id, q := range keys { // key keeps Keys sorted, whatever the map's order
 		ks := a.key(id)
 		ks.Epoch, ks.ThrottledUntil = q.Epoch, q.ThrottledUntil
 		ks.Act = Activity{Width: q.Width, Last: q.Last}

@@ -15,9 +15,9 @@ func (a *Account) settle(c *Command, now int64, r *Result) {
 		return
 	}
 	h := a.Calls[i]
-	a.Calls = slices.Delete(a.Calls, i, i+1)
-	a.roll(&h.Plan, now, r)
+	a.roll(&h.Plan, now, r) // while h is in Calls: a roll counts what the calls reserve
 	a.release(&h)
+	a.Calls = slices.Delete(a.Calls, i, i+1)
 	r.Paid = h.Paid
 	var units int64
 	if c.Counts {
@@ -128,17 +128,20 @@ func (a *Account) expire(now int64, r *Result) {
 	}
 	clear(a.Calls[len(kept):])
 	a.Calls = kept
-	for _, id := range a.sortedKeys() {
-		ks := a.Keys[id]
+	keys := a.Keys[:0]
+	for _, ks := range a.Keys {
 		ks.Recent.prune(now)
 		if ks.Act.Width > 0 {
 			ks.Act.advance(now, ks.Act.Width)
 		}
-		if len(ks.Recent) == 0 && ks.ThrottledUntil <= now && ks.Act.sum() == 0 {
-			delete(a.Keys, id)
-			if ks.Epoch != 0 || ks.Act.Width != 0 || ks.ThrottledUntil != 0 {
-				r.Forgotten = append(r.Forgotten, id) // its stored state is deleted
-			}
+		if len(ks.Recent) > 0 || ks.ThrottledUntil > now || ks.Act.sum() > 0 {
+			keys = append(keys, ks)
+			continue
+		}
+		if ks.Epoch != 0 || ks.Act.Width != 0 || ks.ThrottledUntil != 0 {
+			r.Forgotten = append(r.Forgotten, ks.ID) // its stored state is deleted
 		}
 	}
+	clear(a.Keys[len(keys):])
+	a.Keys = keys
 }

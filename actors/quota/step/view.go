@@ -1,8 +1,6 @@
 package step
 
 import (
-	"slices"
-
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 )
@@ -22,9 +20,9 @@ func (a *Account) view(p *Plan, now int64, r *Result) *State {
 	if !p.BurstPerKey && p.BurstRPM > 0 {
 		st.Burst = a.Burst.budget(p.BurstRPM, now)
 	}
-	for _, id := range a.sortedKeys() {
-		ks := a.Keys[id]
-		k := KeyView{KeyID: id}
+	for i := range a.Keys {
+		ks := &a.Keys[i]
+		k := KeyView{KeyID: ks.ID}
 		switch {
 		case p.Throttle.enabled() && ks.ThrottledUntil > now:
 			k.Burst, k.ThrottledUntil = ks.Recent.budget(p.Throttle.RPM, now), ks.ThrottledUntil
@@ -41,14 +39,4 @@ func (a *Account) view(p *Plan, now int64, r *Result) *State {
 		}
 	}
 	return st
-}
-
-// sortedKeys lists the key ids in order: no step depends on the map's order.
-func (a *Account) sortedKeys() []string {
-	ids := make([]string, 0, len(a.Keys))
-	for id := range a.Keys {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
 }
