@@ -2,7 +2,9 @@
 // sliding 60 s burst, the window allowance on its fixed schedule, the weekly cap, the abuse
 // throttle, the credit balance and spend, the daily image and video counters, and the
 // account's request log. Admission is one step in the owner (check every limit and reserve,
-// or refuse); the answer of every call settles there.
+// or refuse); the answer of every call settles there. The decisions are the pure quota
+// step's (package step): the actor stamps each request with its clock and persists what the
+// step changed.
 //
 // Durability: every settle, logged refusal, top-up, charge and image/video operation is on
 // disk before it is acknowledged, its log entry in the same batch as its counters and money.
