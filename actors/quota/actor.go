@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
+
 	"github.com/modelgate/modelgate/actors/quota/step"
 )
 
