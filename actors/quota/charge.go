@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -13,7 +14,7 @@ import (
 // stored as a persistence.CreditGrant with a negative Amount under ChargeKeyPrefix+key, in
 // the same synced batch as the new balance. A top-up (AddCredits) under that same key is
 // therefore an ErrIdempotencyConflict, never a second credit.
-const ChargeKeyPrefix = "charge/"
+const ChargeKeyPrefix = step.ChargeKeyPrefix
 
 // Charge debits amount from the account's credits once per idempotency key, with no
 // reservation before it: the way a finished video task is billed, which must survive a
@@ -69,31 +70,17 @@ func (m *chargeMsg) Fail(err error) { m.reply.send(Settlement{}, err) }
 // charge applies a Charge: look up the key, debit down to the floor, and write the balance,
 // the charge record and the log entry in one batch before answering.
 func (a *accountActor) charge(m *chargeMsg) {
-	g, found, err := a.grantFor(m.key)
-	switch {
-	case err != nil:
+	c := step.Command{Kind: step.Charge, Now: a.now(), Plan: step.Plan{Overdraft: m.overdraft}, Key: m.key, Amount: m.amount,
+		FromHold: m.fromHold, Log: m.log}
+	r, err := a.applyOnce(&c)
+	if err != nil {
 		m.reply.send(Settlement{}, err)
 		return
-	case found && g.Amount > 0:
-		m.reply.send(Settlement{}, fmt.Errorf("%w: key %q is a top-up, not a charge", ErrIdempotencyConflict, m.key))
-		return
-	case found:
-		s := Settlement{Counted: true, Paid: true, Charged: money.Amount(-g.Amount), Balance: money.Amount(a.rec.Balance)}
+	}
+	s := Settlement{Counted: r.Counted, Paid: r.Paid, Charged: r.Charged, Balance: r.Balance}
+	if r.Repeat {
 		a.answerWhenWritten(func(err error) { m.reply.send(s, err) }, m.key)
 		return
 	}
-	limit := a.rec.Balance + int64(m.overdraft) // down to the overdraft floor
-	if m.fromHold {
-		held, _ := a.takeHold(m.key)
-		limit = min(limit, held)
-	}
-	charged := max(0, min(int64(m.amount), limit))
-	a.rec.Balance -= charged
-	a.rec.Spent += charged
-	if m.log != nil {
-		a.appendLog(m.log, money.Amount(charged))
-	}
-	a.addGrant(m.key, persistence.CreditGrant{Amount: -charged, At: a.svc.now().Unix(), Balance: a.rec.Balance})
-	s := Settlement{Counted: true, Paid: true, Charged: money.Amount(charged), Balance: money.Amount(a.rec.Balance)}
 	a.await(func(err error) { m.reply.send(s, err) })
 }

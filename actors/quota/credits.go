@@ -1,37 +1,35 @@
 package quota
 
 import (
-	"fmt"
-	"math"
-
-	"github.com/modelgate/modelgate/codec/money"
-	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/actors/quota/step"
 )
 
 // addCredits applies a top-up once per idempotency key; the answer waits until it is durable.
 func (a *accountActor) addCredits(m *creditMsg) {
-	g, found, err := a.grantFor(m.key)
+	c := step.Command{Kind: step.AddCredits, Now: a.now(), Key: m.key, Amount: m.amount}
+	r, err := a.applyOnce(&c)
 	switch {
 	case err != nil:
-		m.reply.send(creditResult{}, err)
-		return
-	case found && g.Amount != int64(m.amount):
-		m.reply.send(creditResult{balance: money.Amount(a.rec.Balance)}, fmt.Errorf("%w: key %q added %s, not %s",
-			ErrIdempotencyConflict, m.key, money.Amount(g.Amount), m.amount))
-		return
-	case found:
-		balance := money.Amount(a.rec.Balance)
-		a.answerWhenWritten(func(err error) { m.reply.send(creditResult{balance: balance}, err) }, m.key)
-		return
+		m.reply.send(creditResult{balance: r.Balance}, err)
+	case r.Repeat:
+		a.answerWhenWritten(func(err error) { m.reply.send(creditResult{balance: r.Balance}, err) }, m.key)
+	default:
+		a.await(func(err error) { m.reply.send(creditResult{balance: r.Balance, added: err == nil}, err) })
 	}
-	if a.rec.Balance > math.MaxInt64-int64(m.amount) {
-		m.reply.send(creditResult{}, fmt.Errorf("%w: balance would overflow", ErrInvalid))
-		return
+}
+
+// applyOnce applies a command under an idempotency key (a top-up or a charge), with the
+// grant already recorded under it, written or not.
+func (a *accountActor) applyOnce(c *step.Command) (step.Result, error) {
+	g, found, err := a.grantFor(c.Key)
+	if err != nil {
+		return step.Result{}, err
 	}
-	a.rec.Balance += int64(m.amount)
-	a.addGrant(m.key, persistence.CreditGrant{Amount: int64(m.amount), At: a.svc.now().Unix(), Balance: a.rec.Balance})
-	balance := money.Amount(a.rec.Balance)
-	a.await(func(err error) { m.reply.send(creditResult{balance: balance, added: err == nil}, err) })
+	if found {
+		c.Prior = &g
+	}
+	r := a.apply(c)
+	return r, a.failure(c, &r)
 }
 
 // answerWhenWritten answers a repeated top-up or charge: at once when its grant is on disk,

@@ -3,9 +3,8 @@ package quota
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
+	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -99,86 +98,33 @@ type releaseHoldMsg struct {
 
 func (m *releaseHoldMsg) Fail(err error) { m.reply.send(struct{}{}, err) }
 
-// heldTotal is what the stored holds keep from the balance (added to held at load).
-func heldTotal(holds []persistence.CreditHold) money.Amount {
-	var n money.Amount
-	for _, h := range holds {
-		n += money.Amount(h.Amount)
-	}
-	return n
-}
-
-func (a *accountActor) holdIndex(key string) int {
-	return slices.IndexFunc(a.rec.Holds, func(h persistence.CreditHold) bool { return h.Key == key })
-}
-
 //go:noinline
 func (a *accountActor) hold(m *holdMsg) {
-	r := &m.req
-	if a.holdIndex(r.Key) >= 0 { // answered once that hold is on disk
+	c := step.Command{Kind: step.Hold, Now: a.now(), Plan: step.PlanOf(m.req.Plan), Key: m.req.Key, ID: m.req.Call.ID, Amount: m.req.Amount}
+	r := a.apply(&c)
+	switch {
+	case r.Fail != step.OK:
+		m.reply.send(Decision{}, a.failure(&c, &r))
+	case r.Repeat: // answered once that hold is on disk
 		a.await(func(err error) { m.reply.send(Decision{Admitted: err == nil}, err) })
-		return
-	}
-	now := a.svc.now().UnixNano()
-	a.roll(r.Plan, now)
-	call, units := a.calls[r.Call.ID], int64(1000)
-	var moved money.Amount
-	if call != nil {
-		units = call.units
-		if call.paid {
-			moved = call.hold
-		}
-	}
-	avail := money.Amount(a.rec.Balance) + r.Plan.Overdraft - a.held + moved
-	if avail <= 0 || avail < r.Amount {
+	case !r.Admitted:
 		var d Decision
-		a.refuseAllowance(&d, r.Plan, fits(a.rec.WindowUsed+a.winReserved+units, r.Plan.WindowRequests),
-			fits(a.rec.WeekUsed+a.weekReserved+units, r.Plan.WeeklyRequests), now)
-		if avail > 0 {
-			d.Refused = LimitCredits
-		}
+		decide(&d, a.acct, &r)
 		m.reply.send(d, nil)
-		return
+	default:
+		a.await(func(err error) {
+			// A failed write is answered by the actor after its rollback, which dropped the hold:
+			// the call still in flight holds its estimate again.
+			if err != nil {
+				a.st.Rehold(c.ID, r.Moved)
+			}
+			m.reply.send(Decision{Admitted: err == nil}, err)
+		})
 	}
-	a.held += r.Amount - moved
-	if moved > 0 {
-		call.hold = 0
-	}
-	a.rec.Holds = append(a.rec.Holds, persistence.CreditHold{Key: r.Key, Amount: int64(r.Amount), At: floorSec(now)})
-	a.pend.dirty = true
-	a.await(func(err error) {
-		// A failed write is answered by the actor after its rollback, which dropped the hold:
-		// the call still in flight holds its estimate again.
-		if err != nil && moved > 0 && a.calls[r.Call.ID] == call {
-			call.hold = moved
-			a.held += moved
-		}
-		m.reply.send(Decision{Admitted: err == nil}, err)
-	})
 }
-
-// fits says whether a count of thousandths stays within a plan limit of calls (0: none).
-func fits(count, limit int64) bool { return limit == 0 || count <= limit*1000 }
 
 //go:noinline
 func (a *accountActor) releaseHold(m *releaseHoldMsg) {
-	if _, found := a.takeHold(m.key); found {
-		a.pend.dirty = true
-	}
+	a.apply(&step.Command{Kind: step.ReleaseHold, Now: a.now(), Key: m.key})
 	a.await(func(err error) { m.reply.send(struct{}{}, err) })
-}
-
-// takeHold removes the hold under key (a charge key's hold when key has ChargeKeyPrefix)
-// and returns what it held; found is false when key holds nothing. A failed write puts it
-// back: the rollback reloads the stored holds.
-func (a *accountActor) takeHold(key string) (held int64, found bool) {
-	key = strings.TrimPrefix(key, ChargeKeyPrefix)
-	i := a.holdIndex(key)
-	if i < 0 {
-		return 0, false
-	}
-	h := a.rec.Holds[i]
-	a.rec.Holds = slices.Delete(a.rec.Holds, i, i+1)
-	a.held -= money.Amount(h.Amount)
-	return h.Amount, true
 }

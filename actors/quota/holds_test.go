@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -64,7 +65,7 @@ func TestCreditHoldsReserveSettleRelease(t *testing.T) {
 				if d.Admitted != (c.refused == "") || d.Refused != c.refused {
 					t.Fatalf("attempt %d: %+v, want refused %q", attempt, d, c.refused)
 				}
-				if window := int64(catalog.DefaultWindow / time.Second); c.refused != "" && d.ResetsAt.Unix() != periodStart(t0.Unix(), 0, window)+window {
+				if window := int64(catalog.DefaultWindow / time.Second); c.refused != "" && d.ResetsAt.Unix() != step.PeriodStart(t0.Unix(), 0, window)+window {
 					t.Fatalf("refusal resets at %v", d.ResetsAt)
 				}
 			}

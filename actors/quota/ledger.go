@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"slices"
 
-	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -68,19 +67,10 @@ func (a *accountActor) keyChanged(id string) {
 	a.pend.keys[id] = true
 }
 
-// appendLog queues a log entry with the cost it was charged, in the account's write order.
-func (a *accountActor) appendLog(e *persistence.LogEntry, charged money.Amount) {
-	a.rec.LogSeq++
-	a.pend.logs = append(a.pend.logs, *e)
-	last := &a.pend.logs[len(a.pend.logs)-1]
-	last.Cost, last.Seq = int64(charged), a.rec.LogSeq
-	a.pend.dirty = true
-}
-
 // addGrant queues a top-up or a charge under its idempotency key.
-func (a *accountActor) addGrant(key string, g persistence.CreditGrant) {
-	a.unwritten[key] = g
-	a.pend.grants = append(a.pend.grants, persistence.GrantWrite{Key: key, Grant: g})
+func (a *accountActor) addGrant(g persistence.GrantWrite) {
+	a.unwritten[g.Key] = g.Grant
+	a.pend.grants = append(a.pend.grants, g)
 	a.pend.dirty = true
 }
 
@@ -108,11 +98,11 @@ func (a *accountActor) submit() {
 		}
 		return
 	}
-	rec := a.rec
+	rec := a.st.Rec
 	rec.Media, rec.Holds = slices.Clone(rec.Media), slices.Clone(rec.Holds)
 	w := persistence.QuotaWrite{Account: a.acct, State: &rec, Grants: p.grants, Log: p.logs}
 	for id := range p.keys {
-		w.Keys = append(w.Keys, persistence.KeyQuotaWrite{KeyID: id, State: a.keyRecord(id)})
+		w.Keys = append(w.Keys, persistence.KeyQuotaWrite{KeyID: id, State: a.st.KeyRecord(id)})
 	}
 	a.writing, a.inWrite = true, a.inWrite[:0]
 	for _, g := range p.grants {
@@ -129,16 +119,6 @@ func (a *accountActor) submit() {
 		}
 		eng.Send(pid, writtenMsg{})
 	})
-}
-
-// keyRecord is a key's durable throttle state (nil: nothing worth keeping).
-func (a *accountActor) keyRecord(id string) *persistence.KeyQuota {
-	ks := a.keys[id]
-	if ks == nil || ks.epoch == 0 && ks.throttledUntil == 0 && ks.act.sum() == 0 {
-		return nil
-	}
-	return &persistence.KeyQuota{Epoch: ks.epoch, ThrottledUntil: ks.throttledUntil, Width: ks.act.width, Last: ks.act.last,
-		Buckets: slices.Clone(ks.act.n[:])}
 }
 
 // onWritten follows a write's outcome: the next write goes, or after a failure everything

@@ -1,56 +1,37 @@
 package quota
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/actors/quota/step"
 )
-
-// daily is the current day's counter of one media kind.
-func (a *accountActor) daily(kind string, limit int64) Daily {
-	d := Daily{Limit: limit, ResetsAt: time.Unix(a.rec.Day+day, 0).UTC(), Used: a.rec.Images}
-	if kind == persistence.MediaVideo {
-		d.Used = a.rec.Video
-	}
-	for _, h := range a.rec.Media {
-		if h.Kind == kind && h.Day == a.rec.Day {
-			d.Reserved += h.Amount
-		}
-	}
-	return d
-}
 
 // media reserves, commits or releases daily images or video seconds; durable before the answer.
 func (a *accountActor) media(m *mediaMsg) {
-	now := a.svc.now().UnixNano()
-	a.rollDay(floorSec(now))
-	if m.op != mediaReserve {
-		if !a.endMedia(m.kind, m.id, m.op == mediaCommit, m.n) {
-			m.reply.send(MediaDecision{}, fmt.Errorf("%w: %s %s/%d", ErrUnknownReservation, m.kind, a.acct, m.id))
-			return
-		}
+	c := step.Command{Kind: step.MediaReserve, Now: a.now(), Media: m.kind, ID: m.id, N: m.n}
+	switch m.op {
+	case mediaReserve:
+		c.Plan = step.PlanOf(m.plan)
+	case mediaCommit:
+		c.Kind = step.MediaCommit
+	case mediaRelease:
+		c.Kind = step.MediaRelease
+	}
+	r := a.apply(&c)
+	switch {
+	case r.Fail != step.OK:
+		m.reply.send(MediaDecision{}, a.failure(&c, &r))
+	case m.op != mediaReserve:
 		a.await(func(err error) { m.reply.send(MediaDecision{Admitted: err == nil}, err) })
-		return
+	case !r.Admitted:
+		m.reply.send(MediaDecision{Refused: Limit(r.Refused), ResetsAt: unixSec(r.ResetsAt), RetryAfter: time.Duration(r.RetryAfter), Daily: daily(r.Daily)}, nil)
+	default:
+		dec := MediaDecision{Admitted: true, Reservation: MediaReservation{Account: a.acct, Kind: m.kind, ID: r.ID}, Daily: daily(r.Daily)}
+		a.await(func(err error) {
+			if err != nil {
+				dec = MediaDecision{}
+			}
+			m.reply.send(dec, err)
+		})
 	}
-	limit, refusal := m.plan.ImageDailyLimit, LimitImages
-	if m.kind == persistence.MediaVideo {
-		limit, refusal = m.plan.VideoDailySeconds, LimitVideo
-	}
-	d := a.daily(m.kind, limit)
-	if limit > 0 && d.Used+d.Reserved+m.n > limit {
-		m.reply.send(MediaDecision{Refused: refusal, ResetsAt: d.ResetsAt, RetryAfter: d.ResetsAt.Sub(time.Unix(0, now)), Daily: d}, nil)
-		return
-	}
-	a.nextID++
-	a.rec.Media = append(a.rec.Media, persistence.MediaHold{ID: a.nextID, Kind: m.kind, Amount: m.n, Day: a.rec.Day})
-	a.pend.dirty = true
-	d.Reserved += m.n
-	dec := MediaDecision{Admitted: true, Reservation: MediaReservation{Account: a.acct, Kind: m.kind, ID: a.nextID}, Daily: d}
-	a.await(func(err error) {
-		if err != nil {
-			dec = MediaDecision{}
-		}
-		m.reply.send(dec, err)
-	})
 }

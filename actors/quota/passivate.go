@@ -3,6 +3,8 @@ package quota
 import (
 	"log/slog"
 	"time"
+
+	"github.com/modelgate/modelgate/actors/quota/step"
 )
 
 // arm schedules the next idle check.
@@ -17,12 +19,13 @@ func (a *accountActor) onTick() {
 	if a.retired {
 		return
 	}
-	now := a.svc.now().UnixNano()
-	a.expire(now)
-	a.forgetIdleKeys(now)
+	r := a.apply(&step.Command{Kind: step.Expire, Now: a.now()})
+	for _, id := range r.Expired {
+		slog.Warn("quota reservation expired unsettled; released", "account", a.acct, "reservation", id)
+	}
 	idle := a.received == a.seenAtTick
 	a.seenAtTick = a.received
-	if idle && len(a.calls) == 0 && a.idle() && a.passivate() {
+	if idle && len(a.st.Calls) == 0 && a.idle() && a.passivate() {
 		return
 	}
 	a.arm()
@@ -68,32 +71,4 @@ func (a *accountActor) retire(m *retireMsg) {
 	}
 	a.svc.stopLater(a.id)
 	m.reply.send(struct{}{}, nil)
-}
-
-// expire releases reservations whose settle never came.
-func (a *accountActor) expire(now int64) {
-	for id, h := range a.calls {
-		if h.expires <= now {
-			delete(a.calls, id)
-			a.release(h)
-			slog.Warn("quota reservation expired unsettled; released", "account", a.acct, "reservation", id)
-		}
-	}
-}
-
-// forgetIdleKeys drops keys with nothing left in their windows, and their durable state.
-func (a *accountActor) forgetIdleKeys(now int64) {
-	for id, ks := range a.keys {
-		ks.recent.prune(now)
-		if ks.act.width > 0 {
-			ks.act.advance(now, ks.act.width)
-		}
-		if len(ks.recent.ts) == 0 && ks.throttledUntil <= now && ks.act.sum() == 0 {
-			delete(a.keys, id)
-			if ks.epoch != 0 || ks.act.width != 0 || ks.throttledUntil != 0 {
-				a.keyChanged(id) // written as a delete
-				a.scheduleFlush()
-			}
-		}
-	}
 }

@@ -2,7 +2,9 @@
 // sliding 60 s burst, the window allowance on its fixed schedule, the weekly cap, the abuse
 // throttle, the credit balance and spend, the daily image and video counters, and the
 // account's request log. Admission is one step in the owner (check every limit and reserve,
-// or refuse); the answer of every call settles there.
+// or refuse); the answer of every call settles there. The decisions are the pure quota
+// step's (package step): the actor stamps each request with its clock and persists what the
+// step changed.
 //
 // Durability: every settle, logged refusal, top-up, charge and image/video operation is on
 // disk before it is acknowledged, its log entry in the same batch as its counters and money.
@@ -24,6 +26,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
@@ -45,13 +48,13 @@ var (
 type Limit string
 
 const (
-	LimitBurst    Limit = "burst"                      // 429: the sliding 60 s burst limit
-	LimitThrottle Limit = "throttle"                   // 429: the key's abuse throttle
-	LimitWindow   Limit = "window"                     // 402: window allowance used up, no credit available (balance + overdraft - holds <= 0)
-	LimitWeekly   Limit = "weekly"                     // 402: weekly cap used up, no credit available
-	LimitCredits  Limit = "credits"                    // 402: allowance used up; the balance is below this call's estimated cost
-	LimitImages   Limit = "image_daily_limit_exceeded" // 429 until 00:00 UTC
-	LimitVideo    Limit = "video_daily_limit_exceeded" // 429 until 00:00 UTC
+	LimitBurst    Limit = Limit(step.LimitBurst)    // 429: the sliding 60 s burst limit
+	LimitThrottle Limit = Limit(step.LimitThrottle) // 429: the key's abuse throttle
+	LimitWindow   Limit = Limit(step.LimitWindow)   // 402: window allowance used up, no credit available (balance + overdraft - holds <= 0)
+	LimitWeekly   Limit = Limit(step.LimitWeekly)   // 402: weekly cap used up, no credit available
+	LimitCredits  Limit = Limit(step.LimitCredits)  // 402: allowance used up; the balance is below this call's estimated cost
+	LimitImages   Limit = Limit(step.LimitImages)   // 429 until 00:00 UTC
+	LimitVideo    Limit = Limit(step.LimitVideo)    // 429 until 00:00 UTC
 )
 
 // Status is the HTTP status of a refusal by this limit (0 for none).

@@ -1,0 +1,147 @@
+package step
+
+import (
+	"slices"
+
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// settle applies an admitted call's outcome.
+func (a *Account) settle(c *Command, now int64, r *Result) {
+	i, ok := a.call(c.ID)
+	if !ok {
+		r.Fail = UnknownReservation
+		return
+	}
+	h := a.Calls[i]
+	a.roll(&h.Plan, now, r) // while h is in Calls: a roll counts what the calls reserve
+	a.release(&h)
+	a.Calls = slices.Delete(a.Calls, i, i+1)
+	r.Paid = h.Paid
+	var units int64
+	if c.Counts {
+		r.Counted = true
+		if h.InPlan {
+			units = h.Units
+			if h.WinStart == a.Rec.WindowStart {
+				a.Rec.WindowUsed += h.Units
+			}
+			if h.WeekStart == a.Rec.WeekStart {
+				a.Rec.WeekUsed += h.Units
+			}
+			r.Dirty = true
+		}
+		if h.Paid {
+			floor := -int64(h.Plan.Overdraft)
+			r.Charged = money.Amount(max(0, min(int64(c.Amount), a.Rec.Balance-floor)))
+			if r.Charged > 0 {
+				a.Rec.Balance -= int64(r.Charged)
+				a.Rec.Spent += int64(r.Charged)
+				r.Dirty = true
+			}
+		}
+	} else {
+		a.unoccupy(&h, r)
+	}
+	if c.Media != "" && a.endMedia(c.Media, c.MediaID, c.N > 0, c.N) {
+		r.Dirty = true
+	}
+	r.Balance = money.Amount(a.Rec.Balance)
+	if c.Log != nil {
+		e := *c.Log
+		if e.KeyID == "" {
+			e.KeyID = h.Key
+		}
+		e.Counted, e.AllowanceUnits = r.Counted, units
+		a.appendLog(r, &e, r.Charged)
+	}
+}
+
+// appendLog makes e, charged cost, the next entry of the account's request log.
+func (a *Account) appendLog(r *Result, e *persistence.LogEntry, charged money.Amount) {
+	a.Rec.LogSeq++
+	e.Cost, e.Seq = int64(charged), a.Rec.LogSeq
+	r.Log, r.Dirty = e, true
+}
+
+// record logs a call answered without an admission. A client error counts as a call of its
+// units: in the plan when they fit (as an admission would reserve them), else beyond it at
+// no cost, since a client error costs nothing; never refused. It takes its slot in the burst
+// windows and the throttle's load history at its arrival, the entry's time. A refusal only
+// leaves its entry.
+func (a *Account) record(c *Command, now int64, r *Result) {
+	if c.Log == nil {
+		r.Fail = Invalid
+		return
+	}
+	e := *c.Log
+	e.Counted, e.AllowanceUnits = false, 0
+	if c.Counts {
+		p, units := &c.Plan, c.Units
+		if units == 0 {
+			units = 1000
+		}
+		a.roll(p, now, r)
+		if win, week := a.fitsEach(p, units); win && week {
+			a.Rec.WindowUsed += units
+			a.Rec.WeekUsed += units
+			e.AllowanceUnits = units
+		}
+		ks := a.key(c.Key)
+		a.occupy(p, c.Key, ks, a.window(p, ks), max(0, e.Time), now, r)
+		e.Counted = true
+	}
+	a.appendLog(r, &e, 0)
+}
+
+// endMedia commits (n produced) or releases a daily media reservation. A reservation made
+// on an earlier day commits to nothing: that day's counter is gone.
+func (a *Account) endMedia(kind string, id uint64, commit bool, n int64) bool {
+	i := slices.IndexFunc(a.Rec.Media, func(h persistence.MediaHold) bool { return h.ID == id && h.Kind == kind })
+	if i < 0 {
+		return false
+	}
+	h := a.Rec.Media[i]
+	a.Rec.Media = slices.Delete(a.Rec.Media, i, i+1)
+	if commit && h.Day == a.Rec.Day {
+		if kind == persistence.MediaVideo {
+			a.Rec.Video += n
+		} else {
+			a.Rec.Images += n
+		}
+	}
+	return true
+}
+
+// expire releases reservations whose settle never came and forgets keys with nothing left
+// in their windows.
+func (a *Account) expire(now int64, r *Result) {
+	kept := a.Calls[:0]
+	for _, h := range a.Calls {
+		if h.Expires <= now {
+			a.release(&h)
+			r.Expired = append(r.Expired, h.ID)
+			continue
+		}
+		kept = append(kept, h)
+	}
+	clear(a.Calls[len(kept):])
+	a.Calls = kept
+	keys := a.Keys[:0]
+	for _, ks := range a.Keys {
+		ks.Recent.prune(now)
+		if ks.Act.Width > 0 {
+			ks.Act.advance(now, ks.Act.Width)
+		}
+		if len(ks.Recent) > 0 || ks.ThrottledUntil > now || ks.Act.sum() > 0 {
+			keys = append(keys, ks)
+			continue
+		}
+		if ks.Epoch != 0 || ks.Act.Width != 0 || ks.ThrottledUntil != 0 {
+			r.Forgotten = append(r.Forgotten, ks.ID) // its stored state is deleted
+		}
+	}
+	clear(a.Keys[len(keys):])
+	a.Keys = keys
+}
