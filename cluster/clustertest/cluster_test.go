@@ -1,7 +1,6 @@
 package clustertest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -25,33 +24,19 @@ func TestKeyMadeOnOneNodeServesOnAllAndItsRevocationHoldsEverywhere(t *testing.T
 	c.StartAll()
 	n1 := c.Nodes[0]
 
-	status, b := n1.Admin(http.MethodPost, "/admin/v1/accounts", map[string]any{"email": "ct@example.com", "plan": Plan})
-	if status != http.StatusCreated && status != http.StatusOK {
-		t.Fatalf("create account: %d %s", status, b)
-	}
-	var acct struct{ ID string }
-	json.Unmarshal(b, &acct)
-	status, b = n1.Admin(http.MethodPost, "/admin/v1/accounts/"+acct.ID+"/keys", map[string]any{"name": "ct"})
-	if status != http.StatusCreated && status != http.StatusOK {
-		t.Fatalf("create key: %d %s", status, b)
-	}
-	var key struct{ ID, Key string }
-	json.Unmarshal(b, &key)
-	if key.Key == "" || key.ID == "" {
-		t.Fatalf("create key answered %s", b)
-	}
+	keyID, secret := newKey(t, n1)
 
 	for _, n := range c.Nodes {
-		if status, b := n.Chat(key.Key); status != http.StatusOK {
+		if status, b := n.Chat(secret); status != http.StatusOK {
 			t.Errorf("node %d: chat with the new key: %d %s", n.ID, status, b)
 		}
 	}
 
-	if status, b := n1.Admin(http.MethodDelete, "/admin/v1/keys/"+key.ID, nil); status != http.StatusOK {
+	if status, b := n1.Admin(http.MethodDelete, "/admin/v1/keys/"+keyID, nil); status != http.StatusOK {
 		t.Fatalf("revoke: %d %s", status, b)
 	}
 	for _, n := range []*Node{c.Nodes[2], c.Nodes[1], n1} {
-		status, b := n.Chat(key.Key)
+		status, b := n.Chat(secret)
 		if status != http.StatusUnauthorized || !strings.Contains(string(b), "this API key has been revoked") {
 			t.Errorf("node %d right after the revocation: %d %s, want 401 revoked", n.ID, status, b)
 		}

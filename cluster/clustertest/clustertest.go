@@ -355,3 +355,14 @@ func Listing(t testing.TB, dir string) string {
 	}
 	return b.String()
 }
+
+// AddNode makes a certificate for one more node (signed by the cluster's CA) and gives it
+// a data directory and addresses; it joins with `modelgate cluster join`, not init.
+func (c *Cluster) AddNode() *Node {
+	c.t.Helper()
+	n := &Node{c: c, ID: uint64(len(c.Nodes) + 1), RaftAddr: FreeAddr(c.t), HTTPAddr: FreeAddr(c.t)}
+	n.DataDir = filepath.Join(c.Dir, fmt.Sprintf("node%d", n.ID))
+	c.MustRun("cluster", "certs", "--out", c.CertDir, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
+	c.Nodes = append(c.Nodes, n)
+	return n
+}
