@@ -31,6 +31,9 @@ const clusterUsage = `Usage:
   modelgate cluster drain ID --node URL [--json]   (URL is node ID's own)
       Call a node's admin API: the members and every shard's leader, voters, applied index
       and lag; take node ID out of every shard; move node ID's leaderships away, then stop it.
+  modelgate cluster demo [--data ./data-cluster] [--port-base 8080] [--shards 8]
+      make cluster: three nodes on loopback (HTTP port-base+N, Raft port-base+10+N) as child
+      processes over the simulator, with a demo account and key; Ctrl-C stops all.
 
 The certificates of node N are NAME.crt and NAME.key in --certs, NAME being node<N> unless
 --cert-name says otherwise. Every node of a cluster uses the same admin token: set
@@ -55,6 +58,8 @@ func clusterCmd(args []string, out io.Writer) error {
 		return clusterRemove(args[1:], out)
 	case "drain":
 		return clusterDrain(args[1:], out)
+	case "demo":
+		return clusterDemo(args[1:], out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, clusterUsage)
 		return nil
