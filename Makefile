@@ -4,11 +4,16 @@ DATA     ?= ./data
 ADDR     ?= 127.0.0.1:8080
 BIN      := bin
 
-.PHONY: run build test test-short test-faults test-clients fuzz vet fmt bench-go clean
+.PHONY: run cluster build test test-short test-faults test-clients fuzz vet fmt bench-go clean
 
 ## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
 run: build
 	MODELGATE_DATA=$${MODELGATE_DATA:-$(DATA)} MODELGATE_ADDR=$${MODELGATE_ADDR:-$(ADDR)} $(BIN)/modelgate demo
+
+## cluster: build and start a three-node cluster on loopback (certificates, init, the simulator
+## as upstream, a demo account and key) under ./data-cluster; Ctrl-C stops all
+cluster: build
+	$(BIN)/modelgate cluster demo
 
 ## build: the gateway and the standalone simulator
 build:

@@ -75,3 +75,14 @@ func usageName(u x509.ExtKeyUsage) string {
 	}
 	return "client auth"
 }
+
+// CheckCerts is New's check of cfg and its certificates, without starting anything: what
+// `modelgate cluster init` and `join` run before writing a node's cluster file, and a
+// cluster node before it touches its data directory.
+func CheckCerts(cfg Config) error {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	return checkNodeCert(cfg, time.Now())
+}

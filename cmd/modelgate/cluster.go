@@ -17,6 +17,27 @@ const clusterUsage = `Usage:
       one already, and NAME.crt, NAME.key per node, valid for each HOST (IP or DNS name)
       its peers dial. Existing files are never replaced without --force (which also makes
       a new CA: certificates of the old one stop working).
+  modelgate cluster init --data DIR --node-id N --raft-addr HOST:PORT
+                         --peers 1=HOST:PORT,2=HOST:PORT,3=HOST:PORT --certs DIR
+                         [--cert-name NAME] [--shards 64] [--replicas 3]
+      Make DIR a founding node's data directory (DIR/cluster.json). Run it on every founding
+      node with the same --peers and --shards; then start each with serve --data DIR.
+  modelgate cluster join --data DIR --node-id N --raft-addr HOST:PORT --via URL --certs DIR
+                         [--cert-name NAME] [--shards-replica 2,5,...]
+      Ask the member at URL to add this node as a non-voting replica of the metadata shard
+      (and of the account shards named), then write DIR/cluster.json.
+  modelgate cluster status --node URL [--json]
+  modelgate cluster remove ID --node URL [--json]
+  modelgate cluster drain ID --node URL [--json]   (URL is node ID's own)
+      Call a node's admin API: the members and every shard's leader, voters, applied index
+      and lag; take node ID out of every shard; move node ID's leaderships away, then stop it.
+  modelgate cluster demo [--data ./data-cluster] [--port-base 8080] [--shards 8]
+      make cluster: three nodes on loopback (HTTP port-base+N, Raft port-base+10+N) as child
+      processes over the simulator, with a demo account and key; Ctrl-C stops all.
+
+The certificates of node N are NAME.crt and NAME.key in --certs, NAME being node<N> unless
+--cert-name says otherwise. Every node of a cluster uses the same admin token: set
+MODELGATE_ADMIN_TOKEN, the same on every node and for these commands.
 `
 
 // clusterCmd runs `modelgate cluster <sub>`.
@@ -27,6 +48,18 @@ func clusterCmd(args []string, out io.Writer) error {
 	switch args[0] {
 	case "certs":
 		return clusterCerts(args[1:], out)
+	case "init":
+		return clusterInit(args[1:], out)
+	case "join":
+		return clusterJoin(args[1:], out)
+	case "status":
+		return clusterStatus(args[1:], out)
+	case "remove":
+		return clusterRemove(args[1:], out)
+	case "drain":
+		return clusterDrain(args[1:], out)
+	case "demo":
+		return clusterDemo(args[1:], out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, clusterUsage)
 		return nil

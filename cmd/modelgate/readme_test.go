@@ -46,6 +46,9 @@ type readmeStep struct {
 	background bool
 }
 
+// clusterSkip is why the README's cluster commands are not run here.
+const clusterSkip = "cluster/clustertest runs real multi-process clusters through these commands"
+
 var readmeSteps = []readmeStep{
 	// Two commands
 	{start: "make run", skip: "the test starts bin/modelgate demo itself, as make run does", check: checkMakeRun},
@@ -87,6 +90,16 @@ var readmeSteps = []readmeStep{
 	// Running for real
 	{start: "bin/modelgate serve --config catalog.yaml", background: true, check: checkServing},
 	{start: "kill -HUP <pid>", check: checkReloaded},
+	// Run a cluster
+	{start: "make cluster", skip: "starts a three-node demo cluster on fixed ports; cluster demo was run by hand, and " + clusterSkip},
+	{start: "MODELGATE_ADMIN_TOKEN=<token> bin/modelgate cluster status", skip: clusterSkip},
+	{start: "kill -9 $(cat data-cluster/node2.pid)", skip: clusterSkip},
+	{start: "bin/modelgate cluster certs --out certs", skip: clusterSkip},
+	{start: "bin/modelgate cluster init --data /var/lib/modelgate", skip: clusterSkip},
+	{start: "MODELGATE_ADMIN_TOKEN=… bin/modelgate serve", skip: clusterSkip},
+	{start: "bin/modelgate cluster join", skip: clusterSkip},
+	{start: "bin/modelgate cluster drain 1", skip: clusterSkip},
+	{start: "bin/modelgate cluster remove 4", skip: clusterSkip},
 	// Endpoints
 	{start: "curl -s http://127.0.0.1:8080/v1/messages", status: 200, want: []string{`"type":"message"`, `"model":"sim-gemini"`}},
 	{start: "curl -sN http://127.0.0.1:8080/v1/responses", status: 200, want: []string{"event: response.completed\n", `"model":"sim-messages"`}},

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/node"
 )
@@ -46,16 +47,35 @@ func serveConfig(args []string) (node.Config, error) {
 	if *config == "" {
 		return node.Config{}, errors.New("serve needs --config FILE (or MODELGATE_CONFIG)")
 	}
-	return node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr,
+	cfg := node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr,
 		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
-		Store:      persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast)}}, nil
+		Store:      persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast)}}
+	// A data directory with a cluster file (modelgate cluster init or join) is a cluster
+	// node's; without one the node is single and starts no engine.
+	f, ok, err := membership.Load(*data)
+	if err != nil {
+		return node.Config{}, err
+	}
+	if ok {
+		cfg.Cluster = &f
+	}
+	return cfg, nil
 }
 
-// run serves until SIGINT/SIGTERM, reloading the catalog on SIGHUP.
+// run serves until SIGINT/SIGTERM or the end of a drain, reloading the catalog on SIGHUP.
 func run(n *node.Node, logger *slog.Logger) error {
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	for s := range sig {
+	for {
+		var s os.Signal
+		select {
+		case s = <-sig:
+		case <-n.Drained():
+			logger.Info("drained: finishing the calls in flight, then exiting")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return n.Close(ctx)
+		}
 		if s == syscall.SIGHUP {
 			if err := n.Reload(); err != nil {
 				logger.Error("catalog reload failed; keeping the current catalog", "err", err)
@@ -69,7 +89,6 @@ func run(n *node.Node, logger *slog.Logger) error {
 		defer cancel()
 		return n.Close(ctx)
 	}
-	return nil
 }
 
 // metricsShown is where the node serves its metrics, for the start-up line.

@@ -79,6 +79,10 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/routes", s.routes).Methods(http.MethodGet)
 }
 
+// Guard is the admin token check, for routes outside /admin/v1 that share the token (the
+// cluster's /admin/cluster).
+func (s *Server) Guard(next http.Handler) http.Handler { return s.guard(next) }
+
 // guard compares hashes in constant time, so neither the token nor its length leaks.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

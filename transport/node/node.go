@@ -24,6 +24,7 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -50,6 +51,11 @@ type Config struct {
 	Store       persistence.Options // the full-disk guard (zero: its defaults)
 	Logger      *slog.Logger
 
+	// Cluster, when set, runs the node as a member of a cluster (the data directory's
+	// cluster.json): accounts and keys in the replicated metadata shard; nil is a single node
+	// and starts no engine.
+	Cluster *membership.File
+
 	// QuotaStore, when set, wraps the store the quota actors read and write through (tests
 	// hold or fail their writes).
 	QuotaStore func(quota.Store) quota.Store
@@ -73,6 +79,7 @@ type Node struct {
 	ln         net.Listener
 	metrics    *http.Server // nil when metrics are off
 	done       chan error
+	cluster    *clusterNode // nil on a single node
 }
 
 // Start opens everything and serves in the background.
@@ -86,6 +93,11 @@ func Start(cfg Config) (*Node, error) {
 	cat, err := catalog.LoadFile(cfg.CatalogPath)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Cluster != nil {
+		if err := checkCluster(cfg); err != nil {
+			return nil, err // nothing in the data directory has been touched
+		}
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
@@ -111,6 +123,15 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1)}
+	var keys api.Keys = store
+	var adminStore admin.Store = store
+	if cfg.Cluster != nil {
+		if n.cluster, err = startCluster(cfg, store); err != nil {
+			n.shutdownActors()
+			return nil, err
+		}
+		keys, adminStore = n.cluster.keys, n.cluster.meta
+	}
 	locator := cluster.NewLocal(engine)
 	n.Board = routehealth.NewBoard(locator, cfg.Health)
 	n.Board.Sync(cat.Routes())
@@ -118,6 +139,8 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.QuotaStore != nil {
 		quotaStore = cfg.QuotaStore(store)
 	}
+	// Quota runs on this node's actors, in cluster mode too until cluster/accounts' Owner
+	// takes it over (see accountShardMachine, where it plugs in).
 	n.Quota = quota.NewService(locator, quotaStore, cfg.Quota)
 	files, err := assets.New(store, cfg.DataDir, assets.Config{})
 	if err != nil {
@@ -139,11 +162,15 @@ func Start(cfg Config) (*Node, error) {
 	r := mux.NewRouter().SkipClean(true)
 	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
-		Keys: store, Accounts: store, Recorder: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
+		Keys: keys, Accounts: store, Recorder: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
-	admin.New(admin.Deps{Store: store, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board}).Register(r)
+	adm := admin.New(admin.Deps{Store: adminStore, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board})
+	adm.Register(r)
+	if n.cluster != nil {
+		n.cluster.register(r, adm.Guard)
+	}
 	r.NotFoundHandler = unrouted(r, n.API)
 	r.MethodNotAllowedHandler = r.NotFoundHandler
 
@@ -161,7 +188,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.URL = "http://" + n.ln.Addr().String()
-	n.http = &http.Server{Handler: recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	n.http = &http.Server{Handler: n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
 	if metricsLn != nil {
@@ -186,8 +213,12 @@ func warnSharedEmails(store *persistence.Store, logger *slog.Logger) error {
 // while its store refuses writes (a full disk: calls get 503 until space returns). A full
 // disk is not cured by a restart, so the answer stays 200 for liveness probes; monitors
 // read the status or modelgate_store_writable.
-func (n *Node) healthz(w http.ResponseWriter, _ *http.Request) {
+func (n *Node) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	if n.cluster != nil {
+		n.cluster.healthz(w, r, n.Store)
+		return
+	}
 	if n.Store.CheckWritable() == nil {
 		w.Write([]byte(`{"status":"ok"}`))
 		return
@@ -239,6 +270,7 @@ func (n *Node) shutdownActors() {
 		}
 		cancel()
 	}
+	n.cluster.close() // the engine closes the shards' state machines, which write to the store
 	n.Store.Close()
 }
 

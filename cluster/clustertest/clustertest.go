@@ -1,0 +1,368 @@
+// Package clustertest runs real multi-process clusters for tests: the modelgate binary
+// built once per test run, N nodes on free loopback ports with mutual TLS from
+// `modelgate cluster certs`, each inited by `modelgate cluster init` and started by
+// `modelgate serve` with the simulator as upstream; kill -9, SIGSTOP/SIGCONT and restart;
+// wait for a leader of every shard; call the admin API and the API of any node.
+package clustertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/simulator"
+)
+
+// AdminToken is every node's admin token (a cluster shares one).
+const AdminToken = "mg-admin-clustertest-token"
+
+// Model is the catalog's one chat model, served by the simulator; Plan its one plan.
+const (
+	Model = "ct-chat"
+	Plan  = "ct-plan"
+)
+
+const simKeyEnv = "MODELGATE_CT_SIM_KEY"
+
+const catalogYAML = `server:
+  connect_timeout: 5s
+  first_byte_timeout: 10s
+  idle_stream_timeout: 10s
+models:
+  - id: ` + Model + `
+    kind: chat
+    context_length: 100000
+    max_output_tokens: 1000
+    pricing: {prompt: "0.000001", completion: "0.000002"}
+    routes: [{id: ct-a, format: chat, base_url: "{{SIM}}/r/a/v1", upstream_model: sim-model, credential_env: ` + simKeyEnv + `}]
+plans:
+  - {name: ` + Plan + `, window_requests: 1000000, window: 720h, burst_rpm: 100000, allow_automated: true}
+`
+
+var build struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// Binary builds cmd/modelgate once per test binary run and returns its path. Call Cleanup
+// from TestMain to remove it.
+func Binary(t testing.TB) string {
+	t.Helper()
+	build.once.Do(func() {
+		build.dir, build.err = os.MkdirTemp("", "clustertest-bin-")
+		if build.err != nil {
+			return
+		}
+		build.bin = filepath.Join(build.dir, "modelgate")
+		cmd := exec.Command("go", "build", "-o", build.bin, "github.com/modelgate/modelgate/cmd/modelgate")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			build.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
+	}
+	return build.bin
+}
+
+// Cleanup removes the built binary.
+func Cleanup() {
+	if build.dir != "" {
+		os.RemoveAll(build.dir)
+	}
+}
+
+// Options shape a cluster.
+type Options struct {
+	Nodes    int // default 3
+	Shards   int // account shards; default 4 (small, so a test starts fast)
+	Replicas int // default 3, at most Nodes
+}
+
+// Cluster is N nodes inited on loopback; Start runs them.
+type Cluster struct {
+	t       testing.TB
+	Bin     string
+	Dir     string
+	CertDir string
+	Catalog string
+	Nodes   []*Node // Nodes[i] has id i+1
+}
+
+// Node is one member: its data directory, its addresses (fixed across restarts) and its
+// process while it runs.
+type Node struct {
+	c        *Cluster
+	ID       uint64
+	DataDir  string
+	RaftAddr string
+	HTTPAddr string
+	proc     *proc
+}
+
+// URL is the node's gateway URL.
+func (n *Node) URL() string { return "http://" + n.HTTPAddr }
+
+// New makes the certificates and inits every node (modelgate cluster certs and init); no
+// process runs yet.
+func New(t testing.TB, opt Options) *Cluster {
+	t.Helper()
+	opt.Nodes = cmpOr(opt.Nodes, 3)
+	opt.Shards = cmpOr(opt.Shards, 4)
+	opt.Replicas = cmpOr(opt.Replicas, min(3, opt.Nodes))
+	_, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSim)
+	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir()}
+	c.CertDir = filepath.Join(c.Dir, "certs")
+	c.Catalog = filepath.Join(c.Dir, "catalog.yaml")
+	if err := os.WriteFile(c.Catalog, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	certArgs := []string{"cluster", "certs", "--out", c.CertDir}
+	var peers []string
+	for i := range opt.Nodes {
+		n := &Node{c: c, ID: uint64(i + 1), DataDir: filepath.Join(c.Dir, fmt.Sprintf("node%d", i+1)),
+			RaftAddr: FreeAddr(t), HTTPAddr: FreeAddr(t)}
+		c.Nodes = append(c.Nodes, n)
+		certArgs = append(certArgs, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
+		peers = append(peers, fmt.Sprintf("%d=%s", n.ID, n.RaftAddr))
+	}
+	c.MustRun(certArgs...)
+	for _, n := range c.Nodes {
+		c.MustRun("cluster", "init", "--data", n.DataDir, "--node-id", fmt.Sprint(n.ID), "--raft-addr", n.RaftAddr,
+			"--peers", strings.Join(peers, ","), "--certs", c.CertDir, "--shards", fmt.Sprint(opt.Shards), "--replicas", fmt.Sprint(opt.Replicas))
+	}
+	return c
+}
+
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// FreeAddr is a loopback address no one listens on right now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// Run runs the binary with args (the admin token in its environment) and returns its
+// combined output and error.
+func (c *Cluster) Run(args ...string) (string, error) {
+	cmd := exec.Command(c.Bin, args...)
+	cmd.Env = append(os.Environ(), "MODELGATE_ADMIN_TOKEN="+AdminToken)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// MustRun is Run, failing the test on an error.
+func (c *Cluster) MustRun(args ...string) string {
+	c.t.Helper()
+	out, err := c.Run(args...)
+	if err != nil {
+		c.t.Fatalf("modelgate %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// StartAll starts every node (in parallel: each waits for its peers to elect) and waits
+// until every shard has a leader.
+func (c *Cluster) StartAll() {
+	c.t.Helper()
+	errs := make([]error, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.Nodes {
+		wg.Go(func() { errs[i] = n.start() })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	c.WaitLeaders(30 * time.Second)
+}
+
+// Start starts the node and waits until it serves HTTP.
+func (n *Node) Start() {
+	n.c.t.Helper()
+	if err := n.start(); err != nil {
+		n.c.t.Fatal(err)
+	}
+}
+
+func (n *Node) start() error {
+	if n.proc != nil && n.proc.running() {
+		return fmt.Errorf("node %d already runs", n.ID)
+	}
+	p, err := startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"},
+		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
+	if err != nil {
+		return err
+	}
+	n.proc = p
+	n.c.t.Cleanup(func() {
+		p.kill()
+		if n.c.t.Failed() {
+			n.c.t.Logf("node %d output:\n%s", n.ID, p.logs.tail())
+		}
+	})
+	return p.waitServing(20 * time.Second)
+}
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (n *Node) Kill() { n.proc.kill() }
+
+// Stop sends SIGSTOP (the process hangs, its sockets stay open); Cont resumes it.
+func (n *Node) Stop() { n.proc.signal(sigStop) }
+func (n *Node) Cont() { n.proc.signal(sigCont) }
+
+// Restart kills the node and starts it again on the same data and addresses.
+func (n *Node) Restart() {
+	n.c.t.Helper()
+	n.Kill()
+	n.Start()
+}
+
+// Running says the node's process is alive.
+func (n *Node) Running() bool { return n.proc != nil && n.proc.running() }
+
+// Exited waits up to d for the process to exit by itself and returns its output.
+func (n *Node) Exited(d time.Duration) (string, bool) {
+	select {
+	case <-n.proc.done:
+		return n.proc.logs.tail(), true
+	case <-time.After(d):
+		return "", false
+	}
+}
+
+// Output is the process's output so far (the last few KiB).
+func (n *Node) Output() string { return n.proc.logs.tail() }
+
+// Do sends one request to the node and returns the status, headers and body.
+func (n *Node) Do(method, path, bearer string, body any) (int, http.Header, []byte) {
+	n.c.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			n.c.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, n.URL()+path, rd)
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		n.c.t.Fatalf("node %d: %s %s: %v", n.ID, method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+// Admin calls the node's admin API with the cluster's token.
+func (n *Node) Admin(method, path string, body any) (int, []byte) {
+	n.c.t.Helper()
+	status, _, b := n.Do(method, path, AdminToken, body)
+	return status, b
+}
+
+// Chat sends a one-message chat completion with key and returns the status and body.
+func (n *Node) Chat(key string) (int, []byte) {
+	n.c.t.Helper()
+	status, _, b := n.Do(http.MethodPost, "/v1/chat/completions", key, map[string]any{
+		"model": Model, "messages": []map[string]string{{"role": "user", "content": "hi"}}, "max_tokens": 5})
+	return status, b
+}
+
+// StartRefused runs the node's serve expecting it to refuse to start: it returns the
+// output of the exited process; a node that serves instead is killed and fails the test.
+func (n *Node) StartRefused() string {
+	n.c.t.Helper()
+	p, err := startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"},
+		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	defer p.kill()
+	select {
+	case <-p.done:
+		return p.logs.tail()
+	case <-p.logs.serving:
+		n.c.t.Fatalf("node %d started instead of refusing:\n%s", n.ID, p.logs.tail())
+	case <-time.After(20 * time.Second):
+		n.c.t.Fatalf("node %d neither refused nor served in 20 s:\n%s", n.ID, p.logs.tail())
+	}
+	return ""
+}
+
+// Listing is every file under dir with its size and mode, one per line, in path order: two
+// listings are equal when nothing was created, removed or resized.
+func Listing(t testing.TB, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		size := info.Size()
+		if d.IsDir() {
+			size = 0 // a directory's size is the file system's business
+		}
+		fmt.Fprintf(&b, "%s %d %s\n", rel, size, info.Mode())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// AddNode makes a certificate for one more node (signed by the cluster's CA) and gives it
+// a data directory and addresses; it joins with `modelgate cluster join`, not init.
+func (c *Cluster) AddNode() *Node {
+	c.t.Helper()
+	n := &Node{c: c, ID: uint64(len(c.Nodes) + 1), RaftAddr: FreeAddr(c.t), HTTPAddr: FreeAddr(c.t)}
+	n.DataDir = filepath.Join(c.Dir, fmt.Sprintf("node%d", n.ID))
+	c.MustRun("cluster", "certs", "--out", c.CertDir, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
+	c.Nodes = append(c.Nodes, n)
+	return n
+}

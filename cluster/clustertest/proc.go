@@ -1,0 +1,109 @@
+package clustertest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	sigStop = syscall.SIGSTOP
+	sigCont = syscall.SIGCONT
+)
+
+// proc is a node's process; its output is kept for failure reports and watched for the
+// line saying it serves.
+type proc struct {
+	name    string
+	cmd     *exec.Cmd
+	logs    *logBuf
+	done    chan struct{} // closed when Wait returned
+	waitErr error         // Wait's error, after done
+}
+
+func startProc(bin, name string, env []string, args ...string) (*proc, error) {
+	p := &proc{name: name, cmd: exec.Command(bin, args...), logs: &logBuf{serving: make(chan struct{})}, done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout = p.logs
+	p.cmd.Stderr = p.logs
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *proc) waitServing(d time.Duration) error {
+	select {
+	case <-p.logs.serving:
+		return nil
+	case <-p.done:
+		return fmt.Errorf("%s exited before serving (%v):\n%s", p.name, p.waitErr, p.logs.tail())
+	case <-time.After(d):
+		return fmt.Errorf("%s did not serve within %s:\n%s", p.name, d, p.logs.tail())
+	}
+}
+
+func (p *proc) running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (p *proc) signal(s syscall.Signal) {
+	if p.running() {
+		p.cmd.Process.Signal(s)
+	}
+}
+
+// kill sends SIGKILL (a stopped process dies too) and waits until it is gone.
+func (p *proc) kill() {
+	if !p.running() {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// logBuf keeps a process's output (up to 4 MiB) and closes serving at the line
+// `modelgate serving`.
+type logBuf struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	serving chan struct{}
+	seen    bool
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buf.Len() < 4<<20 {
+		l.buf.Write(p)
+	}
+	if !l.seen && strings.Contains(l.buf.String(), `"msg":"modelgate serving"`) {
+		l.seen = true
+		close(l.serving)
+	}
+	return len(p), nil
+}
+
+func (l *logBuf) tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.buf.String()
+	if len(s) > 6000 {
+		s = "…" + s[len(s)-6000:]
+	}
+	return s
+}

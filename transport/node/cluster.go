@@ -1,0 +1,213 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/cluster/engine"
+	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/cluster/meta"
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// clusterNode is what a node runs in cluster mode (Config.Cluster set): the Raft engine, the
+// metadata shard's replica and the store over it that admin and the key check use.
+type clusterNode struct {
+	file   membership.File
+	engine *engine.Node
+	metaSM *meta.StateMachine
+	meta   *meta.Store
+	keys   *linearKeys
+	shards []uint64 // started on this node, in order
+
+	draining atomic.Bool
+	drained  chan struct{} // closed when a drain has finished and the node should exit
+}
+
+// engineConfig is the engine's settings for f's node, keeping its files under dataDir/raft.
+func engineConfig(f membership.File, dataDir string) engine.Config {
+	return engine.Config{NodeID: f.NodeID, RaftAddr: f.RaftAddr, DataDir: dataDir,
+		CAFile: f.Certs.CA, CertFile: f.Certs.Cert, KeyFile: f.Certs.Key}
+}
+
+// checkCluster refuses a cluster node before it touches its data directory: a cluster file
+// that does not hold together (a repeated node id, a peer list edited after init), a
+// certificate peers would refuse, or no shared admin token (each node would invent its own).
+func checkCluster(cfg Config) error {
+	f := *cfg.Cluster
+	if err := f.Validate(); err != nil {
+		return fmt.Errorf("cluster file %s: %w", membership.Path(cfg.DataDir), err)
+	}
+	if err := engine.CheckCerts(engineConfig(f, cfg.DataDir)); err != nil {
+		return fmt.Errorf("cluster node %d: %w", f.NodeID, err)
+	}
+	if cfg.AdminToken == "" {
+		if _, err := os.Stat(filepath.Join(cfg.DataDir, "admin-token")); err != nil {
+			return errors.New("cluster mode needs the cluster's admin token: set MODELGATE_ADMIN_TOKEN, the same on every node")
+		}
+	}
+	return nil
+}
+
+// startCluster starts the engine and this node's shards over store: the metadata shard on
+// every founding peer as a voter (a joined node as a non-voter), and each account shard on
+// its voters (membership.File.Voters) or, joined, the shards named at join.
+func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
+	f := *cfg.Cluster
+	eng, err := engine.New(engineConfig(f, cfg.DataDir))
+	if err != nil {
+		return nil, err
+	}
+	c := &clusterNode{file: f, engine: eng, metaSM: meta.NewStateMachine(store), drained: make(chan struct{})}
+	c.meta = meta.NewStore(store, c.metaSM, eng, membership.MetaShard)
+	c.keys = &linearKeys{rep: eng, timeout: keyCheckTimeout}
+	if err := c.startShards(store); err != nil {
+		eng.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *clusterNode) startShards(store *persistence.Store) error {
+	f := c.file
+	metaFactory := func(_, _ uint64) cluster.StateMachine { return c.metaSM }
+	accounts := accountShardMachine(store)
+	if f.Join {
+		if err := c.start(membership.MetaShard, nil, metaFactory); err != nil {
+			return err
+		}
+		for _, s := range f.JoinShards {
+			if err := c.start(s, nil, accounts); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := c.start(membership.MetaShard, addrs(f.Peers), metaFactory); err != nil {
+		return err
+	}
+	for _, s := range f.AccountShards() {
+		voters := addrs(f.Voters(s))
+		if _, ok := voters[f.NodeID]; ok {
+			if err := c.start(s, voters, accounts); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// start runs this node's replica of shard: founding with initial, or joining (non-voting)
+// when initial is nil.
+func (c *clusterNode) start(shard uint64, initial map[uint64]string, factory func(shard, replica uint64) cluster.StateMachine) error {
+	join := initial == nil
+	if err := c.engine.StartShard(shard, initial, join, join, factory); err != nil {
+		return err
+	}
+	c.shards = append(c.shards, shard)
+	return nil
+}
+
+func addrs(peers []membership.Peer) map[uint64]string {
+	m := make(map[uint64]string, len(peers))
+	for _, p := range peers {
+		m[p.ID] = p.Addr
+	}
+	return m
+}
+
+func (c *clusterNode) close() {
+	if c != nil {
+		c.engine.Close()
+	}
+}
+
+// accountShardMachine makes the state machine of an account shard's replica.
+//
+// THE SPOT WHERE cluster/accounts PLUGS IN: until its quota Owner over the account shards
+// lands, quota stays on this node's local actors (Start builds them as on a single node) and
+// an account shard only keeps its applied index, so the shards, their leaders and their
+// placement already run and can be watched with `cluster status`.
+func accountShardMachine(store *persistence.Store) func(shard, replica uint64) cluster.StateMachine {
+	return func(shard, _ uint64) cluster.StateMachine { return &appliedOnly{store: store, shard: shard} }
+}
+
+// appliedOnly is an account shard with no state but its applied index (see
+// accountShardMachine), kept in the node's store under acctshard/<shard>/applied.
+type appliedOnly struct {
+	store *persistence.Store
+	shard uint64
+}
+
+func (a *appliedOnly) key() []byte { return fmt.Appendf(nil, "acctshard/%d/applied", a.shard) }
+
+func (a *appliedOnly) Open() (uint64, error) {
+	v, err := a.store.GetRaw(a.key())
+	if errors.Is(err, persistence.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil || len(v) != 8 {
+		return 0, fmt.Errorf("account shard %d: applied index: %v (%d bytes)", a.shard, err, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+func (a *appliedOnly) Update(entries []cluster.Entry) error {
+	return a.store.SetRaw(a.key(), binary.BigEndian.AppendUint64(nil, entries[len(entries)-1].Index))
+}
+
+func (a *appliedOnly) Lookup([]byte) ([]byte, error)         { return nil, nil }
+func (a *appliedOnly) Sync() error                           { return nil }
+func (a *appliedOnly) PrepareSnapshot() (any, error)         { return nil, nil }
+func (a *appliedOnly) SaveSnapshot(any, io.Writer) error     { return nil }
+func (a *appliedOnly) RecoverFromSnapshot(r io.Reader) error { return nil }
+func (a *appliedOnly) Close() error                          { return nil }
+
+// keyCheckTimeout bounds the linearizable read behind one key check (docs/cluster.md: after
+// about 2 s a call is answered 503, not held).
+const keyCheckTimeout = 2 * time.Second
+
+// linearKeys is the key check in cluster mode: each lookup is a linearizable read of the
+// metadata shard (ReadIndex, then this node's replica once it has applied that far), so a
+// key revoked on any node is refused here as soon as the revocation returned there, and a
+// node cut off from the shard's quorum refuses keys instead of trusting a stale copy. The
+// engine batches concurrent reads into one ReadIndex round.
+type linearKeys struct {
+	rep     cluster.Replicator
+	timeout time.Duration
+}
+
+// LookupKey implements api.Keys.
+func (k *linearKeys) LookupKey(secret string) (persistence.Key, error) {
+	sum := sha256.Sum256([]byte(secret))
+	q, err := meta.Query{SecretHash: hex.EncodeToString(sum[:])}.Encode()
+	if err != nil {
+		return persistence.Key{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)
+	defer cancel()
+	out, err := k.rep.Read(ctx, membership.MetaShard, q)
+	if err != nil {
+		return persistence.Key{}, fmt.Errorf("key check: the metadata shard did not answer: %w", err)
+	}
+	res, err := meta.DecodeResult(out)
+	switch {
+	case err != nil:
+		return persistence.Key{}, err
+	case res.Refusal != nil:
+		return persistence.Key{}, res.Refusal.Err()
+	case res.Key == nil:
+		return persistence.Key{}, fmt.Errorf("key check: the metadata shard's answer at %d has no key", res.Index)
+	}
+	return *res.Key, nil
+}
