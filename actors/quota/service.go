@@ -42,6 +42,9 @@ var (
 	ErrInvalid             = errors.New("quota: invalid request")
 	ErrUnknownReservation  = errors.New("quota: unknown, settled or expired reservation")
 	ErrIdempotencyConflict = errors.New("quota: idempotency key already used with another amount")
+	// ErrUnavailable: the account's owner (its shard, in a cluster) did not answer in time;
+	// the step may or may not have applied. The API answers 503 with Retry-After.
+	ErrUnavailable = errors.New("quota: the account's owner is unavailable")
 )
 
 // Limit names what refused a call.
