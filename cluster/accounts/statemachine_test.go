@@ -332,3 +332,22 @@ func TestMalformedIsExactlyTheStepsUpFrontRefusal(t *testing.T) {
 		}
 	}
 }
+
+func TestAnAccountsShardIsFnv1aOfItsIDModuloTheShardCount(t *testing.T) {
+	tests := []struct {
+		account string
+		first   uint64
+		shards  int
+		want    uint64
+	}{
+		{"", 1, 4, 2},  // fnv-1a 64 of "" is 0xcbf29ce484222325: 0x25 mod 4 = 1
+		{"a", 1, 4, 1}, // of "a", 0xaf63dc4c8601ec8c: 0x8c mod 4 = 0
+		{"a", 10, 1, 10},
+		{"a", 0, 256, 0x8c},
+	}
+	for _, tc := range tests {
+		if got := ShardOf(tc.account, tc.first, tc.shards); got != tc.want {
+			t.Errorf("ShardOf(%q, %d, %d) = %d, want %d", tc.account, tc.first, tc.shards, got, tc.want)
+		}
+	}
+}
