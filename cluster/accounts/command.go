@@ -5,14 +5,13 @@
 package accounts
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/modelgate/modelgate/actors/quota/step"
+	"github.com/modelgate/modelgate/cluster/meta"
 )
 
 // Command is one quota step of one account, one element of a Batcher batch in the shard's
@@ -28,12 +27,8 @@ type Command struct {
 // maxCommandID bounds a command id (it is part of a store key).
 const maxCommandID = 64
 
-// NewCommandID is a fresh random command id: 128 bits in hex.
-func NewCommandID() string {
-	var b [16]byte
-	rand.Read(b[:]) // never fails (it panics instead, since Go 1.24)
-	return hex.EncodeToString(b[:])
-}
+// NewCommandID is a fresh random command id: 128 bits in hex, as the metadata shard's.
+func NewCommandID() string { return meta.NewCommandID() }
 
 // Encode is the command as a batch element.
 func (c *Command) Encode() ([]byte, error) { return msgpack.Marshal(c) }

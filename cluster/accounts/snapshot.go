@@ -1,25 +1,18 @@
 package accounts
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
 
-	"github.com/vmihailenco/msgpack/v5"
-	"github.com/vmihailenco/msgpack/v5/msgpcode"
-
+	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/persistence"
 )
 
 // A snapshot is the shard's raw namespace (applied index, accounts, remembered ids) and the
 // quota state of each of its accounts as the rest of the node reads it (grants, request
-// log, keys' throttle state, record), as a msgpack stream:
-//
-//	snapshotMagic, then key and value (bin) per pair, then nil
-//
-// The raw namespace comes first in key order, then each account's state, accounts in order.
-// The closing nil tells a complete snapshot from a cut-off one.
+// log, keys' throttle state, record), as a stream of pairs (cluster.WritePairs): the raw
+// namespace first in key order, then each account's state, accounts in order.
 const snapshotMagic = "modelgate account shard snapshot v1"
 
 // PrepareSnapshot captures the state as of the last applied entry (a Pebble snapshot, which
@@ -33,25 +26,7 @@ func (m *StateMachine) SaveSnapshot(captured any, w io.Writer) error {
 		return fmt.Errorf("accounts: save snapshot: captured state is a %T, not PrepareSnapshot's", captured)
 	}
 	defer v.Close()
-	bw := bufio.NewWriter(w)
-	enc := msgpack.NewEncoder(bw)
-	pair := func(k, val []byte) error {
-		if err := enc.EncodeBytes(k); err != nil {
-			return err
-		}
-		return enc.EncodeBytes(val)
-	}
-	err := enc.EncodeString(snapshotMagic)
-	if err == nil {
-		err = m.scan(v, pair)
-	}
-	if err == nil {
-		err = enc.EncodeNil()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
+	if err := cluster.WritePairs(w, snapshotMagic, func(pair func(k, v []byte) error) error { return m.scan(v, pair) }); err != nil {
 		return fmt.Errorf("accounts: shard %d: save snapshot: %w", m.shard, err)
 	}
 	return nil
@@ -89,10 +64,9 @@ func (m *StateMachine) accounts(v *persistence.ShardView) ([]string, error) {
 // the shard's namespace and its accounts' quota state are exactly the snapshot's (a
 // snapshot cut off or malformed changes nothing).
 func (m *StateMachine) RecoverFromSnapshot(r io.Reader) error {
-	dec := msgpack.NewDecoder(bufio.NewReader(r))
-	magic, err := dec.DecodeString()
-	if err != nil || magic != snapshotMagic {
-		return fmt.Errorf("accounts: shard %d: recover: not an account shard snapshot (%q, %v)", m.shard, magic, err)
+	pairs, err := cluster.ReadPairs(r, snapshotMagic)
+	if err != nil {
+		return fmt.Errorf("accounts: shard %d: recover: not an account shard snapshot: %w", m.shard, err)
 	}
 	view := m.store.ViewShard()
 	drop, err := m.accounts(view)
@@ -101,29 +75,12 @@ func (m *StateMachine) RecoverFromSnapshot(r io.Reader) error {
 		return fmt.Errorf("accounts: shard %d: recover: %w", m.shard, err)
 	}
 	err = m.store.ReplaceShard(m.ns, drop, func(put func(k, v []byte) error) error {
-		for {
-			code, err := dec.PeekCode()
-			if err != nil {
-				return fmt.Errorf("snapshot cut off: %w", err)
-			}
-			if code == msgpcode.Nil {
-				return nil
-			}
-			k, err := dec.DecodeBytes()
-			if err != nil {
-				return err
-			}
-			v, err := dec.DecodeBytes()
-			if err != nil {
-				return err
-			}
+		return pairs.Each(func(k, v []byte) error {
 			if bytes.HasPrefix(k, []byte("acctshard/")) && !bytes.HasPrefix(k, m.ns) {
 				return fmt.Errorf("key %q belongs to another shard", k)
 			}
-			if err := put(k, v); err != nil {
-				return err
-			}
-		}
+			return put(k, v)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("accounts: shard %d: recover: %w", m.shard, err)
