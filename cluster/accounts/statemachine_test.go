@@ -101,7 +101,7 @@ func TestReplicasFedTheSameLogInDifferentUpdatesAgreeByteForByte(t *testing.T) {
 				}
 			}
 			for _, acct := range []string{"acct-a", "acct-b", "acct-c"} {
-				logged += len(logOf(t, nilSafe(t, a), acct))
+				logged += len(logOf(t, a.store, acct))
 			}
 			if admitted == 0 || logged == 0 {
 				t.Fatalf("a log that admitted %d and logged %d exercises too little", admitted, logged)
@@ -109,9 +109,6 @@ func TestReplicasFedTheSameLogInDifferentUpdatesAgreeByteForByte(t *testing.T) {
 		})
 	}
 }
-
-// nilSafe is sm's store.
-func nilSafe(t *testing.T, sm *StateMachine) *persistence.Store { t.Helper(); return sm.store }
 
 func TestARetriedCommandAppliesOnceAndGetsItsFirstResult(t *testing.T) {
 	sm, s := newReplica(t, 1)
