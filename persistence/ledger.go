@@ -139,31 +139,48 @@ func (s *Store) WriteQuota(w QuotaWrite) error {
 
 // quotaBatch validates w and encodes it into a batch.
 func (s *Store) quotaBatch(w *QuotaWrite) (*pebble.Batch, error) {
+	if err := checkQuotaWrite(w); err != nil {
+		return nil, err
+	}
+	b := s.db.NewBatch()
+	if err := putQuota(b, w); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkQuotaWrite reports what in w the store cannot keep.
+func checkQuotaWrite(w *QuotaWrite) error {
 	if err := validateLogAccount(w.Account); err != nil {
-		return nil, fmt.Errorf("write quota: %w", err)
+		return fmt.Errorf("write quota: %w", err)
 	}
 	if w.State == nil {
-		return nil, fmt.Errorf("write quota of %s: %w: no state", w.Account, ErrInvalid)
+		return fmt.Errorf("write quota of %s: %w: no state", w.Account, ErrInvalid)
 	}
 	for _, g := range w.Grants {
 		if err := validateCreditKey(w.Account, g.Key); err != nil {
-			return nil, fmt.Errorf("write quota: %w", err)
+			return fmt.Errorf("write quota: %w", err)
 		}
 	}
 	for _, k := range w.Keys {
 		if err := validateKeyID(k.KeyID); err != nil {
-			return nil, fmt.Errorf("write quota of %s: %w", w.Account, err)
+			return fmt.Errorf("write quota of %s: %w", w.Account, err)
 		}
 	}
 	for i := range w.Log {
 		if err := ValidateLogEntry(&w.Log[i]); err != nil {
-			return nil, fmt.Errorf("write quota of %s: log[%d]: %w", w.Account, i, err)
+			return fmt.Errorf("write quota of %s: log[%d]: %w", w.Account, i, err)
 		}
 		if w.Log[i].AccountID != w.Account {
-			return nil, fmt.Errorf("write quota of %s: log[%d]: %w: entry of account %q", w.Account, i, ErrInvalid, w.Log[i].AccountID)
+			return fmt.Errorf("write quota of %s: log[%d]: %w: entry of account %q", w.Account, i, ErrInvalid, w.Log[i].AccountID)
 		}
 	}
-	b := s.db.NewBatch()
+	return nil
+}
+
+// putQuota encodes a checked w into b.
+func putQuota(b *pebble.Batch, w *QuotaWrite) error {
 	err := putMsgpack(b, dbKey(nsQuota, w.Account), w.State)
 	for i := 0; err == nil && i < len(w.Grants); i++ {
 		g := &w.Grants[i]
@@ -183,8 +200,7 @@ func (s *Store) quotaBatch(w *QuotaWrite) (*pebble.Batch, error) {
 		err = putMsgpack(b, logKey(e.AccountID, e.Time, e.RequestID), e)
 	}
 	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("write quota of %s: %w", w.Account, err)
+		return fmt.Errorf("write quota of %s: %w", w.Account, err)
 	}
-	return b, nil
+	return nil
 }

@@ -27,6 +27,12 @@ import (
 // its own writes, so several commands applied to one batch behave as if each were committed
 // alone.
 type MetaBatch struct {
+	rawBatch
+}
+
+// rawBatch is an indexed batch with the raw accessors a replicated state machine keeps its
+// own keys with (MetaBatch, ShardBatch).
+type rawBatch struct {
 	b *pebble.Batch
 }
 
@@ -43,7 +49,7 @@ func (s *Store) UpdateMeta(fn func(*MetaBatch) error) error {
 // committed, so a change to what is already stored succeeds even on a full disk, as it did
 // before writes had two halves.
 func (s *Store) updateMetaLocked(fn func(*MetaBatch) error) error {
-	m := &MetaBatch{b: s.db.NewIndexedBatch()}
+	m := &MetaBatch{rawBatch{b: s.db.NewIndexedBatch()}}
 	if err := fn(m); err != nil {
 		m.b.Close()
 		return err
@@ -60,10 +66,10 @@ func (s *Store) updateMetaLocked(fn func(*MetaBatch) error) error {
 
 // GetRaw returns a copy of the value at key as the batch sees it; a missing key is
 // ErrNotFound. Keys are checked as Store.GetRaw checks them: never this package's own.
-func (m *MetaBatch) GetRaw(key []byte) ([]byte, error) { return getRawIn(m.b, key) }
+func (m *rawBatch) GetRaw(key []byte) ([]byte, error) { return getRawIn(m.b, key) }
 
 // SetRaw adds value at key to the batch.
-func (m *MetaBatch) SetRaw(key, value []byte) error {
+func (m *rawBatch) SetRaw(key, value []byte) error {
 	if err := checkRawKey(key); err != nil {
 		return err
 	}
@@ -71,7 +77,7 @@ func (m *MetaBatch) SetRaw(key, value []byte) error {
 }
 
 // DeleteRaw adds the removal of key to the batch.
-func (m *MetaBatch) DeleteRaw(key []byte) error {
+func (m *rawBatch) DeleteRaw(key []byte) error {
 	if err := checkRawKey(key); err != nil {
 		return err
 	}
@@ -81,7 +87,7 @@ func (m *MetaBatch) DeleteRaw(key []byte) error {
 // ScanRaw calls fn for every key in [lower, upper) as the batch sees it, in order, until fn
 // returns false or an error; k and v are valid only during the call. Both bounds must be
 // raw keys.
-func (m *MetaBatch) ScanRaw(lower, upper []byte, fn func(k, v []byte) (bool, error)) error {
+func (m *rawBatch) ScanRaw(lower, upper []byte, fn func(k, v []byte) (bool, error)) error {
 	for _, k := range [][]byte{lower, upper} {
 		if err := checkRawKey(k); err != nil {
 			return err

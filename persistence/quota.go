@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -149,7 +150,12 @@ func (s *Store) CreditGrantFor(account, key string) (g CreditGrant, found bool, 
 	if err := validateCreditKey(account, key); err != nil {
 		return g, false, fmt.Errorf("credit grant: %w", err)
 	}
-	err = s.getMsgpack(dbKey(nsCredit, account, "/", key), &g)
+	return grantIn(s.db, account, key)
+}
+
+// grantIn reads a grant through r (the database, or a batch that sees its own writes).
+func grantIn(r pebble.Reader, account, key string) (g CreditGrant, found bool, err error) {
+	err = getMsgpackIn(r, dbKey(nsCredit, account, "/", key), &g)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return CreditGrant{}, false, nil

@@ -92,57 +92,11 @@ func (a *accountActor) handle(m routed) {
 		}
 	}
 	switch m := m.(type) {
-	case *admitMsg:
-		a.onAdmit(m)
-	case *settleMsg:
-		a.settle(m)
-	case *recordMsg:
-		a.record(m)
-	case *creditMsg:
-		a.addCredits(m)
-	case *stateMsg:
-		a.onState(m)
-	case *mediaMsg:
-		a.media(m)
-	case *chargeMsg:
-		a.charge(m)
-	case *holdMsg:
-		a.hold(m)
-	case *releaseHoldMsg:
-		a.releaseHold(m)
+	case *stepMsg:
+		a.step(m)
 	case *retireMsg:
 		a.retire(m)
 	}
-}
-
-// The handlers stay out of handle's frame (see routed).
-//
-//go:noinline
-func (a *accountActor) onAdmit(m *admitMsg) {
-	res := new(result[Decision]) // on the heap: it is about to travel anyway
-	c := step.Command{Kind: step.Admit, Now: a.now(), Plan: step.PlanOf(m.req.Plan), Key: m.req.KeyID, Units: m.req.Units,
-		Amount: m.req.EstimatedCost, TTL: int64(a.svc.cfg.ReservationTTL)}
-	if !m.req.At.IsZero() {
-		c.At = m.req.At.UnixNano()
-	}
-	if res.err = a.fillWindows(&c.Plan, c.Now); res.err == nil {
-		r := a.apply(&c)
-		if res.err = a.failure(&c, &r); res.err == nil {
-			decide(&res.v, a.acct, &r)
-		}
-	}
-	m.reply.put(res)
-}
-
-//go:noinline
-func (a *accountActor) onState(m *stateMsg) {
-	c := step.Command{Kind: step.View, Now: a.now(), Plan: step.PlanOf(m.plan)}
-	if err := a.fillWindows(&c.Plan, c.Now); err != nil {
-		m.reply.send(QuotaState{}, err)
-		return
-	}
-	r := a.apply(&c)
-	m.reply.send(quotaState(a.acct, m.plan, r.View), nil)
 }
 
 // now is the service's clock, which stamps every command.

@@ -45,42 +45,15 @@ func (s *Service) charge(ctx context.Context, account string, plan *catalog.Plan
 	if plan != nil {
 		overdraft = plan.Overdraft
 	}
-	m := &chargeMsg{overdraft: overdraft, amount: amount, key: ChargeKeyPrefix + idempotencyKey, fromHold: fromHold, reply: newReply[Settlement]()}
+	c := &step.Command{Kind: step.Charge, Now: s.stamp(), Plan: step.Plan{Overdraft: overdraft}, Key: ChargeKeyPrefix + idempotencyKey,
+		Amount: amount, FromHold: fromHold}
 	if log != nil {
 		e, err := logEntry("charge", account, log)
 		if err != nil {
 			return Settlement{}, err
 		}
-		m.log = e
+		c.Log = e
 	}
-	return ask(ctx, s, account, m, m.reply)
-}
-
-type chargeMsg struct {
-	overdraft money.Amount
-	amount    money.Amount
-	key       string // with ChargeKeyPrefix
-	fromHold  bool   // at most what the key holds (holds.go), and the hold ends
-	log       *persistence.LogEntry
-	reply     reply[Settlement]
-}
-
-func (m *chargeMsg) Fail(err error) { m.reply.send(Settlement{}, err) }
-
-// charge applies a Charge: look up the key, debit down to the floor, and write the balance,
-// the charge record and the log entry in one batch before answering.
-func (a *accountActor) charge(m *chargeMsg) {
-	c := step.Command{Kind: step.Charge, Now: a.now(), Plan: step.Plan{Overdraft: m.overdraft}, Key: m.key, Amount: m.amount,
-		FromHold: m.fromHold, Log: m.log}
-	r, err := a.applyOnce(&c)
-	if err != nil {
-		m.reply.send(Settlement{}, err)
-		return
-	}
-	s := Settlement{Counted: r.Counted, Paid: r.Paid, Charged: r.Charged, Balance: r.Balance}
-	if r.Repeat {
-		a.answerWhenWritten(func(err error) { m.reply.send(s, err) }, m.key)
-		return
-	}
-	a.await(func(err error) { m.reply.send(s, err) })
+	r, err := s.do(ctx, account, c)
+	return settlement(&r), err
 }

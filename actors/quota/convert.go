@@ -13,17 +13,15 @@ import (
 // service's answers.
 
 // failure is the error of a step that changed nothing (nil when it did its work).
-//
-//go:noinline
-func (a *accountActor) failure(c *step.Command, r *step.Result) error {
+func failure(acct string, c *step.Command, r *step.Result) error {
 	switch r.Fail {
 	case step.OK:
 		return nil
 	case step.UnknownReservation:
 		if c.Kind == step.Settle {
-			return fmt.Errorf("%w: %s/%d", ErrUnknownReservation, a.acct, c.ID)
+			return fmt.Errorf("%w: %s/%d", ErrUnknownReservation, acct, c.ID)
 		}
-		return fmt.Errorf("%w: %s %s/%d", ErrUnknownReservation, c.Media, a.acct, c.ID)
+		return fmt.Errorf("%w: %s %s/%d", ErrUnknownReservation, c.Media, acct, c.ID)
 	case step.IdempotencyConflict:
 		if c.Kind == step.Charge {
 			return fmt.Errorf("%w: key %q is a top-up, not a charge", ErrIdempotencyConflict, c.Key)
@@ -32,7 +30,12 @@ func (a *accountActor) failure(c *step.Command, r *step.Result) error {
 	case step.Overflow:
 		return fmt.Errorf("%w: balance would overflow", ErrInvalid)
 	}
-	return fmt.Errorf("%w: %s: a malformed quota step (kind %d)", ErrInvalid, a.acct, c.Kind)
+	return fmt.Errorf("%w: %s: a malformed quota step (kind %d)", ErrInvalid, acct, c.Kind)
+}
+
+// settlement is what a settle or a charge did.
+func settlement(r *step.Result) Settlement {
+	return Settlement{Counted: r.Counted, Paid: r.Paid, Charged: r.Charged, Balance: r.Balance}
 }
 
 // decide fills d (owned by the caller's reply) from an admission's or a hold's result.

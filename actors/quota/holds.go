@@ -49,8 +49,16 @@ func (s *Service) HoldCredits(ctx context.Context, r HoldRequest) (Decision, err
 	if err := checkChargeKey(r.Account, r.Key); err != nil {
 		return Decision{}, err
 	}
-	m := &holdMsg{req: r, reply: newReply[Decision]()}
-	return ask(ctx, s, r.Account, m, m.reply)
+	res, err := s.do(ctx, r.Account, &step.Command{Kind: step.Hold, Now: s.stamp(), Plan: step.PlanOf(r.Plan), Key: r.Key, ID: r.Call.ID, Amount: r.Amount})
+	if err != nil {
+		return Decision{}, err
+	}
+	if !res.Admitted {
+		var d Decision
+		decide(&d, r.Account, &res)
+		return d, nil
+	}
+	return Decision{Admitted: true}, nil
 }
 
 // SettleHold ends the hold under key with a charge of amount: at most what the key holds
@@ -71,8 +79,7 @@ func (s *Service) ReleaseHold(ctx context.Context, account, key string) error {
 	if err := checkChargeKey(account, key); err != nil {
 		return err
 	}
-	m := &releaseHoldMsg{key: key, reply: newReply[struct{}]()}
-	_, err := ask(ctx, s, account, m, m.reply)
+	_, err := s.do(ctx, account, &step.Command{Kind: step.ReleaseHold, Now: s.stamp(), Key: key})
 	return err
 }
 
@@ -82,49 +89,4 @@ func checkChargeKey(account, key string) error {
 		return fmt.Errorf("%w: charge for %s: an idempotency key of 1-%d bytes is required", ErrInvalid, account, 128-len(ChargeKeyPrefix))
 	}
 	return nil
-}
-
-type holdMsg struct {
-	req   HoldRequest
-	reply reply[Decision]
-}
-
-func (m *holdMsg) Fail(err error) { m.reply.send(Decision{}, err) }
-
-type releaseHoldMsg struct {
-	key   string
-	reply reply[struct{}]
-}
-
-func (m *releaseHoldMsg) Fail(err error) { m.reply.send(struct{}{}, err) }
-
-//go:noinline
-func (a *accountActor) hold(m *holdMsg) {
-	c := step.Command{Kind: step.Hold, Now: a.now(), Plan: step.PlanOf(m.req.Plan), Key: m.req.Key, ID: m.req.Call.ID, Amount: m.req.Amount}
-	r := a.apply(&c)
-	switch {
-	case r.Fail != step.OK:
-		m.reply.send(Decision{}, a.failure(&c, &r))
-	case r.Repeat: // answered once that hold is on disk
-		a.await(func(err error) { m.reply.send(Decision{Admitted: err == nil}, err) })
-	case !r.Admitted:
-		var d Decision
-		decide(&d, a.acct, &r)
-		m.reply.send(d, nil)
-	default:
-		a.await(func(err error) {
-			// A failed write is answered by the actor after its rollback, which dropped the hold:
-			// the call still in flight holds its estimate again.
-			if err != nil {
-				a.st.Rehold(c.ID, r.Moved)
-			}
-			m.reply.send(Decision{Admitted: err == nil}, err)
-		})
-	}
-}
-
-//go:noinline
-func (a *accountActor) releaseHold(m *releaseHoldMsg) {
-	a.apply(&step.Command{Kind: step.ReleaseHold, Now: a.now(), Key: m.key})
-	a.await(func(err error) { m.reply.send(struct{}{}, err) })
 }

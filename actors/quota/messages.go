@@ -1,10 +1,5 @@
 package quota
 
-import (
-	"github.com/modelgate/modelgate/codec/money"
-	"github.com/modelgate/modelgate/persistence/catalog"
-)
-
 // Every request to an account actor carries its own reply channel (buffered, one slot):
 // the actor answers exactly once and never blocks on a caller that gave up. A panic while
 // handling one is answered through Fail (actors.Failer) by the recover middleware.
@@ -39,68 +34,6 @@ func (r reply[T]) put(res *result[T]) {
 type routed interface {
 	Fail(err error)
 }
-
-type admitMsg struct {
-	req   AdmitRequest
-	reply reply[Decision]
-}
-
-func (m *admitMsg) Fail(err error) { m.reply.send(Decision{}, err) }
-
-type settleMsg struct {
-	res   Reservation
-	out   Outcome
-	reply reply[Settlement]
-}
-
-func (m *settleMsg) Fail(err error) { m.reply.send(Settlement{}, err) }
-
-type recordMsg struct {
-	req   Unadmitted
-	reply reply[struct{}]
-}
-
-func (m *recordMsg) Fail(err error) { m.reply.send(struct{}{}, err) }
-
-type creditMsg struct {
-	amount money.Amount
-	key    string
-	reply  reply[creditResult]
-}
-
-type creditResult struct {
-	balance money.Amount
-	added   bool
-}
-
-func (m *creditMsg) Fail(err error) { m.reply.send(creditResult{}, err) }
-
-type stateMsg struct {
-	plan  *catalog.Plan
-	reply reply[QuotaState]
-}
-
-func (m *stateMsg) Fail(err error) { m.reply.send(QuotaState{}, err) }
-
-// Media operations.
-type mediaOp int
-
-const (
-	mediaReserve mediaOp = iota
-	mediaCommit
-	mediaRelease
-)
-
-type mediaMsg struct {
-	op    mediaOp
-	kind  string // persistence.MediaImages or persistence.MediaVideo
-	plan  *catalog.Plan
-	n     int64  // reserve: amount asked; commit: amount produced
-	id    uint64 // commit, release
-	reply reply[MediaDecision]
-}
-
-func (m *mediaMsg) Fail(err error) { m.reply.send(MediaDecision{}, err) }
 
 // retireMsg asks the actor to finish its writes and passivate (Service.Close).
 type retireMsg struct {

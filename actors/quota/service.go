@@ -42,6 +42,9 @@ var (
 	ErrInvalid             = errors.New("quota: invalid request")
 	ErrUnknownReservation  = errors.New("quota: unknown, settled or expired reservation")
 	ErrIdempotencyConflict = errors.New("quota: idempotency key already used with another amount")
+	// ErrUnavailable: the account's owner (its shard, in a cluster) did not answer in time;
+	// the step may or may not have applied. The API answers 503 with Retry-After.
+	ErrUnavailable = errors.New("quota: the account's owner is unavailable")
 )
 
 // Limit names what refused a call.
@@ -243,6 +246,7 @@ type Config struct {
 // Service is the client API of the quota actors. Handlers never hold an actor: every call
 // goes through the locator to the account's current owner.
 type Service struct {
+	owner  Owner
 	loc    cluster.Locator
 	store  Store
 	cfg    Config
@@ -260,6 +264,27 @@ type Service struct {
 
 // NewService registers the account actor kind with the locator.
 func NewService(l *cluster.Local, st Store, cfg Config) *Service {
+	cfg = cfg.withDefaults()
+	s := &Service{loc: l, store: st, cfg: cfg}
+	s.owner = localOwner{s}
+	s.stopped = sync.NewCond(&s.stopMu)
+	s.dir = cluster.NewDirectory(Kind, l)
+	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
+		return func() actor.Receiver { return newAccountActor(s, id) }
+	})
+	return s
+}
+
+// NewServiceOver is the service over another owner of the accounts' steps, such as a
+// cluster's account shards (cluster/accounts.Owner): no account actor runs on this node.
+// cfg.Now stamps the commands; cfg.ReservationTTL is what an admission reserves for.
+func NewServiceOver(o Owner, cfg Config) *Service {
+	s := &Service{owner: o, cfg: cfg.withDefaults()}
+	s.stopped = sync.NewCond(&s.stopMu)
+	return s
+}
+
+func (cfg Config) withDefaults() Config {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -272,13 +297,7 @@ func NewService(l *cluster.Local, st Store, cfg Config) *Service {
 	if cfg.Inbox <= 0 {
 		cfg.Inbox = 16
 	}
-	s := &Service{loc: l, store: st, cfg: cfg}
-	s.stopped = sync.NewCond(&s.stopMu)
-	s.dir = cluster.NewDirectory(Kind, l)
-	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
-		return func() actor.Receiver { return newAccountActor(s, id) }
-	})
-	return s
+	return cfg
 }
 
 // Admit checks every limit and reserves, or refuses, in one step of the account's owner.
@@ -300,23 +319,18 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 	if err := ctx.Err(); err != nil { // a caller gone already asks for nothing
 		return Decision{}, err
 	}
-	m := &admitMsg{req: r, reply: newReply[Decision]()}
-	if err := s.send(r.Account, m); err != nil {
+	c := &step.Command{Kind: step.Admit, Now: s.stamp(), Plan: step.PlanOf(r.Plan), Key: r.KeyID, Units: r.Units,
+		Amount: r.EstimatedCost, TTL: int64(s.cfg.ReservationTTL)}
+	if !r.At.IsZero() {
+		c.At = r.At.UnixNano()
+	}
+	res, err := s.do(ctx, r.Account, c)
+	if err != nil {
 		return Decision{}, err
 	}
-	select {
-	case res := <-m.reply:
-		return res.v, res.err
-	case <-ctx.Done():
-		// The owner may still admit: give that reservation back, or it would hold the
-		// allowance until the reservation TTL.
-		go func() {
-			if res := <-m.reply; res.err == nil && res.v.Admitted {
-				s.Settle(context.Background(), res.v.Reservation, Outcome{})
-			}
-		}()
-		return Decision{}, ctx.Err()
-	}
+	var d Decision
+	decide(&d, r.Account, &res)
+	return d, nil
 }
 
 // Settle ends an admitted call. It returns once the settlement and its log entry are
@@ -341,8 +355,12 @@ func (s *Service) Settle(ctx context.Context, r Reservation, o Outcome) (Settlem
 	if o.Media != nil && (o.Media.Reservation.Account != r.Account || o.Media.N < 0) {
 		return Settlement{}, fmt.Errorf("%w: settle for %s: media reservation %+v", ErrInvalid, r.Account, *o.Media)
 	}
-	m := &settleMsg{res: r, out: o, reply: newReply[Settlement]()}
-	return ask(ctx, s, r.Account, m, m.reply)
+	c := &step.Command{Kind: step.Settle, Now: s.stamp(), ID: r.ID, Counts: o.Counts, Amount: o.Cost, Log: o.Log}
+	if u := o.Media; u != nil {
+		c.Media, c.MediaID, c.N = u.Reservation.Kind, u.Reservation.ID, u.N
+	}
+	res, err := s.do(ctx, r.Account, c)
+	return settlement(&res), err
 }
 
 // Record logs a call answered without an admission, and counts it when it is a client
@@ -366,9 +384,11 @@ func (s *Service) Record(ctx context.Context, u Unadmitted) error {
 	if err != nil {
 		return err
 	}
-	u.Log = e
-	m := &recordMsg{req: u, reply: newReply[struct{}]()}
-	_, err = ask(ctx, s, u.Account, m, m.reply)
+	c := &step.Command{Kind: step.Record, Now: s.stamp(), Key: u.KeyID, Units: u.Units, Log: e}
+	if u.Counts {
+		c.Counts, c.Plan = true, step.PlanOf(u.Plan)
+	}
+	_, err = s.do(ctx, u.Account, c)
 	return err
 }
 
@@ -402,9 +422,8 @@ func (s *Service) AddCredits(ctx context.Context, account string, amount money.A
 	if idempotencyKey == "" {
 		return 0, false, fmt.Errorf("%w: credits for %s: an idempotency key is required", ErrInvalid, account)
 	}
-	m := &creditMsg{amount: amount, key: idempotencyKey, reply: newReply[creditResult]()}
-	r, err := ask(ctx, s, account, m, m.reply)
-	return r.balance, r.added, err
+	r, err := s.do(ctx, account, &step.Command{Kind: step.AddCredits, Now: s.stamp(), Key: idempotencyKey, Amount: amount})
+	return r.Balance, r.Added && err == nil, err
 }
 
 // State reads an account's limits under plan (the account's current plan).
@@ -415,62 +434,70 @@ func (s *Service) State(ctx context.Context, account string, plan *catalog.Plan)
 	if plan == nil {
 		return QuotaState{}, fmt.Errorf("%w: state of %s: no plan", ErrInvalid, account)
 	}
-	m := &stateMsg{plan: plan, reply: newReply[QuotaState]()}
-	return ask(ctx, s, account, m, m.reply)
+	r, err := s.do(ctx, account, &step.Command{Kind: step.View, Now: s.stamp(), Plan: step.PlanOf(plan)})
+	if err != nil {
+		return QuotaState{}, err
+	}
+	return quotaState(account, plan, r.View), nil
 }
 
 // ReserveImages reserves n of today's images (plan.ImageDailyLimit), or refuses with
 // LimitImages and RetryAfter until 00:00 UTC. Durable before it returns.
 func (s *Service) ReserveImages(ctx context.Context, account string, plan *catalog.Plan, n int64) (MediaDecision, error) {
-	return s.media(ctx, account, &mediaMsg{op: mediaReserve, kind: persistence.MediaImages, plan: plan, n: n})
+	return s.reserveMedia(ctx, account, persistence.MediaImages, plan, n)
 }
 
 // ReserveVideoSeconds reserves seconds of today's video output (plan.VideoDailySeconds).
 func (s *Service) ReserveVideoSeconds(ctx context.Context, account string, plan *catalog.Plan, seconds int64) (MediaDecision, error) {
-	return s.media(ctx, account, &mediaMsg{op: mediaReserve, kind: persistence.MediaVideo, plan: plan, n: seconds})
+	return s.reserveMedia(ctx, account, persistence.MediaVideo, plan, seconds)
 }
 
 // CommitImages ends an image reservation: n images were produced and count today (a
 // reservation made on an earlier day counts nothing: that day's counter is gone).
 func (s *Service) CommitImages(ctx context.Context, r MediaReservation, n int64) error {
-	return s.mediaEnd(ctx, r, persistence.MediaImages, mediaCommit, n)
+	return s.endMedia(ctx, r, persistence.MediaImages, step.MediaCommit, n)
 }
 
 // CommitVideoSeconds ends a video reservation with the seconds actually produced.
 func (s *Service) CommitVideoSeconds(ctx context.Context, r MediaReservation, seconds int64) error {
-	return s.mediaEnd(ctx, r, persistence.MediaVideo, mediaCommit, seconds)
+	return s.endMedia(ctx, r, persistence.MediaVideo, step.MediaCommit, seconds)
 }
 
 // ReleaseImages gives an image reservation back: nothing counts.
 func (s *Service) ReleaseImages(ctx context.Context, r MediaReservation) error {
-	return s.mediaEnd(ctx, r, persistence.MediaImages, mediaRelease, 0)
+	return s.endMedia(ctx, r, persistence.MediaImages, step.MediaRelease, 0)
 }
 
 // ReleaseVideoSeconds gives a video reservation back: nothing counts.
 func (s *Service) ReleaseVideoSeconds(ctx context.Context, r MediaReservation) error {
-	return s.mediaEnd(ctx, r, persistence.MediaVideo, mediaRelease, 0)
+	return s.endMedia(ctx, r, persistence.MediaVideo, step.MediaRelease, 0)
 }
 
-func (s *Service) media(ctx context.Context, account string, m *mediaMsg) (MediaDecision, error) {
+func (s *Service) reserveMedia(ctx context.Context, account, kind string, plan *catalog.Plan, n int64) (MediaDecision, error) {
 	if err := checkAccount(account); err != nil {
 		return MediaDecision{}, err
 	}
-	if m.plan == nil || m.n <= 0 {
-		return MediaDecision{}, fmt.Errorf("%w: %s reservation for %s needs a plan and a positive amount", ErrInvalid, m.kind, account)
+	if plan == nil || n <= 0 {
+		return MediaDecision{}, fmt.Errorf("%w: %s reservation for %s needs a plan and a positive amount", ErrInvalid, kind, account)
 	}
-	m.reply = newReply[MediaDecision]()
-	return ask(ctx, s, account, m, m.reply)
+	r, err := s.do(ctx, account, &step.Command{Kind: step.MediaReserve, Now: s.stamp(), Plan: step.PlanOf(plan), Media: kind, N: n})
+	switch {
+	case err != nil:
+		return MediaDecision{}, err
+	case !r.Admitted:
+		return MediaDecision{Refused: Limit(r.Refused), ResetsAt: unixSec(r.ResetsAt), RetryAfter: time.Duration(r.RetryAfter), Daily: daily(r.Daily)}, nil
+	}
+	return MediaDecision{Admitted: true, Reservation: MediaReservation{Account: account, Kind: kind, ID: r.ID}, Daily: daily(r.Daily)}, nil
 }
 
-func (s *Service) mediaEnd(ctx context.Context, r MediaReservation, kind string, op mediaOp, n int64) error {
+func (s *Service) endMedia(ctx context.Context, r MediaReservation, kind string, op step.Kind, n int64) error {
 	if err := checkAccount(r.Account); err != nil {
 		return err
 	}
 	if r.Kind != kind || n < 0 {
 		return fmt.Errorf("%w: %s operation on a %q reservation with amount %d", ErrInvalid, kind, r.Kind, n)
 	}
-	m := &mediaMsg{op: op, kind: kind, n: n, id: r.ID, reply: newReply[MediaDecision]()}
-	_, err := ask(ctx, s, r.Account, m, m.reply)
+	_, err := s.do(ctx, r.Account, &step.Command{Kind: op, Now: s.stamp(), Media: kind, ID: r.ID, N: n})
 	return err
 }
 
@@ -478,6 +505,9 @@ func (s *Service) mediaEnd(ctx context.Context, r MediaReservation, kind string,
 // fail with ErrClosed. In-flight call reservations are dropped (their calls count nothing).
 func (s *Service) Close(ctx context.Context) error {
 	s.closed.Store(true)
+	if s.dir == nil { // another owner: nothing of it runs here
+		return nil
+	}
 	var waits []reply[struct{}]
 	for _, acct := range s.dir.Entities() {
 		m := &retireMsg{reply: newReply[struct{}]()}
@@ -500,20 +530,21 @@ func (s *Service) Close(ctx context.Context) error {
 	return first
 }
 
-// ask sends m and waits for its reply or ctx.
-func ask[T any](ctx context.Context, s *Service, account string, m routed, r reply[T]) (T, error) {
-	if err := s.send(account, m); err != nil {
-		var zero T
-		return zero, err
+// do has the account's owner perform c, and turns a step that changed nothing into its
+// error.
+func (s *Service) do(ctx context.Context, account string, c *step.Command) (step.Result, error) {
+	if s.dir == nil && s.closed.Load() {
+		return step.Result{}, ErrClosed
 	}
-	select {
-	case res := <-r:
-		return res.v, res.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
+	r, err := s.owner.Do(ctx, account, c)
+	if err == nil {
+		err = failure(account, c, &r)
 	}
+	return r, err
 }
+
+// stamp is the service's clock as a command carries it.
+func (s *Service) stamp() int64 { return s.cfg.Now().UnixNano() }
 
 // send routes m to the account's owner: refused once the service is closing, except the
 // retire handshake, which only reaches an active owner.

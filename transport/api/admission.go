@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -79,6 +80,17 @@ func errCannotRecord() *apiError {
 	return &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "cannot_record", RetryAfter: cannotRecordRetry,
 		Message: "the gateway cannot record calls right now (its storage refuses writes), so it answers none; nothing was charged. Retry in " +
 			strconv.Itoa(cannotRecordRetry) + " s"}
+}
+
+// errRecordFailed is the answer to a call whose settle or log entry failed with err: the
+// account's shard not answering in a cluster (quota.ErrUnavailable) is a 503 to retry in a
+// second, anything else is the store refusing writes (errCannotRecord).
+func errRecordFailed(err error) *apiError {
+	if errors.Is(err, quota.ErrUnavailable) {
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "quota_unavailable", RetryAfter: 1,
+			Message: "the call could not be recorded: the account's limits are unavailable right now; nothing was charged. Retry shortly"}
+	}
+	return errCannotRecord()
 }
 
 // admitModel resolves the requested model for an endpoint of kind, records it, announces a

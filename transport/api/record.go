@@ -100,8 +100,8 @@ func (r *record) resolved(m *catalog.Model) {
 // fail answers with the gateway's own error, once the call is recorded.
 func (r *record) fail(w http.ResponseWriter, e *apiError) {
 	r.status = e.Status
-	if r.close() != nil {
-		e = errCannotRecord()
+	if err := r.close(); err != nil {
+		e = errRecordFailed(err)
 		r.status = e.Status
 	}
 	if r.status == 499 {
@@ -127,8 +127,8 @@ func (r *record) passError(w http.ResponseWriter, ue *upstream.Error) {
 func (r *record) deliver(w http.ResponseWriter, status int, contentType string, body []byte) bool {
 	r.status = status
 	r.firstByte()
-	if r.close() != nil {
-		e := errCannotRecord()
+	if err := r.close(); err != nil {
+		e := errRecordFailed(err)
 		r.status = e.Status
 		render(w, r.c, e)
 		return false

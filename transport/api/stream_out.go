@@ -61,7 +61,7 @@ func (o *streamOut) end(err error) {
 	tail := o.tail
 	o.tail, o.ending = nil, false
 	if err != nil {
-		e := errCannotRecord()
+		e := errRecordFailed(err)
 		if !o.started { // nothing went out: the client gets the error as its answer
 			render(o.w, o.rec.c, e)
 			return

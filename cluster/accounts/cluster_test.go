@@ -1,0 +1,193 @@
+package accounts
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/cluster/certs"
+	"github.com/modelgate/modelgate/cluster/engine"
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// testCluster is three engine nodes on loopback ports in this process (mutual TLS from
+// cluster/certs), each with its own Pebble store, the account shards first..first+shards-1
+// over StateMachines, and a quota.Service over an Owner: what a node of the cluster runs.
+type testCluster struct {
+	t      *testing.T
+	shards []uint64
+	nodes  []*testNode
+	clock  *testClock
+}
+
+type testNode struct {
+	id    uint64
+	node  *engine.Node
+	store *persistence.Store
+	owner *Owner
+	quota *quota.Service
+
+	mu  sync.Mutex
+	sms map[uint64]*StateMachine
+}
+
+// testClock is the quota services' clock: now, plus what the test moved it by.
+type testClock struct{ offset atomic.Int64 }
+
+func (c *testClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+const firstShard = 1
+
+func newTestCluster(t *testing.T, shards int, now func() time.Time) *testCluster {
+	t.Helper()
+	certDir := t.TempDir()
+	c := &testCluster{t: t}
+	for i := range shards {
+		c.shards = append(c.shards, firstShard+uint64(i))
+	}
+	var specs []certs.NodeSpec
+	for id := 1; id <= 3; id++ {
+		specs = append(specs, certs.NodeSpec{Name: fmt.Sprintf("n%d", id), Hosts: []string{"127.0.0.1", "localhost"}})
+	}
+	if _, err := certs.Generate(certDir, specs, certs.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	initial := map[uint64]string{}
+	cfgs := map[uint64]engine.Config{}
+	for id := uint64(1); id <= 3; id++ {
+		name := fmt.Sprintf("n%d", id)
+		cfgs[id] = engine.Config{
+			NodeID: id, RaftAddr: freeAddr(t), DataDir: t.TempDir(),
+			RTTMillisecond: 10, ElectionRTT: 10, HeartbeatRTT: 1, SnapshotEntries: 1000, CompactionOverhead: 500, LogDBShards: 1,
+			CAFile:   filepath.Join(certDir, certs.CACertFile),
+			CertFile: filepath.Join(certDir, certs.NodeCertFile(name)),
+			KeyFile:  filepath.Join(certDir, certs.NodeKeyFile(name)),
+		}
+		initial[id] = cfgs[id].RaftAddr
+	}
+	for id := uint64(1); id <= 3; id++ {
+		n := &testNode{id: id, sms: map[uint64]*StateMachine{}}
+		n.store, _ = openStore(t, "")
+		node, err := engine.New(cfgs[id])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.node = node
+		for _, shard := range c.shards {
+			err := node.StartShard(shard, initial, false, false, func(shard, _ uint64) cluster.StateMachine {
+				sm := NewStateMachine(n.store, shard)
+				n.mu.Lock()
+				n.sms[shard] = sm
+				n.mu.Unlock()
+				return sm
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		n.owner = NewOwner(node, firstShard, shards)
+		n.quota = quota.NewServiceOver(n.owner, quota.Config{Now: now})
+		c.nodes = append(c.nodes, n)
+	}
+	t.Cleanup(func() {
+		for _, n := range c.running() {
+			n.owner.Close()
+			n.node.Close()
+		}
+	})
+	for _, shard := range c.shards {
+		c.leader(shard)
+	}
+	return c
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// leader waits until the running nodes agree on shard's leader (one of them).
+func (c *testCluster) leader(shard uint64) *testNode {
+	c.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		var seen uint64
+		agree := true
+		for _, n := range c.running() {
+			l, ok := n.node.Leader(shard)
+			if !ok || seen != 0 && l != seen {
+				agree = false
+				break
+			}
+			seen = l
+		}
+		for _, n := range c.running() {
+			if agree && n.id == seen {
+				return n
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatalf("no leader of shard %d agreed on", shard)
+	return nil
+}
+
+func (c *testCluster) running() []*testNode {
+	var out []*testNode
+	for _, n := range c.nodes {
+		if n.node != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// stop closes node n's engine (its replicas stop at once, as in a crash of the process;
+// its store stays for the checks).
+func (c *testCluster) stop(n *testNode) {
+	n.owner.Close()
+	n.node.Close()
+	n.node = nil
+}
+
+// converged waits until every running node has applied the same entries of every shard
+// and holds byte-identical shard state, and returns one node's store.
+func (c *testCluster) converged() {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for _, shard := range c.shards {
+		for {
+			var snaps [][]byte
+			for _, n := range c.running() {
+				n.mu.Lock()
+				sm := n.sms[shard]
+				n.mu.Unlock()
+				snaps = append(snaps, snapshot(c.t, sm))
+			}
+			same := true
+			for _, s := range snaps[1:] {
+				same = same && bytes.Equal(s, snaps[0])
+			}
+			if same {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.t.Fatalf("shard %d: replicas differ after 20 s", shard)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

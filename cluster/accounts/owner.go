@@ -1,0 +1,140 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/actors/quota/step"
+	"github.com/modelgate/modelgate/cluster"
+)
+
+// Time-outs of a step (docs/cluster.md, "Shape" 11): one try waits at most AttemptWait, and
+// tries go on, with the same command id, until TotalWait has passed since the first.
+const (
+	AttemptWait = 500 * time.Millisecond
+	TotalWait   = 2 * time.Second
+)
+
+// Owner is quota.Owner over the account shards: each step goes to the shard of its
+// account, proposed through that shard's Batcher on this node (the engine forwards it to
+// the shard's leader). The command is the quota service's, stamped with this node's
+// clock; Owner gives it a fresh id and retries that same id after an unknown outcome, so it
+// applies once. A view is a linearizable read of the shard.
+type Owner struct {
+	rep      cluster.Replicator
+	first    uint64
+	batchers []*cluster.Batcher // by shard - first
+}
+
+var _ quota.Owner = (*Owner)(nil)
+
+// NewOwner proposes to shards first … first+shards-1 through rep (on a node: its
+// engine.Node). Every node must use the same first and shards: they place the accounts.
+func NewOwner(rep cluster.Replicator, first uint64, shards int) *Owner {
+	o := &Owner{rep: rep, first: first, batchers: make([]*cluster.Batcher, shards)}
+	for i := range o.batchers {
+		o.batchers[i] = cluster.NewBatcher(rep, first+uint64(i), 0, 0)
+	}
+	return o
+}
+
+// Close proposes what is queued and stops the batchers; later steps fail.
+func (o *Owner) Close() {
+	for _, b := range o.batchers {
+		b.Close()
+	}
+}
+
+// Shard is the shard holding account.
+func (o *Owner) Shard(account string) uint64 { return ShardOf(account, o.first, len(o.batchers)) }
+
+// Do implements quota.Owner. An admission whose caller has gone is given back once its
+// outcome is known, as the single node does.
+func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.Result, error) {
+	shard := o.Shard(account)
+	if c.Kind == step.View {
+		return o.view(ctx, shard, account, c)
+	}
+	cmd := Command{ID: NewCommandID(), Account: account, Step: *c}
+	raw, err := cmd.Encode()
+	if err != nil {
+		return step.Result{}, fmt.Errorf("accounts: encode a %d step of %s: %w", c.Kind, account, err)
+	}
+	r, err := o.submit(ctx, shard, raw)
+	if err != nil && ctx.Err() != nil && c.Kind == step.Admit {
+		go o.giveBack(account, shard, raw)
+	}
+	return r, err
+}
+
+// submit proposes raw until it has a result, TotalWait has passed, or ctx ends.
+func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte) (step.Result, error) {
+	total, cancel := context.WithTimeout(ctx, TotalWait)
+	defer cancel()
+	b := o.batchers[shard-o.first]
+	backoff := 5 * time.Millisecond
+	for {
+		try, cancelTry := context.WithTimeout(total, AttemptWait)
+		out, err := b.Submit(try, raw)
+		cancelTry()
+		if err == nil {
+			var r step.Result
+			if err := r.Decode(out); err != nil {
+				return step.Result{}, fmt.Errorf("accounts: shard %d: a result that does not decode: %w", shard, err)
+			}
+			return r, nil
+		}
+		switch {
+		case ctx.Err() != nil:
+			return step.Result{}, ctx.Err()
+		case errors.Is(err, cluster.ErrBatcherClosed):
+			return step.Result{}, fmt.Errorf("%w: shard %d: %v", quota.ErrUnavailable, shard, err)
+		case total.Err() != nil:
+			return step.Result{}, fmt.Errorf("%w: shard %d did not answer within %v: %v", quota.ErrUnavailable, shard, TotalWait, err)
+		}
+		select { // a try that failed at once (no leader yet) is not retried in a spin
+		case <-time.After(backoff):
+		case <-total.Done():
+		}
+		backoff = min(2*backoff, 50*time.Millisecond)
+	}
+}
+
+// giveBack settles, counting nothing, the admission raw made if it applied: its result
+// comes again under the same id.
+func (o *Owner) giveBack(account string, shard uint64, raw []byte) {
+	r, err := o.submit(context.Background(), shard, raw)
+	if err != nil || !r.Admitted {
+		return
+	}
+	cmd, err := decodeCommand(raw)
+	if err != nil {
+		return
+	}
+	settle := Command{ID: NewCommandID(), Account: account, Step: step.Command{Kind: step.Settle, Now: cmd.Step.Now, ID: r.ID}}
+	if b, err := settle.Encode(); err == nil {
+		o.submit(context.Background(), shard, b)
+	}
+}
+
+// view reads the account's admin view from its shard.
+func (o *Owner) view(ctx context.Context, shard uint64, account string, c *step.Command) (step.Result, error) {
+	q, err := (&Query{Account: account, Now: c.Now, Plan: c.Plan}).Encode()
+	if err != nil {
+		return step.Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, TotalWait)
+	defer cancel()
+	out, err := o.rep.Read(ctx, shard, q)
+	if err != nil {
+		return step.Result{}, fmt.Errorf("%w: read shard %d: %v", quota.ErrUnavailable, shard, err)
+	}
+	var r step.Result
+	if err := r.Decode(out); err != nil {
+		return step.Result{}, fmt.Errorf("accounts: shard %d: a view that does not decode: %w", shard, err)
+	}
+	return r, nil
+}
