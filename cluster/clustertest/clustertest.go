@@ -30,6 +30,8 @@ const AdminToken = "mg-admin-clustertest-token"
 const (
 	Model = "ct-chat"
 	Plan  = "ct-plan"
+	// PaidPlan allows 3 calls a window: the rest are paid from credits.
+	PaidPlan = "ct-paid"
 )
 
 const simKeyEnv = "MODELGATE_CT_SIM_KEY"
@@ -47,6 +49,7 @@ models:
     routes: [{id: ct-a, format: chat, base_url: "{{SIM}}/r/a/v1", upstream_model: sim-model, credential_env: ` + simKeyEnv + `}]
 plans:
   - {name: ` + Plan + `, window_requests: 1000000, window: 720h, burst_rpm: 100000, allow_automated: true}
+  - {name: ` + PaidPlan + `, window_requests: 3, window: 720h, allow_automated: true}
 `
 
 var build struct {

@@ -3,17 +3,16 @@ package node
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/engine"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/cluster/meta"
@@ -27,6 +26,7 @@ type clusterNode struct {
 	engine *engine.Node
 	metaSM *meta.StateMachine
 	meta   *meta.Store
+	owner  *accounts.Owner // where this node's quota service proposes its accounts' steps
 	keys   *linearKeys
 	shards []uint64 // started on this node, in order
 
@@ -75,6 +75,7 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 		eng.Close()
 		return nil, err
 	}
+	c.owner = accounts.NewOwner(eng, membership.FirstAccountShard, f.Shards)
 	return c, nil
 }
 
@@ -128,50 +129,18 @@ func addrs(peers []membership.Peer) map[uint64]string {
 
 func (c *clusterNode) close() {
 	if c != nil {
+		if c.owner != nil {
+			c.owner.Close() // the batches under way end first: they propose through the engine
+		}
 		c.engine.Close()
 	}
 }
 
-// accountShardMachine makes the state machine of an account shard's replica.
-//
-// THE SPOT WHERE cluster/accounts PLUGS IN: until its quota Owner over the account shards
-// lands, quota stays on this node's local actors (Start builds them as on a single node) and
-// an account shard only keeps its applied index, so the shards, their leaders and their
-// placement already run and can be watched with `cluster status`.
+// accountShardMachine makes the state machine of an account shard's replica: the quota
+// step over this node's store (cluster/accounts).
 func accountShardMachine(store *persistence.Store) func(shard, replica uint64) cluster.StateMachine {
-	return func(shard, _ uint64) cluster.StateMachine { return &appliedOnly{store: store, shard: shard} }
+	return func(shard, _ uint64) cluster.StateMachine { return accounts.NewStateMachine(store, shard) }
 }
-
-// appliedOnly is an account shard with no state but its applied index (see
-// accountShardMachine), kept in the node's store under acctshard/<shard>/applied.
-type appliedOnly struct {
-	store *persistence.Store
-	shard uint64
-}
-
-func (a *appliedOnly) key() []byte { return fmt.Appendf(nil, "acctshard/%d/applied", a.shard) }
-
-func (a *appliedOnly) Open() (uint64, error) {
-	v, err := a.store.GetRaw(a.key())
-	if errors.Is(err, persistence.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil || len(v) != 8 {
-		return 0, fmt.Errorf("account shard %d: applied index: %v (%d bytes)", a.shard, err, len(v))
-	}
-	return binary.BigEndian.Uint64(v), nil
-}
-
-func (a *appliedOnly) Update(entries []cluster.Entry) error {
-	return a.store.SetRaw(a.key(), binary.BigEndian.AppendUint64(nil, entries[len(entries)-1].Index))
-}
-
-func (a *appliedOnly) Lookup([]byte) ([]byte, error)         { return nil, nil }
-func (a *appliedOnly) Sync() error                           { return nil }
-func (a *appliedOnly) PrepareSnapshot() (any, error)         { return nil, nil }
-func (a *appliedOnly) SaveSnapshot(any, io.Writer) error     { return nil }
-func (a *appliedOnly) RecoverFromSnapshot(r io.Reader) error { return nil }
-func (a *appliedOnly) Close() error                          { return nil }
 
 // keyCheckTimeout bounds the linearizable read behind one key check (docs/cluster.md: after
 // about 2 s a call is answered 503, not held).

@@ -139,9 +139,13 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.QuotaStore != nil {
 		quotaStore = cfg.QuotaStore(store)
 	}
-	// Quota runs on this node's actors, in cluster mode too until cluster/accounts' Owner
-	// takes it over (see accountShardMachine, where it plugs in).
-	n.Quota = quota.NewService(locator, quotaStore, cfg.Quota)
+	if n.cluster != nil {
+		// Each account's steps are proposed to its shard: one owner per account, the
+		// shard's leader (docs/cluster.md).
+		n.Quota = quota.NewServiceOver(n.cluster.owner, cfg.Quota)
+	} else {
+		n.Quota = quota.NewService(locator, quotaStore, cfg.Quota)
+	}
 	files, err := assets.New(store, cfg.DataDir, assets.Config{})
 	if err != nil {
 		n.shutdownActors()
