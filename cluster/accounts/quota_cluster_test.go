@@ -72,18 +72,37 @@ func TestAKeyOnA10RPMPlanHammeredFromThreeNodesIsAdmittedExactly10PerSlidingMinu
 // ledger is what the clients of a run were told, per account.
 type ledger struct {
 	mu      sync.Mutex
-	added   map[string]money.Amount // top-ups acknowledged as added
+	added   map[string]money.Amount // top-ups acknowledged, each idempotency key once
+	keys    map[string]bool         // account/key of every acknowledged top-up
 	settled map[string][]string     // request ids of settles and charges acknowledged
 }
 
 func newLedger() *ledger {
-	return &ledger{added: map[string]money.Amount{}, settled: map[string][]string{}}
+	return &ledger{added: map[string]money.Amount{}, keys: map[string]bool{}, settled: map[string][]string{}}
 }
 
-func (l *ledger) topUp(acct string, a money.Amount) {
+// topUp notes an acknowledged top-up under key: whether this answer said added or repeated
+// (a retry after an unknown outcome, or another node's use of a shared key), the key's
+// amount is in the balance exactly once.
+func (l *ledger) topUp(acct, key string, a money.Amount) {
 	l.mu.Lock()
-	l.added[acct] += a
+	if !l.keys[acct+"/"+key] {
+		l.keys[acct+"/"+key] = true
+		l.added[acct] += a
+	}
 	l.mu.Unlock()
+}
+
+// untilAnswered repeats f while the account's shard is unavailable (an unknown outcome), as
+// a client does with the same idempotency key, for up to 20 s.
+func untilAnswered(f func() error) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := f()
+		if !errors.Is(err, quota.ErrUnavailable) || time.Now().After(deadline) {
+			return err
+		}
+	}
 }
 
 func (l *ledger) logged(acct, rid string) {
@@ -165,21 +184,22 @@ func TestCreditsStayExactWithTopUpsChargesAndSettlesFromEveryNode(t *testing.T) 
 			for _, acct := range accounts {
 				// A top-up of this worker, and one every node sends under the same key.
 				for _, key := range []string{fmt.Sprintf("top-%d-%d-%d", n.id, w, i), fmt.Sprintf("top-shared-%d", i)} {
-					_, added, err := n.quota.AddCredits(ctx, acct, 1000, key)
+					err := untilAnswered(func() error { _, _, err := n.quota.AddCredits(ctx, acct, 1000, key); return err })
 					if err != nil {
 						t.Errorf("top-up: %v", err)
-					}
-					if added {
-						l.topUp(acct, 1000)
+					} else {
+						l.topUp(acct, key, 1000)
 					}
 				}
 				rid := fmt.Sprintf("call-%d-%d-%d", n.id, w, i)
-				if _, err := callAndSettle(ctx, n.quota, l, acct, rid, money.Amount(100+i)); err != nil {
+				// A call the shard could not take in 2 s is refused or unacknowledged (503):
+				// the ledger holds only what was acknowledged, and checks the rest adds up.
+				if _, err := callAndSettle(ctx, n.quota, l, acct, rid, money.Amount(100+i)); err != nil && !errors.Is(err, quota.ErrUnavailable) {
 					t.Errorf("call: %v", err)
 				}
 				charge := fmt.Sprintf("charge-%d-%d-%d", n.id, w, i)
 				e := &persistence.LogEntry{RequestID: charge, Time: time.Now().UnixNano(), KeyID: "k1", Model: "m", Route: "r", Status: 200}
-				if _, err := n.quota.Charge(ctx, acct, paidPlan, 7, charge, e); err != nil {
+				if err := untilAnswered(func() error { _, err := n.quota.Charge(ctx, acct, paidPlan, 7, charge, e); return err }); err != nil {
 					t.Errorf("charge: %v", err)
 				} else {
 					l.logged(acct, charge)
@@ -205,7 +225,7 @@ func TestKillingAShardLeaderUnderLoadLosesNoAcknowledgedCallAndNoCallWaitsOver2s
 		if _, added, err := c.nodes[0].quota.AddCredits(ctx, acct, 1_000_000, "seed"); err != nil || !added {
 			t.Fatal(err)
 		}
-		l.topUp(acct, 1_000_000)
+		l.topUp(acct, "seed", 1_000_000)
 	}
 	victim := c.leader(c.nodes[0].owner.Shard(accounts[0]))
 	var (
