@@ -11,12 +11,13 @@ import (
 )
 
 // TestCallsOnEveryNodeCountAgainstOneAccountExactly: one account on a plan of 3 calls, topped
-// up through node 2, called 3 times through each of the three nodes. Its steps all go to its
+// up through node 2, called 3 times through each of four nodes (3 voters per account shard:
+// the fourth is a non-voting replica of a shard, and its proposals are forwarded too). Its steps all go to its
 // shard's leader whichever node took the call, so the window counts 3 (not 3 per node), the
-// 6 calls beyond it are paid, and every node's view of the account agrees with its log:
-// balance = top-up − Σ logged cost, exactly, with all 9 calls logged once.
+// 9 calls beyond it are paid, and every node's view of the account agrees with its log:
+// balance = top-up − Σ logged cost, exactly, with all 12 calls logged once.
 func TestCallsOnEveryNodeCountAgainstOneAccountExactly(t *testing.T) {
-	c := New(t, Options{Nodes: 3, Shards: 4})
+	c := New(t, Options{Nodes: 4, Shards: 4, Replicas: 3})
 	c.StartAll()
 	acct, secret := newAccountKey(t, c.Nodes[0], PaidPlan)
 	if status, b := c.Nodes[1].Admin(http.MethodPost, "/admin/v1/accounts/"+acct+"/credits",
@@ -49,11 +50,11 @@ func TestCallsOnEveryNodeCountAgainstOneAccountExactly(t *testing.T) {
 		}
 		// A follower's log is its replica's: it has every entry the leader applied once it
 		// caught up, which the quota read (linearizable) above waited for on the shard.
-		waitLog(t, n, acct, 9, &u)
+		waitLog(t, n, acct, 12, &u)
 		balance, spent, cost := mustMoney(t, q.Balance), mustMoney(t, q.Spent), mustMoney(t, u.Totals.CostUSD)
 		top := mustMoney(t, "1.00")
-		if q.Window.Used != 3 || q.InFlight != 0 || u.Totals.Count != 9 || spent != cost || balance != top-cost || cost <= 0 {
-			t.Errorf("node %d: window used %v, in flight %d, logged %d costing %s, spent %s, balance %s: want 3, 0, 9, spent = logged cost > 0, balance = 1.00 − logged cost",
+		if q.Window.Used != 3 || q.InFlight != 0 || u.Totals.Count != 12 || spent != cost || balance != top-cost || cost <= 0 {
+			t.Errorf("node %d: window used %v, in flight %d, logged %d costing %s, spent %s, balance %s: want 3, 0, 12, spent = logged cost > 0, balance = 1.00 − logged cost",
 				n.ID, q.Window.Used, q.InFlight, u.Totals.Count, cost, spent, balance)
 		}
 	}

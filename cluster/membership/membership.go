@@ -60,11 +60,10 @@ type File struct {
 	Peers    []Peer `json:"peers"`
 	Shards   int    `json:"shards"`   // account shards
 	Replicas int    `json:"replicas"` // voters per account shard
-	// Join says this node was added to a running cluster: it starts the metadata shard and
-	// JoinShards as a non-voting replica instead of founding them.
-	Join       bool     `json:"join,omitempty"`
-	JoinShards []uint64 `json:"join_shards,omitempty"`
-	Certs      Certs    `json:"certs"`
+	// Join says this node was added to a running cluster: it starts every shard as a
+	// non-voting replica instead of founding them.
+	Join  bool  `json:"join,omitempty"`
+	Certs Certs `json:"certs"`
 }
 
 // ParsePeers reads "1=host:port,2=host:port,…", refusing a repeated id or address.
@@ -170,11 +169,6 @@ func (f File) Validate() error {
 			if p.Addr == f.RaftAddr {
 				return fmt.Errorf("raft address %s is peer %d's", f.RaftAddr, p.ID)
 			}
-		}
-	}
-	for _, s := range f.JoinShards {
-		if s < FirstAccountShard || s >= FirstAccountShard+uint64(f.Shards) {
-			return fmt.Errorf("shard %d is not an account shard (%d..%d)", s, FirstAccountShard, FirstAccountShard+uint64(f.Shards)-1)
 		}
 	}
 	if want := ClusterID(f.Peers, f.Shards); f.ClusterID != want {

@@ -23,7 +23,7 @@ const clusterUsage = `Usage:
       Make DIR a founding node's data directory (DIR/cluster.json). Run it on every founding
       node with the same --peers and --shards; then start each with serve --data DIR.
   modelgate cluster join --data DIR --node-id N --raft-addr HOST:PORT --via URL --certs DIR
-                         [--cert-name NAME] [--shards-replica 2,5,...]
+                         [--cert-name NAME]
       Ask the member at URL to add this node as a non-voting replica of the metadata shard
       (and of the account shards named), then write DIR/cluster.json.
   modelgate cluster status --node URL [--json]

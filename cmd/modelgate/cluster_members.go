@@ -124,7 +124,6 @@ func clusterJoin(args []string, out io.Writer) error {
 	var nf nodeFlags
 	nf.register(fs)
 	via := fs.String("via", "", "URL of a member's gateway (its admin API adds this node)")
-	shardList := fs.String("shards-replica", "", "account shards to replicate too: 2,5,…")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
@@ -133,14 +132,6 @@ func clusterJoin(args []string, out io.Writer) error {
 	}
 	if *via == "" {
 		return errors.New("cluster join: --via URL required")
-	}
-	var shards []uint64
-	for _, s := range splitList(*shardList) {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return fmt.Errorf("cluster join: --shards-replica: %q is not a shard id", s)
-		}
-		shards = append(shards, n)
 	}
 	if _, ok, err := membership.Load(nf.data); ok || err != nil {
 		return cmpErr(err, fmt.Errorf("cluster join: %s already belongs to a cluster (%s)", nf.data, membership.Path(nf.data)))
@@ -153,7 +144,7 @@ func clusterJoin(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	raw, err := cl.call(http.MethodPost, "/admin/cluster/members", node.JoinRequest{NodeID: nf.nodeID, RaftAddr: nf.raftAddr, Shards: shards})
+	raw, err := cl.call(http.MethodPost, "/admin/cluster/members", node.JoinRequest{NodeID: nf.nodeID, RaftAddr: nf.raftAddr})
 	if err != nil {
 		return fmt.Errorf("cluster join: %w", err)
 	}
@@ -162,7 +153,7 @@ func clusterJoin(args []string, out io.Writer) error {
 		return fmt.Errorf("cluster join: the member's answer: %w", err)
 	}
 	f := membership.File{ClusterID: ans.ClusterID, NodeID: nf.nodeID, RaftAddr: nf.raftAddr, Peers: ans.Peers, Shards: ans.Shards,
-		Replicas: ans.Replicas, Join: true, JoinShards: shards, Certs: c}
+		Replicas: ans.Replicas, Join: true, Certs: c}
 	if err := membership.Create(nf.data, f); err != nil {
 		return fmt.Errorf("cluster join: added to shards %v, but: %w", ans.Joined, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -79,33 +80,58 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 	return c, nil
 }
 
+// startShards runs every shard on this node: a node serves every account, and the engine
+// forwards a proposal only among a shard's replicas, so each node is a replica of each
+// shard — a voter where the placement says so, else a non-voting replica that the shard's
+// leader adds (ensureReplicas) or, for a joined node, the member that took the join.
 func (c *clusterNode) startShards(store *persistence.Store) error {
 	f := c.file
 	metaFactory := func(_, _ uint64) cluster.StateMachine { return c.metaSM }
 	accounts := accountShardMachine(store)
-	if f.Join {
-		if err := c.start(membership.MetaShard, nil, metaFactory); err != nil {
-			return err
-		}
-		for _, s := range f.JoinShards {
-			if err := c.start(s, nil, accounts); err != nil {
-				return err
-			}
-		}
-		return nil
+	var metaVoters map[uint64]string
+	if !f.Join {
+		metaVoters = addrs(f.Peers)
 	}
-	if err := c.start(membership.MetaShard, addrs(f.Peers), metaFactory); err != nil {
+	if err := c.start(membership.MetaShard, metaVoters, metaFactory); err != nil {
 		return err
 	}
 	for _, s := range f.AccountShards() {
-		voters := addrs(f.Voters(s))
-		if _, ok := voters[f.NodeID]; ok {
-			if err := c.start(s, voters, accounts); err != nil {
-				return err
+		var voters map[uint64]string
+		if !f.Join {
+			if v := addrs(f.Voters(s)); v[f.NodeID] != "" {
+				voters = v
 			}
 		}
+		if err := c.start(s, voters, accounts); err != nil {
+			return err
+		}
+	}
+	if !f.Join {
+		c.engine.OnLeaderChange(func(shard, leader uint64) {
+			if leader == f.NodeID && shard != membership.MetaShard {
+				go c.ensureReplicas(shard)
+			}
+		})
 	}
 	return nil
+}
+
+// ensureReplicas makes every founding peer that is not a voter of shard a non-voting
+// replica of it, when this node has become its leader. Adding one already there is a no-op;
+// a node removed from the cluster is refused by the engine, which is what removal means.
+func (c *clusterNode) ensureReplicas(shard uint64) {
+	voters := addrs(c.file.Voters(shard))
+	for _, p := range c.file.Peers {
+		if _, ok := voters[p.ID]; ok {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), memberChangeTimeout)
+		err := c.engine.AddNonVoting(ctx, shard, p.ID, p.Addr)
+		cancel()
+		if err != nil {
+			slog.Debug("a founding peer was not added as a non-voting replica", "shard", shard, "node", p.ID, "err", err)
+		}
+	}
 }
 
 // start runs this node's replica of shard: founding with initial, or joining (non-voting)

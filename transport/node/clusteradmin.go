@@ -112,11 +112,10 @@ func (c *clusterNode) status(w http.ResponseWriter, r *http.Request) {
 }
 
 // JoinRequest is POST /admin/cluster/members: add NodeID, reached at RaftAddr, as a
-// non-voting replica of the metadata shard and of Shards (account shards).
+// non-voting replica of every shard (a node serves every account).
 type JoinRequest struct {
-	NodeID   uint64   `json:"node_id"`
-	RaftAddr string   `json:"raft_addr"`
-	Shards   []uint64 `json:"shards"`
+	NodeID   uint64 `json:"node_id"`
+	RaftAddr string `json:"raft_addr"`
 }
 
 // JoinAnswer is what a joining node writes into its cluster file.
@@ -135,13 +134,13 @@ func (c *clusterNode) addMember(w http.ResponseWriter, r *http.Request) {
 	var req JoinRequest
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 	if err := json.Unmarshal(body, &req); err != nil {
-		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "the body must be {\"node_id\": N, \"raft_addr\": \"HOST:PORT\", \"shards\": [..]}: "+err.Error())
+		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "the body must be {\"node_id\": N, \"raft_addr\": \"HOST:PORT\"}: "+err.Error())
 		return
 	}
 	// The joining node's file must validate, so its id, address and shards are checked
 	// exactly as its own start will check them.
 	f := membership.File{ClusterID: c.file.ClusterID, NodeID: req.NodeID, RaftAddr: req.RaftAddr, Peers: c.file.Peers,
-		Shards: c.file.Shards, Replicas: c.file.Replicas, Join: true, JoinShards: req.Shards, Certs: membership.Certs{}}
+		Shards: c.file.Shards, Replicas: c.file.Replicas, Join: true, Certs: membership.Certs{}}
 	if err := f.Validate(); err != nil {
 		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_member", err.Error())
 		return
@@ -153,7 +152,7 @@ func (c *clusterNode) addMember(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
 	defer cancel()
 	joined := []uint64{}
-	for _, s := range append([]uint64{membership.MetaShard}, req.Shards...) {
+	for _, s := range append([]uint64{membership.MetaShard}, c.file.AccountShards()...) {
 		if err := c.engine.AddNonVoting(ctx, s, req.NodeID, req.RaftAddr); err != nil {
 			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
 				fmt.Sprintf("added to shards %v, then: %v", joined, err))
