@@ -20,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/cluster/faultproxy"
 	"github.com/modelgate/modelgate/simulator"
+	"github.com/modelgate/modelgate/transport/node"
 )
 
 // AdminToken is every node's admin token (a cluster shares one).
@@ -89,6 +91,10 @@ type Options struct {
 	Nodes    int // default 3
 	Shards   int // account shards; default 4 (small, so a test starts fast)
 	Replicas int // default 3, at most Nodes
+	// Faults puts a fault proxy between every ordered pair of nodes (faultproxy.Net): node i
+	// dials node j through proxy (i→j), so Isolate, Cut, OneWay and Heal work. Nodes added
+	// later (AddNode) are not behind it.
+	Faults bool
 }
 
 // Cluster is N nodes inited on loopback; Start runs them.
@@ -99,6 +105,8 @@ type Cluster struct {
 	CertDir string
 	Catalog string
 	Nodes   []*Node // Nodes[i] has id i+1
+	// Net is the fault proxies between the founding nodes (Options.Faults), else nil.
+	Net *faultproxy.Net
 }
 
 // Node is one member: its data directory, its addresses (fixed across restarts) and its
@@ -109,6 +117,7 @@ type Node struct {
 	DataDir  string
 	RaftAddr string
 	HTTPAddr string
+	routes   string // the peer routes file it starts with (Options.Faults), or ""
 	proc     *proc
 }
 
@@ -143,6 +152,9 @@ func New(t testing.TB, opt Options) *Cluster {
 		peers = append(peers, fmt.Sprintf("%d=%s", n.ID, n.RaftAddr))
 	}
 	c.MustRun(certArgs...)
+	if opt.Faults {
+		c.startNet()
+	}
 	for _, n := range c.Nodes {
 		c.MustRun("cluster", "init", "--data", n.DataDir, "--node-id", fmt.Sprint(n.ID), "--raft-addr", n.RaftAddr,
 			"--peers", strings.Join(peers, ","), "--certs", c.CertDir, "--shards", fmt.Sprint(opt.Shards), "--replicas", fmt.Sprint(opt.Replicas))
@@ -217,8 +229,7 @@ func (n *Node) start() error {
 	if n.proc != nil && n.proc.running() {
 		return fmt.Errorf("node %d already runs", n.ID)
 	}
-	p, err := startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"},
-		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
+	p, err := n.serve()
 	if err != nil {
 		return err
 	}
@@ -230,6 +241,16 @@ func (n *Node) start() error {
 		}
 	})
 	return p.waitServing(20 * time.Second)
+}
+
+// serve starts the node's `modelgate serve` process.
+func (n *Node) serve() (*proc, error) {
+	env := []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"}
+	if n.routes != "" {
+		env = append(env, node.PeerRoutesEnv+"="+n.routes)
+	}
+	return startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), env,
+		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.
@@ -312,8 +333,7 @@ func (n *Node) Chat(key string) (int, []byte) {
 // output of the exited process; a node that serves instead is killed and fails the test.
 func (n *Node) StartRefused() string {
 	n.c.t.Helper()
-	p, err := startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"},
-		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
+	p, err := n.serve()
 	if err != nil {
 		n.c.t.Fatal(err)
 	}

@@ -40,6 +40,11 @@ func engineConfig(f membership.File, dataDir string) engine.Config {
 		CAFile: f.Certs.CA, CertFile: f.Certs.Cert, KeyFile: f.Certs.Key}
 }
 
+// PeerRoutesEnv names a JSON file of raft peer routes ({"peer's raft address": "address to
+// dial"}), read once at start: a test and diagnostic hook that puts a fault proxy between
+// nodes (cluster/clustertest sets it). Unset in production.
+const PeerRoutesEnv = "MODELGATE_TEST_PEER_ROUTES"
+
 // checkCluster refuses a cluster node before it touches its data directory: a cluster file
 // that does not hold together (a repeated node id, a peer list edited after init), a
 // certificate peers would refuse, or no shared admin token (each node would invent its own).
@@ -64,7 +69,16 @@ func checkCluster(cfg Config) error {
 // its voters (membership.File.Voters) or, joined, the shards named at join.
 func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 	f := *cfg.Cluster
-	eng, err := engine.New(engineConfig(f, cfg.DataDir))
+	ecfg := engineConfig(f, cfg.DataDir)
+	if path := os.Getenv(PeerRoutesEnv); path != "" {
+		routes, err := engine.ReadPeerRoutes(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", PeerRoutesEnv, err)
+		}
+		ecfg.PeerRoutes = routes
+		cfg.Logger.Warn("test hook on: raft peers are dialled through the routes of "+PeerRoutesEnv, "routes", len(routes))
+	}
+	eng, err := engine.New(ecfg)
 	if err != nil {
 		return nil, err
 	}
