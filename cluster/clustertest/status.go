@@ -58,3 +58,42 @@ func (c *Cluster) leadersAgreed() string {
 	}
 	return ""
 }
+
+// WaitCaughtUp waits until every running node reports every shard it runs with lag 0 and the
+// same applied index as the shard's other running replicas (an idle, healthy cluster), and
+// fails the test after d saying which replica lags.
+func (c *Cluster) WaitCaughtUp(d time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	why := "not tried"
+	for ; why != "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		why = c.caughtUp()
+	}
+	if why != "" {
+		c.t.Fatalf("the replicas did not catch up within %s: %s", d, why)
+	}
+}
+
+func (c *Cluster) caughtUp() string {
+	applied := map[uint64]uint64{}
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		st, err := n.Status()
+		if err != nil {
+			return err.Error()
+		}
+		for _, s := range st.Shard {
+			prev, seen := applied[s.Shard]
+			switch {
+			case s.Lag != 0 || s.Applied != s.LastIndex || s.Applied == 0:
+				return fmt.Sprintf("node %d shard %d: applied %d, last index %d, lag %d", n.ID, s.Shard, s.Applied, s.LastIndex, s.Lag)
+			case seen && prev != s.Applied:
+				return fmt.Sprintf("shard %d: applied %d on one node, %d on node %d", s.Shard, prev, s.Applied, n.ID)
+			}
+			applied[s.Shard] = s.Applied
+		}
+	}
+	return ""
+}
