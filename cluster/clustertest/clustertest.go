@@ -386,3 +386,29 @@ func (c *Cluster) AddNode() *Node {
 	c.Nodes = append(c.Nodes, n)
 	return n
 }
+
+// DoRaw sends body as it is, with key in header (Authorization gets "Bearer "), and returns
+// the status, headers and body.
+func (n *Node) DoRaw(method, path, header, key, body string) (int, http.Header, []byte) {
+	n.c.t.Helper()
+	req, err := http.NewRequest(method, n.URL()+path, strings.NewReader(body))
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	if header == "Authorization" {
+		key = "Bearer " + key
+	}
+	req.Header.Set(header, key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		n.c.t.Fatalf("node %d: %s %s: %v", n.ID, method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/cluster/meta"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/api"
 )
 
 // clusterNode is what a node runs in cluster mode (Config.Cluster set): the Raft engine, the
@@ -187,8 +188,8 @@ func (a *appliedOnly) SaveSnapshot(any, io.Writer) error     { return nil }
 func (a *appliedOnly) RecoverFromSnapshot(r io.Reader) error { return nil }
 func (a *appliedOnly) Close() error                          { return nil }
 
-// keyCheckTimeout bounds the linearizable read behind one key check (docs/cluster.md: after
-// about 2 s a call is answered 503, not held).
+// keyCheckTimeout bounds the linearizable read behind one key check: after it the call is
+// answered 503 with Retry-After (api.ErrKeysUnavailable), not held.
 const keyCheckTimeout = 2 * time.Second
 
 // linearKeys is the key check in cluster mode: each lookup is a linearizable read of the
@@ -212,7 +213,7 @@ func (k *linearKeys) LookupKey(secret string) (persistence.Key, error) {
 	defer cancel()
 	out, err := k.rep.Read(ctx, membership.MetaShard, q)
 	if err != nil {
-		return persistence.Key{}, fmt.Errorf("key check: the metadata shard did not answer: %w", err)
+		return persistence.Key{}, fmt.Errorf("key check: %w: the metadata shard did not answer: %w", api.ErrKeysUnavailable, err)
 	}
 	res, err := meta.DecodeResult(out)
 	switch {
