@@ -28,22 +28,25 @@ func (c *Cluster) WatchLeaders(interval time.Duration) *LeaderWatch {
 	w := &LeaderWatch{stop: make(chan struct{}), done: make(chan struct{}), seen: map[uint64]map[uint64]map[uint64]bool{}}
 	client := &http.Client{Timeout: time.Second}
 	nodes := slices.Clone(c.Nodes)
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		// One poller per node, so a paused node's time-outs do not slow the others' polls.
+		wg.Go(func() {
+			tick := time.NewTicker(interval)
+			defer tick.Stop()
+			for {
+				w.poll(client, n)
+				select {
+				case <-w.stop:
+					return
+				case <-tick.C:
+				}
+			}
+		})
+	}
 	go func() {
-		defer close(w.done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			var wg sync.WaitGroup
-			for _, n := range nodes {
-				wg.Go(func() { w.poll(client, n) })
-			}
-			wg.Wait()
-			select {
-			case <-w.stop:
-				return
-			case <-tick.C:
-			}
-		}
+		wg.Wait()
+		close(w.done)
 	}()
 	return w
 }
