@@ -301,10 +301,16 @@ func (n *Node) Do(method, path, bearer string, body any) (int, http.Header, []by
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)
 	}
+	return n.send(req)
+}
+
+// send sends a JSON request and reads the whole answer.
+func (n *Node) send(req *http.Request) (int, http.Header, []byte) {
+	n.c.t.Helper()
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		n.c.t.Fatalf("node %d: %s %s: %v", n.ID, method, path, err)
+		n.c.t.Fatalf("node %d: %s %s: %v", n.ID, req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -399,16 +405,6 @@ func (n *Node) DoRaw(method, path, header, key, body string) (int, http.Header, 
 		key = "Bearer " + key
 	}
 	req.Header.Set(header, key)
-	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("anthropic-version", "2023-06-01")
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		n.c.t.Fatalf("node %d: %s %s: %v", n.ID, method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		n.c.t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, b
+	return n.send(req)
 }

@@ -122,31 +122,24 @@ func (c *Cluster) except(n *Node) []*Node {
 // shard, not old, and returns it.
 func (c *Cluster) waitMetaLeader(nodes []*Node, old *Node, within time.Duration) *Node {
 	c.t.Helper()
-	deadline := time.Now().Add(within)
-	why := ""
-	for time.Now().Before(deadline) {
+	var found *Node
+	c.waitUntil(within, "no new metadata leader among the majority", func() string {
 		var leader uint64
-		why = ""
 		for _, n := range nodes {
 			st, err := n.Status()
 			if err != nil {
-				why = err.Error()
-				break
+				return err.Error()
 			}
 			l := st.Shard[0].Leader // shard 1 comes first
 			if l == 0 || l == old.ID || (leader != 0 && l != leader) {
-				why = fmt.Sprintf("node %d sees leader %d of the metadata shard", n.ID, l)
-				break
+				return fmt.Sprintf("node %d sees leader %d of the metadata shard", n.ID, l)
 			}
 			leader = l
 		}
-		if why == "" {
-			return c.Nodes[leader-1]
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	c.t.Fatalf("no new metadata leader among the majority within %v: %s", within, why)
-	return nil
+		found = c.Nodes[leader-1]
+		return ""
+	})
+	return found
 }
 
 // sameMetadata checks that every running node lists the same accounts and, per account,

@@ -23,15 +23,21 @@ func (n *Node) Status() (node.StatusView, error) {
 // same one as every other running node of that shard, and fails the test after d.
 func (c *Cluster) WaitLeaders(d time.Duration) {
 	c.t.Helper()
+	c.waitUntil(d, "no agreed leader of every shard", c.leadersAgreed)
+}
+
+// waitUntil polls check (every 50 ms) until it returns "" and fails the test after d with
+// what and check's last answer.
+func (c *Cluster) waitUntil(d time.Duration, what string, check func() string) {
+	c.t.Helper()
 	deadline := time.Now().Add(d)
-	var why string
-	for time.Now().Before(deadline) {
-		if why = c.leadersAgreed(); why == "" {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	why := check()
+	for ; why != "" && time.Now().Before(deadline); why = check() {
+		time.Sleep(50 * time.Millisecond)
 	}
-	c.t.Fatalf("no agreed leader of every shard within %s: %s", d, why)
+	if why != "" {
+		c.t.Fatalf("%s within %s: %s", what, d, why)
+	}
 }
 
 // leadersAgreed is "" when every shard has one leader all running nodes agree on, else why
@@ -64,14 +70,7 @@ func (c *Cluster) leadersAgreed() string {
 // fails the test after d saying which replica lags.
 func (c *Cluster) WaitCaughtUp(d time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(d)
-	why := "not tried"
-	for ; why != "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		why = c.caughtUp()
-	}
-	if why != "" {
-		c.t.Fatalf("the replicas did not catch up within %s: %s", d, why)
-	}
+	c.waitUntil(d, "the replicas did not catch up", c.caughtUp)
 }
 
 func (c *Cluster) caughtUp() string {
