@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) {
@@ -18,7 +19,8 @@ func TestMain(m *testing.M) {
 // TestKeyMadeOnOneNodeServesOnAllAndItsRevocationHoldsEverywhere: three processes start and
 // elect a leader of every shard; an account and key created through node 1's admin API
 // answer on nodes 2 and 3; the key revoked on node 1 is refused by every node right after
-// the delete returned; cluster status lists every member and a leader per shard.
+// the delete returned; cluster status lists every member and a leader per shard, and every
+// replica of the idle cluster with lag 0.
 func TestKeyMadeOnOneNodeServesOnAllAndItsRevocationHoldsEverywhere(t *testing.T) {
 	c := New(t, Options{Nodes: 3, Shards: 4})
 	c.StartAll()
@@ -60,6 +62,10 @@ func TestKeyMadeOnOneNodeServesOnAllAndItsRevocationHoldsEverywhere(t *testing.T
 	if len(st.Shard) != 5 {
 		t.Errorf("node 2 runs %d shards, want 5", len(st.Shard))
 	}
+	// Idle and healthy: the status API shows every replica at its shard's last index, lag 0
+	// (membership changes and new leaders' empty entries count as applied).
+	c.WaitCaughtUp(5 * time.Second)
+
 	// The CLI's table: every shard on a line with a leader (a number, not "none").
 	out := c.MustRun("cluster", "status", "--node", c.Nodes[2].URL())
 	for shard := 1; shard <= 5; shard++ {

@@ -20,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/cluster/faultproxy"
 	"github.com/modelgate/modelgate/simulator"
+	"github.com/modelgate/modelgate/transport/node"
 )
 
 // AdminToken is every node's admin token (a cluster shares one).
@@ -92,6 +94,10 @@ type Options struct {
 	Nodes    int // default 3
 	Shards   int // account shards; default 4 (small, so a test starts fast)
 	Replicas int // default 3, at most Nodes
+	// Faults puts a fault proxy between every ordered pair of nodes (faultproxy.Net): node i
+	// dials node j through proxy (i→j), so Isolate, Cut, OneWay and Heal work. Nodes added
+	// later (AddNode) are not behind it.
+	Faults bool
 }
 
 // Cluster is N nodes inited on loopback; Start runs them.
@@ -102,6 +108,8 @@ type Cluster struct {
 	CertDir string
 	Catalog string
 	Nodes   []*Node // Nodes[i] has id i+1
+	// Net is the fault proxies between the founding nodes (Options.Faults), else nil.
+	Net *faultproxy.Net
 }
 
 // Node is one member: its data directory, its addresses (fixed across restarts) and its
@@ -112,6 +120,7 @@ type Node struct {
 	DataDir  string
 	RaftAddr string
 	HTTPAddr string
+	routes   string // the peer routes file it starts with (Options.Faults), or ""
 	proc     *proc
 }
 
@@ -146,6 +155,9 @@ func New(t testing.TB, opt Options) *Cluster {
 		peers = append(peers, fmt.Sprintf("%d=%s", n.ID, n.RaftAddr))
 	}
 	c.MustRun(certArgs...)
+	if opt.Faults {
+		c.startNet()
+	}
 	for _, n := range c.Nodes {
 		c.MustRun("cluster", "init", "--data", n.DataDir, "--node-id", fmt.Sprint(n.ID), "--raft-addr", n.RaftAddr,
 			"--peers", strings.Join(peers, ","), "--certs", c.CertDir, "--shards", fmt.Sprint(opt.Shards), "--replicas", fmt.Sprint(opt.Replicas))
@@ -220,8 +232,7 @@ func (n *Node) start() error {
 	if n.proc != nil && n.proc.running() {
 		return fmt.Errorf("node %d already runs", n.ID)
 	}
-	p, err := startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"},
-		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
+	p, err := n.serve()
 	if err != nil {
 		return err
 	}
@@ -233,6 +244,16 @@ func (n *Node) start() error {
 		}
 	})
 	return p.waitServing(20 * time.Second)
+}
+
+// serve starts the node's `modelgate serve` process.
+func (n *Node) serve() (*proc, error) {
+	env := []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"}
+	if n.routes != "" {
+		env = append(env, node.PeerRoutesEnv+"="+n.routes)
+	}
+	return startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), env,
+		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.
@@ -283,10 +304,16 @@ func (n *Node) Do(method, path, bearer string, body any) (int, http.Header, []by
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)
 	}
+	return n.send(req)
+}
+
+// send sends a JSON request and reads the whole answer.
+func (n *Node) send(req *http.Request) (int, http.Header, []byte) {
+	n.c.t.Helper()
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		n.c.t.Fatalf("node %d: %s %s: %v", n.ID, method, path, err)
+		n.c.t.Fatalf("node %d: %s %s: %v", n.ID, req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -315,8 +342,7 @@ func (n *Node) Chat(key string) (int, []byte) {
 // output of the exited process; a node that serves instead is killed and fails the test.
 func (n *Node) StartRefused() string {
 	n.c.t.Helper()
-	p, err := startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"},
-		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
+	p, err := n.serve()
 	if err != nil {
 		n.c.t.Fatal(err)
 	}
@@ -368,4 +394,20 @@ func (c *Cluster) AddNode() *Node {
 	c.MustRun("cluster", "certs", "--out", c.CertDir, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
 	c.Nodes = append(c.Nodes, n)
 	return n
+}
+
+// DoRaw sends body as it is, with key in header (Authorization gets "Bearer "), and returns
+// the status, headers and body.
+func (n *Node) DoRaw(method, path, header, key, body string) (int, http.Header, []byte) {
+	n.c.t.Helper()
+	req, err := http.NewRequest(method, n.URL()+path, strings.NewReader(body))
+	if err != nil {
+		n.c.t.Fatal(err)
+	}
+	if header == "Authorization" {
+		key = "Bearer " + key
+	}
+	req.Header.Set(header, key)
+	req.Header.Set("anthropic-version", "2023-06-01")
+	return n.send(req)
 }

@@ -45,6 +45,10 @@ type Config struct {
 	CAFile   string
 	CertFile string
 	KeyFile  string
+
+	// PeerRoutes, when set, makes this node dial some peers at other addresses (a fault
+	// proxy in partition tests; see PeerRoutes). Off in production.
+	PeerRoutes PeerRoutes
 }
 
 // The defaults (docs/cluster.md, "Engine settings").
@@ -97,6 +101,9 @@ func (c Config) Validate() error {
 	if c.HeartbeatRTT > 0 && c.ElectionRTT <= 2*c.HeartbeatRTT {
 		errs = append(errs, fmt.Errorf("engine config: ElectionRTT (%d) must be more than twice HeartbeatRTT (%d)", c.ElectionRTT, c.HeartbeatRTT))
 	}
+	if err := c.PeerRoutes.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("engine config: %w", err))
+	}
 	if c.CompactionOverhead > c.SnapshotEntries && c.SnapshotEntries > 0 {
 		errs = append(errs, fmt.Errorf("engine config: CompactionOverhead (%d) must not exceed SnapshotEntries (%d)", c.CompactionOverhead, c.SnapshotEntries))
 	}
@@ -109,6 +116,10 @@ func (c Config) raftDir() string { return filepath.Join(c.DataDir, "raft") }
 func (c Config) nodeHostConfig(l *eventListener) config.NodeHostConfig {
 	logdb := config.GetSmallMemLogDBConfig()
 	logdb.Shards = c.LogDBShards
+	var transport config.TransportFactory // nil: dragonboat's TCP transport as it is
+	if len(c.PeerRoutes) > 0 {
+		transport = routedTransportFactory{routes: c.PeerRoutes}
+	}
 	return config.NodeHostConfig{
 		WALDir:            filepath.Join(c.raftDir(), "wal"),
 		NodeHostDir:       filepath.Join(c.raftDir(), "nodehost"),
@@ -120,8 +131,9 @@ func (c Config) nodeHostConfig(l *eventListener) config.NodeHostConfig {
 		KeyFile:           c.KeyFile,
 		RaftEventListener: l,
 		Expert: config.ExpertConfig{
-			Engine: config.GetDefaultEngineConfig(),
-			LogDB:  logdb,
+			Engine:           config.GetDefaultEngineConfig(),
+			LogDB:            logdb,
+			TransportFactory: transport,
 		},
 	}
 }

@@ -60,6 +60,13 @@ func nodeName(id uint64) string { return fmt.Sprintf("n%d", id) }
 
 func newTestCluster(t *testing.T, n int, shards ...uint64) *testCluster {
 	t.Helper()
+	return newTestClusterWith(t, n, nil, shards...)
+}
+
+// newTestClusterWith is newTestCluster with configure run on every node's config (addresses
+// chosen) before any node starts.
+func newTestClusterWith(t *testing.T, n int, configure func(cfgs map[uint64]Config), shards ...uint64) *testCluster {
+	t.Helper()
 	c := &testCluster{
 		t: t, certDir: t.TempDir(), shards: shards,
 		cfgs: map[uint64]Config{}, initial: map[uint64]string{}, nodes: map[uint64]*Node{},
@@ -83,6 +90,9 @@ func newTestCluster(t *testing.T, n int, shards ...uint64) *testCluster {
 		})
 		c.cfgs[id] = cfg
 		c.initial[id] = cfg.RaftAddr
+	}
+	if configure != nil {
+		configure(c.cfgs)
 	}
 	for id := range c.cfgs {
 		c.start(id)

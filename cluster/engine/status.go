@@ -24,7 +24,9 @@ type ShardStatus struct {
 	Term   uint64
 	// IsNonVoting says this node's replica does not vote.
 	IsNonVoting bool
-	// Applied is the index of the last entry this replica applied.
+	// Applied is the index of the last entry this replica applied: commands, membership
+	// changes and the empty entry each new leader appends (applying one changes nothing, so
+	// it counts once it follows an applied entry in this replica's log).
 	Applied uint64
 	// LastIndex is the last entry in this replica's log (on the leader, the shard's newest
 	// entry). LastIndex − Applied is what this replica has received and not yet applied;
@@ -69,10 +71,12 @@ func (n *Node) Status(ctx context.Context) []ShardStatus {
 		if r, ok := n.replica(si.ShardID); ok {
 			st.Applied = r.applied.Load()
 		}
+		// The last membership change applied: such entries never reach Update.
+		st.Applied = max(st.Applied, si.ConfigChangeIndex)
 		if lr, err := n.nh.GetLogReader(si.ShardID); err == nil {
 			_, st.LastIndex = lr.GetRange()
 			// After catching up from a snapshot, nothing was applied through Update yet.
-			st.Applied = max(st.Applied, lr.Snapshot().Index)
+			st.Applied = appliedThroughNoOps(lr, max(st.Applied, lr.Snapshot().Index), st.LastIndex)
 		}
 		wg.Go(func() {
 			actx, cancel := context.WithTimeout(ctx, attemptTimeout)
@@ -85,4 +89,30 @@ func (n *Node) Status(ctx context.Context) []ShardStatus {
 	wg.Wait()
 	slices.SortFunc(out, func(a, b ShardStatus) int { return cmp.Compare(a.Shard, b.Shard) })
 	return out
+}
+
+// noOpScan bounds the log read behind appliedThroughNoOps: the scan stops at the first
+// entry that is not a no-op, so a few bytes are enough for the empty entries it skips.
+const noOpScan = 64 << 10
+
+// appliedThroughNoOps extends applied (the index this replica is known to have applied)
+// over the empty entries that follow it in the log, up to last. dragonboat applies a new
+// leader's empty entry without handing it to the state machine, so Update never reports
+// it: without this, a quiet shard shows a lag of one entry per election for ever. A
+// config change or a command stops the scan (those are reported when applied).
+func appliedThroughNoOps(lr dragonboat.ReadonlyLogReader, applied, last uint64) uint64 {
+	if applied >= last {
+		return applied
+	}
+	entries, err := lr.Entries(applied+1, last+1, noOpScan)
+	if err != nil {
+		return applied
+	}
+	for _, e := range entries {
+		if e.Index != applied+1 || !e.IsEmpty() {
+			break
+		}
+		applied = e.Index
+	}
+	return applied
 }

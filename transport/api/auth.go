@@ -10,6 +10,11 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
+// ErrKeysUnavailable is what a Keys implementation wraps when it cannot answer in time (a
+// cluster node cut off from the metadata shard's quorum): the call is refused with 503 and
+// Retry-After, not 500, since another try (or another node) will answer.
+var ErrKeysUnavailable = errors.New("the key store is unavailable")
+
 // authenticate reads the key from Authorization: Bearer or x-api-key, and on the Gemini
 // API's paths also from x-goog-api-key or ?key=.
 func (s *Server) authenticate(r *http.Request, c *call) *apiError {
@@ -37,6 +42,10 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
 		return errUnauthorized("invalid API key")
+	case errors.Is(err, ErrKeysUnavailable):
+		s.Logger.Warn("key check unavailable", "request_id", c.id, "err", err)
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "key_check_unavailable", RetryAfter: 1,
+			Message: "the API key could not be checked: this node cannot reach the cluster's key store right now; retry shortly (another node may answer)"}
 	case err != nil:
 		s.Logger.Error("key lookup failed", "request_id", c.id, "err", err)
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "the key could not be checked; try again"}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/cluster/meta"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/api"
 )
 
 // clusterNode is what a node runs in cluster mode (Config.Cluster set): the Raft engine, the
@@ -41,6 +42,11 @@ func engineConfig(f membership.File, dataDir string) engine.Config {
 		CAFile: f.Certs.CA, CertFile: f.Certs.Cert, KeyFile: f.Certs.Key}
 }
 
+// PeerRoutesEnv names a JSON file of raft peer routes ({"peer's raft address": "address to
+// dial"}), read once at start: a test and diagnostic hook that puts a fault proxy between
+// nodes (cluster/clustertest sets it). Unset in production.
+const PeerRoutesEnv = "MODELGATE_TEST_PEER_ROUTES"
+
 // checkCluster refuses a cluster node before it touches its data directory: a cluster file
 // that does not hold together (a repeated node id, a peer list edited after init), a
 // certificate peers would refuse, or no shared admin token (each node would invent its own).
@@ -62,10 +68,19 @@ func checkCluster(cfg Config) error {
 
 // startCluster starts the engine and this node's shards over store: the metadata shard on
 // every founding peer as a voter (a joined node as a non-voter), and each account shard on
-// its voters (membership.File.Voters) or, joined, the shards named at join.
+// its voters (membership.File.Voters), and the rest as a non-voting replica (startShards).
 func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 	f := *cfg.Cluster
-	eng, err := engine.New(engineConfig(f, cfg.DataDir))
+	ecfg := engineConfig(f, cfg.DataDir)
+	if path := os.Getenv(PeerRoutesEnv); path != "" {
+		routes, err := engine.ReadPeerRoutes(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", PeerRoutesEnv, err)
+		}
+		ecfg.PeerRoutes = routes
+		cfg.Logger.Warn("test hook on: raft peers are dialled through the routes of "+PeerRoutesEnv, "routes", len(routes))
+	}
+	eng, err := engine.New(ecfg)
 	if err != nil {
 		return nil, err
 	}
@@ -168,8 +183,8 @@ func accountShardMachine(store *persistence.Store) func(shard, replica uint64) c
 	return func(shard, _ uint64) cluster.StateMachine { return accounts.NewStateMachine(store, shard) }
 }
 
-// keyCheckTimeout bounds the linearizable read behind one key check (docs/cluster.md: after
-// about 2 s a call is answered 503, not held).
+// keyCheckTimeout bounds the linearizable read behind one key check: after it the call is
+// answered 503 with Retry-After (api.ErrKeysUnavailable), not held.
 const keyCheckTimeout = 2 * time.Second
 
 // linearKeys is the key check in cluster mode: each lookup is a linearizable read of the
@@ -193,7 +208,7 @@ func (k *linearKeys) LookupKey(secret string) (persistence.Key, error) {
 	defer cancel()
 	out, err := k.rep.Read(ctx, membership.MetaShard, q)
 	if err != nil {
-		return persistence.Key{}, fmt.Errorf("key check: the metadata shard did not answer: %w", err)
+		return persistence.Key{}, fmt.Errorf("key check: %w: the metadata shard did not answer: %w", api.ErrKeysUnavailable, err)
 	}
 	res, err := meta.DecodeResult(out)
 	switch {

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	_ "unsafe" // go:linkname, for the built-in TCP transport (see newTCPTransport)
+
+	"github.com/lni/dragonboat/v4/config"
+	"github.com/lni/dragonboat/v4/raftio"
+)
+
+// PeerRoutes is a test and diagnostic hook: a peer's real raft address → the address this
+// node dials instead (a fault-injecting proxy in front of that peer). Memberships, snapshots
+// and the certificate check keep the real addresses; only the TCP dial is redirected.
+type PeerRoutes map[string]string
+
+// ReadPeerRoutes reads a JSON object of routes ({"real host:port": "dialled host:port"}).
+func ReadPeerRoutes(path string) (PeerRoutes, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("peer routes: %w", err)
+	}
+	var routes PeerRoutes
+	if err := json.Unmarshal(b, &routes); err != nil {
+		return nil, fmt.Errorf("peer routes %s: not a JSON object of host:port → host:port: %w", path, err)
+	}
+	return routes, routes.validate()
+}
+
+func (r PeerRoutes) validate() error {
+	for from, to := range r {
+		if !validAddr(from) || !validAddr(to) {
+			return fmt.Errorf("peer routes: %q → %q: both must be host:port", from, to)
+		}
+	}
+	return nil
+}
+
+// validAddr is dragonboat's own check of a raft address: host:port with a port in range.
+func validAddr(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && p > 0 && p <= 65535
+}
+
+// newTCPTransport is dragonboat's built-in TCP transport (the one every node uses), which it
+// does not export. The rewrite wraps it rather than replacing it, so partition tests run
+// the real transport with its TLS, framing and reconnects. A node registry
+// (Expert.NodeRegistryFactory) cannot do this job: setting one switches dragonboat to
+// addressing nodes by NodeHostID, and it then refuses raft addresses as member targets.
+//
+//go:linkname newTCPTransport github.com/lni/dragonboat/v4/internal/transport.NewTCPTransport
+func newTCPTransport(config.NodeHostConfig, raftio.MessageHandler, raftio.ChunkHandler) raftio.ITransport
+
+// routedTransportFactory makes the built-in transport with its dials rewritten by routes.
+type routedTransportFactory struct{ routes PeerRoutes }
+
+var _ config.TransportFactory = routedTransportFactory{}
+
+func (f routedTransportFactory) Create(c config.NodeHostConfig, h raftio.MessageHandler, ch raftio.ChunkHandler) raftio.ITransport {
+	return routedTransport{ITransport: newTCPTransport(c, h, ch), routes: f.routes}
+}
+
+func (routedTransportFactory) Validate(addr string) bool { return validAddr(addr) }
+
+// routedTransport dials routes[target] instead of target. TLS still checks the peer's
+// certificate against the dialled host, so a route must keep the host (a loopback proxy
+// for loopback nodes).
+type routedTransport struct {
+	raftio.ITransport
+	routes PeerRoutes
+}
+
+func (t routedTransport) route(target string) string {
+	if to, ok := t.routes[target]; ok {
+		return to
+	}
+	return target
+}
+
+func (t routedTransport) GetConnection(ctx context.Context, target string) (raftio.IConnection, error) {
+	return t.ITransport.GetConnection(ctx, t.route(target))
+}
+
+func (t routedTransport) GetSnapshotConnection(ctx context.Context, target string) (raftio.ISnapshotConnection, error) {
+	return t.ITransport.GetSnapshotConnection(ctx, t.route(target))
+}
