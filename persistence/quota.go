@@ -66,6 +66,10 @@ type MediaHold struct {
 	Kind   string `msgpack:"k"`
 	Amount int64  `msgpack:"n"`
 	Day    int64  `msgpack:"day"` // the 00:00 UTC it was reserved on
+	// Expires (unix ns, 0: never) ends an image reservation whose call never ended it — its
+	// node died mid-call — so it stops counting against the day (a video's has none: its
+	// task resumes and ends it).
+	Expires int64 `msgpack:"exp,omitempty"`
 }
 
 // CreditHold is credits held under a key (a video task's "video/<task id>"): the balance

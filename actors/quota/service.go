@@ -480,7 +480,11 @@ func (s *Service) reserveMedia(ctx context.Context, account, kind string, plan *
 	if plan == nil || n <= 0 {
 		return MediaDecision{}, fmt.Errorf("%w: %s reservation for %s needs a plan and a positive amount", ErrInvalid, kind, account)
 	}
-	r, err := s.do(ctx, account, &step.Command{Kind: step.MediaReserve, Now: s.stamp(), Plan: step.PlanOf(plan), Media: kind, N: n})
+	c := &step.Command{Kind: step.MediaReserve, Now: s.stamp(), Plan: step.PlanOf(plan), Media: kind, N: n}
+	if kind == persistence.MediaImages {
+		c.TTL = int64(s.cfg.ReservationTTL) // an image call never outlives it
+	}
+	r, err := s.do(ctx, account, c)
 	switch {
 	case err != nil:
 		return MediaDecision{}, err

@@ -215,5 +215,10 @@ func expireDue(a *step.Account, now int64) step.Result {
 			return step.Apply(a, &step.Command{Kind: step.Expire, Now: now})
 		}
 	}
+	for _, h := range a.Rec.Media {
+		if h.Expires != 0 && h.Expires <= at {
+			return step.Apply(a, &step.Command{Kind: step.Expire, Now: now})
+		}
+	}
 	return step.Result{}
 }

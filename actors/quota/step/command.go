@@ -46,7 +46,7 @@ type Command struct {
 	Amount money.Amount `msgpack:"amt,omitempty"`
 	// At is an admitted call's arrival (unix ns; 0: now): its slot in the sliding windows.
 	At  int64 `msgpack:"at,omitempty"`
-	TTL int64 `msgpack:"ttl,omitempty"` // Admit: ns until a reservation never settled expires
+	TTL int64 `msgpack:"ttl,omitempty"` // Admit, MediaReserve of images: ns until a reservation never ended expires
 	// Counts: Settle, the call counts (else it is refunded); Record, it is a client error
 	// that counts.
 	Counts bool `msgpack:"c,omitempty"`

@@ -33,7 +33,11 @@ func (a *Account) mediaReserve(c *Command, now int64, r *Result) {
 		return
 	}
 	a.NextID++
-	a.Rec.Media = append(a.Rec.Media, persistence.MediaHold{ID: a.NextID, Kind: c.Media, Amount: c.N, Day: a.Rec.Day})
+	h := persistence.MediaHold{ID: a.NextID, Kind: c.Media, Amount: c.N, Day: a.Rec.Day}
+	if c.TTL > 0 && c.Media == persistence.MediaImages {
+		h.Expires = now + c.TTL
+	}
+	a.Rec.Media = append(a.Rec.Media, h)
 	d.Reserved += c.N
 	r.Admitted, r.ID, r.Daily, r.Dirty = true, a.NextID, d, true
 }

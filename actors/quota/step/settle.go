@@ -128,6 +128,16 @@ func (a *Account) expire(now int64, r *Result) {
 	}
 	clear(a.Calls[len(kept):])
 	a.Calls = kept
+	media := a.Rec.Media[:0]
+	for _, h := range a.Rec.Media {
+		if h.Expires != 0 && h.Expires <= now {
+			r.Dirty = true
+			continue
+		}
+		media = append(media, h)
+	}
+	clear(a.Rec.Media[len(media):])
+	a.Rec.Media = media
 	keys := a.Keys[:0]
 	for _, ks := range a.Keys {
 		ks.Recent.prune(now)

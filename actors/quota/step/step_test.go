@@ -317,6 +317,30 @@ func TestExpire(t *testing.T) {
 	}
 }
 
+// An image reservation a call never ended (its node died mid-call) expires with its TTL and
+// stops counting against the day; a video's (no TTL: its task resumes) stays.
+func TestExpireEndsOrphanImageReservations(t *testing.T) {
+	p := plan(t, "{name: p, image_daily_limit: 4, video_daily_seconds: 100}")
+	var a Account
+	img := Apply(&a, &Command{Kind: MediaReserve, Now: t0, Plan: p, Media: persistence.MediaImages, N: 3, TTL: 60 * sec})
+	vid := Apply(&a, &Command{Kind: MediaReserve, Now: t0, Plan: p, Media: persistence.MediaVideo, N: 40, TTL: 60 * sec})
+	if !img.Admitted || !vid.Admitted {
+		t.Fatalf("reservations: %+v %+v", img, vid)
+	}
+	if r := Apply(&a, &Command{Kind: MediaReserve, Now: t0 + 59*sec, Plan: p, Media: persistence.MediaImages, N: 2}); r.Admitted {
+		t.Fatalf("before the TTL the 3 held images count: %+v", r)
+	}
+	if r := Apply(&a, &Command{Kind: Expire, Now: t0 + 60*sec}); !r.Dirty || len(a.Rec.Media) != 1 || a.Rec.Media[0].ID != vid.ID {
+		t.Fatalf("at the TTL: %+v, holds %+v", r, a.Rec.Media)
+	}
+	if r := Apply(&a, &Command{Kind: MediaReserve, Now: t0 + 61*sec, Plan: p, Media: persistence.MediaImages, N: 4}); !r.Admitted || r.Daily.Reserved != 4 {
+		t.Fatalf("after the expiry the day's 4 images are free again: %+v", r)
+	}
+	if r := Apply(&a, &Command{Kind: MediaCommit, Now: t0 + 62*sec, Media: persistence.MediaImages, ID: img.ID, N: 3}); r.Fail != UnknownReservation {
+		t.Fatalf("committing an expired reservation: %+v", r)
+	}
+}
+
 // Time never goes back within an account: a command stamped earlier than the last one is
 // applied at the last one's time.
 func TestClockNeverGoesBack(t *testing.T) {
