@@ -66,7 +66,7 @@ func newTestCluster(t *testing.T, shards int, now func() time.Time) *testCluster
 		name := fmt.Sprintf("n%d", id)
 		cfgs[id] = engine.Config{
 			NodeID: id, RaftAddr: freeAddr(t), DataDir: t.TempDir(),
-			RTTMillisecond: 10, ElectionRTT: 10, HeartbeatRTT: 1, SnapshotEntries: 1000, CompactionOverhead: 500, LogDBShards: 1,
+			RTTMillisecond: 10, ElectionRTT: 20, HeartbeatRTT: 2, SnapshotEntries: 1000, CompactionOverhead: 500, LogDBShards: 1,
 			CAFile:   filepath.Join(certDir, certs.CACertFile),
 			CertFile: filepath.Join(certDir, certs.NodeCertFile(name)),
 			KeyFile:  filepath.Join(certDir, certs.NodeKeyFile(name)),

@@ -51,8 +51,10 @@ func (o *Owner) Close() {
 // Shard is the shard holding account.
 func (o *Owner) Shard(account string) uint64 { return ShardOf(account, o.first, len(o.batchers)) }
 
-// Do implements quota.Owner. An admission whose caller has gone is given back once its
-// outcome is known, as the single node does.
+// Do implements quota.Owner. An admission whose caller has gone, or whose outcome is still
+// unknown when Do gives up (ErrUnavailable), is given back once its outcome is known, as the
+// single node does: the client was told nothing was admitted, so nothing may stay reserved
+// (nor hold a slot of a burst window) until the reservation's TTL.
 func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.Result, error) {
 	shard := o.Shard(account)
 	if c.Kind == step.View {
@@ -64,7 +66,7 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 		return step.Result{}, fmt.Errorf("accounts: encode a %d step of %s: %w", c.Kind, account, err)
 	}
 	r, err := o.submit(ctx, shard, raw)
-	if err != nil && ctx.Err() != nil && c.Kind == step.Admit {
+	if err != nil && c.Kind == step.Admit && (ctx.Err() != nil || errors.Is(err, quota.ErrUnavailable)) {
 		go o.giveBack(account, shard, raw)
 	}
 	return r, err
