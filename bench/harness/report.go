@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/bench/clusterbench"
 	"github.com/modelgate/modelgate/bench/load"
 )
 
@@ -32,6 +33,8 @@ type Report struct {
 	Noise Noise `json:"noise"`
 	// Headline is one row per scenario: the issue's targets, side by side.
 	Headline []Comparison `json:"headline"`
+	// Cluster is the cluster scenario's section (null when it did not run).
+	Cluster *clusterbench.Report `json:"cluster"`
 }
 
 // Machine is where the run happened.
@@ -235,6 +238,9 @@ func newReport(cfg Config, ep Endpoints) *Report {
 	sel, _ := SelectScenarios(cfg.Scenarios)
 	for _, s := range sel {
 		r.Config.Scenarios = append(r.Config.Scenarios, s.Name)
+	}
+	if WantsCluster(cfg.Scenarios) {
+		r.Config.Scenarios = append(r.Config.Scenarios, ClusterScenario)
 	}
 	r.Config.Targets = AllTargets
 	r.Config.DurationS, r.Config.WarmupS = cfg.Duration.Seconds(), max(0, cfg.Warmup.Seconds())

@@ -15,8 +15,10 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# modelgate bench, %s\n\n", r.StartedAt.Format("2006-01-02 15:04 UTC"))
 	b.WriteString(r.MachineLine() + "\n\n")
-	b.WriteString(r.HeadlineTable())
-	b.WriteString("\n")
+	if len(r.Headline) > 0 {
+		b.WriteString(r.HeadlineTable())
+		b.WriteString("\n")
+	}
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(&b, "## %s\n\n%s.\n\n", s.Name, s.Description)
 		b.WriteString("| phase | target | req/s (range) | p50 µs (range) | p90 | p99 | p99.9 | max | TTFB p50 | errors | hop CPU µs/req | sim CPU µs/req | client CPU µs/req | hop peak RSS MiB |\n")
@@ -29,6 +31,9 @@ func (r *Report) Markdown() string {
 			}
 		}
 		b.WriteString("\n")
+	}
+	if r.Cluster != nil {
+		b.WriteString(r.Cluster.Markdown())
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -85,7 +86,12 @@ func Scenarios() []*Scenario {
 	return []*Scenario{plain, stream, conv, resp, many, fo, burst}
 }
 
-// ScenarioNames lists the scenarios.
+// ClusterScenario is the scenario with no HTTP target (bench/clusterbench): charges through
+// the quota service on one node and on an engine cluster, in the bench's own process. It
+// runs after the HTTP scenarios.
+const ClusterScenario = "cluster"
+
+// ScenarioNames lists the HTTP scenarios (ClusterScenario is the one more).
 func ScenarioNames() []string {
 	var out []string
 	for _, s := range Scenarios() {
@@ -94,15 +100,25 @@ func ScenarioNames() []string {
 	return out
 }
 
-// SelectScenarios returns the named scenarios ("all" or empty: every one), in suite order.
+func allScenarios(names []string) bool {
+	return len(names) == 0 || (len(names) == 1 && names[0] == "all")
+}
+
+// WantsCluster says whether names ("all" or empty: every one) include the cluster scenario.
+func WantsCluster(names []string) bool {
+	return allScenarios(names) || slices.Contains(names, ClusterScenario)
+}
+
+// SelectScenarios returns the named HTTP scenarios ("all" or empty: every one), in suite
+// order; the cluster scenario is known and left out (WantsCluster).
 func SelectScenarios(names []string) ([]*Scenario, error) {
 	all := Scenarios()
-	if len(names) == 0 || (len(names) == 1 && names[0] == "all") {
+	if allScenarios(names) {
 		return all, nil
 	}
 	want := map[string]bool{}
 	for _, n := range names {
-		want[n] = true
+		want[n] = n != ClusterScenario
 	}
 	var out []*Scenario
 	for _, s := range all {
@@ -111,12 +127,13 @@ func SelectScenarios(names []string) ([]*Scenario, error) {
 			delete(want, s.Name)
 		}
 	}
+	delete(want, ClusterScenario)
 	if len(want) > 0 {
 		var unknown []string
 		for n := range want {
 			unknown = append(unknown, n)
 		}
-		return nil, fmt.Errorf("unknown scenario %s (known: %s)", strings.Join(unknown, ", "), strings.Join(ScenarioNames(), ", "))
+		return nil, fmt.Errorf("unknown scenario %s (known: %s)", strings.Join(unknown, ", "), strings.Join(append(ScenarioNames(), ClusterScenario), ", "))
 	}
 	return out, nil
 }
@@ -126,6 +143,9 @@ func ScenarioByName(name string) (*Scenario, error) {
 	s, err := SelectScenarios([]string{name})
 	if err != nil {
 		return nil, err
+	}
+	if len(s) == 0 {
+		return nil, fmt.Errorf("scenario %s sends no HTTP request", name)
 	}
 	return s[0], nil
 }

@@ -40,6 +40,8 @@ The suite starts what it is not given: --sim-url uses a running simulator, --gat
 running gateway (serving "modelgate-bench catalog --sim-url ..." with --admin-token).
 
 Scenarios: %s
+("cluster" runs last, in this process: charges through the quota service on one node and on
+an engine cluster, no HTTP; --scenario cluster runs it alone, without starting any server.)
 
 Flags:
 `
@@ -91,7 +93,7 @@ func (l *listFlag) Set(v string) error {
 func run(args []string) error {
 	fs := flag.NewFlagSet("modelgate-bench", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), usage, strings.Join(harness.ScenarioNames(), ", "))
+		fmt.Fprintf(fs.Output(), usage, strings.Join(append(harness.ScenarioNames(), harness.ClusterScenario), ", "))
 		fs.PrintDefaults()
 	}
 	var scenarios, keys listFlag
@@ -127,6 +129,8 @@ func run(args []string) error {
 	adminToken := fs.String("admin-token", os.Getenv("MODELGATE_ADMIN_TOKEN"), "suite: the --gateway-url gateway's admin token (default $MODELGATE_ADMIN_TOKEN)")
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --target-url (a load test sends a lot of traffic)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	var cc harness.ClusterFlags
+	cc.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -135,6 +139,9 @@ func run(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := cc.Check(); err != nil {
+		return err
 	}
 	cfg := harness.Config{Scenarios: scenarios, Duration: *duration, Warmup: *warmup, Reps: *reps, Concurrency: *concurrency,
 		Rate: *rate, RateFraction: *rateFraction, MaxInFlight: *maxInFlight, Accounts: *accounts, AccountWorkers: *accountWorkers,
@@ -175,7 +182,13 @@ func run(args []string) error {
 		}
 		lc := harness.LaunchConfig{GatewayBin: *gatewayBin, SimBin: *simBin, BurstRPM: cfg.BurstRPM, LogLevel: *logLevel,
 			ServerCPUs: cfg.ServerCPUs, SimURL: *simURL, SimPID: *simPID, GatewayURL: *gatewayURL, GatewayPID: *gatewayPID, AdminToken: *adminToken}
-		rep, err = suite(ctx, cfg, lc, *work, *keep)
+		if scs, _ := harness.SelectScenarios(scenarios); len(scs) > 0 {
+			rep, err = suite(ctx, cfg, lc, *work, *keep)
+		}
+		if err == nil && harness.WantsCluster(scenarios) {
+			logf(cfg, "cluster scenario (in this process)...")
+			rep, err = harness.RunCluster(ctx, cfg, cc.Config(), rep)
+		}
 	}
 	if err != nil {
 		return err
@@ -202,11 +215,6 @@ func suite(ctx context.Context, cfg harness.Config, lc harness.LaunchConfig, wor
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, err
 	}
-	logf := func(format string, args ...any) {
-		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, format+"\n", args...)
-		}
-	}
 	if !cfg.AllowRemote {
 		for _, u := range []string{lc.SimURL, lc.GatewayURL} {
 			if u != "" && !load.IsLoopback(u) {
@@ -214,7 +222,7 @@ func suite(ctx context.Context, cfg harness.Config, lc harness.LaunchConfig, wor
 			}
 		}
 	}
-	logf("starting the servers not given (work directory %s)...", work)
+	logf(cfg, "starting the servers not given (work directory %s)...", work)
 	lc.WorkDir = work
 	l, err := harness.Launch(ctx, lc)
 	if err != nil {
@@ -222,14 +230,20 @@ func suite(ctx context.Context, cfg harness.Config, lc harness.LaunchConfig, wor
 	}
 	defer func() {
 		if err := l.Stop(); err != nil {
-			logf("stopping: %v", err)
+			logf(cfg, "stopping: %v", err)
 		}
 		if keep {
-			logf("kept %s (catalog.yaml, data/, gateway.log, simulator.log, proxy.log)", work)
+			logf(cfg, "kept %s (catalog.yaml, data/, gateway.log, simulator.log, proxy.log)", work)
 		}
 	}()
-	logf("simulator %s (pid %d), proxy %s (pid %d), gateway %s (pid %d)", l.SimURL, l.SimPID, l.ProxyURL, l.ProxyPID, l.GatewayURL, l.GatewayPID)
+	logf(cfg, "simulator %s (pid %d), proxy %s (pid %d), gateway %s (pid %d)", l.SimURL, l.SimPID, l.ProxyURL, l.ProxyPID, l.GatewayURL, l.GatewayPID)
 	return harness.Run(ctx, cfg, l.Endpoints)
+}
+
+func logf(cfg harness.Config, format string, args ...any) {
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, format+"\n", args...)
+	}
 }
 
 // cpuSplit turns the pinning flags into CPU sets.

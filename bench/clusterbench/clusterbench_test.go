@@ -1,0 +1,58 @@
+package clusterbench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A short run of the whole scenario on real engine nodes (mutual TLS, Pebble on disk):
+// every cell charges without an error and the ledger is exact, the cluster's proposals
+// carry steps, memory is read, and every kill trial is measured and ends with a leader.
+func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three engine nodes")
+	}
+	cfg := Config{Shards: 4, Accounts: 32, InFlight: []int{1, 8}, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Kills: 2, KillInFlight: 8, Dir: t.TempDir()}
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		nodes, inFlight int
+		path            string
+	}{{1, 1, PathSingle}, {1, 8, PathSingle}, {3, 1, PathCluster}, {3, 8, PathCluster}}
+	if len(r.Runs) != len(want) {
+		t.Fatalf("%d cells, want %d: %+v", len(r.Runs), len(want), r.Runs)
+	}
+	for i, w := range want {
+		c := r.Runs[i]
+		if c.Nodes != w.nodes || c.InFlight != w.inFlight || c.Path != w.path {
+			t.Errorf("cell %d is (%d nodes, %d in flight, %s), want (%d, %d, %s)", i, c.Nodes, c.InFlight, c.Path, w.nodes, w.inFlight, w.path)
+		}
+		if c.Charges == 0 || c.Errors != 0 || c.LedgerExact == nil || !*c.LedgerExact {
+			t.Errorf("cell %d: %d charges, %d errors (%s), ledger exact %v", i, c.Charges, c.Errors, c.ErrorSample, optBool(c.LedgerExact))
+		}
+		if c.Admit.Count != c.Charges || c.Charge.Count != c.Charges || c.Admit.P50 <= 0 || c.Charge.P50 < c.Admit.P50 {
+			t.Errorf("cell %d: admit %+v, charge %+v for %d charges", i, c.Admit, c.Charge, c.Charges)
+		}
+		if (c.StepsPerProposal != nil) != (w.nodes == 3) || c.StepsPerProposal != nil && *c.StepsPerProposal <= 0 {
+			t.Errorf("cell %d: steps per proposal %s", i, optFloat(c.StepsPerProposal))
+		}
+	}
+	if len(r.Memory) != 2 || r.Memory[0].Nodes != 1 || r.Memory[1].Nodes != 3 || r.Memory[1].AfterMiB <= 0 {
+		t.Errorf("memory %+v", r.Memory)
+	}
+	f := r.Failover
+	if f == nil || f.Kills != 2 || len(f.StallsMS) != 2 || f.Charges == 0 || f.MaxMS < f.MedianMS || f.StallsMS[0] <= 0 {
+		t.Fatalf("failover %+v", f)
+	}
+	md := r.Markdown()
+	for _, s := range []string{"## cluster", "| 3 | 8 |", "Failover: 2 stops", "Memory, 3 node(s)"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the Markdown lacks %q:\n%s", s, md)
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package clusterbench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/cluster/accounts"
+	"github.com/modelgate/modelgate/cluster/certs"
+	"github.com/modelgate/modelgate/cluster/engine"
+	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// member is one node the load drives: its quota service over its own Pebble store, and, in
+// a cluster, the engine and the Owner the service proposes through.
+type member struct {
+	id    uint64
+	store *persistence.Store
+	svc   *quota.Service
+	// Cluster members only; eng is nil while the member is killed.
+	cfg   engine.Config
+	eng   *engine.Node
+	owner *accounts.Owner
+}
+
+// deployment is the members of one measured setup, all in this process.
+type deployment struct {
+	members []*member
+	shards  []uint64          // account shards (cluster only)
+	initial map[uint64]string // founding members' Raft addresses (cluster only)
+	actors  *actor.Engine     // the single node's actor engine
+}
+
+// startSingle is one node as `modelgate serve` runs it without cluster.json: the quota
+// service over its account actors and the Pebble store, no Raft.
+func startSingle(dir string) (*deployment, error) {
+	st, err := persistence.Open(filepath.Join(dir, "pebble"))
+	if err != nil {
+		return nil, err
+	}
+	eng, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	svc := quota.NewService(cluster.NewLocal(eng), st, quota.Config{})
+	return &deployment{members: []*member{{id: 1, store: st, svc: svc}}, actors: eng}, nil
+}
+
+// startCluster is nodes engine nodes on loopback ports with mutual TLS (certificates from
+// cluster/certs, as `modelgate cluster certs` makes them), the engine's default settings,
+// and the account shards over accounts.StateMachine on every node, as cluster mode runs
+// them (transport/node); it returns once every shard has a leader all nodes agree on.
+func startCluster(dir string, nodes, shards int) (*deployment, error) {
+	certDir := filepath.Join(dir, "certs")
+	var specs []certs.NodeSpec
+	for id := 1; id <= nodes; id++ {
+		specs = append(specs, certs.NodeSpec{Name: nodeName(uint64(id)), Hosts: []string{"127.0.0.1"}})
+	}
+	if _, err := certs.Generate(certDir, specs, certs.Options{}); err != nil {
+		return nil, err
+	}
+	d := &deployment{initial: map[uint64]string{}}
+	for i := range shards {
+		d.shards = append(d.shards, membership.FirstAccountShard+uint64(i))
+	}
+	for id := uint64(1); id <= uint64(nodes); id++ {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		m := &member{id: id, cfg: engine.Config{NodeID: id, RaftAddr: addr, DataDir: filepath.Join(dir, nodeName(id)),
+			CAFile:   filepath.Join(certDir, certs.CACertFile),
+			CertFile: filepath.Join(certDir, certs.NodeCertFile(nodeName(id))),
+			KeyFile:  filepath.Join(certDir, certs.NodeKeyFile(nodeName(id)))}}
+		if m.store, err = persistence.Open(filepath.Join(m.cfg.DataDir, "pebble")); err != nil {
+			d.close()
+			return nil, err
+		}
+		d.members = append(d.members, m)
+		d.initial[id] = addr
+	}
+	for _, m := range d.members {
+		if err := d.start(m); err != nil {
+			d.close()
+			return nil, err
+		}
+	}
+	if err := d.waitLeaders(30 * time.Second); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func nodeName(id uint64) string { return fmt.Sprintf("n%d", id) }
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// start runs m's engine and its replica of every shard (again after kill: the engine's
+// stored membership wins, and each state machine resumes after its applied index).
+func (d *deployment) start(m *member) error {
+	eng, err := engine.New(m.cfg)
+	if err != nil {
+		return err
+	}
+	for _, shard := range d.shards {
+		err := eng.StartShard(shard, d.initial, false, false, func(shard, _ uint64) cluster.StateMachine {
+			return accounts.NewStateMachine(m.store, shard)
+		})
+		if err != nil {
+			eng.Close()
+			return err
+		}
+	}
+	m.eng, m.owner = eng, accounts.NewOwner(eng, d.shards[0], len(d.shards))
+	m.svc = quota.NewServiceOver(m.owner, quota.Config{})
+	return nil
+}
+
+// kill stops m's engine at once: its replicas stop and its peers see its connections
+// close, as after kill -9 (its store stays open: this process still holds it).
+func (d *deployment) kill(m *member) {
+	m.owner.Close()
+	m.eng.Close()
+	m.eng, m.owner = nil, nil
+}
+
+// waitLeaders waits until the running members agree on a running leader of every shard.
+func (d *deployment) waitLeaders(within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for _, shard := range d.shards {
+		for {
+			if _, ok := d.leader(shard); ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no leader of shard %d agreed on within %v", shard, within)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// leader is shard's leader when every running member names the same running one.
+func (d *deployment) leader(shard uint64) (*member, bool) {
+	var seen uint64
+	for _, m := range d.running() {
+		l, ok := m.eng.Leader(shard)
+		if !ok || seen != 0 && l != seen {
+			return nil, false
+		}
+		seen = l
+	}
+	for _, m := range d.running() {
+		if m.id == seen {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+func (d *deployment) running() []*member {
+	var out []*member
+	for _, m := range d.members {
+		if d.actors != nil || m.eng != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// applied is the sum over shards of the entries member m has applied: with every node
+// applying every entry, its growth over a run is the number of proposals committed.
+func (d *deployment) applied(m *member) uint64 {
+	if m.eng == nil {
+		return 0
+	}
+	var n uint64
+	for _, st := range m.eng.Status(context.Background()) {
+		n += st.Applied
+	}
+	return n
+}
+
+// close stops everything; the single node's service first writes what it holds.
+func (d *deployment) close() {
+	var wg sync.WaitGroup
+	for _, m := range d.members {
+		wg.Go(func() {
+			if d.actors != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				m.svc.Close(ctx)
+				cancel()
+			} else if m.eng != nil {
+				d.kill(m)
+			}
+		})
+	}
+	wg.Wait()
+	for _, m := range d.members {
+		if m.store != nil {
+			m.store.Close()
+		}
+	}
+}
