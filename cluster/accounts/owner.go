@@ -74,7 +74,11 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 
 // submit proposes raw until it has a result, TotalWait has passed, or ctx ends.
 func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte) (step.Result, error) {
-	total, cancel := context.WithTimeout(ctx, TotalWait)
+	deadline := time.Now().Add(TotalWait)
+	if until, ok := quota.WaitBudget(ctx); ok && until.Before(deadline) {
+		deadline = until // what the key check left of the call's budget
+	}
+	total, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	b := o.batchers[shard-o.first]
 	backoff := 5 * time.Millisecond
@@ -95,7 +99,7 @@ func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte) (step.Resu
 		case errors.Is(err, cluster.ErrBatcherClosed):
 			return step.Result{}, fmt.Errorf("%w: shard %d: %v", quota.ErrUnavailable, shard, err)
 		case total.Err() != nil:
-			return step.Result{}, fmt.Errorf("%w: shard %d did not answer within %v: %v", quota.ErrUnavailable, shard, TotalWait, err)
+			return step.Result{}, fmt.Errorf("%w: shard %d did not answer in time: %v", quota.ErrUnavailable, shard, err)
 		}
 		select { // a try that failed at once (no leader yet) is not retried in a spin
 		case <-time.After(backoff):

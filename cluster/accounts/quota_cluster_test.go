@@ -280,3 +280,27 @@ func TestKillingAShardLeaderUnderLoadLosesNoAcknowledgedCallAndNoCallWaitsOver2s
 	}
 	l.check(t, c, accounts)
 }
+
+// An admission whose caller's wait budget is spent (the key check took it) gives up at once
+// with ErrUnavailable, and what it may have reserved is given back: nothing stays in flight.
+func TestAnAdmissionPastItsWaitBudgetGivesUpAndLeavesNothingReserved(t *testing.T) {
+	c := newTestCluster(t, 2, time.Now)
+	n := c.nodes[1]
+	ctx := quota.WithWaitBudget(context.Background(), time.Now().Add(-time.Millisecond))
+	start := time.Now()
+	_, err := n.quota.Admit(ctx, quota.AdmitRequest{Account: "acct-budget", KeyID: "k1", Plan: paidPlan})
+	if !errors.Is(err, quota.ErrUnavailable) || time.Since(start) > 500*time.Millisecond {
+		t.Fatalf("admit past its budget: %v after %v, want ErrUnavailable at once", err, time.Since(start))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := n.quota.State(context.Background(), "acct-budget", paidPlan)
+		if err == nil && st.InFlight == 0 && st.Window.Reserved == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s later: %+v, %v; want nothing in flight", st, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

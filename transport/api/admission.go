@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -51,7 +52,7 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 		c.unrecorded = true
 		return nil, errCannotRecord() // its charge and log entry could not be kept
 	}
-	d, err := s.Quota.Admit(r.Context(), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
+	d, err := s.Quota.Admit(c.admissionContext(r), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
 		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated, At: c.arrived})
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -170,4 +171,13 @@ func extraFields(extra map[string]any) []byte {
 	}
 	b, _ := json.Marshal(extra)
 	return b[1 : len(b)-1] // without the braces
+}
+
+// admissionContext is the request's context with what is left of the call's wait budget,
+// which began with the key check (quota.MaxWait).
+func (c *call) admissionContext(r *http.Request) context.Context {
+	if c.checked.IsZero() {
+		return r.Context()
+	}
+	return quota.WithWaitBudget(r.Context(), c.checked.Add(quota.MaxWait))
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -38,6 +39,7 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	if !strings.HasPrefix(secret, "sk-token-") && !strings.HasPrefix(secret, "sk-user-") {
 		return errUnauthorized("invalid API key: keys start with sk-token- or sk-user-")
 	}
+	c.checked = time.Now() // the cluster's wait budget starts here (quota.MaxWait)
 	key, err := s.Keys.LookupKey(secret)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):

@@ -111,6 +111,9 @@ type call struct {
 	// unrecorded says the store refused writes at admission: the call is answered 503
 	// cannot_record and written nowhere (its record would meet the same full disk).
 	unrecorded bool
+	// checked is when the key check began: the key check and the admission share one
+	// wait budget from there (quota.MaxWait).
+	checked time.Time
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/engine"
@@ -185,7 +186,7 @@ func accountShardMachine(store *persistence.Store) func(shard, replica uint64) c
 
 // keyCheckTimeout bounds the linearizable read behind one key check: after it the call is
 // answered 503 with Retry-After (api.ErrKeysUnavailable), not held.
-const keyCheckTimeout = 2 * time.Second
+const keyCheckTimeout = quota.MaxWait
 
 // linearKeys is the key check in cluster mode: each lookup is a linearizable read of the
 // metadata shard (ReadIndex, then this node's replica once it has applied that far), so a
