@@ -10,6 +10,11 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
+// ErrKeysUnavailable is what a Keys lookup wraps when the store it reads cannot answer in
+// time (a cluster's metadata shard electing, or a node still catching up): the call is
+// answered 503 with Retry-After, like an admission the quota owner could not give.
+var ErrKeysUnavailable = errors.New("the key store is unavailable")
+
 // authenticate reads the key from Authorization: Bearer or x-api-key, and on the Gemini
 // API's paths also from x-goog-api-key or ?key=.
 func (s *Server) authenticate(r *http.Request, c *call) *apiError {
@@ -37,6 +42,10 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
 		return errUnauthorized("invalid API key")
+	case errors.Is(err, ErrKeysUnavailable):
+		s.Logger.Warn("key lookup unavailable", "request_id", c.id, "err", err)
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "key_check_unavailable", RetryAfter: 1,
+			Message: "the API key could not be checked right now; retry shortly"}
 	case err != nil:
 		s.Logger.Error("key lookup failed", "request_id", c.id, "err", err)
 		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "the key could not be checked; try again"}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/cluster/meta"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/api"
 )
 
 // clusterNode is what a node runs in cluster mode (Config.Cluster set): the Raft engine, the
@@ -167,7 +168,7 @@ func (k *linearKeys) LookupKey(secret string) (persistence.Key, error) {
 	defer cancel()
 	out, err := k.rep.Read(ctx, membership.MetaShard, q)
 	if err != nil {
-		return persistence.Key{}, fmt.Errorf("key check: the metadata shard did not answer: %w", err)
+		return persistence.Key{}, fmt.Errorf("key check: the metadata shard did not answer: %w (%w)", api.ErrKeysUnavailable, err)
 	}
 	res, err := meta.DecodeResult(out)
 	switch {
