@@ -35,7 +35,7 @@ test-faults:
 ## test-cluster: the long cluster fault suite on real three-node clusters (cluster/clustertest,
 ## files tagged faults, tests named TestClusterFault…, which test-faults' ^TestFault leaves
 ## out): kill -9 of leaders and followers under load, a rolling restart with drain, exact
-## limits across nodes; each checks every account's ledger on every node. About 6 minutes
+## limits across nodes; each checks every account's ledger on every node. About 4 minutes
 test-cluster:
 	$(GO) test -tags faults -count=1 -timeout 20m -v -run '^TestClusterFault' ./cluster/clustertest/
 
