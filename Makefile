@@ -4,7 +4,7 @@ DATA     ?= ./data
 ADDR     ?= 127.0.0.1:8080
 BIN      := bin
 
-.PHONY: run cluster build test test-short test-faults test-clients fuzz vet fmt bench-go clean
+.PHONY: run cluster build test test-short test-faults test-cluster test-clients fuzz vet fmt bench-go clean
 
 ## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
 run: build
@@ -31,6 +31,13 @@ test: vet
 ## a tmpfs) and skip without it
 test-faults:
 	$(GO) test -tags faults -count=1 -timeout 30m -run '^TestFault' ./...
+
+## test-cluster: the long cluster fault suite on real three-node clusters (cluster/clustertest,
+## files tagged faults, tests named TestClusterFault…, which test-faults' ^TestFault leaves
+## out): kill -9 of leaders and followers under load, a rolling restart with drain, exact
+## limits across nodes; each checks every account's ledger on every node. About 4 minutes
+test-cluster:
+	$(GO) test -tags faults -count=1 -timeout 20m -v -run '^TestClusterFault' ./cluster/clustertest/
 
 ## fuzz: every fuzz target of the module for FUZZTIME each (default 15s), one after another
 ## (go test fuzzes one target at a time); the targets are listed with `go test -list` in each

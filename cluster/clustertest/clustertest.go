@@ -34,6 +34,8 @@ const (
 	Plan  = "ct-plan"
 	// PaidPlan allows 3 calls a window: the rest are paid from credits.
 	PaidPlan = "ct-paid"
+	// RPM10Plan admits 10 calls a key per sliding minute.
+	RPM10Plan = "ct-rpm10"
 )
 
 const simKeyEnv = "MODELGATE_CT_SIM_KEY"
@@ -52,6 +54,7 @@ models:
 plans:
   - {name: ` + Plan + `, window_requests: 1000000, window: 720h, burst_rpm: 100000, allow_automated: true}
   - {name: ` + PaidPlan + `, window_requests: 3, window: 720h, allow_automated: true}
+  - {name: ` + RPM10Plan + `, window_requests: 1000000, window: 720h, burst_rpm: 10, allow_automated: true}
 `
 
 var build struct {

@@ -1,0 +1,191 @@
+//go:build faults
+
+package clustertest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/cluster/accounts"
+	"github.com/modelgate/modelgate/cluster/membership"
+)
+
+// admissionBound is the issue's bound on a call's wait for admission: the key check and the
+// admission share one budget (quota.MaxWait, 2 s), after which the call is answered 503 with
+// Retry-After. measureSlack is what the client's clock adds on this shared 2-core machine:
+// the HTTP round trip and the scheduling of three busy processes.
+const (
+	admissionBound = quota.MaxWait
+	measureSlack   = 500 * time.Millisecond
+)
+
+// victim kinds, killed in turn.
+const (
+	accountLeader = iota // the leader of an account shard
+	follower             // a node that leads neither that account shard nor the metadata shard
+	metaLeader           // the metadata shard's leader
+	afterRestart         // another node, a few seconds after the last victim restarted
+	victimKinds
+)
+
+var victimNames = [victimKinds]string{"account shard leader", "follower", "metadata leader", "node just after a restart"}
+
+// TestClusterFaultKillNineUnderLoad is issue #13's kill -9 test: 3 nodes, 8 account shards,
+// paid accounts with credits topped up during the run and accounts within their plan, chat
+// calls (whole and streamed) at every node at once; 20 kills of, in turn, an account shard's
+// leader, a follower, the metadata leader and a node seconds after another restarted; each
+// victim restarted and every shard led again before the next. Every 5 kills and at the end,
+// with the load halted, every account's ledger adds up on every node (ledger_faults_test.go).
+// No call waits more than 2 s for admission; the stall distribution is logged.
+func TestClusterFaultKillNineUnderLoad(t *testing.T) {
+	const kills = 20
+	began := time.Now()
+	c := New(t, Options{Nodes: 3, Shards: 8})
+	c.StartAll()
+	accts := newLoadAccounts(t, c, 3, 3, "100.00")
+	l := startLoad(t, c, accts, 2, true)
+	var killedAt []time.Time
+	var prev *Node
+	var restarted time.Time
+	var tally ledgerTally
+	for k := range kills {
+		kind := k % victimKinds
+		if kind == afterRestart {
+			time.Sleep(time.Until(restarted.Add(2*time.Second + rand.N(time.Second))))
+		} else {
+			time.Sleep(time.Second + rand.N(time.Second)) // the load runs on a healthy cluster
+		}
+		v := pickVictim(t, c, kind, prev, accts[k%len(accts)].id)
+		killedAt = append(killedAt, time.Now())
+		v.Kill()
+		time.Sleep(200*time.Millisecond + rand.N(600*time.Millisecond))
+		v.Start()
+		restarted = time.Now()
+		c.WaitLeaders(30 * time.Second)
+		t.Logf("kill %d: node %d (%s), back and every shard led after %v", k+1, v.ID, victimNames[kind], time.Since(killedAt[k]).Round(time.Millisecond))
+		prev = v
+		if (k+1)%5 == 0 {
+			l.halt()
+			tally = checkLedger(t, c, accts, fmt.Sprintf("after kill %d", k+1))
+			if t.Failed() {
+				t.FailNow()
+			}
+			l.resume()
+		}
+	}
+	l.halt()
+	worst := stallsPerKill(l.samples, killedAt)
+	stalls := make([]time.Duration, len(worst))
+	over := 0
+	for i, s := range worst {
+		stalls[i] = s.wait
+		t.Logf("kill %d: longest wait %v (node %d, sent %v after the kill, 503 %v)", i+1, s.wait.Round(time.Millisecond), s.node, s.start.Sub(killedAt[i]).Round(time.Millisecond), s.refused)
+		if s.wait > admissionBound+measureSlack {
+			over++
+			t.Errorf("kill %d: a call waited %v for its key check and admission, over their budget of %v (+%v for the client's measure)",
+				i+1, s.wait, admissionBound, measureSlack)
+		}
+	}
+	for _, o := range l.odd {
+		t.Errorf("unexpected answer: %s", o)
+	}
+	refused := 0
+	for _, s := range l.samples {
+		if s.refused {
+			refused++
+		}
+	}
+	t.Logf("%d kills; %d calls sent, %d answered in full (%d of them 503 + Retry-After), %d cut by a kill; "+
+		"%d log entries, every 200 in the log exactly once, %d 503s logged once (settle committed), 0 lost or double charges; "+
+		"%d calls in flight at a kill still reserved (released after the reservation TTL)",
+		kills, l.sent.Load(), l.complete.Load(), refused, l.cut.Load(), tally.entries, tally.refusedLogged, tally.inFlight)
+	t.Logf("stall per kill (longest wait for a status line of a stream or a 503, from 0.5 s before the kill to 0.5 s before the next): %s",
+		distribution(stalls))
+	t.Logf("kills with a wait over the issue's %v (+%v): %d of %d", admissionBound, measureSlack, over, kills)
+	t.Logf("suite time %v", time.Since(began).Round(time.Second))
+}
+
+// pickVictim chooses the node to kill for kind: the leaders come from a running node's
+// status; a follower leads neither acct's shard nor the metadata shard (any non-leader of
+// acct's shard when every node leads one of them).
+func pickVictim(t *testing.T, c *Cluster, kind int, prev *Node, acct string) *Node {
+	t.Helper()
+	leaders := shardLeaders(t, c)
+	acctLeader := leaders[accounts.ShardOf(acct, membership.FirstAccountShard, 8)]
+	switch kind {
+	case accountLeader:
+		return c.Nodes[acctLeader-1]
+	case metaLeader:
+		return c.Nodes[leaders[membership.MetaShard]-1]
+	case follower:
+		var pick *Node
+		for _, n := range c.Nodes {
+			switch {
+			case n.ID == acctLeader:
+			case n.ID != leaders[membership.MetaShard]:
+				return n
+			default:
+				pick = n
+			}
+		}
+		return pick
+	default:
+		others := slices.DeleteFunc(slices.Clone(c.Nodes), func(n *Node) bool { return n == prev })
+		return others[rand.IntN(len(others))]
+	}
+}
+
+// shardLeaders is every shard's leader as the first running node sees it.
+func shardLeaders(t *testing.T, c *Cluster) map[uint64]uint64 {
+	t.Helper()
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		st, err := n.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaders := map[uint64]uint64{}
+		for _, s := range st.Shard {
+			leaders[s.Shard] = s.Leader
+		}
+		return leaders
+	}
+	t.Fatal("no node runs")
+	return nil
+}
+
+// stallsPerKill is, for each kill, the longest wait of a stream's status line or of a 503
+// among the calls sent from 0.5 s before it to 0.5 s before the next kill.
+func stallsPerKill(samples []sample, killedAt []time.Time) []sample {
+	stalls := make([]sample, len(killedAt))
+	for _, s := range samples {
+		if !s.stream && !s.refused {
+			continue // a whole answer's wait includes its settle
+		}
+		i, _ := slices.BinarySearchFunc(killedAt, s.start.Add(500*time.Millisecond), func(k, at time.Time) int { return k.Compare(at) })
+		if i == 0 {
+			continue // before the first kill
+		}
+		if s.wait > stalls[i-1].wait {
+			stalls[i-1] = s
+		}
+	}
+	return stalls
+}
+
+// distribution is "p50 … p90 … p99 … max …" of ds.
+func distribution(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	s := slices.Sorted(slices.Values(ds))
+	at := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	return fmt.Sprintf("p50 %v, p90 %v, p99 %v, max %v over %d", at(0.5).Round(time.Millisecond), at(0.9).Round(time.Millisecond),
+		at(0.99).Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond), len(s))
+}
