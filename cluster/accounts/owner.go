@@ -12,11 +12,26 @@ import (
 )
 
 // Time-outs of a step (docs/cluster.md, "Shape" 11): one try waits at most AttemptWait, and
-// tries go on, with the same command id, until TotalWait has passed since the first.
+// tries go on, with the same command id, until TotalWait has passed since the first — for a
+// step that starts a call (an admission, a media reservation, a credit hold): its client
+// waits for it and is better answered 503 and retried. A step that ends a call (a settle, a
+// logged call, a charge, a top-up) waits up to EndWait: its client has the answer already
+// streaming, and an election during a rolling restart should delay its last byte, not turn
+// it into an error.
 const (
 	AttemptWait = 500 * time.Millisecond
 	TotalWait   = 2 * time.Second
+	EndWait     = 10 * time.Second
 )
+
+// wait is how long a step of kind k may wait for its shard in all.
+func wait(k step.Kind) time.Duration {
+	switch k {
+	case step.Admit, step.MediaReserve, step.Hold:
+		return TotalWait
+	}
+	return EndWait
+}
 
 // Owner is quota.Owner over the account shards: each step goes to the shard of its
 // account, proposed through that shard's Batcher on this node (the engine forwards it to
@@ -65,16 +80,16 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 	if err != nil {
 		return step.Result{}, fmt.Errorf("accounts: encode a %d step of %s: %w", c.Kind, account, err)
 	}
-	r, err := o.submit(ctx, shard, raw)
+	r, err := o.submit(ctx, shard, raw, wait(c.Kind))
 	if err != nil && c.Kind == step.Admit && (ctx.Err() != nil || errors.Is(err, quota.ErrUnavailable)) {
 		go o.giveBack(account, shard, raw)
 	}
 	return r, err
 }
 
-// submit proposes raw until it has a result, TotalWait has passed, or ctx ends.
-func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte) (step.Result, error) {
-	deadline := time.Now().Add(TotalWait)
+// submit proposes raw until it has a result, limit has passed, or ctx ends.
+func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte, limit time.Duration) (step.Result, error) {
+	deadline := time.Now().Add(limit)
 	if until, ok := quota.WaitBudget(ctx); ok && until.Before(deadline) {
 		deadline = until // what the key check left of the call's budget
 	}
@@ -112,7 +127,7 @@ func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte) (step.Resu
 // giveBack settles, counting nothing, the admission raw made if it applied: its result
 // comes again under the same id.
 func (o *Owner) giveBack(account string, shard uint64, raw []byte) {
-	r, err := o.submit(context.Background(), shard, raw)
+	r, err := o.submit(context.Background(), shard, raw, EndWait)
 	if err != nil || !r.Admitted {
 		return
 	}
@@ -122,7 +137,7 @@ func (o *Owner) giveBack(account string, shard uint64, raw []byte) {
 	}
 	settle := Command{ID: NewCommandID(), Account: account, Step: step.Command{Kind: step.Settle, Now: cmd.Step.Now, ID: r.ID}}
 	if b, err := settle.Encode(); err == nil {
-		o.submit(context.Background(), shard, b)
+		o.submit(context.Background(), shard, b, EndWait)
 	}
 }
 
