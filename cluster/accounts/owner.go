@@ -70,8 +70,21 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 	return r, err
 }
 
-// submit proposes raw until it has a result, TotalWait has passed, or ctx ends.
+// submit proposes a step's raw command and decodes its result.
 func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte) (step.Result, error) {
+	out, err := o.submitRaw(ctx, shard, raw)
+	if err != nil {
+		return step.Result{}, err
+	}
+	var r step.Result
+	if err := r.Decode(out); err != nil {
+		return step.Result{}, fmt.Errorf("accounts: shard %d: a result that does not decode: %w", shard, err)
+	}
+	return r, nil
+}
+
+// submitRaw proposes raw until it has a result, TotalWait has passed, or ctx ends.
+func (o *Owner) submitRaw(ctx context.Context, shard uint64, raw []byte) ([]byte, error) {
 	total, cancel := context.WithTimeout(ctx, TotalWait)
 	defer cancel()
 	b := o.batchers[shard-o.first]
@@ -81,19 +94,15 @@ func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte) (step.Resu
 		out, err := b.Submit(try, raw)
 		cancelTry()
 		if err == nil {
-			var r step.Result
-			if err := r.Decode(out); err != nil {
-				return step.Result{}, fmt.Errorf("accounts: shard %d: a result that does not decode: %w", shard, err)
-			}
-			return r, nil
+			return out, nil
 		}
 		switch {
 		case ctx.Err() != nil:
-			return step.Result{}, ctx.Err()
+			return nil, ctx.Err()
 		case errors.Is(err, cluster.ErrBatcherClosed):
-			return step.Result{}, fmt.Errorf("%w: shard %d: %v", quota.ErrUnavailable, shard, err)
+			return nil, fmt.Errorf("%w: shard %d: %v", quota.ErrUnavailable, shard, err)
 		case total.Err() != nil:
-			return step.Result{}, fmt.Errorf("%w: shard %d did not answer within %v: %v", quota.ErrUnavailable, shard, TotalWait, err)
+			return nil, fmt.Errorf("%w: shard %d did not answer within %v: %v", quota.ErrUnavailable, shard, TotalWait, err)
 		}
 		select { // a try that failed at once (no leader yet) is not retried in a spin
 		case <-time.After(backoff):
