@@ -60,10 +60,14 @@ func (m *StateMachine) scan(v *persistence.ShardView, fn func(k, v []byte) error
 }
 
 // accounts are the shard's accounts in the view, in order.
-func (m *StateMachine) accounts(v *persistence.ShardView) ([]string, error) { return m.names(v, "acct/") }
+func (m *StateMachine) accounts(v *persistence.ShardView) ([]string, error) {
+	return m.names(v, "acct/")
+}
 
 // taskIDs are the shard's video tasks in the view, in order.
-func (m *StateMachine) taskIDs(v *persistence.ShardView) ([]string, error) { return m.names(v, "task/") }
+func (m *StateMachine) taskIDs(v *persistence.ShardView) ([]string, error) {
+	return m.names(v, "task/")
+}
 
 // names are the key suffixes under the shard's sub-namespace sub in the view, in order.
 func (m *StateMachine) names(v *persistence.ShardView, sub string) ([]string, error) {

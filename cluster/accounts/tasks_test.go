@@ -113,7 +113,7 @@ func TestReplicasAgreeOnTasksAndTheHookSeesEachWriteOnceAfterItsCommit(t *testin
 	log := [][]byte{
 		batch(t, taskCmd("1", TaskCreate, a1), taskCmd("2", TaskCreate, b1)),
 		batch(t, taskCmd("3", TaskPut, a2), taskCmd("1", TaskCreate, a1)), // a retry in a later entry
-		batch(t, taskCmd("4", TaskPut, a2)),                                // the same transition again
+		batch(t, taskCmd("4", TaskPut, a2)),                               // the same transition again
 	}
 	one, s1 := newReplica(t, 2)
 	two, _ := newReplica(t, 2)
