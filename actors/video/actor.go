@@ -46,6 +46,7 @@ type taskActor struct {
 	received, seenAtTick uint64 // routed messages received; the count at the last idle tick
 	idle                 *time.Timer
 	retired              bool
+	handoff              []routed // received while retiring: for the next incarnation
 }
 
 func newTaskActor(s *Service, id string) *taskActor {
@@ -63,7 +64,7 @@ func (a *taskActor) Receive(c *actor.Context) {
 		a.stopTimers()
 		a.cancel()
 	case wake:
-		if m.gen == a.timerGen && a.timer != nil {
+		if m.gen == a.timerGen && a.timer != nil && a.ctx.Err() == nil {
 			a.timer = nil
 			a.advance()
 		}
@@ -119,6 +120,16 @@ func (a *taskActor) handle(m routed) {
 		a.retire(r)
 		return
 	}
+	if _, ok := m.(*placeMsg); ok {
+		if a.loaded && !a.svc.runsHere(a.rec.Account) {
+			a.stepDown()
+		}
+		return
+	}
+	if a.ctx.Err() != nil { // retiring: the next incarnation serves it
+		a.handoff = append(a.handoff, m)
+		return
+	}
 	if !a.loaded {
 		if err := a.load(m); err != nil {
 			m.Fail(err)
@@ -137,6 +148,11 @@ func (a *taskActor) handle(m routed) {
 	case *startMsg:
 		if a.route == nil {
 			a.route = m.route
+		}
+		if m.rec.Rev > a.rec.Rev { // written elsewhere (a cluster): start over from that record
+			a.handoff = append(a.handoff, &startMsg{rec: m.rec, route: a.route})
+			a.stepDown()
+			return
 		}
 		if m.fresh && !a.busy && a.timer == nil {
 			a.schedule(a.nextDelay(0)) // the create answer was the first look at the job
@@ -408,6 +424,15 @@ func (a *taskActor) onSettled(m *settledRes) {
 func (a *taskActor) commit(next *persistence.VideoTask) bool {
 	next.Updated = a.now().UnixNano()
 	if err := a.svc.deps.Tasks.PutTask(next); err != nil {
+		if a.svc.deps.Placement != nil {
+			// The task moved on (another node's actor wrote it) or its shard did not
+			// answer: this actor ends, and the task is taken up again from the shard's
+			// record wherever it runs by then.
+			a.svc.log.Warn("video task write not committed; the task goes on from its record", "task", a.task, "err", err)
+			a.stepDown()
+			a.svc.recheckLater(a.rec.Account, a.task, recheckAfterFailedWrite)
+			return false
+		}
 		a.svc.log.Error("video task write failed; retrying", "task", a.task, "err", err)
 		a.retryLater(0)
 		return false
@@ -505,7 +530,7 @@ func (a *taskActor) retire(m *retireMsg) {
 	}
 	a.cancel()
 	var err error
-	if a.loaded && a.dirty {
+	if a.loaded && a.dirty && !m.quiet {
 		if err = a.svc.deps.Tasks.PutTask(&a.rec); err == nil {
 			a.dirty = false
 		}
@@ -518,4 +543,18 @@ func (a *taskActor) retire(m *retireMsg) {
 	a.stopTimers()
 	a.svc.stopLater(a.id)
 	sendOnce(m.reply, err)
+	for _, h := range a.handoff {
+		if err := a.svc.route(a.task, h); err != nil {
+			h.Fail(err)
+		}
+	}
+	a.handoff = nil
+}
+
+// stepDown ends this incarnation without writing (a cluster: the task goes on from the
+// shard's record, here or on another node).
+func (a *taskActor) stepDown() {
+	if a.ctx.Err() == nil {
+		a.retire(&retireMsg{reply: make(chan error, 1), quiet: true})
+	}
 }

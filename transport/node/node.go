@@ -24,6 +24,7 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
@@ -152,11 +153,19 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	up := upstream.New() // a video task's Upstream too (video.Upstream, video.UpstreamError)
-	n.Video = video.NewService(locator, video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota,
-		Catalog: n.Catalog, Logger: cfg.Logger}, cfg.Video)
+	videoDeps := video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota, Catalog: n.Catalog, Logger: cfg.Logger}
+	var clusterTasks *accounts.Tasks
+	if n.cluster != nil { // tasks in their account's shard, run by its leader
+		clusterTasks = accounts.NewTasks(n.cluster.owner, store)
+		videoDeps.Tasks, videoDeps.Placement = clusterTasks, n.cluster.leads
+	}
+	n.Video = video.NewService(locator, videoDeps, cfg.Video)
 	if err := n.Video.Resume(context.Background()); err != nil {
 		n.shutdownActors()
 		return nil, fmt.Errorf("video tasks: %w", err)
+	}
+	if n.cluster != nil {
+		n.cluster.leads.serve(n.Video, clusterTasks, cfg.Logger)
 	}
 
 	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
