@@ -32,7 +32,7 @@ const (
 	Model      = "ct-chat"
 	VideoModel = "ct-video"
 	VideoRoute = "ct-v"
-	Plan  = "ct-plan"
+	Plan       = "ct-plan"
 	// PaidPlan allows 3 calls a window: the rest are paid from credits.
 	PaidPlan = "ct-paid"
 )
