@@ -46,6 +46,9 @@ type VideoTask struct {
 	ErrorMessage string `msgpack:"emsg,omitempty"`
 	AssetID      string `msgpack:"asset,omitempty"` // completed only: persistence/assets id
 	AssetPath    string `msgpack:"apath,omitempty"` // its public path, /assets/vid/<id>.mp4
+	// AssetHolders are the cluster nodes holding the asset's file (completed, in a
+	// cluster: the leader that stored it and one more); a single node leaves it empty.
+	AssetHolders []uint64 `msgpack:"holders,omitempty"`
 
 	Created  int64 `msgpack:"c"`
 	Updated  int64 `msgpack:"u"`

@@ -34,6 +34,7 @@ type taskActor struct {
 	made         int           // the seconds the completed job says it made (0: it did not say)
 	late         bool          // past the deadline, the last look at the upstream is under way
 	pending      *assets.Asset // stored video whose completed transition is not written yet
+	holders      []uint64      // nodes holding pending, once copied (a cluster)
 	withdrawn    *withdrawMsg  // the task fails as soon as the call in flight returns
 	delay        time.Duration // the next back-off step (0: Config.PollStart)
 	timer        Timer
@@ -72,7 +73,7 @@ func (a *taskActor) Receive(c *actor.Context) {
 		a.onIdle()
 	case retireAgain:
 		a.retire(m.m)
-	case *polledRes, *downloadedRes, *settledRes, *panicRes:
+	case *polledRes, *downloadedRes, *copiedRes, *settledRes, *panicRes:
 		a.busy = false
 		if a.retired {
 			return
@@ -95,6 +96,8 @@ func (a *taskActor) onResult(m any) {
 		a.onPolled(m)
 	case *downloadedRes:
 		a.onDownloaded(m)
+	case *copiedRes:
+		a.onCopied(m)
 	case *settledRes:
 		a.onSettled(m)
 	case *panicRes:
@@ -328,14 +331,23 @@ func (a *taskActor) onDownloaded(m *downloadedRes) {
 		a.retryLater(retryAfter(m.err))
 		return
 	}
-	a.pending = &m.asset
+	a.pending, a.holders = &m.asset, nil
 	a.complete(m.asset)
 }
 
-// complete writes the completed transition for a stored video, then settles.
+// complete writes the completed transition for a stored video, then settles. In a cluster
+// the video is first copied to a second node, and the task lists both.
 func (a *taskActor) complete(asset assets.Asset) {
+	if c, acct := a.svc.deps.Copies, a.rec.Account; c != nil && a.holders == nil {
+		a.spawn(func(ctx context.Context) any {
+			holders, err := c.Copy(ctx, acct, asset)
+			return &copiedRes{holders: holders, err: err}
+		})
+		return
+	}
 	next := a.rec
 	next.Status, next.Progress, next.AssetID, next.AssetPath = StatusCompleted, 100, asset.ID, asset.Path
+	next.AssetHolders = a.holders
 	next.Finished = a.now().UnixNano()
 	if m := int64(a.made); m > 0 && m < next.Seconds { // never more than was reserved
 		next.OutputSeconds = m
@@ -345,8 +357,24 @@ func (a *taskActor) complete(asset assets.Asset) {
 	if !a.commit(&next) {
 		return
 	}
-	a.pending, a.upstreamDone, a.delay = nil, false, 0
+	a.pending, a.holders, a.upstreamDone, a.delay = nil, nil, false, 0
 	a.advance()
+}
+
+func (a *taskActor) onCopied(m *copiedRes) {
+	if m.err != nil || len(m.holders) == 0 {
+		if a.ctx.Err() != nil {
+			return
+		}
+		a.svc.log.Warn("finished video not copied to a second node; retrying", "task", a.task, "err", m.err)
+		a.retryLater(0)
+		return
+	}
+	if a.pending == nil { // withdrawn meanwhile
+		return
+	}
+	a.holders = m.holders
+	a.complete(*a.pending)
 }
 
 // withdraw fails the open task now, or when the call in flight returns.

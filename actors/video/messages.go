@@ -91,6 +91,10 @@ type (
 		asset assets.Asset
 		err   error
 	}
+	copiedRes struct {
+		holders []uint64
+		err     error
+	}
 	settledRes struct {
 		charged int64
 		err     error

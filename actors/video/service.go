@@ -82,6 +82,12 @@ type FreshTasks interface {
 	FreshTask(ctx context.Context, account, id string) (persistence.VideoTask, error)
 }
 
+// Copies, in a cluster, copies a stored video to one more node before its task is
+// completed, and says which nodes hold it then (the task lists them).
+type Copies interface {
+	Copy(ctx context.Context, account string, a assets.Asset) (holders []uint64, err error)
+}
+
 // Assets is where finished videos go (*assets.Store).
 type Assets interface {
 	Put(kind, account, contentType string, r io.Reader) (assets.Asset, error)
@@ -142,6 +148,8 @@ type Deps struct {
 	Logger  *slog.Logger // default: slog.Default()
 	// Placement, in a cluster, runs a task's actor only where it says (cluster.go).
 	Placement Placement
+	// Copies, in a cluster, puts a finished video on a second node before completion.
+	Copies Copies
 }
 
 // Config tunes the service. Zero values take the defaults.

@@ -25,6 +25,8 @@ type Command struct {
 	// Task, when set, is a change of one of the account's video tasks (tasks.go) and Step
 	// is unused.
 	Task *TaskChange `msgpack:"task,omitempty"`
+	// Node, when set, publishes a node's internal address in the shard (nodes.go).
+	Node *NodeAddr `msgpack:"node,omitempty"`
 }
 
 // maxCommandID bounds a command id (it is part of a store key).

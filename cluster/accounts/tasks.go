@@ -101,6 +101,9 @@ func (u *update) task(account string, ch *TaskChange) (TaskResult, error) {
 	if err := u.b.SetRaw(u.m.taskKey(next.ID), nil); err != nil {
 		return TaskResult{}, err
 	}
+	if err := u.holders(&next); err != nil {
+		return TaskResult{}, err
+	}
 	u.tasks = append(u.tasks, next)
 	return TaskResult{Rev: next.Rev}, nil
 }

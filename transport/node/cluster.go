@@ -28,6 +28,7 @@ type clusterNode struct {
 	meta   *meta.Store
 	owner  *accounts.Owner // where this node's quota service proposes its accounts' steps
 	leads  *leadership     // the account shards this node leads: where video tasks run
+	assets *assetPeers     // finished videos copied to and fetched from other nodes
 	keys   *linearKeys
 	shards []uint64 // started on this node, in order
 
@@ -132,6 +133,7 @@ func addrs(peers []membership.Peer) map[uint64]string {
 
 func (c *clusterNode) close() {
 	if c != nil {
+		c.assets.close()
 		if c.owner != nil {
 			c.owner.Close() // the batches under way end first: they propose through the engine
 		}

@@ -154,10 +154,16 @@ func Start(cfg Config) (*Node, error) {
 	}
 	up := upstream.New() // a video task's Upstream too (video.Upstream, video.UpstreamError)
 	videoDeps := video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota, Catalog: n.Catalog, Logger: cfg.Logger}
+	var apiAssets api.Assets = assetFiles{files}
 	var clusterTasks *accounts.Tasks
-	if n.cluster != nil { // tasks in their account's shard, run by its leader
+	if n.cluster != nil { // tasks in their account's shard, run by its leader; videos on two nodes
+		if n.cluster.assets, err = startAssetPeers(n.cluster, store, files, cfg.Logger); err != nil {
+			n.shutdownActors()
+			return nil, err
+		}
 		clusterTasks = accounts.NewTasks(n.cluster.owner, store)
-		videoDeps.Tasks, videoDeps.Placement = clusterTasks, n.cluster.leads
+		videoDeps.Tasks, videoDeps.Placement, videoDeps.Copies = clusterTasks, n.cluster.leads, n.cluster.assets
+		apiAssets = clusterAssetFiles{assetFiles{files}, n.cluster.assets}
 	}
 	n.Video = video.NewService(locator, videoDeps, cfg.Video)
 	if err := n.Video.Resume(context.Background()); err != nil {
@@ -175,7 +181,7 @@ func Start(cfg Config) (*Node, error) {
 	r := mux.NewRouter().SkipClean(true)
 	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
-		Keys: keys, Accounts: store, Recorder: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
+		Keys: keys, Accounts: store, Recorder: store, Quota: n.Quota, Assets: apiAssets, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
