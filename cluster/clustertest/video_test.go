@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/cluster/accounts"
-	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/codec/money"
 )
 
 // videoTask is what a poll reads of a task.
