@@ -45,20 +45,14 @@ func (s *Service) readTask(ctx context.Context, account, id string) (persistence
 	return s.deps.Tasks.GetTask(id)
 }
 
-// getElsewhere answers Get for a task whose actor runs on another node, from the shard's
-// record; done is false when the actor runs here.
-func (s *Service) getElsewhere(ctx context.Context, account, id string) (Task, bool, error) {
-	if s.deps.Placement.Here(account) {
-		return Task{}, false, nil
+// activatedByGet reports whether a Get of a task whose actor is not running starts it. In a
+// cluster it does only where the task runs (the shard's leader), and not while the task is
+// being created on another node: the answer is then the record itself.
+func (s *Service) activatedByGet(rec *persistence.VideoTask) bool {
+	if s.deps.Placement == nil {
+		return true
 	}
-	rec, err := s.readTask(ctx, account, id)
-	switch {
-	case errors.Is(err, persistence.ErrNotFound) || (err == nil && rec.Account != account):
-		return Task{}, true, fmt.Errorf("%w: %s", ErrNotFound, id)
-	case err != nil:
-		return Task{}, true, err
-	}
-	return view(&rec), true, nil
+	return s.deps.Placement.Here(rec.Account) && (rec.UpstreamID != "" || rec.Terminal())
 }
 
 // adoptable reports whether an open task's actor should run here now. A task still without

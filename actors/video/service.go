@@ -232,11 +232,6 @@ func (s *Service) Get(ctx context.Context, account, id string) (Task, error) {
 	if s.closed.Load() {
 		return Task{}, ErrClosed
 	}
-	if s.deps.Placement != nil {
-		if t, done, err := s.getElsewhere(ctx, account, id); done {
-			return t, err
-		}
-	}
 	m := &getMsg{account: account, reply: make(chan getResult, 1)}
 	if !s.dir.Active(id) {
 		// Not running: check the store first, so an unknown id or another account's task
@@ -250,6 +245,9 @@ func (s *Service) Get(ctx context.Context, account, id string) (Task, error) {
 		}
 		if rec.Account != account {
 			return Task{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		if !s.activatedByGet(&rec) {
+			return view(&rec), nil
 		}
 		m.rec = &rec
 	}
