@@ -2,12 +2,14 @@ package video
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 )
 
@@ -87,5 +89,38 @@ func TestLosingThePlacementStopsTheActorWithoutWriting(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if w := e.tasks.of(task.ID); !slices.Equal(w, writes) || e.polls() != polls {
 		t.Errorf("after stepping down: writes %q → %q, polls %d → %d; want none", writes, w, polls, e.polls())
+	}
+}
+
+// refusingTasks refuses the next write once armed, as a shard refuses a stale one.
+type refusingTasks struct {
+	Tasks
+	armed atomic.Bool
+}
+
+func (r *refusingTasks) PutTask(t *persistence.VideoTask) error {
+	if r.armed.CompareAndSwap(true, false) {
+		return fmt.Errorf("task %s: %w: stale", t.ID, persistence.ErrConflict)
+	}
+	return r.Tasks.PutTask(t)
+}
+
+// An actor whose write is refused (another node's actor wrote the task) stops, and the task
+// is taken up again from its record by a new actor, which finishes it once.
+func TestAnActorWhoseWriteIsRefusedStopsAndTheTaskGoesOnFromItsRecord(t *testing.T) {
+	where, refusing := &switchPlacement{}, &refusingTasks{}
+	where.here.Store(true)
+	e := newEnv(t, envOpts{realClock: true, placement: where, copies: &recordingCopies{},
+		wrapTasks: func(ts Tasks) Tasks { refusing.Tasks = ts; return refusing },
+		cfg:       Config{PollStart: 20 * time.Millisecond, PollMax: 20 * time.Millisecond}})
+	task := e.create("acct", 2, `{"duration":"300ms"}`)
+	refusing.armed.Store(true) // the actor's first write (in progress) is refused
+	done := e.wait("acct", task.ID, nil)
+	writes := e.tasks.of(task.ID)
+	if done.Status != StatusCompleted || refusing.armed.Load() || writes[len(writes)-2] != "completed 100" || writes[len(writes)-1] != "completed 100 settled" {
+		t.Errorf("task %+v, writes %q: want completed and settled once after the refused write", done, writes)
+	}
+	if c := e.quotas.counts(); c.commits != 1 || c.settles != 1 {
+		t.Errorf("quota calls %+v: want one commit and one settle", c)
 	}
 }
