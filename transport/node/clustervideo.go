@@ -17,6 +17,15 @@ import (
 // (video.Placement) and moves their actors: a shard gained is caught up and its open tasks
 // resumed, a shard lost stops them.
 
+// What the video service needs of a cluster node; FreshTasks is found by a type assertion,
+// so a mismatch would silently fall back to local reads.
+var (
+	_ video.Tasks      = (*accounts.Tasks)(nil)
+	_ video.FreshTasks = (*accounts.Tasks)(nil)
+	_ video.Placement  = (*leadership)(nil)
+	_ video.Copies     = (*assetPeers)(nil)
+)
+
 // leadership is which account shards this node leads, as the engine last reported.
 type leadership struct {
 	self   uint64
