@@ -120,23 +120,33 @@ func mapNotFoundOK(err error) error {
 	return err
 }
 
-// ReplaceShard replaces an account shard's state in one synced batch: the raw namespace raw
-// and the quota state of the accounts drop (the shard's accounts before) are deleted, then
-// load puts the snapshot's pairs, each in raw or in the quota state of an account. An error
-// changes nothing.
-func (s *Store) ReplaceShard(raw []byte, drop []string, load func(put func(k, v []byte) error) error) error {
+// ShardContents names what of the store an account shard holds besides its raw namespace:
+// its accounts (their quota state) and its video tasks.
+type ShardContents struct {
+	Accounts []string
+	Tasks    []string
+}
+
+// ReplaceShard replaces an account shard's state in one synced batch: the raw namespace raw,
+// the quota state of drop's accounts and drop's tasks (the shard's before) are deleted, then
+// load puts the snapshot's pairs, each in raw, in an account's quota state or in a task. An
+// error changes nothing.
+func (s *Store) ReplaceShard(raw []byte, drop ShardContents, load func(put func(k, v []byte) error) error) error {
 	if err := checkRawKey(raw); err != nil {
 		return err
 	}
 	b := s.db.NewBatch()
 	err := b.DeleteRange(raw, prefixUpper(raw), nil)
-	for i := 0; err == nil && i < len(drop); i++ {
-		err = deleteAccountQuota(b, drop[i])
+	for i := 0; err == nil && i < len(drop.Accounts); i++ {
+		err = deleteAccountQuota(b, drop.Accounts[i])
+	}
+	for i := 0; err == nil && i < len(drop.Tasks); i++ {
+		err = deleteTask(b, drop.Tasks[i])
 	}
 	if err == nil {
 		err = load(func(k, v []byte) error {
-			if !bytes.HasPrefix(k, raw) && !inAccountSpace(k) {
-				return invalidf("key", "key %q is neither the shard's nor an account's quota state", k)
+			if !bytes.HasPrefix(k, raw) && !inAccountSpace(k) && !inTaskSpace(k) {
+				return invalidf("key", "key %q is neither the shard's nor an account's quota state nor a task", k)
 			}
 			return b.Set(k, v, nil)
 		})

@@ -110,7 +110,7 @@ func TestReplaceShardReplacesOnlyTheShardAndTheAccountsItNames(t *testing.T) {
 		}
 		return v.ScanAccount("c", put)
 	}
-	if err := s.ReplaceShard([]byte("acctshard/1/"), []string{"a"}, loadAll); err != nil {
+	if err := s.ReplaceShard([]byte("acctshard/1/"), ShardContents{Accounts: []string{"a"}}, loadAll); err != nil {
 		t.Fatal(err)
 	}
 	if got := shardScan(t, s, "acctshard/1/", "a", "c"); !slices.Equal(got, want) {
@@ -122,7 +122,7 @@ func TestReplaceShardReplacesOnlyTheShardAndTheAccountsItNames(t *testing.T) {
 	// A pair outside the shard and the accounts' quota state changes nothing.
 	before := shardScan(t, s, "acctshard/1/", "c")
 	bad := func(put func(k, v []byte) error) error { return put([]byte("acct/x"), []byte("x")) }
-	if err := s.ReplaceShard([]byte("acctshard/1/"), []string{"c"}, bad); err == nil {
+	if err := s.ReplaceShard([]byte("acctshard/1/"), ShardContents{Accounts: []string{"c"}}, bad); err == nil {
 		t.Error("a metadata key was accepted")
 	}
 	if !slices.Equal(shardScan(t, s, "acctshard/1/", "c"), before) {

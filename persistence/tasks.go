@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Video task namespaces: task/<id> holds a VideoTask; task-open/<id> (empty value) lists the
@@ -44,6 +46,9 @@ type VideoTask struct {
 	ErrorMessage string `msgpack:"emsg,omitempty"`
 	AssetID      string `msgpack:"asset,omitempty"` // completed only: persistence/assets id
 	AssetPath    string `msgpack:"apath,omitempty"` // its public path, /assets/vid/<id>.mp4
+	// AssetHolders are the cluster nodes holding the asset's file (completed, in a
+	// cluster: the leader that stored it and one more); a single node leaves it empty.
+	AssetHolders []uint64 `msgpack:"holders,omitempty"`
 
 	Created  int64 `msgpack:"c"`
 	Updated  int64 `msgpack:"u"`
@@ -66,6 +71,11 @@ type VideoTask struct {
 	Held         int64  `msgpack:"held,omitempty"`
 	Settled      bool   `msgpack:"settled"`
 	Charged      int64  `msgpack:"charged"`
+
+	// Rev counts the writes of a task replicated in a cluster's account shard, which
+	// applies a write only onto the revision it was made from (cluster/accounts); a single
+	// node leaves it 0.
+	Rev uint64 `msgpack:"rev,omitempty"`
 }
 
 // Terminal reports whether the task reached completed or failed.
@@ -100,15 +110,7 @@ func (s *Store) PutTask(t *VideoTask) error {
 
 func (s *Store) writeTask(t *VideoTask) error {
 	b := s.db.NewBatch()
-	err := putMsgpack(b, dbKey(nsTask, t.ID), t)
-	if err == nil {
-		if t.Open() {
-			err = b.Set(dbKey(nsTaskOpen, t.ID), nil, nil)
-		} else {
-			err = b.Delete(dbKey(nsTaskOpen, t.ID), nil)
-		}
-	}
-	if err != nil {
+	if err := putTask(b, t); err != nil {
 		b.Close()
 		return fmt.Errorf("persistence: write task %s: %w", t.ID, err)
 	}
@@ -118,13 +120,29 @@ func (s *Store) writeTask(t *VideoTask) error {
 	return nil
 }
 
+// putTask adds the task and its task-open index entry to b.
+func putTask(b *pebble.Batch, t *VideoTask) error {
+	if err := putMsgpack(b, dbKey(nsTask, t.ID), t); err != nil {
+		return err
+	}
+	if t.Open() {
+		return b.Set(dbKey(nsTaskOpen, t.ID), nil, nil)
+	}
+	return b.Delete(dbKey(nsTaskOpen, t.ID), nil)
+}
+
 // GetTask returns a task; an unknown id is ErrNotFound.
 func (s *Store) GetTask(id string) (VideoTask, error) {
 	var t VideoTask
 	if err := validateTaskID(id); err != nil {
 		return t, fmt.Errorf("persistence: get task: %w", err)
 	}
-	if err := s.getMsgpack(dbKey(nsTask, id), &t); err != nil {
+	return getTaskIn(s.db, id)
+}
+
+func getTaskIn(r pebble.Reader, id string) (VideoTask, error) {
+	var t VideoTask
+	if err := getMsgpackIn(r, dbKey(nsTask, id), &t); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return t, notFound("task", id)
 		}

@@ -34,6 +34,7 @@ type taskActor struct {
 	made         int           // the seconds the completed job says it made (0: it did not say)
 	late         bool          // past the deadline, the last look at the upstream is under way
 	pending      *assets.Asset // stored video whose completed transition is not written yet
+	holders      []uint64      // nodes holding pending, once copied (a cluster)
 	withdrawn    *withdrawMsg  // the task fails as soon as the call in flight returns
 	delay        time.Duration // the next back-off step (0: Config.PollStart)
 	timer        Timer
@@ -46,6 +47,7 @@ type taskActor struct {
 	received, seenAtTick uint64 // routed messages received; the count at the last idle tick
 	idle                 *time.Timer
 	retired              bool
+	handoff              []routed // received while retiring: for the next incarnation
 }
 
 func newTaskActor(s *Service, id string) *taskActor {
@@ -63,7 +65,7 @@ func (a *taskActor) Receive(c *actor.Context) {
 		a.stopTimers()
 		a.cancel()
 	case wake:
-		if m.gen == a.timerGen && a.timer != nil {
+		if m.gen == a.timerGen && a.timer != nil && a.ctx.Err() == nil {
 			a.timer = nil
 			a.advance()
 		}
@@ -71,7 +73,7 @@ func (a *taskActor) Receive(c *actor.Context) {
 		a.onIdle()
 	case retireAgain:
 		a.retire(m.m)
-	case *polledRes, *downloadedRes, *settledRes, *panicRes:
+	case *polledRes, *downloadedRes, *copiedRes, *settledRes, *panicRes:
 		a.busy = false
 		if a.retired {
 			return
@@ -94,6 +96,8 @@ func (a *taskActor) onResult(m any) {
 		a.onPolled(m)
 	case *downloadedRes:
 		a.onDownloaded(m)
+	case *copiedRes:
+		a.onCopied(m)
 	case *settledRes:
 		a.onSettled(m)
 	case *panicRes:
@@ -119,6 +123,16 @@ func (a *taskActor) handle(m routed) {
 		a.retire(r)
 		return
 	}
+	if _, ok := m.(*placeMsg); ok {
+		if a.loaded && !a.svc.runsHere(a.rec.Account) {
+			a.stepDown()
+		}
+		return
+	}
+	if a.ctx.Err() != nil { // retiring: the next incarnation serves it
+		a.handoff = append(a.handoff, m)
+		return
+	}
 	if !a.loaded {
 		if err := a.load(m); err != nil {
 			m.Fail(err)
@@ -137,6 +151,11 @@ func (a *taskActor) handle(m routed) {
 	case *startMsg:
 		if a.route == nil {
 			a.route = m.route
+		}
+		if m.rec.Rev > a.rec.Rev { // written elsewhere (a cluster): start over from that record
+			a.handoff = append(a.handoff, &startMsg{rec: m.rec, route: a.route})
+			a.stepDown()
+			return
 		}
 		if m.fresh && !a.busy && a.timer == nil {
 			a.schedule(a.nextDelay(0)) // the create answer was the first look at the job
@@ -312,14 +331,23 @@ func (a *taskActor) onDownloaded(m *downloadedRes) {
 		a.retryLater(retryAfter(m.err))
 		return
 	}
-	a.pending = &m.asset
+	a.pending, a.holders = &m.asset, nil
 	a.complete(m.asset)
 }
 
-// complete writes the completed transition for a stored video, then settles.
+// complete writes the completed transition for a stored video, then settles. In a cluster
+// the video is first copied to a second node, and the task lists both.
 func (a *taskActor) complete(asset assets.Asset) {
+	if c, acct := a.svc.deps.Copies, a.rec.Account; c != nil && a.holders == nil {
+		a.spawn(func(ctx context.Context) any {
+			holders, err := c.Copy(ctx, acct, asset)
+			return &copiedRes{holders: holders, err: err}
+		})
+		return
+	}
 	next := a.rec
 	next.Status, next.Progress, next.AssetID, next.AssetPath = StatusCompleted, 100, asset.ID, asset.Path
+	next.AssetHolders = a.holders
 	next.Finished = a.now().UnixNano()
 	if m := int64(a.made); m > 0 && m < next.Seconds { // never more than was reserved
 		next.OutputSeconds = m
@@ -329,8 +357,24 @@ func (a *taskActor) complete(asset assets.Asset) {
 	if !a.commit(&next) {
 		return
 	}
-	a.pending, a.upstreamDone, a.delay = nil, false, 0
+	a.pending, a.holders, a.upstreamDone, a.delay = nil, nil, false, 0
 	a.advance()
+}
+
+func (a *taskActor) onCopied(m *copiedRes) {
+	if m.err != nil || len(m.holders) == 0 {
+		if a.ctx.Err() != nil {
+			return
+		}
+		a.svc.log.Warn("finished video not copied to a second node; retrying", "task", a.task, "err", m.err)
+		a.retryLater(0)
+		return
+	}
+	if a.pending == nil { // withdrawn meanwhile
+		return
+	}
+	a.holders = m.holders
+	a.complete(*a.pending)
 }
 
 // withdraw fails the open task now, or when the call in flight returns.
@@ -408,6 +452,15 @@ func (a *taskActor) onSettled(m *settledRes) {
 func (a *taskActor) commit(next *persistence.VideoTask) bool {
 	next.Updated = a.now().UnixNano()
 	if err := a.svc.deps.Tasks.PutTask(next); err != nil {
+		if a.svc.deps.Placement != nil {
+			// The task moved on (another node's actor wrote it) or its shard did not
+			// answer: this actor ends, and the task is taken up again from the shard's
+			// record wherever it runs by then.
+			a.svc.log.Warn("video task write not committed; the task goes on from its record", "task", a.task, "err", err)
+			a.stepDown()
+			a.svc.recheckLater(a.rec.Account, a.task, recheckAfterFailedWrite)
+			return false
+		}
 		a.svc.log.Error("video task write failed; retrying", "task", a.task, "err", err)
 		a.retryLater(0)
 		return false
@@ -505,7 +558,7 @@ func (a *taskActor) retire(m *retireMsg) {
 	}
 	a.cancel()
 	var err error
-	if a.loaded && a.dirty {
+	if a.loaded && a.dirty && !m.quiet {
 		if err = a.svc.deps.Tasks.PutTask(&a.rec); err == nil {
 			a.dirty = false
 		}
@@ -518,4 +571,18 @@ func (a *taskActor) retire(m *retireMsg) {
 	a.stopTimers()
 	a.svc.stopLater(a.id)
 	sendOnce(m.reply, err)
+	for _, h := range a.handoff {
+		if err := a.svc.route(a.task, h); err != nil {
+			h.Fail(err)
+		}
+	}
+	a.handoff = nil
+}
+
+// stepDown ends this incarnation without writing (a cluster: the task goes on from the
+// shard's record, here or on another node).
+func (a *taskActor) stepDown() {
+	if a.ctx.Err() == nil {
+		a.retire(&retireMsg{reply: make(chan error, 1), quiet: true})
+	}
 }

@@ -136,6 +136,9 @@ func (s *Service) Start(ctx context.Context, id string, route *catalog.Route, jo
 	if err := s.deps.Tasks.PutTask(&rec); err != nil {
 		return Task{}, err
 	}
+	if !s.runsHere(rec.Account) {
+		return view(&rec), nil // the shard's leader takes it up from the applied write (Adopt)
+	}
 	if err := s.route(id, &startMsg{rec: rec, route: route, fresh: true}); err != nil {
 		s.log.Warn("video task stored but not started (closing); it resumes at the next start", "task", id)
 	}
@@ -158,6 +161,11 @@ func (s *Service) Abandon(ctx context.Context, id, code, msg string) error {
 // creation failed, so the task must not run on and bill. Its seconds and credits are
 // released by its actor (asynchronously; retried until they are).
 func (s *Service) Withdraw(ctx context.Context, id, code, msg string) error {
+	if s.deps.Placement != nil {
+		if rec, err := s.deps.Tasks.GetTask(id); err == nil && !s.runsHere(rec.Account) {
+			return s.withdrawElsewhere(ctx, rec, code, msg)
+		}
+	}
 	return s.route(id, &withdrawMsg{code: code, msg: msg})
 }
 
@@ -190,6 +198,9 @@ func (s *Service) abandon(ctx context.Context, rec *persistence.VideoTask, code,
 		}
 	}
 	rec.Settled = false
+	if !s.runsHere(rec.Account) {
+		return // the shard's leader settles it from the failed record (Adopt)
+	}
 	if err := s.route(rec.ID, &startMsg{rec: *rec}); err != nil { // the actor retries the release
 		s.log.Warn("abandoned video task not released (closing); it is released at the next start", "task", rec.ID)
 	}

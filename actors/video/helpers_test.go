@@ -174,6 +174,10 @@ type envOpts struct {
 	// topUp is USD credited to every account the test uses; with it, tasks are created
 	// beyond the plan (paid, their price held from the credits). "" = none, within the plan.
 	topUp string
+	// placement and copies make the service a cluster node's (cluster_test.go).
+	placement Placement
+	copies    Copies
+	wrapTasks func(Tasks) Tasks // the store as the service sees it
 }
 
 // env is one node: store, assets, quota and video services on an engine, and a fake
@@ -262,7 +266,12 @@ func (e *env) start() {
 	e.quota = quota.NewService(loc, st, quota.Config{Now: e.now, IdleTimeout: time.Hour})
 	e.quotas.q = e.quota
 	e.tasks.Store = st
-	deps := Deps{Tasks: e.tasks, Assets: as, Upstream: upstream.New(), Quota: e.quotas, Catalog: e.holder}
+	var tasks Tasks = e.tasks
+	if e.o.wrapTasks != nil {
+		tasks = e.o.wrapTasks(tasks)
+	}
+	deps := Deps{Tasks: tasks, Assets: as, Upstream: upstream.New(), Quota: e.quotas, Catalog: e.holder,
+		Placement: e.o.placement, Copies: e.o.copies}
 	if !e.o.realClock {
 		deps.Clock = e.clk
 	}

@@ -51,12 +51,20 @@ type withdrawMsg struct {
 
 func (m *withdrawMsg) Fail(error) {}
 
-// retireMsg asks the actor to write what is unwritten and stop (Service.Close).
+// retireMsg asks the actor to write what is unwritten and stop (Service.Close); quiet, to
+// stop without writing (the task goes on elsewhere, in a cluster).
 type retireMsg struct {
 	reply chan error
+	quiet bool
 }
 
 func (m *retireMsg) Fail(err error) { sendOnce(m.reply, err) }
+
+// placeMsg asks the actor to stop, without writing, when its task no longer runs on this
+// node (Service.Reassess).
+type placeMsg struct{}
+
+func (m *placeMsg) Fail(error) {}
 
 func sendOnce[T any](c chan T, v T) {
 	select {
@@ -82,6 +90,10 @@ type (
 	downloadedRes struct {
 		asset assets.Asset
 		err   error
+	}
+	copiedRes struct {
+		holders []uint64
+		err     error
 	}
 	settledRes struct {
 		charged int64

@@ -69,6 +69,25 @@ type Tasks interface {
 	ListOpenTasks() ([]persistence.VideoTask, error)
 }
 
+// Placement says where tasks' actors run. In a cluster a task's actor runs only on the
+// current leader of its account's shard (docs/cluster.md "Video tasks in a cluster"); nil
+// means here (a single node).
+type Placement interface {
+	Here(account string) bool
+}
+
+// FreshTasks is a Tasks whose own reads may lag writes made on other nodes (a cluster's):
+// FreshTask reads account's task after every write committed anywhere before the call.
+type FreshTasks interface {
+	FreshTask(ctx context.Context, account, id string) (persistence.VideoTask, error)
+}
+
+// Copies, in a cluster, copies a stored video to one more node before its task is
+// completed, and says which nodes hold it then (the task lists them).
+type Copies interface {
+	Copy(ctx context.Context, account string, a assets.Asset) (holders []uint64, err error)
+}
+
 // Assets is where finished videos go (*assets.Store).
 type Assets interface {
 	Put(kind, account, contentType string, r io.Reader) (assets.Asset, error)
@@ -127,6 +146,10 @@ type Deps struct {
 	Catalog *catalog.Holder
 	Clock   Clock        // default: the wall clock
 	Logger  *slog.Logger // default: slog.Default()
+	// Placement, in a cluster, runs a task's actor only where it says (cluster.go).
+	Placement Placement
+	// Copies, in a cluster, puts a finished video on a second node before completion.
+	Copies Copies
 }
 
 // Config tunes the service. Zero values take the defaults.
@@ -213,7 +236,7 @@ func (s *Service) Get(ctx context.Context, account, id string) (Task, error) {
 	if !s.dir.Active(id) {
 		// Not running: check the store first, so an unknown id or another account's task
 		// costs one read and activates nothing.
-		rec, err := s.deps.Tasks.GetTask(id)
+		rec, err := s.readTask(ctx, account, id)
 		if errors.Is(err, persistence.ErrNotFound) {
 			return Task{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 		}
@@ -222,6 +245,9 @@ func (s *Service) Get(ctx context.Context, account, id string) (Task, error) {
 		}
 		if rec.Account != account {
 			return Task{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		if !s.activatedByGet(&rec) {
+			return view(&rec), nil
 		}
 		m.rec = &rec
 	}
@@ -246,6 +272,9 @@ func (s *Service) Resume(ctx context.Context) error {
 	for i := range open {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if !s.adoptable(&open[i]) {
+			continue
 		}
 		if err := s.route(open[i].ID, &startMsg{rec: open[i]}); err != nil {
 			return err

@@ -22,6 +22,11 @@ type Command struct {
 	ID      string       `msgpack:"id"`
 	Account string       `msgpack:"acct"`
 	Step    step.Command `msgpack:"step"`
+	// Task, when set, is a change of one of the account's video tasks (tasks.go) and Step
+	// is unused.
+	Task *TaskChange `msgpack:"task,omitempty"`
+	// Node, when set, publishes a node's internal address in the shard (nodes.go).
+	Node *NodeAddr `msgpack:"node,omitempty"`
 }
 
 // maxCommandID bounds a command id (it is part of a store key).
@@ -48,6 +53,10 @@ type Query struct {
 	Account string    `msgpack:"acct"`
 	Now     int64     `msgpack:"now"`
 	Plan    step.Plan `msgpack:"plan"`
+	// Task, when set, asks for that video task instead (a TaskLookup); Sync asks for nothing
+	// (the read only makes this replica catch up).
+	Task string `msgpack:"task,omitempty"`
+	Sync bool   `msgpack:"sync,omitempty"`
 }
 
 // Encode is the query as Lookup takes it.

@@ -87,8 +87,21 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 	return r, err
 }
 
-// submit proposes raw until it has a result, limit has passed, or ctx ends.
+// submit proposes a step's raw command and decodes its result.
 func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte, limit time.Duration) (step.Result, error) {
+	out, err := o.submitRaw(ctx, shard, raw, limit)
+	if err != nil {
+		return step.Result{}, err
+	}
+	var r step.Result
+	if err := r.Decode(out); err != nil {
+		return step.Result{}, fmt.Errorf("accounts: shard %d: a result that does not decode: %w", shard, err)
+	}
+	return r, nil
+}
+
+// submitRaw proposes raw until it has a result, limit has passed, or ctx ends.
+func (o *Owner) submitRaw(ctx context.Context, shard uint64, raw []byte, limit time.Duration) ([]byte, error) {
 	deadline := time.Now().Add(limit)
 	if until, ok := quota.WaitBudget(ctx); ok && until.Before(deadline) {
 		deadline = until // what the key check left of the call's budget
@@ -102,19 +115,15 @@ func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte, limit time
 		out, err := b.Submit(try, raw)
 		cancelTry()
 		if err == nil {
-			var r step.Result
-			if err := r.Decode(out); err != nil {
-				return step.Result{}, fmt.Errorf("accounts: shard %d: a result that does not decode: %w", shard, err)
-			}
-			return r, nil
+			return out, nil
 		}
 		switch {
 		case ctx.Err() != nil:
-			return step.Result{}, ctx.Err()
+			return nil, ctx.Err()
 		case errors.Is(err, cluster.ErrBatcherClosed):
-			return step.Result{}, fmt.Errorf("%w: shard %d: %v", quota.ErrUnavailable, shard, err)
+			return nil, fmt.Errorf("%w: shard %d: %v", quota.ErrUnavailable, shard, err)
 		case total.Err() != nil:
-			return step.Result{}, fmt.Errorf("%w: shard %d did not answer in time: %v", quota.ErrUnavailable, shard, err)
+			return nil, fmt.Errorf("%w: shard %d did not answer in time: %v", quota.ErrUnavailable, shard, err)
 		}
 		select { // a try that failed at once (no leader yet) is not retried in a spin
 		case <-time.After(backoff):

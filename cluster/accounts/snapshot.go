@@ -12,7 +12,8 @@ import (
 // A snapshot is the shard's raw namespace (applied index, accounts, remembered ids) and the
 // quota state of each of its accounts as the rest of the node reads it (grants, request
 // log, keys' throttle state, record), as a stream of pairs (cluster.WritePairs): the raw
-// namespace first in key order, then each account's state, accounts in order.
+// namespace first in key order, then each account's state, accounts in order, then each
+// of its video tasks (record and task-open entry), tasks in order.
 const snapshotMagic = "modelgate account shard snapshot v1"
 
 // PrepareSnapshot captures the state as of the last applied entry (a Pebble snapshot, which
@@ -46,12 +47,31 @@ func (m *StateMachine) scan(v *persistence.ShardView, fn func(k, v []byte) error
 			return err
 		}
 	}
+	tasks, err := m.taskIDs(v)
+	if err != nil {
+		return err
+	}
+	for _, id := range tasks {
+		if err := v.ScanTask(id, fn); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // accounts are the shard's accounts in the view, in order.
 func (m *StateMachine) accounts(v *persistence.ShardView) ([]string, error) {
-	prefix := m.key("acct/")
+	return m.names(v, "acct/")
+}
+
+// taskIDs are the shard's video tasks in the view, in order.
+func (m *StateMachine) taskIDs(v *persistence.ShardView) ([]string, error) {
+	return m.names(v, "task/")
+}
+
+// names are the key suffixes under the shard's sub-namespace sub in the view, in order.
+func (m *StateMachine) names(v *persistence.ShardView, sub string) ([]string, error) {
+	prefix := m.key(sub)
 	var out []string
 	err := v.ScanRaw(prefix, func(k, _ []byte) error {
 		out = append(out, string(k[len(prefix):]))
@@ -69,7 +89,11 @@ func (m *StateMachine) RecoverFromSnapshot(r io.Reader) error {
 		return fmt.Errorf("accounts: shard %d: recover: not an account shard snapshot: %w", m.shard, err)
 	}
 	view := m.store.ViewShard()
-	drop, err := m.accounts(view)
+	var drop persistence.ShardContents
+	drop.Accounts, err = m.accounts(view)
+	if err == nil {
+		drop.Tasks, err = m.taskIDs(view)
+	}
 	view.Close()
 	if err != nil {
 		return fmt.Errorf("accounts: shard %d: recover: %w", m.shard, err)

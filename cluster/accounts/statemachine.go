@@ -37,6 +37,7 @@ type StateMachine struct {
 	ns      []byte // acctshard/<shard>/
 	window  uint64 // RememberedEntries; tests shorten it
 	applied atomic.Uint64
+	onTask  func(persistence.VideoTask) // SetTaskHook
 }
 
 var _ cluster.StateMachine = (*StateMachine)(nil)
@@ -89,8 +90,9 @@ func (m *StateMachine) Applied() uint64 { return m.applied.Load() }
 func (m *StateMachine) Update(entries []cluster.Entry) error {
 	from := m.applied.Load()
 	last := from
+	var u *update
 	err := m.store.UpdateShard(func(b *persistence.ShardBatch) error {
-		u := &update{m: m, b: b, accts: map[string]*touched{}}
+		u = &update{m: m, b: b, accts: map[string]*touched{}}
 		for i := range entries {
 			e := &entries[i]
 			if e.Index <= last {
@@ -120,6 +122,11 @@ func (m *StateMachine) Update(entries []cluster.Entry) error {
 		return err
 	}
 	m.applied.Store(last)
+	if m.onTask != nil {
+		for _, t := range u.tasks {
+			m.onTask(t)
+		}
+	}
 	return nil
 }
 
@@ -173,6 +180,12 @@ func (m *StateMachine) Lookup(query []byte) ([]byte, error) {
 	q, err := decodeQuery(query)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case q.Sync:
+		return nil, nil
+	case q.Task != "":
+		return m.lookupTask(q.Task)
 	}
 	a, err := loadAccount(m.store.GetRaw, m.acctKey(q.Account))
 	if err != nil {

@@ -16,6 +16,7 @@ type update struct {
 	m     *StateMachine
 	b     *persistence.ShardBatch
 	accts map[string]*touched
+	tasks []persistence.VideoTask // tasks written, in order (StateMachine's task hook)
 }
 
 // touched is an account as this Update left it, and its writes.
@@ -51,11 +52,7 @@ func (u *update) command(index uint64, n uint32, raw []byte) ([]byte, error) {
 	if prev, ok, err := u.m.seen(u.b, c.ID, index); err != nil || ok {
 		return prev, err
 	}
-	r, err := u.step(&c)
-	if err != nil {
-		return nil, err
-	}
-	out, err := r.Encode()
+	out, err := u.apply(&c)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +60,29 @@ func (u *update) command(index uint64, n uint32, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out, u.b.SetRaw(u.m.recentKey(index, n), []byte(c.ID))
+}
+
+// apply applies a task change or a quota step and encodes its result.
+func (u *update) apply(c *Command) ([]byte, error) {
+	if c.Node != nil {
+		r, err := u.nodeAddr(c.Node)
+		if err != nil {
+			return nil, err
+		}
+		return r.Encode()
+	}
+	if c.Task != nil {
+		r, err := u.task(c.Account, c.Task)
+		if err != nil {
+			return nil, err
+		}
+		return r.Encode()
+	}
+	r, err := u.step(c)
+	if err != nil {
+		return nil, err
+	}
+	return r.Encode()
 }
 
 // step applies one command to its account: the grant under its key attached (Prior), a due

@@ -28,10 +28,13 @@ import (
 // AdminToken is every node's admin token (a cluster shares one).
 const AdminToken = "mg-admin-clustertest-token"
 
-// Model is the catalog's one chat model, served by the simulator; Plan its one plan.
+// Model is the catalog's chat model and VideoModel its video model (route VideoRoute), both
+// served by the simulator; Plan its one plan.
 const (
-	Model = "ct-chat"
-	Plan  = "ct-plan"
+	Model      = "ct-chat"
+	VideoModel = "ct-video"
+	VideoRoute = "ct-v"
+	Plan       = "ct-plan"
 	// PaidPlan allows 3 calls a window: the rest are paid from credits.
 	PaidPlan = "ct-paid"
 	// RPM10Plan admits 10 calls a key per sliding minute.
@@ -51,6 +54,10 @@ models:
     max_output_tokens: 1000
     pricing: {prompt: "0.000001", completion: "0.000002"}
     routes: [{id: ct-a, format: chat, base_url: "{{SIM}}/r/a/v1", upstream_model: sim-model, credential_env: ` + simKeyEnv + `}]
+  - id: ` + VideoModel + `
+    kind: video
+    pricing: {prompt: "0", completion: "0.05"}
+    routes: [{id: ` + VideoRoute + `, format: chat, base_url: "{{SIM}}/r/` + VideoRoute + `/v1", upstream_model: sim-video, credential_env: ` + simKeyEnv + `}]
 plans:
   - {name: ` + Plan + `, window_requests: 1000000, window: 720h, burst_rpm: 100000, allow_automated: true}
   - {name: ` + PaidPlan + `, window_requests: 3, window: 720h, allow_automated: true}
@@ -110,6 +117,7 @@ type Cluster struct {
 	Dir     string
 	CertDir string
 	Catalog string
+	SimURL  string  // the simulator's base URL (its control API: /_sim/routes/…)
 	Nodes   []*Node // Nodes[i] has id i+1
 	// Net is the fault proxies between the founding nodes (Options.Faults), else nil.
 	Net *faultproxy.Net
@@ -142,7 +150,7 @@ func New(t testing.TB, opt Options) *Cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopSim)
-	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir()}
+	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir(), SimURL: simURL}
 	c.CertDir = filepath.Join(c.Dir, "certs")
 	c.Catalog = filepath.Join(c.Dir, "catalog.yaml")
 	if err := os.WriteFile(c.Catalog, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {

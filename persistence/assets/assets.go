@@ -133,6 +133,28 @@ func Ext(kind, contentType string) string { return extensions[kind][contentType]
 // kind's size cap is ErrTooLarge (nothing is kept); a kind or content type the store does
 // not take is ErrInvalid.
 func (s *Store) Put(kind, account, contentType string, r io.Reader) (Asset, error) {
+	return s.put(newID(), kind, account, contentType, time.Unix(s.cfg.Now().Unix(), 0).UTC(), "", r)
+}
+
+// Copy stores another node's asset a (its id, kind, type, account and time) from r, durably
+// (cluster nodes hold copies of videos). The bytes must hash to a.SHA256; a mismatch is
+// ErrInvalid and keeps nothing. An asset held already is kept as it is.
+func (s *Store) Copy(a Asset, r io.Reader) (Asset, error) {
+	if !validID(a.ID) {
+		return Asset{}, fmt.Errorf("%w: asset id %q", ErrInvalid, a.ID)
+	}
+	if have, f, err := s.Open(a.ID); err == nil {
+		f.Close()
+		return have, nil
+	}
+	if a.SHA256 == "" {
+		return Asset{}, fmt.Errorf("%w: asset %s: no hash to check a copy against", ErrInvalid, a.ID)
+	}
+	return s.put(a.ID, a.Kind, a.Account, a.ContentType, a.Created.UTC().Truncate(time.Second), a.SHA256, r)
+}
+
+// put writes r as asset id; wantSHA, when set, is the hash the bytes must have.
+func (s *Store) put(id, kind, account, contentType string, created time.Time, wantSHA string, r io.Reader) (Asset, error) {
 	if ct, _, err := mime.ParseMediaType(contentType); err == nil {
 		contentType = ct // lower case, without parameters
 	}
@@ -152,7 +174,6 @@ func (s *Store) Put(kind, account, contentType string, r io.Reader) (Asset, erro
 	if err := s.checkSpace(); err != nil {
 		return Asset{}, fmt.Errorf("assets: %w", err)
 	}
-	id := newID()
 	final := filepath.Join(s.root, kind, id+"."+ext)
 	size, sum, err := writeFile(s.tmpDir(), final, r, limit, s.checkSpace)
 	if errors.Is(err, syscall.ENOSPC) {
@@ -162,8 +183,12 @@ func (s *Store) Put(kind, account, contentType string, r io.Reader) (Asset, erro
 	if err != nil {
 		return Asset{}, err
 	}
+	if wantSHA != "" && sum != wantSHA {
+		os.Remove(final)
+		return Asset{}, fmt.Errorf("%w: asset %s: the bytes hash to %s, not %s", ErrInvalid, id, sum, wantSHA)
+	}
 	a := Asset{ID: id, Kind: kind, ContentType: contentType, Size: size, SHA256: sum, Account: account,
-		Created: time.Unix(s.cfg.Now().Unix(), 0).UTC(), Path: "/assets/" + kind + "/" + id + "." + ext}
+		Created: created, Path: "/assets/" + kind + "/" + id + "." + ext}
 	val, err := msgpack.Marshal(&record{Kind: kind, ContentType: contentType, Size: size, SHA256: sum, Account: account, Created: a.Created.Unix()})
 	if err == nil {
 		err = s.kv.SetRaw(metaKey(id), val)

@@ -30,6 +30,8 @@ type clusterNode struct {
 	metaSM *meta.StateMachine
 	meta   *meta.Store
 	owner  *accounts.Owner // where this node's quota service proposes its accounts' steps
+	leads  *leadership     // the account shards this node leads: where video tasks run
+	assets *assetPeers     // finished videos copied to and fetched from other nodes
 	keys   *linearKeys
 	shards []uint64 // started on this node, in order
 
@@ -88,6 +90,8 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 	c := &clusterNode{file: f, engine: eng, metaSM: meta.NewStateMachine(store), drained: make(chan struct{})}
 	c.meta = meta.NewStore(store, c.metaSM, eng, membership.MetaShard)
 	c.keys = &linearKeys{rep: eng, timeout: keyCheckTimeout}
+	c.leads = newLeadership(f.NodeID, f.Shards)
+	eng.OnLeaderChange(c.leads.changed) // before the shards start: no election goes unheard
 	if err := c.startShards(store); err != nil {
 		eng.Close()
 		return nil, err
@@ -103,7 +107,7 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 func (c *clusterNode) startShards(store *persistence.Store) error {
 	f := c.file
 	metaFactory := func(_, _ uint64) cluster.StateMachine { return c.metaSM }
-	accounts := accountShardMachine(store)
+	accounts := accountShardMachine(store, c.leads.adopt)
 	var metaVoters map[uint64]string
 	if !f.Join {
 		metaVoters = addrs(f.Peers)
@@ -171,6 +175,7 @@ func addrs(peers []membership.Peer) map[uint64]string {
 
 func (c *clusterNode) close() {
 	if c != nil {
+		c.assets.close()
 		if c.owner != nil {
 			c.owner.Close() // the batches under way end first: they propose through the engine
 		}
@@ -179,9 +184,14 @@ func (c *clusterNode) close() {
 }
 
 // accountShardMachine makes the state machine of an account shard's replica: the quota
-// step over this node's store (cluster/accounts).
-func accountShardMachine(store *persistence.Store) func(shard, replica uint64) cluster.StateMachine {
-	return func(shard, _ uint64) cluster.StateMachine { return accounts.NewStateMachine(store, shard) }
+// step and the video tasks over this node's store (cluster/accounts), each task it applies
+// handed to onTask.
+func accountShardMachine(store *persistence.Store, onTask func(persistence.VideoTask)) func(shard, replica uint64) cluster.StateMachine {
+	return func(shard, _ uint64) cluster.StateMachine {
+		sm := accounts.NewStateMachine(store, shard)
+		sm.SetTaskHook(onTask)
+		return sm
+	}
 }
 
 // keyCheckTimeout bounds the linearizable read behind one key check: after it the call is

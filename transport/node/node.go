@@ -24,6 +24,7 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
@@ -152,11 +153,25 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	up := upstream.New() // a video task's Upstream too (video.Upstream, video.UpstreamError)
-	n.Video = video.NewService(locator, video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota,
-		Catalog: n.Catalog, Logger: cfg.Logger}, cfg.Video)
+	videoDeps := video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota, Catalog: n.Catalog, Logger: cfg.Logger}
+	var apiAssets api.Assets = assetFiles{files}
+	var clusterTasks *accounts.Tasks
+	if n.cluster != nil { // tasks in their account's shard, run by its leader; videos on two nodes
+		if n.cluster.assets, err = startAssetPeers(n.cluster, store, files, cfg.Logger); err != nil {
+			n.shutdownActors()
+			return nil, err
+		}
+		clusterTasks = accounts.NewTasks(n.cluster.owner, store)
+		videoDeps.Tasks, videoDeps.Placement, videoDeps.Copies = clusterTasks, n.cluster.leads, n.cluster.assets
+		apiAssets = clusterAssetFiles{assetFiles{files}, n.cluster.assets}
+	}
+	n.Video = video.NewService(locator, videoDeps, cfg.Video)
 	if err := n.Video.Resume(context.Background()); err != nil {
 		n.shutdownActors()
 		return nil, fmt.Errorf("video tasks: %w", err)
+	}
+	if n.cluster != nil {
+		n.cluster.leads.serve(n.Video, clusterTasks, cfg.Logger)
 	}
 
 	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
@@ -166,7 +181,7 @@ func Start(cfg Config) (*Node, error) {
 	r := mux.NewRouter().SkipClean(true)
 	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
-		Keys: keys, Accounts: store, Recorder: store, Quota: n.Quota, Assets: assetFiles{files}, Videos: n.Video,
+		Keys: keys, Accounts: store, Recorder: store, Quota: n.Quota, Assets: apiAssets, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger,
 	})
 	n.API.Register(r)

@@ -1,0 +1,263 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/cluster/accounts"
+	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/assets"
+)
+
+// Finished videos in cluster mode (docs/cluster.md "Video tasks in a cluster"): before a
+// task is completed its leader copies the file to one more node; any node serves the file,
+// fetching it first from a holder when it has none. Node-to-node transfers go over an
+// internal listener of each node, mutual TLS with the cluster certificates, on the host of
+// the node's Raft address and a port chosen at start; the node publishes that address in
+// each account shard it replicates (accounts.PublishAddr).
+//
+//	PUT /internal/v1/assets/<id>  a copy of an asset (its metadata in the X-Asset-* headers)
+//	GET /internal/v1/assets/<id>  an asset with its metadata
+
+const internalAssets = "/internal/v1/assets/"
+
+// assetPeers is this node's side of the transfers.
+type assetPeers struct {
+	self   uint64
+	first  uint64
+	shards int
+	store  *persistence.Store
+	files  *assets.Store
+	client *http.Client
+	srv    *http.Server
+	addr   string // the internal listener's address, as published
+	log    *slog.Logger
+	stop   context.CancelFunc
+}
+
+// startAssetPeers opens the internal listener and publishes its address in the account
+// shards this node runs (in the background, until each has it).
+func startAssetPeers(c *clusterNode, store *persistence.Store, files *assets.Store, log *slog.Logger) (*assetPeers, error) {
+	serverTLS, clientTLS, err := internalTLS(c.file.Certs)
+	if err != nil {
+		return nil, err
+	}
+	host, _, err := net.SplitHostPort(c.file.RaftAddr)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := tls.Listen("tcp", net.JoinHostPort(host, "0"), serverTLS)
+	if err != nil {
+		return nil, fmt.Errorf("internal asset listener: %w", err)
+	}
+	p := &assetPeers{self: c.file.NodeID, first: membership.FirstAccountShard, shards: c.file.Shards, store: store, files: files,
+		client: &http.Client{Transport: &http.Transport{TLSClientConfig: clientTLS}, Timeout: 5 * time.Minute},
+		addr:   ln.Addr().String(), log: log}
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT "+internalAssets+"{id}", p.receive)
+	mux.HandleFunc("GET "+internalAssets+"{id}", p.send)
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go p.srv.Serve(ln)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stop = cancel
+	for _, s := range c.shards {
+		if s != membership.MetaShard {
+			go func() {
+				if err := c.owner.PublishAddr(ctx, s, p.self, p.addr); err != nil && ctx.Err() == nil {
+					log.Warn("internal address not published", "shard", s, "err", err)
+				}
+			}()
+		}
+	}
+	return p, nil
+}
+
+func (p *assetPeers) close() {
+	if p != nil {
+		p.stop()
+		p.srv.Close()
+	}
+}
+
+// internalTLS is mutual TLS with the cluster CA: the server asks every client for a
+// certificate the CA signed, the client checks the server's.
+func internalTLS(files membership.Certs) (server, client *tls.Config, err error) {
+	cert, err := tls.LoadX509KeyPair(files.Cert, files.Key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("internal listener: %w", err)
+	}
+	ca, err := os.ReadFile(files.CA)
+	if err != nil {
+		return nil, nil, fmt.Errorf("internal listener: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, nil, fmt.Errorf("internal listener: no certificate in %s", files.CA)
+	}
+	server = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS13}
+	client = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS13}
+	return server, client, nil
+}
+
+// Copy implements video.Copies: the asset goes to the first other node of the account's
+// shard that takes it.
+func (p *assetPeers) Copy(ctx context.Context, account string, a assets.Asset) ([]uint64, error) {
+	peers, err := accounts.Peers(p.store, accounts.ShardOf(account, p.first, p.shards))
+	if err != nil {
+		return nil, err
+	}
+	last := errors.New("no other node has published its address")
+	for _, peer := range peers {
+		if peer.ID == p.self {
+			continue
+		}
+		if last = p.push(ctx, peer.Addr, a); last == nil {
+			return []uint64{p.self, peer.ID}, nil
+		}
+	}
+	return nil, fmt.Errorf("asset %s: no other node took it: %w", a.ID, last)
+}
+
+func (p *assetPeers) push(ctx context.Context, addr string, a assets.Asset) error {
+	_, f, err := p.files.Open(a.ID)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "https://"+addr+internalAssets+a.ID, f)
+	if err != nil {
+		return err
+	}
+	setAssetHeaders(req.Header, a)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("node at %s: %d %s", addr, resp.StatusCode, b)
+	}
+	return nil
+}
+
+func (p *assetPeers) receive(w http.ResponseWriter, r *http.Request) {
+	a, err := assetFromHeaders(r.PathValue("id"), r.Header)
+	if err == nil {
+		_, err = p.files.Copy(a, r.Body)
+	}
+	switch {
+	case errors.Is(err, assets.ErrInvalid):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (p *assetPeers) send(w http.ResponseWriter, r *http.Request) {
+	a, f, err := p.files.Open(r.PathValue("id"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	defer f.Close()
+	setAssetHeaders(w.Header(), a)
+	io.Copy(w, f)
+}
+
+// fetch copies asset id from a node holding it (as its shard lists the holders).
+func (p *assetPeers) fetch(ctx context.Context, id string) error {
+	shard, holders, ok, err := accounts.AssetHolders(p.store, p.first, p.shards, id)
+	if err != nil || !ok {
+		return fmt.Errorf("asset %s: %w (%v)", id, assets.ErrNotFound, err)
+	}
+	peers, err := accounts.Peers(p.store, shard)
+	if err != nil {
+		return err
+	}
+	last := fmt.Errorf("asset %s: no holder has a published address", id)
+	for _, peer := range peers {
+		for _, h := range holders {
+			if h == peer.ID && h != p.self {
+				if last = p.pull(ctx, peer.Addr, id); last == nil {
+					return nil
+				}
+			}
+		}
+	}
+	return last
+}
+
+func (p *assetPeers) pull(ctx context.Context, addr, id string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+internalAssets+id, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("node at %s: %d", addr, resp.StatusCode)
+	}
+	a, err := assetFromHeaders(id, resp.Header)
+	if err == nil {
+		_, err = p.files.Copy(a, resp.Body)
+	}
+	return err
+}
+
+func setAssetHeaders(h http.Header, a assets.Asset) {
+	h.Set("Content-Type", a.ContentType)
+	h.Set("X-Asset-Kind", a.Kind)
+	h.Set("X-Asset-Account", a.Account)
+	h.Set("X-Asset-Sha256", a.SHA256)
+	h.Set("X-Asset-Created", strconv.FormatInt(a.Created.Unix(), 10))
+}
+
+func assetFromHeaders(id string, h http.Header) (assets.Asset, error) {
+	created, err := strconv.ParseInt(h.Get("X-Asset-Created"), 10, 64)
+	if err != nil {
+		return assets.Asset{}, fmt.Errorf("%w: X-Asset-Created %q", assets.ErrInvalid, h.Get("X-Asset-Created"))
+	}
+	return assets.Asset{ID: id, Kind: h.Get("X-Asset-Kind"), ContentType: h.Get("Content-Type"), Account: h.Get("X-Asset-Account"),
+		SHA256: h.Get("X-Asset-Sha256"), Created: time.Unix(created, 0).UTC()}, nil
+}
+
+// clusterAssetFiles serves a file this node lacks by fetching it from a holder first.
+type clusterAssetFiles struct {
+	assetFiles
+	peers *assetPeers
+}
+
+func (a clusterAssetFiles) Open(kind, file string) (string, time.Time, io.ReadSeekCloser, error) {
+	ct, mod, f, err := a.assetFiles.Open(kind, file)
+	if !errors.Is(err, assets.ErrNotFound) || kind != assets.KindVideo { // only videos are copied between nodes
+		return ct, mod, f, err
+	}
+	id, _, _ := strings.Cut(file, ".")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if ferr := a.peers.fetch(ctx, id); ferr != nil {
+		if !errors.Is(ferr, assets.ErrNotFound) {
+			a.peers.log.Warn("asset not fetched from its holders", "asset", id, "err", ferr)
+		}
+		return "", time.Time{}, nil, err
+	}
+	return a.assetFiles.Open(kind, file)
+}
