@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -183,16 +184,27 @@ func cmpOr(v, def int) int {
 	return v
 }
 
-// FreeAddr is a loopback address no one listens on right now.
+// FreeAddr is a loopback address no one listens on right now, outside the kernel's
+// ephemeral range: a node's own listeners on port 0 (its internal video listener, its
+// outgoing connections) never take an address handed out here before its node binds it.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 1000 {
+		port := fixedPortLow + rand.IntN(fixedPortHigh-fixedPortLow)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return addr
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free loopback port in 20000-32000")
+	return ""
 }
+
+// The ports FreeAddr hands out: below Linux's default ephemeral range (32768-60999).
+const fixedPortLow, fixedPortHigh = 20000, 32000
 
 // Run runs the binary with args (the admin token in its environment) and returns its
 // combined output and error.
