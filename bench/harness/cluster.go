@@ -52,7 +52,7 @@ func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 	f.nodes = fs.Int("cluster-nodes", 3, "cluster scenario: engine nodes")
 	f.shards = fs.Int("cluster-shards", membership.DefaultShards, "cluster scenario: account shards (cluster init's default)")
 	f.accounts = fs.Int("cluster-accounts", 1024, "cluster scenario: accounts charged round-robin")
-	f.inFlight = fs.String("cluster-in-flight", "1,64,1024", "cluster scenario: charges in flight, one cell per value (comma-separated); the batchers pack a shard's steps only beyond 4 proposals in flight per shard and node")
+	f.inFlight = fs.String("cluster-in-flight", "1,64,1024", "cluster scenario: charges in flight, one cell per value (comma-separated); each node's batcher packs a shard's steps that arrive while its proposal is under way")
 	f.kills = fs.Int("cluster-kills", 5, "cluster scenario: failover trials (stop the leader of a shard under load); 0: none")
 	f.killInFlight = fs.Int("cluster-kill-in-flight", 64, "cluster scenario: charges in flight during the failover trials")
 }

@@ -51,7 +51,7 @@ var _ quota.Owner = (*Owner)(nil)
 func NewOwner(rep cluster.Replicator, first uint64, shards int) *Owner {
 	o := &Owner{rep: rep, first: first, batchers: make([]*cluster.Batcher, shards)}
 	for i := range o.batchers {
-		o.batchers[i] = cluster.NewBatcher(rep, first+uint64(i), 0, 0)
+		o.batchers[i] = cluster.NewBatcher(rep, first+uint64(i), 0, 1) // one in flight: the rest pack (docs/cluster.md, Sizing)
 	}
 	return o
 }
