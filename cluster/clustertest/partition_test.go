@@ -85,27 +85,8 @@ func TestIsolatedMetadataLeaderRefusesKeysAndAgreesAfterHealing(t *testing.T) {
 	c.sameMetadata()
 }
 
-// metaLeader is the node leading the metadata shard (shard 1) as the first running node
-// sees it.
-func (c *Cluster) metaLeader() *Node {
-	c.t.Helper()
-	for _, n := range c.Nodes {
-		if !n.Running() {
-			continue
-		}
-		st, err := n.Status()
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		for _, s := range st.Shard {
-			if s.Shard == 1 && s.Leader != 0 {
-				return c.Nodes[s.Leader-1]
-			}
-		}
-	}
-	c.t.Fatal("no node knows a leader of the metadata shard")
-	return nil
-}
+// metaLeader is the node leading the metadata shard (shard 1).
+func (c *Cluster) metaLeader() *Node { return c.shardLeader(1) }
 
 // except is every node but n.
 func (c *Cluster) except(n *Node) []*Node {

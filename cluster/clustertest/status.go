@@ -44,6 +44,21 @@ func (c *Cluster) waitUntil(d time.Duration, what string, check func() string) {
 // not.
 func (c *Cluster) leadersAgreed() string {
 	leaders := map[uint64]uint64{}
+	return c.eachShard(func(n *Node, s node.ShardView) string {
+		switch prev, seen := leaders[s.Shard]; {
+		case s.Leader == 0:
+			return fmt.Sprintf("node %d knows no leader of shard %d", n.ID, s.Shard)
+		case seen && prev != s.Leader:
+			return fmt.Sprintf("shard %d: leader %d on one node, %d on node %d", s.Shard, prev, s.Leader, n.ID)
+		}
+		leaders[s.Shard] = s.Leader
+		return ""
+	})
+}
+
+// eachShard calls f with every shard in the status of every running node, and returns the
+// first thing f says is wrong (or a node's status error), "" when none.
+func (c *Cluster) eachShard(f func(n *Node, s node.ShardView) string) string {
 	for _, n := range c.Nodes {
 		if !n.Running() {
 			continue
@@ -53,13 +68,9 @@ func (c *Cluster) leadersAgreed() string {
 			return err.Error()
 		}
 		for _, s := range st.Shard {
-			switch prev, seen := leaders[s.Shard]; {
-			case s.Leader == 0:
-				return fmt.Sprintf("node %d knows no leader of shard %d", n.ID, s.Shard)
-			case seen && prev != s.Leader:
-				return fmt.Sprintf("shard %d: leader %d on one node, %d on node %d", s.Shard, prev, s.Leader, n.ID)
+			if why := f(n, s); why != "" {
+				return why
 			}
-			leaders[s.Shard] = s.Leader
 		}
 	}
 	return ""
@@ -75,24 +86,15 @@ func (c *Cluster) WaitCaughtUp(d time.Duration) {
 
 func (c *Cluster) caughtUp() string {
 	applied := map[uint64]uint64{}
-	for _, n := range c.Nodes {
-		if !n.Running() {
-			continue
+	return c.eachShard(func(n *Node, s node.ShardView) string {
+		prev, seen := applied[s.Shard]
+		switch {
+		case s.Lag != 0 || s.Applied != s.LastIndex || s.Applied == 0:
+			return fmt.Sprintf("node %d shard %d: applied %d, last index %d, lag %d", n.ID, s.Shard, s.Applied, s.LastIndex, s.Lag)
+		case seen && prev != s.Applied:
+			return fmt.Sprintf("shard %d: applied %d on one node, %d on node %d", s.Shard, prev, s.Applied, n.ID)
 		}
-		st, err := n.Status()
-		if err != nil {
-			return err.Error()
-		}
-		for _, s := range st.Shard {
-			prev, seen := applied[s.Shard]
-			switch {
-			case s.Lag != 0 || s.Applied != s.LastIndex || s.Applied == 0:
-				return fmt.Sprintf("node %d shard %d: applied %d, last index %d, lag %d", n.ID, s.Shard, s.Applied, s.LastIndex, s.Lag)
-			case seen && prev != s.Applied:
-				return fmt.Sprintf("shard %d: applied %d on one node, %d on node %d", s.Shard, prev, s.Applied, n.ID)
-			}
-			applied[s.Shard] = s.Applied
-		}
-	}
-	return ""
+		applied[s.Shard] = s.Applied
+		return ""
+	})
 }
