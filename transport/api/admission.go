@@ -59,7 +59,7 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 			return nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}
 		}
 		s.Logger.Error("quota admission failed", "request_id", c.id, "account", acct.ID, "err", err)
-		return nil, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "quota_unavailable", RetryAfter: 1,
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: codeQuotaUnavailable, RetryAfter: 1,
 			Message: "the account's limits could not be checked; retry shortly"}
 	}
 	setRateHeaders(w, d.Burst, s.now())
@@ -88,7 +88,7 @@ func errCannotRecord() *apiError {
 // second, anything else is the store refusing writes (errCannotRecord).
 func errRecordFailed(err error) *apiError {
 	if errors.Is(err, quota.ErrUnavailable) {
-		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "quota_unavailable", RetryAfter: 1,
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: codeQuotaUnavailable, RetryAfter: 1,
 			Message: "the call could not be recorded: the account's limits are unavailable right now; nothing was charged. Retry shortly"}
 	}
 	return errCannotRecord()
@@ -181,3 +181,7 @@ func (c *call) admissionContext(r *http.Request) context.Context {
 	}
 	return quota.WithWaitBudget(r.Context(), c.checked.Add(quota.MaxWait))
 }
+
+// codeQuotaUnavailable is the code of a call refused because the account's quota owner did
+// not answer in time (503 with Retry-After).
+const codeQuotaUnavailable = "quota_unavailable"

@@ -111,6 +111,20 @@ func (r *record) close() error {
 			u.Plan = r.s.planOf(r.c)
 			u.Counts = u.Plan != nil
 		}
+		if r.ownerDown {
+			// The owner that did not answer the admission is the one the entry goes to: the
+			// client is not held for it a second time (the refusal costs nothing, and the
+			// shared wait budget, quota.MaxWait, is spent), and the entry follows once the
+			// owner answers.
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
+				defer cancel()
+				if err := r.s.Quota.Record(ctx, u); err != nil {
+					r.s.Logger.Warn("a refusal by an unavailable quota owner was not logged", "request_id", r.c.id, "account", acct, "err", err)
+				}
+			}()
+			return nil
+		}
 		r.closeErr = r.s.Quota.Record(ctx, u)
 	}
 	// A full disk is logged once by the store, not once per call in flight.

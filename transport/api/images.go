@@ -172,7 +172,7 @@ func dailyRefusal(d quota.MediaDecision, err error, code, msg string) *apiError 
 		return errCannotRecord()
 	}
 	if err != nil {
-		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "quota_unavailable", RetryAfter: 1, Message: "the account's daily limits could not be checked; retry shortly"}
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: codeQuotaUnavailable, RetryAfter: 1, Message: "the account's daily limits could not be checked; retry shortly"}
 	}
 	secs := max(ceilSeconds(d.RetryAfter), 1)
 	return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: code, RetryAfter: secs,

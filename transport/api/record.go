@@ -42,6 +42,9 @@ type record struct {
 	// closed: the outcome went to the ledger (close), with closeErr.
 	closed   bool
 	closeErr error
+	// ownerDown: the call is refused because the account's owner did not answer in time
+	// (quota_unavailable); its refusal is logged without holding the answer (close).
+	ownerDown bool
 }
 
 // observe takes usage and errors from a stream's events.
@@ -100,6 +103,7 @@ func (r *record) resolved(m *catalog.Model) {
 // fail answers with the gateway's own error, once the call is recorded.
 func (r *record) fail(w http.ResponseWriter, e *apiError) {
 	r.status = e.Status
+	r.ownerDown = e.Code == codeQuotaUnavailable
 	if err := r.close(); err != nil {
 		e = errRecordFailed(err)
 		r.status = e.Status
