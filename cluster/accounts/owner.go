@@ -20,7 +20,7 @@ import (
 // it into an error.
 const (
 	AttemptWait = 500 * time.Millisecond
-	TotalWait   = 2 * time.Second
+	TotalWait   = quota.MaxWait
 	EndWait     = 10 * time.Second
 )
 
