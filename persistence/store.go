@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -79,7 +80,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	}
 	g := newSpace(dir, o)
 	g.prepare()
-	db, err := pebble.Open(dir, &pebble.Options{
+	opts := &pebble.Options{
 		// Newest format: this is a fresh store, no older binaries read it.
 		FormatMajorVersion: pebble.FormatNewest,
 		// Pebble's default logger chatters on stderr; the gateway has its
@@ -87,7 +88,13 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		Logger: quietLogger{},
 		// On ENOSPC the ballast goes and Pebble retries the write once (space.go).
 		FS: vfs.OnDiskFull(o.FS, g.onDiskFull),
-	})
+		CacheSize: 64 << 20,
+	}
+	// Bloom filters on every level (later levels take L0's): most point reads miss — a
+	// replicated command's id is looked up before it applies, and is new — and without a
+	// filter each miss reads an index and a data block of every table in its way.
+	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		g.close()
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)

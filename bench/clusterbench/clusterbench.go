@@ -31,6 +31,7 @@ type Config struct {
 	Shards       int           // account shards (default cluster init's, 64)
 	Accounts     int           // accounts charged, round-robin (default 1024)
 	InFlight     []int         // charges in flight per run (default 1, 64 and 1024)
+	Rates        []int         // open-loop runs after those: charges a second offered (default 250 and 1000; negative first: none)
 	Duration     time.Duration // measured part of each run (default 3 s)
 	Warmup       time.Duration // unmeasured load before each run (default 0.5 s; negative: none)
 	Reps         int           // runs of each (nodes, in flight) cell (default 1)
@@ -54,6 +55,12 @@ func (c *Config) defaults() {
 	def(&c.KillInFlight, 64)
 	if len(c.InFlight) == 0 {
 		c.InFlight = []int{1, 64, 1024}
+	}
+	switch {
+	case len(c.Rates) == 0:
+		c.Rates = []int{250, 1000}
+	case c.Rates[0] < 0:
+		c.Rates = nil
 	}
 	if c.Duration == 0 {
 		c.Duration = 3 * time.Second
@@ -96,9 +103,11 @@ type EngineSettings struct {
 // Cell is one (nodes, in flight) cell over its repetitions: latencies of every rep merged,
 // charges per second per rep.
 type Cell struct {
-	Nodes            int          `json:"nodes"`
-	Path             string       `json:"path"`
-	InFlight         int          `json:"in_flight"`
+	Nodes    int    `json:"nodes"`
+	Path     string `json:"path"`
+	InFlight int    `json:"in_flight"`
+	// Rate is the charges a second offered in an open-loop cell (InFlight is then 0).
+	Rate             int          `json:"offered_per_s,omitempty"`
 	Reps             int          `json:"reps"`
 	Charges          int64        `json:"charges"`
 	Errors           int64        `json:"errors"`
@@ -203,7 +212,14 @@ func (b *bench) measure(ctx context.Context, nodes int, path string, start func(
 	b.logf("cluster scenario: %d node(s) started and %d accounts funded in %.1fs", nodes, len(b.accounts), time.Since(t0).Seconds())
 	l := newLedger(len(b.accounts))
 	for _, inFlight := range b.cfg.InFlight {
-		run, err := b.cell(ctx, d, nodes, path, inFlight, l)
+		run, err := b.cell(ctx, d, nodes, path, shape{inFlight: inFlight}, l)
+		if err != nil {
+			return err
+		}
+		b.rep.Runs = append(b.rep.Runs, run)
+	}
+	for _, rate := range b.cfg.Rates {
+		run, err := b.cell(ctx, d, nodes, path, shape{rate: rate}, l)
 		if err != nil {
 			return err
 		}
@@ -221,18 +237,29 @@ func (b *bench) measure(ctx context.Context, nodes int, path string, start func(
 	return nil
 }
 
-// cell is one (nodes, in flight) cell: Reps runs, each after its warm-up.
-func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string, inFlight int, l *ledger) (Cell, error) {
-	run := Cell{Nodes: nodes, Path: path, InFlight: inFlight, Reps: b.cfg.Reps}
+// shape is a cell's load: inFlight charges at a time (closed loop) or rate charges a second
+// (open loop).
+type shape struct{ inFlight, rate int }
+
+func (s shape) String() string {
+	if s.rate > 0 {
+		return fmt.Sprintf("%d/s offered", s.rate)
+	}
+	return fmt.Sprintf("%d in flight", s.inFlight)
+}
+
+// cell is one (nodes, load) cell: Reps runs, each after its warm-up.
+func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string, sh shape, l *ledger) (Cell, error) {
+	run := Cell{Nodes: nodes, Path: path, InFlight: sh.inFlight, Rate: sh.rate, Reps: b.cfg.Reps}
 	admit, charge := load.NewHistogram(), load.NewHistogram()
 	var rates []float64
 	var steps, entries uint64
 	for rep := 1; rep <= b.cfg.Reps; rep++ {
 		if b.cfg.Warmup > 0 {
-			b.load(d.members, inFlight, b.cfg.Warmup, l).run(ctx)
+			b.load(d.members, sh, b.cfg.Warmup, l).run(ctx)
 		}
 		applied0 := d.applied(d.members[0])
-		res := b.load(d.members, inFlight, b.cfg.Duration, l).run(ctx)
+		res := b.load(d.members, sh, b.cfg.Duration, l).run(ctx)
 		if err := ctx.Err(); err != nil {
 			return run, err
 		}
@@ -247,8 +274,8 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 		charge.Merge(res.charge)
 		rate := float64(res.charges) / res.elapsed.Seconds()
 		rates = append(rates, rate)
-		b.logf("cluster %d node(s) %3d in flight rep %d: %.0f charges/s, admit p50 %.2f ms p99 %.2f ms, %d errors",
-			nodes, inFlight, rep, rate, ms(res.admit.Quantile(0.5)), ms(res.admit.Quantile(0.99)), res.errors)
+		b.logf("cluster %d node(s) %s rep %d: %.0f charges/s, admit p50 %.2f ms p99 %.2f ms, %d errors",
+			nodes, sh, rep, rate, ms(res.admit.Quantile(0.5)), ms(res.admit.Quantile(0.99)), res.errors)
 	}
 	run.ChargesPerSecond = spread(rates)
 	run.Admit, run.Charge = admit.Summarize(), charge.Summarize()
@@ -266,9 +293,9 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 	return run, nil
 }
 
-func (b *bench) load(members []*member, inFlight int, d time.Duration, l *ledger) *loadRun {
+func (b *bench) load(members []*member, sh shape, d time.Duration, l *ledger) *loadRun {
 	b.runs++
-	return &loadRun{members: members, accounts: b.accounts, inFlight: inFlight, duration: d, ledger: l, runID: "cb" + strconv.Itoa(b.runs)}
+	return &loadRun{members: members, accounts: b.accounts, inFlight: sh.inFlight, rate: sh.rate, duration: d, ledger: l, runID: "cb" + strconv.Itoa(b.runs)}
 }
 
 // Shape of a kill trial: load before the stop, then long enough after it for an election
@@ -294,7 +321,7 @@ func (b *bench) failover(ctx context.Context, d *deployment, l *ledger) (*Failov
 				others = append(others, m)
 			}
 		}
-		lr := b.load(others, b.cfg.KillInFlight, beforeKill+afterKill, l)
+		lr := b.load(others, shape{inFlight: b.cfg.KillInFlight}, beforeKill+afterKill, l)
 		stopped := make(chan struct{})
 		go func() {
 			defer close(stopped)

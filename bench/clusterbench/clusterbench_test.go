@@ -14,23 +14,23 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 	if testing.Short() {
 		t.Skip("starts three engine nodes")
 	}
-	cfg := Config{Shards: 4, Accounts: 32, InFlight: []int{1, 8}, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
+	cfg := Config{Shards: 4, Accounts: 32, InFlight: []int{1, 8}, Rates: []int{200}, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
 		Kills: 2, KillInFlight: 8, Dir: t.TempDir()}
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []struct {
-		nodes, inFlight int
-		path            string
-	}{{1, 1, PathSingle}, {1, 8, PathSingle}, {3, 1, PathCluster}, {3, 8, PathCluster}}
+		nodes, inFlight, rate int
+		path                  string
+	}{{1, 1, 0, PathSingle}, {1, 8, 0, PathSingle}, {1, 0, 200, PathSingle}, {3, 1, 0, PathCluster}, {3, 8, 0, PathCluster}, {3, 0, 200, PathCluster}}
 	if len(r.Runs) != len(want) {
 		t.Fatalf("%d cells, want %d: %+v", len(r.Runs), len(want), r.Runs)
 	}
 	for i, w := range want {
 		c := r.Runs[i]
-		if c.Nodes != w.nodes || c.InFlight != w.inFlight || c.Path != w.path {
-			t.Errorf("cell %d is (%d nodes, %d in flight, %s), want (%d, %d, %s)", i, c.Nodes, c.InFlight, c.Path, w.nodes, w.inFlight, w.path)
+		if c.Nodes != w.nodes || c.InFlight != w.inFlight || c.Rate != w.rate || c.Path != w.path {
+			t.Errorf("cell %d is (%d nodes, %d in flight, %d/s, %s), want (%d, %d, %d, %s)", i, c.Nodes, c.InFlight, c.Rate, c.Path, w.nodes, w.inFlight, w.rate, w.path)
 		}
 		if c.Charges == 0 || c.Errors != 0 || c.LedgerExact == nil || !*c.LedgerExact {
 			t.Errorf("cell %d: %d charges, %d errors (%s), ledger exact %v", i, c.Charges, c.Errors, c.ErrorSample, optBool(c.LedgerExact))
@@ -50,7 +50,7 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 		t.Fatalf("failover %+v", f)
 	}
 	md := r.Markdown()
-	for _, s := range []string{"## cluster", "| 3 | 8 |", "Failover: 2 stops", "Memory, 3 node(s)"} {
+	for _, s := range []string{"## cluster", "| 3 | 8 in flight |", "| 3 | 200/s offered |", "Failover: 2 stops", "Memory, 3 node(s)"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("the Markdown lacks %q:\n%s", s, md)
 		}

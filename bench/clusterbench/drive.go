@@ -30,12 +30,16 @@ type ledger struct{ charged []atomic.Int64 }
 
 func newLedger(accounts int) *ledger { return &ledger{charged: make([]atomic.Int64, accounts)} }
 
-// loadRun is one closed-loop run: inFlight workers, each charging (admit, then a paid settle
-// with a request-log entry) one account after another until the deadline.
+// loadRun is one run. Closed loop (rate 0): inFlight workers, each charging (admit, then a
+// paid settle with a request-log entry) one account after another until the deadline. Open
+// loop (rate > 0): a charge starts every 1/rate s whatever the others do (up to
+// maxPacedInFlight at once), and its latencies count from when it was due, so a stall is
+// not hidden by the charges it kept from starting.
 type loadRun struct {
 	members  []*member // worker w charges through members[w % len]
 	accounts []string
 	inFlight int
+	rate     int // charges a second offered (open loop); 0: closed loop
 	duration time.Duration
 	ledger   *ledger
 	runID    string // makes request ids unique across runs
@@ -54,6 +58,9 @@ type loadResult struct {
 }
 
 func (r *loadRun) run(ctx context.Context) *loadResult {
+	if r.rate > 0 {
+		return r.runPaced(ctx)
+	}
 	type worker struct {
 		admit, charge   *load.Histogram
 		charges, errors int64
@@ -101,6 +108,61 @@ func (r *loadRun) run(ctx context.Context) *loadResult {
 			res.errSample = wk.errSample
 		}
 	}
+	return res
+}
+
+// maxPacedInFlight bounds an open-loop run's charges in flight: past it a due charge is
+// counted as an error (the setup cannot keep up with the offered rate).
+const maxPacedInFlight = 4096
+
+func (r *loadRun) runPaced(ctx context.Context) *loadResult {
+	res := &loadResult{admit: load.NewHistogram(), charge: load.NewHistogram()}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxPacedInFlight)
+	start := time.Now()
+	interval := time.Second / time.Duration(r.rate)
+	for seq := 0; ctx.Err() == nil; seq++ {
+		due := start.Add(time.Duration(seq) * interval)
+		if !due.Before(start.Add(r.duration)) {
+			break
+		}
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			mu.Lock()
+			res.errors++
+			if res.errSample == "" {
+				res.errSample = fmt.Sprintf("over %d charges in flight", maxPacedInFlight)
+			}
+			mu.Unlock()
+			continue
+		}
+		m := r.members[seq%len(r.members)]
+		acct := seq % len(r.accounts)
+		wg.Go(func() {
+			defer func() { <-sem }()
+			late := time.Since(due)
+			wait, total, err := r.charge(ctx, m.svc, acct, fmt.Sprintf("%s-p-%d", r.runID, seq))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				res.errors++
+				if res.errSample == "" {
+					res.errSample = err.Error()
+				}
+				return
+			}
+			res.charges++
+			res.admit.RecordDuration(late + wait)
+			res.charge.RecordDuration(late + total)
+		})
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
 	return res
 }
 

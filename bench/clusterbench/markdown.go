@@ -13,11 +13,11 @@ func (r *Report) Markdown() string {
 		"1 node on its account actors, and %d engine nodes in this process with mutual TLS over %d account shards (RTT %d ms, election %d RTT, heartbeat %d RTT, %d log DB shards), "+
 		"%d accounts round-robin. Targets (reported, not asserted): %s.\n\n",
 		r.Nodes, r.Shards, r.Engine.RTTMillisecond, r.Engine.ElectionRTT, r.Engine.HeartbeatRTT, r.Engine.LogDBShards, r.Accounts, r.Targets)
-	b.WriteString("| nodes | in flight | charges/s (range) | admit p50 ms | admit p99 ms | admit max ms | charge p50 ms | charge p99 ms | steps/proposal | errors | ledger exact |\n")
+	b.WriteString("| nodes | load | charges/s (range) | admit p50 ms | admit p99 ms | admit max ms | charge p50 ms | charge p99 ms | steps/proposal | errors | ledger exact |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {
-		fmt.Fprintf(&b, "| %d | %d | %.0f (%.0f–%.0f) | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |\n",
-			run.Nodes, run.InFlight, run.ChargesPerSecond.Median, run.ChargesPerSecond.Min, run.ChargesPerSecond.Max,
+		fmt.Fprintf(&b, "| %d | %s | %.0f (%.0f–%.0f) | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |\n",
+			run.Nodes, shape{run.InFlight, run.Rate}, run.ChargesPerSecond.Median, run.ChargesPerSecond.Min, run.ChargesPerSecond.Max,
 			run.Admit.P50/1000, run.Admit.P99/1000, run.Admit.Max/1000, run.Charge.P50/1000, run.Charge.P99/1000,
 			optFloat(run.StepsPerProposal), errorsText(run.Errors, run.ErrorSample), optBool(run.LedgerExact))
 	}

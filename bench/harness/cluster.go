@@ -44,7 +44,7 @@ func RunCluster(ctx context.Context, cfg Config, cc clusterbench.Config, rep *Re
 // ClusterFlags are the cluster scenario's command-line flags.
 type ClusterFlags struct {
 	nodes, shards, accounts, kills, killInFlight *int
-	inFlight                                     *string
+	inFlight, rates                              *string
 }
 
 // Register adds the flags to fs.
@@ -53,6 +53,7 @@ func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 	f.shards = fs.Int("cluster-shards", membership.DefaultShards, "cluster scenario: account shards (cluster init's default)")
 	f.accounts = fs.Int("cluster-accounts", 1024, "cluster scenario: accounts charged round-robin")
 	f.inFlight = fs.String("cluster-in-flight", "1,64,1024", "cluster scenario: charges in flight, one cell per value (comma-separated); each node's batcher packs a shard's steps that arrive while its proposal is under way")
+	f.rates = fs.String("cluster-rates", "250,1000", "cluster scenario: open-loop cells after the in-flight ones, charges a second offered (comma-separated; \"none\" for none); latency counts from when each charge was due")
 	f.kills = fs.Int("cluster-kills", 5, "cluster scenario: failover trials (stop the leader of a shard under load); 0: none")
 	f.killInFlight = fs.Int("cluster-kill-in-flight", 64, "cluster scenario: charges in flight during the failover trials")
 }
@@ -60,17 +61,24 @@ func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 // Config is the flags' clusterbench.Config (the in-flight list already checked by Check).
 func (f *ClusterFlags) Config() clusterbench.Config {
 	in, _ := parseInts(*f.inFlight)
+	rates := []int{-1} // clusterbench: none
+	if *f.rates != "none" {
+		rates, _ = parseInts(*f.rates)
+	}
 	kills := *f.kills
 	if kills == 0 {
 		kills = -1 // clusterbench: none
 	}
-	return clusterbench.Config{Nodes: *f.nodes, Shards: *f.shards, Accounts: *f.accounts, InFlight: in, Kills: kills, KillInFlight: *f.killInFlight}
+	return clusterbench.Config{Nodes: *f.nodes, Shards: *f.shards, Accounts: *f.accounts, InFlight: in, Rates: rates, Kills: kills, KillInFlight: *f.killInFlight}
 }
 
 // Check says what is wrong with the flags.
 func (f *ClusterFlags) Check() error {
 	if _, err := parseInts(*f.inFlight); err != nil {
 		return fmt.Errorf("--cluster-in-flight: %w", err)
+	}
+	if _, err := parseInts(*f.rates); err != nil && *f.rates != "none" {
+		return fmt.Errorf("--cluster-rates: %w", err)
 	}
 	for _, v := range []struct {
 		name string

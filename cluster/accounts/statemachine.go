@@ -38,6 +38,11 @@ type StateMachine struct {
 	window  uint64 // RememberedEntries; tests shorten it
 	applied atomic.Uint64
 	onTask  func(persistence.VideoTask) // SetTaskHook
+	// Update's own: the ids the store may remember, and the accounts as last written (both
+	// rebuilt by Open, which RecoverFromSnapshot ends with). Lookup, which may run during an
+	// Update, reads the store instead.
+	ids   *idFilter
+	accts *accountCache
 }
 
 var _ cluster.StateMachine = (*StateMachine)(nil)
@@ -62,8 +67,13 @@ func (m *StateMachine) recentKey(index uint64, n uint32) []byte {
 	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(m.key("recent/"), index), n)
 }
 
-// Open reads the applied index back from the store (0 for a store never applied to).
+// Open reads the applied index back from the store (0 for a store never applied to) and
+// the ids it remembers.
 func (m *StateMachine) Open() (uint64, error) {
+	m.accts = newAccountCache()
+	if err := m.loadIDs(); err != nil {
+		return 0, err
+	}
 	v, err := m.store.GetRaw(m.appliedKey())
 	if errors.Is(err, persistence.ErrNotFound) {
 		m.applied.Store(0)
@@ -119,7 +129,13 @@ func (m *StateMachine) Update(entries []cluster.Entry) error {
 		for i := range entries {
 			entries[i].Result = nil
 		}
+		if m.accts != nil { // it may hold this Update's changes, which were dropped
+			m.accts = newAccountCache()
+		}
 		return err
+	}
+	if u != nil {
+		u.cache()
 	}
 	m.applied.Store(last)
 	if m.onTask != nil {
@@ -138,6 +154,7 @@ func (m *StateMachine) forget(b *persistence.ShardBatch, last uint64) error {
 	if last < m.window {
 		return nil
 	}
+	m.ids.forget(last - m.window + 1)
 	lower, upper := m.key("recent/"), m.recentKey(last-m.window+1, 0)
 	var drop [][]byte
 	err := b.ScanRaw(lower, upper, func(k, v []byte) (bool, error) {
@@ -158,6 +175,9 @@ func (m *StateMachine) forget(b *persistence.ShardBatch, last uint64) error {
 // seen is the result remembered for a command id, when it applied fewer than window entries
 // before index.
 func (m *StateMachine) seen(b *persistence.ShardBatch, id string, index uint64) ([]byte, bool, error) {
+	if !m.ids.mayHave(id) {
+		return nil, false, nil
+	}
 	v, err := b.GetRaw(m.cmdKey(id))
 	if errors.Is(err, persistence.ErrNotFound) {
 		return nil, false, nil
@@ -194,6 +214,25 @@ func (m *StateMachine) Lookup(query []byte) ([]byte, error) {
 	expireDue(&a, q.Now)
 	r := step.Apply(&a, &step.Command{Kind: step.View, Now: q.Now, Plan: q.Plan})
 	return r.Encode()
+}
+
+// loadIDs fills the id filter with the ids the store remembers.
+func (m *StateMachine) loadIDs() error {
+	m.ids = newIDFilter()
+	view := m.store.ViewShard()
+	defer view.Close()
+	prefix := m.key("recent/")
+	err := view.ScanRaw(prefix, func(k, v []byte) error {
+		if len(k) != len(prefix)+12 {
+			return fmt.Errorf("a recent-command key of %d bytes", len(k))
+		}
+		m.ids.add(string(v), binary.BigEndian.Uint64(k[len(prefix):]))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("accounts: shard %d: read the remembered command ids: %w", m.shard, err)
+	}
+	return nil
 }
 
 // Sync makes every applied entry durable.

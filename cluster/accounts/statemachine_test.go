@@ -72,12 +72,23 @@ func TestReplicasFedTheSameLogInDifferentUpdatesAgreeByteForByte(t *testing.T) {
 			log := randomLog(t, seed, 120)
 			a, _ := newReplica(t, 7)
 			b, _ := newReplica(t, 7)
-			a.window, b.window = 20, 20 // retries both within and beyond the remembered window
+			// c is never opened: no id filter, no account cache, every read from the store.
+			sc, _ := openStore(t, "")
+			c := NewStateMachine(sc, 7)
+			a.window, b.window, c.window = 20, 20, 20 // retries both within and beyond the remembered window
+			a.ids.per = 3                             // generations come and go within the window
 			es := entries(1, log...)
-			var resA, resB [][]step.Result
+			var resA, resB, resC [][]step.Result
 			// a applies one entry per Update, b groups them by 1 to 9: the engine may do either.
 			for i := range es {
 				resA = append(resA, apply(t, a, slices.Clone(es[i:i+1]))...)
+				resC = append(resC, apply(t, c, slices.Clone(es[i:i+1]))...)
+			}
+			if fmt.Sprint(resA) != fmt.Sprint(resC) {
+				t.Fatalf("results with and without the id filter and account cache differ:\n%v\n%v", resA, resC)
+			}
+			if !bytes.Equal(snapshot(t, a), snapshot(t, c)) {
+				t.Fatal("states with and without the id filter and account cache differ")
 			}
 			rng := rand.New(rand.NewPCG(seed, 2))
 			for i := 0; i < len(es); {

@@ -59,6 +59,7 @@ func (u *update) command(index uint64, n uint32, raw []byte) ([]byte, error) {
 	if err := u.b.SetRaw(u.m.cmdKey(c.ID), append(binary.BigEndian.AppendUint64(nil, index), out...)); err != nil {
 		return nil, err
 	}
+	u.m.ids.add(c.ID, index)
 	return out, u.b.SetRaw(u.m.recentKey(index, n), []byte(c.ID))
 }
 
@@ -156,9 +157,12 @@ func (u *update) account(acct string) (*touched, error) {
 	if t, ok := u.accts[acct]; ok {
 		return t, nil
 	}
-	a, err := loadAccount(u.b.GetRaw, u.m.acctKey(acct))
-	if err != nil {
-		return nil, err
+	a, ok := u.m.accts.get(acct)
+	if !ok {
+		var err error
+		if a, err = loadAccount(u.b.GetRaw, u.m.acctKey(acct)); err != nil {
+			return nil, err
+		}
 	}
 	t := &touched{a: a, grants: map[string]persistence.CreditGrant{}, w: persistence.QuotaWrite{Account: acct}}
 	u.accts[acct] = t
@@ -170,6 +174,13 @@ func (t *touched) keyChanged(ids ...string) {
 		if i, found := slices.BinarySearch(t.keys, id); id != "" && !found {
 			t.keys = slices.Insert(t.keys, i, id)
 		}
+	}
+}
+
+// cache keeps every account this Update touched, as its batch (now committed) wrote it.
+func (u *update) cache() {
+	for name, t := range u.accts {
+		u.m.accts.put(name, t.a)
 	}
 }
 

@@ -31,7 +31,7 @@ const (
 
 // Defaults of `cluster init`.
 const (
-	DefaultShards   = 64
+	DefaultShards   = 16
 	DefaultReplicas = 3
 )
 

@@ -19,7 +19,7 @@ const clusterUsage = `Usage:
       a new CA: certificates of the old one stop working).
   modelgate cluster init --data DIR --node-id N --raft-addr HOST:PORT
                          --peers 1=HOST:PORT,2=HOST:PORT,3=HOST:PORT --certs DIR
-                         [--cert-name NAME] [--shards 64] [--replicas 3]
+                         [--cert-name NAME] [--shards 16] [--replicas 3]
       Make DIR a founding node's data directory (DIR/cluster.json). Run it on every founding
       node with the same --peers and --shards; then start each with serve --data DIR.
   modelgate cluster join --data DIR --node-id N --raft-addr HOST:PORT --via URL --certs DIR

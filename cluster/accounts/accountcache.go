@@ -1,0 +1,39 @@
+package accounts
+
+import "github.com/modelgate/modelgate/actors/quota/step"
+
+// accountCache keeps the accounts an Update last wrote, decoded, so the next step of a busy
+// account does not read and decode it from the store. It holds exactly what the store holds
+// for each account it has (Update puts an account only once its batch has committed, and a
+// failed Update empties it), so it changes no result.
+//
+// An account in the cache shares its slices and maps with the one an Update works on: that
+// Update either commits (and puts its own back) or fails (and the cache is emptied).
+type accountCache struct{ m map[string]step.Account }
+
+// maxCachedAccounts bounds the cache per shard; past it an arbitrary account makes room.
+const maxCachedAccounts = 2048
+
+func newAccountCache() *accountCache { return &accountCache{m: map[string]step.Account{}} }
+
+// get and put on a nil cache (a state machine not opened) find and keep nothing.
+func (c *accountCache) get(name string) (step.Account, bool) {
+	if c == nil {
+		return step.Account{}, false
+	}
+	a, ok := c.m[name]
+	return a, ok
+}
+
+func (c *accountCache) put(name string, a step.Account) {
+	if c == nil {
+		return
+	}
+	if _, ok := c.m[name]; !ok && len(c.m) >= maxCachedAccounts {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[name] = a
+}
