@@ -98,6 +98,7 @@ type EngineSettings struct {
 	ElectionRTT    uint64 `json:"election_rtt"`
 	HeartbeatRTT   uint64 `json:"heartbeat_rtt"`
 	LogDBShards    uint64 `json:"logdb_shards"`
+	ExecShards     uint64 `json:"exec_shards"`
 }
 
 // Cell is one (nodes, in flight) cell over its repetitions: latencies of every rep merged,
@@ -170,7 +171,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		dir = d
 	}
 	b := &bench{cfg: cfg, rep: &Report{Nodes: cfg.Nodes, Shards: cfg.Shards, Accounts: cfg.Accounts, MutualTLS: true, Targets: TargetsText,
-		Engine: EngineSettings{engine.DefaultRTTMillisecond, engine.DefaultElectionRTT, engine.DefaultHeartbeatRTT, engine.DefaultLogDBShards}}}
+		Engine: EngineSettings{engine.DefaultRTTMillisecond, engine.DefaultElectionRTT, engine.DefaultHeartbeatRTT, engine.DefaultLogDBShards, engine.DefaultExecShards}}}
 	for i := range cfg.Accounts {
 		b.accounts = append(b.accounts, fmt.Sprintf("cb-acct-%05d", i))
 	}

@@ -10,9 +10,9 @@ import (
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## cluster\n\nCharges (admit, then a paid settle with its request-log entry) through the quota service, driven in process (no HTTP): "+
-		"1 node on its account actors, and %d engine nodes in this process with mutual TLS over %d account shards (RTT %d ms, election %d RTT, heartbeat %d RTT, %d log DB shards), "+
+		"1 node on its account actors, and %d engine nodes in this process with mutual TLS over %d account shards (RTT %d ms, election %d RTT, heartbeat %d RTT, %d log DB shard(s), %d step workers), "+
 		"%d accounts round-robin. Targets (reported, not asserted): %s.\n\n",
-		r.Nodes, r.Shards, r.Engine.RTTMillisecond, r.Engine.ElectionRTT, r.Engine.HeartbeatRTT, r.Engine.LogDBShards, r.Accounts, r.Targets)
+		r.Nodes, r.Shards, r.Engine.RTTMillisecond, r.Engine.ElectionRTT, r.Engine.HeartbeatRTT, r.Engine.LogDBShards, r.Engine.ExecShards, r.Accounts, r.Targets)
 	b.WriteString("| nodes | load | charges/s (range) | admit p50 ms | admit p99 ms | admit max ms | charge p50 ms | charge p99 ms | steps/proposal | errors | ledger exact |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {

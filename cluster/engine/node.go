@@ -31,6 +31,10 @@ var _ cluster.Replicator = (*Node)(nil)
 // New checks cfg and the node's certificate, then starts the engine; no shard runs until
 // StartShard.
 func New(cfg Config) (*Node, error) {
+	cfg, fixedKnown, err := withFixed(cfg)
+	if err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -47,6 +51,13 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		events.stop()
 		return nil, fmt.Errorf("start raft node %d on %s: %w", cfg.NodeID, cfg.RaftAddr, err)
+	}
+	if !fixedKnown {
+		if err := writeFixed(cfg); err != nil {
+			nh.Close()
+			events.stop()
+			return nil, err
+		}
 	}
 	return &Node{cfg: cfg, nh: nh, events: events, replicas: map[uint64]*replica{}}, nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,7 +108,7 @@ func TestConfigIsValidatedWithClearErrors(t *testing.T) {
 		})
 	}
 	d := Config{}.withDefaults()
-	if d.RTTMillisecond != 10 || d.ElectionRTT != 20 || d.HeartbeatRTT != 2 || d.SnapshotEntries != 10000 || d.CompactionOverhead != 5000 || d.LogDBShards != 4 {
+	if d.RTTMillisecond != 10 || d.ElectionRTT != 20 || d.HeartbeatRTT != 2 || d.SnapshotEntries != 10000 || d.CompactionOverhead != 5000 || d.LogDBShards != 1 || d.ExecShards != 4 {
 		t.Errorf("defaults %+v", d)
 	}
 }
@@ -117,4 +118,42 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// The engine fixes ExecShards and LogDBShards for a data directory's life: a node started
+// with others is refused with ErrSettingsChanged naming the setting, and its directory
+// still starts with the settings it was made with. A directory without the node's record
+// (made before it was kept) has the engine's old defaults, 16 and 4.
+func TestANodeStartedWithOtherFixedEngineSettingsIsRefusedAndItsDataKept(t *testing.T) {
+	c := newTestCluster(t, 1, 2)
+	c.leader(2, 10*time.Second)
+	c.stop(1)
+	made := c.cfgs[1] // testEngine: LogDBShards 1, ExecShards the default 4
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"ExecShards", func(cfg *Config) { cfg.ExecShards = 2 }, "made with ExecShards 4, not 2"},
+		{"LogDBShards", func(cfg *Config) { cfg.LogDBShards = 2 }, "made with LogDBShards 1, not 2"},
+		{"no record: the old defaults", func(cfg *Config) {
+			if err := os.Remove(fixedPath(*cfg)); err != nil {
+				t.Fatal(err)
+			}
+		}, "made with LogDBShards 4, not 1"},
+	} {
+		cfg := made
+		tc.edit(&cfg)
+		_, err := New(cfg)
+		if !errors.Is(err, ErrSettingsChanged) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want ErrSettingsChanged saying %q", tc.name, err, tc.want)
+		}
+	}
+	if err := writeFixed(made.withDefaults()); err != nil {
+		t.Fatal(err)
+	}
+	c.start(1)
+	if got := c.leader(2, 10*time.Second); got != 1 {
+		t.Fatalf("leader after restart = %d", got)
+	}
 }
