@@ -262,6 +262,7 @@ func (n *Node) start() error {
 	n.proc = p
 	n.c.t.Cleanup(func() {
 		p.kill()
+		p.logs.keep(n.ID)
 		if n.c.t.Failed() {
 			n.c.t.Logf("node %d output:\n%s", n.ID, p.logs.tail())
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -96,6 +97,22 @@ func (l *logBuf) Write(p []byte) (int, error) {
 		close(l.serving)
 	}
 	return len(p), nil
+}
+
+// LogDirEnv names a directory where each node process's whole log (its first 4 MiB) is
+// written when it ends, for reading what a fault run did (the tail alone is printed on a
+// failure).
+const LogDirEnv = "CLUSTERTEST_LOG_DIR"
+
+// keep writes the log to LogDirEnv's directory, when set, as node<id>-<unix ns>.log.
+func (l *logBuf) keep(id uint64) {
+	dir := os.Getenv(LogDirEnv)
+	if dir == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("node%d-%d.log", id, time.Now().UnixNano())), l.buf.Bytes(), 0o600)
 }
 
 func (l *logBuf) tail() string {

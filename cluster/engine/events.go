@@ -11,23 +11,26 @@ import (
 // (they may propose, and a proposal may wait on that very goroutine); so updates are queued
 // and delivered, in order, by a goroutine of ours holding no lock.
 type eventListener struct {
-	mu     sync.Mutex
-	queue  []leaderChange
-	last   map[uint64]uint64 // last leader queued per shard; absent means none known
-	subs   []func(shard, leader uint64)
-	wake   chan struct{}
-	done   chan struct{}
-	exited chan struct{}
+	mu    sync.Mutex
+	queue []leaderChange
+	last  map[uint64]uint64 // last leader queued per shard; absent means none known
+	subs  []func(shard, leader uint64)
+	// watches: per shard, a channel closed at its next leader change (watch)
+	watches map[uint64]chan struct{}
+	wake    chan struct{}
+	done    chan struct{}
+	exited  chan struct{}
 }
 
 type leaderChange struct{ shard, leader uint64 }
 
 func newEventListener() *eventListener {
 	l := &eventListener{
-		last:   map[uint64]uint64{},
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		exited: make(chan struct{}),
+		last:    map[uint64]uint64{},
+		watches: map[uint64]chan struct{}{},
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		exited:  make(chan struct{}),
 	}
 	go l.deliver()
 	return l
@@ -43,11 +46,27 @@ func (l *eventListener) LeaderUpdated(info raftio.LeaderInfo) {
 	}
 	l.last[info.ShardID] = info.LeaderID
 	l.queue = append(l.queue, leaderChange{info.ShardID, info.LeaderID})
+	if ch, ok := l.watches[info.ShardID]; ok {
+		close(ch)
+		delete(l.watches, info.ShardID)
+	}
 	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
+}
+
+// watch is a channel closed at shard's next leader change (as this node sees it).
+func (l *eventListener) watch(shard uint64) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch, ok := l.watches[shard]
+	if !ok {
+		ch = make(chan struct{})
+		l.watches[shard] = ch
+	}
+	return ch
 }
 
 func (l *eventListener) subscribe(f func(shard, leader uint64)) {

@@ -21,11 +21,18 @@ const (
 	maxBackoff   = 50 * time.Millisecond
 )
 
+// errLeaderChanged ends a try when its shard's leader changed while it waited: a proposal or
+// read forwarded to the old leader is lost with it, and waiting out the try would only add
+// to the stall (measured: the 2 s stalls of the kill suite were calls sent at a leader's
+// kill, each try waiting its full 400 ms). The next try goes to the new leader at once.
+var errLeaderChanged = errors.New("the shard's leader changed")
+
 // transient reports whether a failed try may succeed if tried again. A closed node or shard
 // (ErrClosed, ErrShardClosed), an unknown shard, a rejected request and a cancelled caller
 // will not.
 func transient(err error) bool {
-	return errors.Is(err, dragonboat.ErrShardNotReady) || // no leader; dropped
+	return errors.Is(err, errLeaderChanged) ||
+		errors.Is(err, dragonboat.ErrShardNotReady) || // no leader; dropped
 		errors.Is(err, dragonboat.ErrShardNotInitialized) || // replica still loading
 		errors.Is(err, dragonboat.ErrTimeout) ||
 		errors.Is(err, dragonboat.ErrSystemBusy) ||
@@ -60,6 +67,30 @@ func retry(ctx context.Context, what string, try func(ctx context.Context) error
 	}
 }
 
+// untilLeaderChange runs try with ctx also cancelled at shard's next leader change, which it
+// then reports as errLeaderChanged.
+func (n *Node) untilLeaderChange(ctx context.Context, shard uint64, try func(ctx context.Context) error) error {
+	changed := n.events.watch(shard)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-changed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := try(ctx)
+	cancel()
+	if err != nil {
+		select {
+		case <-changed:
+			return fmt.Errorf("%w (%v)", errLeaderChanged, err)
+		default:
+		}
+	}
+	return err
+}
+
 // Propose implements cluster.Replicator with dragonboat's no-op session: commands carry their
 // own idempotency, so a retry after a timed-out try (which may yet commit) is safe.
 func (n *Node) Propose(ctx context.Context, shard uint64, cmd []byte) ([]byte, error) {
@@ -69,9 +100,11 @@ func (n *Node) Propose(ctx context.Context, shard uint64, cmd []byte) ([]byte, e
 	session := n.nh.GetNoOPSession(shard)
 	var out []byte
 	err := retry(ctx, fmt.Sprintf("propose to shard %d", shard), func(ctx context.Context) error {
-		res, err := n.nh.SyncPropose(ctx, session, cmd)
-		out = res.Data
-		return err
+		return n.untilLeaderChange(ctx, shard, func(ctx context.Context) error {
+			res, err := n.nh.SyncPropose(ctx, session, cmd)
+			out = res.Data
+			return err
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -87,12 +120,14 @@ func (n *Node) Read(ctx context.Context, shard uint64, query []byte) ([]byte, er
 	}
 	var out []byte
 	err := retry(ctx, fmt.Sprintf("read shard %d", shard), func(ctx context.Context) error {
-		v, err := n.nh.SyncRead(ctx, shard, query)
-		if err != nil {
-			return err
-		}
-		out, _ = v.([]byte)
-		return nil
+		return n.untilLeaderChange(ctx, shard, func(ctx context.Context) error {
+			v, err := n.nh.SyncRead(ctx, shard, query)
+			if err != nil {
+				return err
+			}
+			out, _ = v.([]byte)
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
