@@ -35,6 +35,7 @@ type Config struct {
 	Duration     time.Duration // measured part of each run (default 3 s)
 	Warmup       time.Duration // unmeasured load before each run (default 0.5 s; negative: none)
 	Reps         int           // runs of each (nodes, in flight) cell (default 1)
+	Plain        bool          // also the in-flight cells on the cluster with plain TCP (no TLS), for what TLS costs
 	Kills        int           // failover trials (default 5; negative: none)
 	KillInFlight int           // charges in flight during them (default 64)
 	Dir          string        // where the stores go (default a temporary directory, removed)
@@ -77,6 +78,7 @@ func (c *Config) defaults() {
 const (
 	PathSingle  = "single node: account actors over Pebble"
 	PathCluster = "cluster: engine nodes in one process, mutual TLS, account shards, batched proposals"
+	PathPlain   = "cluster: as above with plain TCP between the nodes (no TLS), for comparison only"
 )
 
 // Report is the cluster scenario's section of the bench report.
@@ -104,9 +106,10 @@ type EngineSettings struct {
 // Cell is one (nodes, in flight) cell over its repetitions: latencies of every rep merged,
 // charges per second per rep.
 type Cell struct {
-	Nodes    int    `json:"nodes"`
-	Path     string `json:"path"`
-	InFlight int    `json:"in_flight"`
+	Nodes     int    `json:"nodes"`
+	Path      string `json:"path"`
+	MutualTLS bool   `json:"mutual_tls"` // between the nodes (false on the single node)
+	InFlight  int    `json:"in_flight"`
 	// Rate is the charges a second offered in an open-loop cell (InFlight is then 0).
 	Rate             int          `json:"offered_per_s,omitempty"`
 	Reps             int          `json:"reps"`
@@ -179,10 +182,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("single node: %w", err)
 	}
 	err := b.measure(ctx, cfg.Nodes, PathCluster, func() (*deployment, error) {
-		return startCluster(filepath.Join(dir, "cluster"), cfg.Nodes, cfg.Shards)
+		return startCluster(filepath.Join(dir, "cluster"), cfg.Nodes, cfg.Shards, false)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%d nodes: %w", cfg.Nodes, err)
+	}
+	if cfg.Plain {
+		err := b.measure(ctx, cfg.Nodes, PathPlain, func() (*deployment, error) {
+			return startCluster(filepath.Join(dir, "plain"), cfg.Nodes, cfg.Shards, true)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%d nodes, plain TCP: %w", cfg.Nodes, err)
+		}
 	}
 	return b.rep, nil
 }
@@ -220,6 +231,9 @@ func (b *bench) measure(ctx context.Context, nodes int, path string, start func(
 		b.rep.Runs = append(b.rep.Runs, run)
 	}
 	for _, rate := range b.cfg.Rates {
+		if path == PathPlain {
+			break // the comparison is the closed-loop cells
+		}
 		run, err := b.cell(ctx, d, nodes, path, shape{rate: rate}, l)
 		if err != nil {
 			return err
@@ -228,7 +242,7 @@ func (b *bench) measure(ctx context.Context, nodes int, path string, start func(
 	}
 	after := rssMiB()
 	b.rep.Memory = append(b.rep.Memory, Memory{Nodes: nodes, Path: path, BeforeMiB: before, AfterMiB: after, PerNodeMiB: round((after-before)/float64(nodes), 1)})
-	if d.actors == nil && b.cfg.Kills > 0 {
+	if path == PathCluster && b.cfg.Kills > 0 {
 		f, err := b.failover(ctx, d, l)
 		if err != nil {
 			return err
@@ -251,7 +265,7 @@ func (s shape) String() string {
 
 // cell is one (nodes, load) cell: Reps runs, each after its warm-up.
 func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string, sh shape, l *ledger) (Cell, error) {
-	run := Cell{Nodes: nodes, Path: path, InFlight: sh.inFlight, Rate: sh.rate, Reps: b.cfg.Reps}
+	run := Cell{Nodes: nodes, Path: path, MutualTLS: path == PathCluster, InFlight: sh.inFlight, Rate: sh.rate, Reps: b.cfg.Reps}
 	admit, charge := load.NewHistogram(), load.NewHistogram()
 	var rates []float64
 	var steps, entries uint64

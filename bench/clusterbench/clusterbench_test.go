@@ -14,7 +14,7 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 	if testing.Short() {
 		t.Skip("starts three engine nodes")
 	}
-	cfg := Config{Shards: 4, Accounts: 32, InFlight: []int{1, 8}, Rates: []int{200}, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
+	cfg := Config{Shards: 4, Accounts: 32, InFlight: []int{1, 8}, Rates: []int{200}, Plain: true, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
 		Kills: 2, KillInFlight: 8, Dir: t.TempDir()}
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -23,7 +23,8 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 	want := []struct {
 		nodes, inFlight, rate int
 		path                  string
-	}{{1, 1, 0, PathSingle}, {1, 8, 0, PathSingle}, {1, 0, 200, PathSingle}, {3, 1, 0, PathCluster}, {3, 8, 0, PathCluster}, {3, 0, 200, PathCluster}}
+	}{{1, 1, 0, PathSingle}, {1, 8, 0, PathSingle}, {1, 0, 200, PathSingle}, {3, 1, 0, PathCluster}, {3, 8, 0, PathCluster}, {3, 0, 200, PathCluster},
+		{3, 1, 0, PathPlain}, {3, 8, 0, PathPlain}}
 	if len(r.Runs) != len(want) {
 		t.Fatalf("%d cells, want %d: %+v", len(r.Runs), len(want), r.Runs)
 	}
@@ -38,11 +39,14 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 		if c.Admit.Count != c.Charges || c.Charge.Count != c.Charges || c.Admit.P50 <= 0 || c.Charge.P50 < c.Admit.P50 {
 			t.Errorf("cell %d: admit %+v, charge %+v for %d charges", i, c.Admit, c.Charge, c.Charges)
 		}
+		if c.MutualTLS != (w.path == PathCluster) {
+			t.Errorf("cell %d: mutual TLS %v", i, c.MutualTLS)
+		}
 		if (c.StepsPerProposal != nil) != (w.nodes == 3) || c.StepsPerProposal != nil && *c.StepsPerProposal <= 0 {
 			t.Errorf("cell %d: steps per proposal %s", i, optFloat(c.StepsPerProposal))
 		}
 	}
-	if len(r.Memory) != 2 || r.Memory[0].Nodes != 1 || r.Memory[1].Nodes != 3 || r.Memory[1].AfterMiB <= 0 {
+	if len(r.Memory) != 3 || r.Memory[0].Nodes != 1 || r.Memory[1].Nodes != 3 || r.Memory[1].AfterMiB <= 0 || r.Memory[2].Path != PathPlain {
 		t.Errorf("memory %+v", r.Memory)
 	}
 	f := r.Failover
@@ -50,7 +54,7 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 		t.Fatalf("failover %+v", f)
 	}
 	md := r.Markdown()
-	for _, s := range []string{"## cluster", "| 3 | 8 in flight |", "| 3 | 200/s offered |", "Failover: 2 stops", "Memory, 3 node(s)"} {
+	for _, s := range []string{"## cluster", "| 3 | mutual | 8 in flight |", "| 3 | mutual | 200/s offered |", "| 3 | none | 8 in flight |", "plain TCP", "Failover: 2 stops", "Memory, 3 node(s)"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("the Markdown lacks %q:\n%s", s, md)
 		}

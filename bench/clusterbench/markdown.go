@@ -13,16 +13,20 @@ func (r *Report) Markdown() string {
 		"1 node on its account actors, and %d engine nodes in this process with mutual TLS over %d account shards (RTT %d ms, election %d RTT, heartbeat %d RTT, %d log DB shard(s), %d step workers), "+
 		"%d accounts round-robin. Targets (reported, not asserted): %s.\n\n",
 		r.Nodes, r.Shards, r.Engine.RTTMillisecond, r.Engine.ElectionRTT, r.Engine.HeartbeatRTT, r.Engine.LogDBShards, r.Engine.ExecShards, r.Accounts, r.Targets)
-	b.WriteString("| nodes | load | charges/s (range) | admit p50 ms | admit p99 ms | admit max ms | charge p50 ms | charge p99 ms | steps/proposal | errors | ledger exact |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| nodes | TLS | load | charges/s (range) | admit p50 ms | admit p99 ms | admit max ms | charge p50 ms | charge p99 ms | steps/proposal | errors | ledger exact |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {
-		fmt.Fprintf(&b, "| %d | %s | %.0f (%.0f–%.0f) | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |\n",
-			run.Nodes, shape{run.InFlight, run.Rate}, run.ChargesPerSecond.Median, run.ChargesPerSecond.Min, run.ChargesPerSecond.Max,
+		fmt.Fprintf(&b, "| %d | %s | %s | %.0f (%.0f–%.0f) | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |\n",
+			run.Nodes, tlsText(run), shape{run.InFlight, run.Rate}, run.ChargesPerSecond.Median, run.ChargesPerSecond.Min, run.ChargesPerSecond.Max,
 			run.Admit.P50/1000, run.Admit.P99/1000, run.Admit.Max/1000, run.Charge.P50/1000, run.Charge.P99/1000,
 			optFloat(run.StepsPerProposal), errorsText(run.Errors, run.ErrorSample), optBool(run.LedgerExact))
 	}
 	b.WriteString("\n")
 	for _, m := range r.Memory {
+		if m.Path == PathPlain {
+			fmt.Fprintf(&b, "Memory, %d node(s), plain TCP: process RSS %.0f MiB before start, %.0f MiB after the runs: about %.0f MiB per node.\n", m.Nodes, m.BeforeMiB, m.AfterMiB, m.PerNodeMiB)
+			continue
+		}
 		fmt.Fprintf(&b, "Memory, %d node(s): process RSS %.0f MiB before start, %.0f MiB after the runs: about %.0f MiB per node.\n", m.Nodes, m.BeforeMiB, m.AfterMiB, m.PerNodeMiB)
 	}
 	if f := r.Failover; f != nil {
@@ -31,6 +35,16 @@ func (r *Report) Markdown() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+func tlsText(c Cell) string {
+	switch {
+	case c.Nodes == 1:
+		return "–"
+	case c.MutualTLS:
+		return "mutual"
+	}
+	return "none"
 }
 
 func optFloat(v *float64) string {

@@ -55,18 +55,20 @@ func startSingle(dir string) (*deployment, error) {
 	return &deployment{members: []*member{{id: 1, store: st, svc: svc}}, actors: eng}, nil
 }
 
-// startCluster is nodes engine nodes on loopback ports with mutual TLS (certificates from
+// startCluster is nodes engine nodes on loopback ports with mutual TLS (plain TCP when plain) (certificates from
 // cluster/certs, as `modelgate cluster certs` makes them), the engine's default settings,
 // and the account shards over accounts.StateMachine on every node, as cluster mode runs
 // them (transport/node); it returns once every shard has a leader all nodes agree on.
-func startCluster(dir string, nodes, shards int) (*deployment, error) {
+func startCluster(dir string, nodes, shards int, plain bool) (*deployment, error) {
 	certDir := filepath.Join(dir, "certs")
 	var specs []certs.NodeSpec
 	for id := 1; id <= nodes; id++ {
 		specs = append(specs, certs.NodeSpec{Name: nodeName(uint64(id)), Hosts: []string{"127.0.0.1"}})
 	}
-	if _, err := certs.Generate(certDir, specs, certs.Options{}); err != nil {
-		return nil, err
+	if !plain {
+		if _, err := certs.Generate(certDir, specs, certs.Options{}); err != nil {
+			return nil, err
+		}
 	}
 	d := &deployment{initial: map[uint64]string{}}
 	for i := range shards {
@@ -77,10 +79,12 @@ func startCluster(dir string, nodes, shards int) (*deployment, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := &member{id: id, cfg: engine.Config{NodeID: id, RaftAddr: addr, DataDir: filepath.Join(dir, nodeName(id)),
-			CAFile:   filepath.Join(certDir, certs.CACertFile),
-			CertFile: filepath.Join(certDir, certs.NodeCertFile(nodeName(id))),
-			KeyFile:  filepath.Join(certDir, certs.NodeKeyFile(nodeName(id)))}}
+		m := &member{id: id, cfg: engine.Config{NodeID: id, RaftAddr: addr, DataDir: filepath.Join(dir, nodeName(id)), PlainTCPForMeasurement: plain}}
+		if !plain {
+			m.cfg.CAFile = filepath.Join(certDir, certs.CACertFile)
+			m.cfg.CertFile = filepath.Join(certDir, certs.NodeCertFile(nodeName(id)))
+			m.cfg.KeyFile = filepath.Join(certDir, certs.NodeKeyFile(nodeName(id)))
+		}
 		if m.store, err = persistence.Open(filepath.Join(m.cfg.DataDir, "pebble")); err != nil {
 			d.close()
 			return nil, err

@@ -45,6 +45,7 @@ func RunCluster(ctx context.Context, cfg Config, cc clusterbench.Config, rep *Re
 type ClusterFlags struct {
 	nodes, shards, accounts, kills, killInFlight *int
 	inFlight, rates                              *string
+	plain                                        *bool
 }
 
 // Register adds the flags to fs.
@@ -54,6 +55,7 @@ func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 	f.accounts = fs.Int("cluster-accounts", 1024, "cluster scenario: accounts charged round-robin")
 	f.inFlight = fs.String("cluster-in-flight", "1,64,1024", "cluster scenario: charges in flight, one cell per value (comma-separated); each node's batcher packs a shard's steps that arrive while its proposal is under way")
 	f.rates = fs.String("cluster-rates", "250,1000", "cluster scenario: open-loop cells after the in-flight ones, charges a second offered (comma-separated; \"none\" for none); latency counts from when each charge was due")
+	f.plain = fs.Bool("cluster-plain", true, "cluster scenario: run the in-flight cells again with plain TCP between the nodes (no TLS), for what mutual TLS costs")
 	f.kills = fs.Int("cluster-kills", 5, "cluster scenario: failover trials (stop the leader of a shard under load); 0: none")
 	f.killInFlight = fs.Int("cluster-kill-in-flight", 64, "cluster scenario: charges in flight during the failover trials")
 }
@@ -69,7 +71,7 @@ func (f *ClusterFlags) Config() clusterbench.Config {
 	if kills == 0 {
 		kills = -1 // clusterbench: none
 	}
-	return clusterbench.Config{Nodes: *f.nodes, Shards: *f.shards, Accounts: *f.accounts, InFlight: in, Rates: rates, Kills: kills, KillInFlight: *f.killInFlight}
+	return clusterbench.Config{Nodes: *f.nodes, Shards: *f.shards, Accounts: *f.accounts, InFlight: in, Rates: rates, Plain: *f.plain, Kills: kills, KillInFlight: *f.killInFlight}
 }
 
 // Check says what is wrong with the flags.

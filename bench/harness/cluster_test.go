@@ -48,11 +48,11 @@ func TestClusterFlags(t *testing.T) {
 		want clusterbench.Config
 		err  string
 	}{
-		{nil, clusterbench.Config{Nodes: 3, Shards: 16, Accounts: 1024, InFlight: []int{1, 64, 1024}, Rates: []int{250, 1000}, Kills: 5, KillInFlight: 64}, ""},
-		{[]string{"--cluster-in-flight", "8, 16", "--cluster-shards", "8", "--cluster-kills", "0", "--cluster-rates", "none"},
+		{nil, clusterbench.Config{Nodes: 3, Shards: 16, Accounts: 1024, InFlight: []int{1, 64, 1024}, Rates: []int{250, 1000}, Plain: true, Kills: 5, KillInFlight: 64}, ""},
+		{[]string{"--cluster-in-flight", "8, 16", "--cluster-shards", "8", "--cluster-kills", "0", "--cluster-rates", "none", "--cluster-plain=false"},
 			clusterbench.Config{Nodes: 3, Shards: 8, Accounts: 1024, InFlight: []int{8, 16}, Rates: []int{-1}, Kills: -1, KillInFlight: 64}, ""},
 		{[]string{"--cluster-rates", "500"},
-			clusterbench.Config{Nodes: 3, Shards: 16, Accounts: 1024, InFlight: []int{1, 64, 1024}, Rates: []int{500}, Kills: 5, KillInFlight: 64}, ""},
+			clusterbench.Config{Nodes: 3, Shards: 16, Accounts: 1024, InFlight: []int{1, 64, 1024}, Rates: []int{500}, Plain: true, Kills: 5, KillInFlight: 64}, ""},
 		{[]string{"--cluster-rates", "-5"}, clusterbench.Config{}, `--cluster-rates: "-5" is not a positive count`},
 		{[]string{"--cluster-in-flight", "8,x"}, clusterbench.Config{}, `--cluster-in-flight: "x" is not a positive count`},
 		{[]string{"--cluster-in-flight", "0"}, clusterbench.Config{}, `--cluster-in-flight: "0" is not a positive count`},
@@ -75,7 +75,7 @@ func TestClusterFlags(t *testing.T) {
 		}
 		got := f.Config()
 		if err != nil || got.Nodes != c.want.Nodes || got.Shards != c.want.Shards || got.Accounts != c.want.Accounts ||
-			!slices.Equal(got.InFlight, c.want.InFlight) || !slices.Equal(got.Rates, c.want.Rates) || got.Kills != c.want.Kills || got.KillInFlight != c.want.KillInFlight {
+			!slices.Equal(got.InFlight, c.want.InFlight) || !slices.Equal(got.Rates, c.want.Rates) || got.Kills != c.want.Kills || got.Plain != c.want.Plain || got.KillInFlight != c.want.KillInFlight {
 			t.Errorf("%v: %+v, %v; want %+v", c.args, got, err, c.want)
 		}
 	}

@@ -52,6 +52,12 @@ type Config struct {
 	CertFile string
 	KeyFile  string
 
+	// PlainTCPForMeasurement turns mutual TLS off: node-to-node traffic in clear, no
+	// certificates. Only the cluster bench sets it, to measure what TLS costs; `serve` has
+	// no way to, and Validate refuses it together with certificate files (a node meant to
+	// run with TLS that would silently run without).
+	PlainTCPForMeasurement bool
+
 	// PeerRoutes, when set, makes this node dial some peers at other addresses (a fault
 	// proxy in partition tests; see PeerRoutes). Off in production.
 	PeerRoutes PeerRoutes
@@ -102,8 +108,11 @@ func (c Config) Validate() error {
 	for _, f := range []struct{ name, v string }{
 		{"CAFile", c.CAFile}, {"CertFile", c.CertFile}, {"KeyFile", c.KeyFile},
 	} {
-		if f.v == "" {
+		switch {
+		case f.v == "" && !c.PlainTCPForMeasurement:
 			errs = append(errs, fmt.Errorf("engine config: %s is required (node-to-node traffic is mutual TLS)", f.name))
+		case f.v != "" && c.PlainTCPForMeasurement:
+			errs = append(errs, fmt.Errorf("engine config: %s is set but PlainTCPForMeasurement turns TLS off", f.name))
 		}
 	}
 	if c.HeartbeatRTT > 0 && c.ElectionRTT <= 2*c.HeartbeatRTT {
@@ -135,7 +144,7 @@ func (c Config) nodeHostConfig(l *eventListener) config.NodeHostConfig {
 		NodeHostDir:       filepath.Join(c.raftDir(), "nodehost"),
 		RTTMillisecond:    c.RTTMillisecond,
 		RaftAddress:       c.RaftAddr,
-		MutualTLS:         true,
+		MutualTLS:         !c.PlainTCPForMeasurement,
 		CAFile:            c.CAFile,
 		CertFile:          c.CertFile,
 		KeyFile:           c.KeyFile,

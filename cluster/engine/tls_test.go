@@ -94,6 +94,9 @@ func TestConfigIsValidatedWithClearErrors(t *testing.T) {
 		{"data dir", func(c *Config) { c.DataDir = "" }, "engine config: DataDir is required"},
 		{"tls", func(c *Config) { c.CAFile, c.KeyFile = "", "" },
 			"engine config: CAFile is required (node-to-node traffic is mutual TLS)\nengine config: KeyFile is required (node-to-node traffic is mutual TLS)"},
+		{"plain TCP without certificates", func(c *Config) { c.PlainTCPForMeasurement, c.CAFile, c.CertFile, c.KeyFile = true, "", "", "" }, ""},
+		{"plain TCP with a certificate", func(c *Config) { c.PlainTCPForMeasurement, c.CAFile, c.KeyFile = true, "", "" },
+			"engine config: CertFile is set but PlainTCPForMeasurement turns TLS off"},
 		{"ticks", func(c *Config) { c.ElectionRTT, c.HeartbeatRTT = 4, 2 }, "engine config: ElectionRTT (4) must be more than twice HeartbeatRTT (2)"},
 		{"compaction", func(c *Config) { c.SnapshotEntries, c.CompactionOverhead = 10, 20 }, "engine config: CompactionOverhead (20) must not exceed SnapshotEntries (10)"},
 	}
