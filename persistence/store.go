@@ -87,7 +87,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		// own logging and surfaces errors through return values.
 		Logger: quietLogger{},
 		// On ENOSPC the ballast goes and Pebble retries the write once (space.go).
-		FS: vfs.OnDiskFull(o.FS, g.onDiskFull),
+		FS:        vfs.OnDiskFull(o.FS, g.onDiskFull),
 		CacheSize: 64 << 20,
 	}
 	// Bloom filters on every level (later levels take L0's): most point reads miss — a
