@@ -19,6 +19,9 @@ type Account struct {
 	Email     string `msgpack:"email" json:"email"`
 	Plan      string `msgpack:"plan" json:"plan"`
 	CreatedAt int64  `msgpack:"created_at" json:"created_at"` // unix seconds UTC
+	// Disabled: the operator has disabled the account; its keys fail the key check and it
+	// cannot log in (SetAccountDisabled).
+	Disabled bool `msgpack:"disabled,omitempty" json:"disabled"`
 }
 
 const (

@@ -99,7 +99,9 @@ func (s *Store) ListKeys(accountID string) ([]Key, error) {
 // every request, so it does exactly two point Gets and, thanks to a pooled
 // scratch area, allocates only the strings and slice of the returned Key.
 // Revoked keys are returned too; the caller checks RevokedAt so it can
-// answer "revoked" rather than "unknown". Errors never contain the secret.
+// answer "revoked" rather than "unknown". A key of a disabled account comes with an
+// ErrDisabled error (a third point Get, a miss for every enabled account). Errors never
+// contain the secret.
 func (s *Store) LookupKey(secret string) (Key, error) {
 	if len(secret) < minSecretLen || len(secret) > maxSecretLen {
 		return Key{}, errUnknownSecret // no secret of ours looks like this
@@ -147,7 +149,7 @@ func (s *Store) LookupKey(secret string) (Key, error) {
 	if k.Models == nil {
 		k.Models = []string{}
 	}
-	return k, nil
+	return k, checkKeyAccount(s.db, k.AccountID, sc.key[:])
 }
 
 // lookupScratch is LookupKey's reusable working memory.

@@ -10,9 +10,10 @@ import (
 )
 
 // metaNamespaces are the metadata key space: accounts, their order and e-mail indexes, keys,
-// the key hash index and the per-account key index. A metadata snapshot carries exactly
-// these (and the raw namespaces its taker names); a recovery replaces exactly these.
-var metaNamespaces = []string{nsAccount, nsAcctOrder, nsAcctEmail, nsKey, nsKeyHash, nsAcctKey}
+// the key hash index and the per-account key index, and the sign-in state (logins.go). A
+// metadata snapshot carries exactly these (and the raw namespaces its taker names); a
+// recovery replaces exactly these.
+var metaNamespaces = append([]string{nsAccount, nsAcctOrder, nsAcctEmail, nsKey, nsKeyHash, nsAcctKey}, authNamespaces...)
 
 // MetaView is a consistent read-only view of the metadata key space and of the raw
 // namespaces named when it was taken; writes made after it do not show.
@@ -126,5 +127,19 @@ func (s *Store) LookupKeyHash(hash string) (Key, error) {
 		// The index points at a missing record: corruption, not "unknown".
 		return Key{}, fmt.Errorf("persistence: lookup key: hash index points at %q: %w", kid, err)
 	}
-	return k, nil
+	return k, checkKeyAccount(s.db, k.AccountID, nil)
+}
+
+// checkKeyAccount is the key check's question about the key's account: nil, or the
+// ErrDisabled refusal of a disabled account (the key is returned beside it, so the refusal
+// can be logged to its account). scratch, when big enough, holds the lookup key.
+func checkKeyAccount(r pebble.Reader, accountID string, scratch []byte) error {
+	off, err := hasIn(r, append(append(scratch[:0], nsAcctOff...), accountID...))
+	if err != nil {
+		return fmt.Errorf("persistence: lookup key: %w", err)
+	}
+	if off {
+		return disabledErr(accountID)
+	}
+	return nil
 }

@@ -40,6 +40,16 @@ type Command struct {
 	Plan    *persistence.PlanChange    `msgpack:"plan,omitempty"`
 	Key     *persistence.NewKey        `msgpack:"key,omitempty"`
 	Revoke  *persistence.KeyRevocation `msgpack:"revoke,omitempty"`
+
+	// The sign-in writes (issue #14; authcommands.go).
+	Signup     *persistence.NewSignup      `msgpack:"signup,omitempty"`
+	Token      *persistence.NewToken       `msgpack:"token,omitempty"`
+	TokenUse   *persistence.TokenUse       `msgpack:"token_use,omitempty"`
+	Session    *persistence.NewSession     `msgpack:"session,omitempty"`
+	SessionEnd *persistence.SessionEnd     `msgpack:"session_end,omitempty"`
+	Touch      *persistence.SessionTouch   `msgpack:"touch,omitempty"`
+	Password   *persistence.PasswordChange `msgpack:"password,omitempty"`
+	State      *persistence.AccountState   `msgpack:"state,omitempty"`
 }
 
 // maxCommandID bounds a command id (it is part of a store key).
@@ -90,7 +100,7 @@ func DecodeResult(b []byte) (Result, error) {
 // Refusal is a persistence refusal carried in a Result: Err gives back the error value the
 // single node returns, so the admin API answers a cluster write as it answers a local one.
 type Refusal struct {
-	Kind      string `msgpack:"kind"` // not_found, invalid, conflict, email_taken
+	Kind      string `msgpack:"kind"` // not_found, invalid, conflict, disabled, email_taken
 	What      string `msgpack:"what,omitempty"`
 	ID        string `msgpack:"id,omitempty"`
 	Field     string `msgpack:"field,omitempty"`
@@ -102,7 +112,8 @@ type Refusal struct {
 var refusalKinds = []struct {
 	name string
 	kind error
-}{{"not_found", persistence.ErrNotFound}, {"invalid", persistence.ErrInvalid}, {"conflict", persistence.ErrConflict}}
+}{{"not_found", persistence.ErrNotFound}, {"invalid", persistence.ErrInvalid}, {"conflict", persistence.ErrConflict},
+	{"disabled", persistence.ErrDisabled}}
 
 // refusalOf is err as a Refusal, ok false when err is not a refusal (a failure of the store,
 // which must not become part of the replicated state).

@@ -250,6 +250,10 @@ func applyCommand(b *persistence.MetaBatch, cmd Command) (Result, error) {
 		var k persistence.Key
 		k, err = b.RevokeKey(*cmd.Revoke)
 		res.Key = &k
+	case isAuthKind(cmd.Kind):
+		var a persistence.Account
+		a, err = applyAuth(b, cmd)
+		res.Account = &a
 	default:
 		return Result{}, &persistence.Error{Kind: persistence.ErrInvalid, Field: "command",
 			Msg: fmt.Sprintf("command of kind %q without its payload, or of a kind this shard does not apply", cmd.Kind)}

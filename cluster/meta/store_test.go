@@ -37,6 +37,7 @@ type testLog struct {
 	down      bool // proposals fail before reaching the log (no leader)
 	lostAcks  int  // this many next proposals apply, then report an error (outcome unknown)
 	proposals int
+	sent      [][]byte // every command that reached the log, in order
 }
 
 type testNode struct {
@@ -69,6 +70,7 @@ func (n *testNode) Propose(ctx context.Context, shard uint64, cmd []byte) ([]byt
 		return nil, errors.New("no leader")
 	}
 	l.index++
+	l.sent = append(l.sent, cmd)
 	var out []byte
 	for _, node := range l.nodes {
 		node.queue = append(node.queue, cluster.Entry{Index: l.index, Cmd: cmd})

@@ -25,6 +25,8 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
   modelgate admin accounts plan ID --plan P
   modelgate admin accounts credits ID --amount 25.00 --key IDEMPOTENCY_KEY
   modelgate admin accounts quota ID
+  modelgate admin accounts disable ID    its keys and sessions stop at once
+  modelgate admin accounts enable ID
   modelgate admin keys create --account ID --name N [--models a,b] [--zdr] [--import SECRET]
   modelgate admin keys list --account ID
   modelgate admin keys revoke KEY_ID
@@ -46,6 +48,7 @@ var flagsOnly = map[string]bool{"usage": true, "routes": true}
 var adminCommands = map[string]string{
 	"accounts create": "", "accounts list": "", "accounts get": "an account id", "accounts plan": "an account id",
 	"accounts credits": "an account id", "accounts quota": "an account id",
+	"accounts disable": "an account id", "accounts enable": "an account id",
 	"keys create": "", "keys list": "", "keys revoke": "a key id", "usage": "", "routes": "",
 }
 
@@ -163,6 +166,8 @@ func adminCmd(args []string, out io.Writer) error {
 		return c.do(http.MethodPost, "/admin/v1/accounts/"+positional+"/credits", map[string]string{"amount_usd": *amount, "idempotency_key": *idem})
 	case "accounts quota":
 		return c.do(http.MethodGet, "/admin/v1/accounts/"+positional+"/quota", nil)
+	case "accounts disable", "accounts enable":
+		return c.do(http.MethodPost, "/admin/v1/accounts/"+positional+"/"+strings.TrimPrefix(command, "accounts "), nil)
 	case "keys create":
 		if err := need(*account, "--account"); err != nil {
 			return err

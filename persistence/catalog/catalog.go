@@ -45,6 +45,7 @@ type Catalog struct {
 	Path    string
 	Server  Server
 	Clients ClientRules
+	Auth    Auth // sign-up and mail (auth.go)
 	models  []*Model
 	byName  map[string]*Model // ids and aliases
 	routes  map[string]*Route // route id -> route

@@ -34,6 +34,7 @@ type fileDoc struct {
 	Models  []modelDoc   `yaml:"models"`
 	Removed []removedDoc `yaml:"removed"`
 	Plans   []planDoc    `yaml:"plans"`
+	Auth    authDoc      `yaml:"auth"`
 }
 
 type serverDoc struct {
@@ -121,6 +122,7 @@ func Parse(path string, data []byte) (*Catalog, error) {
 	c.Server = v.server(doc.Server)
 	c.Clients = v.clients(doc.Clients)
 	v.plans(c, doc.Plans)
+	c.Auth = v.auth(c, doc.Auth)
 	if len(doc.Models) == 0 {
 		v.fail("", "models", "at least one model is required")
 	}

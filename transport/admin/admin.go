@@ -34,6 +34,10 @@ type Store interface {
 	ListKeys(accountID string) ([]persistence.Key, error)
 	RevokeKey(id string) (persistence.Key, error)
 	QueryLog(q persistence.LogQuery) (persistence.LogPage, error)
+
+	// SetAccountDisabled disables (its keys and sessions stop at once) or enables an
+	// account (issue #14).
+	SetAccountDisabled(id string, disabled bool) (persistence.Account, error)
 }
 
 // Deps are what the admin API works with.
@@ -75,6 +79,8 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/accounts/{id}/plan", s.setPlan).Methods(http.MethodPut)
 	a.HandleFunc("/accounts/{id}/credits", s.addCredits).Methods(http.MethodPost)
 	a.HandleFunc("/accounts/{id}/quota", s.quotaState).Methods(http.MethodGet)
+	a.HandleFunc("/accounts/{id}/disable", s.setDisabled(true)).Methods(http.MethodPost)
+	a.HandleFunc("/accounts/{id}/enable", s.setDisabled(false)).Methods(http.MethodPost)
 	a.HandleFunc("/keys/{id}", s.revokeKey).Methods(http.MethodDelete)
 	a.HandleFunc("/routes", s.routes).Methods(http.MethodGet)
 }
@@ -123,6 +129,18 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, acct)
+}
+
+// setDisabled is POST /admin/v1/accounts/{id}/disable and /enable: the account as it is now
+// (doing it twice is no error). A body, if sent, is ignored.
+func (s *Server) setDisabled(disabled bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		acct, err := s.store.SetAccountDisabled(mux.Vars(r)["id"], disabled)
+		if storeFailed(w, err) {
+			return
+		}
+		writeJSON(w, http.StatusOK, acct)
+	}
 }
 
 // createdKey is the one answer that shows a key's secret.

@@ -31,6 +31,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/api"
+	"github.com/modelgate/modelgate/transport/auth"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -73,9 +74,10 @@ type Node struct {
 	Catalog    *catalog.Holder
 	Metrics    *metrics.Metrics
 	API        *api.Server
-	AdminToken string // empty when the token was created by an earlier start (only its file has it)
-	URL        string // http://host:port
-	MetricsURL string // http://host:port/metrics; "" when metrics are off
+	Auth       *auth.Server // the /auth endpoints (sign-up, login, sessions)
+	AdminToken string       // empty when the token was created by an earlier start (only its file has it)
+	URL        string       // http://host:port
+	MetricsURL string       // http://host:port/metrics; "" when metrics are off
 	http       *http.Server
 	ln         net.Listener
 	metrics    *http.Server // nil when metrics are off
@@ -126,12 +128,13 @@ func Start(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1)}
 	var keys api.Keys = store
 	var adminStore admin.Store = store
+	var authStore auth.Store = store
 	if cfg.Cluster != nil {
 		if n.cluster, err = startCluster(cfg, store); err != nil {
 			n.shutdownActors()
 			return nil, err
 		}
-		keys, adminStore = n.cluster.keys, n.cluster.meta
+		keys, adminStore, authStore = n.cluster.keys, n.cluster.meta, n.cluster.meta
 	}
 	locator := cluster.NewLocal(engine)
 	n.Board = routehealth.NewBoard(locator, cfg.Health)
@@ -207,6 +210,15 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.URL = "http://" + n.ln.Addr().String()
+	if n.Auth, err = startAuth(cat, n.URL, authStore, cfg.Logger); err != nil {
+		n.ln.Close()
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
+		n.shutdownActors()
+		return nil, err
+	}
+	n.Auth.Register(r) // before Serve: the router is not read until then
 	n.http = &http.Server{Handler: n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
@@ -275,6 +287,9 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) shutdownActors() {
+	if n.Auth != nil {
+		n.Auth.Close() // the mail queued goes out first
+	}
 	if n.Video != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := n.Video.Close(ctx); err != nil {

@@ -1,0 +1,92 @@
+package meta
+
+import (
+	"time"
+
+	"github.com/modelgate/modelgate/persistence"
+)
+
+// The sign-in writes in cluster mode: the proposer halves run on this node (tokens, session
+// ids and passwords never leave it: commands carry their hashes), the shard applies them, and
+// each returns once this node has applied it. Reads (sessions, logins) come from this node's
+// replica, so a session ended on another node is refused here once this node has applied
+// that entry, normally within milliseconds.
+
+// Signup proposes a sign-up (persistence.Store.Signup).
+func (s *Store) Signup(email, password, plan string, now time.Time) (persistence.Account, string, persistence.Registration, error) {
+	c, token, reg, err := s.local.PrepareSignup(email, password, plan, now)
+	if err != nil || reg == persistence.Registered {
+		return persistence.Account{}, "", reg, err
+	}
+	a, err := account(s.propose(Command{Kind: KindSignup, Signup: &c}))
+	return a, token, reg, err
+}
+
+// IssueReset proposes a password-reset token.
+func (s *Store) IssueReset(accountID string, now time.Time) (string, error) {
+	c, token := s.local.PrepareReset(accountID, now)
+	_, err := account(s.propose(Command{Kind: KindIssueToken, Token: &c}))
+	return token, err
+}
+
+// UseToken proposes the use of a token: used on one node, it is used everywhere.
+func (s *Store) UseToken(purpose, token, newPassword string, now time.Time) (persistence.Account, error) {
+	c, err := s.local.PrepareTokenUse(purpose, token, newPassword, now)
+	if err != nil {
+		return persistence.Account{}, err
+	}
+	return account(s.propose(Command{Kind: KindUseToken, TokenUse: &c}))
+}
+
+// CreateSession proposes a new session and returns its id.
+func (s *Store) CreateSession(accountID string, now time.Time) (string, error) {
+	c, id := s.local.PrepareSession(accountID, now)
+	if _, err := account(s.propose(Command{Kind: KindCreateSession, Session: &c})); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// EndSessions proposes the end of sessions.
+func (s *Store) EndSessions(c persistence.SessionEnd) error {
+	_, err := account(s.propose(Command{Kind: KindEndSessions, SessionEnd: &c}))
+	return err
+}
+
+// TouchSession proposes a session's new last-seen time.
+func (s *Store) TouchSession(hash string, now time.Time) error {
+	_, err := account(s.propose(Command{Kind: KindTouchSession, Touch: &persistence.SessionTouch{Hash: hash, At: now.Unix()}}))
+	return err
+}
+
+// ChangePassword proposes a new password, ending the account's other sessions.
+func (s *Store) ChangePassword(accountID, email, newPassword, keep string) error {
+	c, err := s.local.PreparePasswordChange(accountID, email, newPassword, keep)
+	if err != nil {
+		return err
+	}
+	_, err = account(s.propose(Command{Kind: KindChangePassword, Password: &c}))
+	return err
+}
+
+// SetAccountDisabled proposes a disable or enable; once applied, every node's key check
+// refuses the account's keys (the check reads the shard linearizably).
+func (s *Store) SetAccountDisabled(id string, disabled bool) (persistence.Account, error) {
+	c := s.local.PrepareAccountState(id, disabled)
+	return account(s.propose(Command{Kind: KindAccountState, State: &c}))
+}
+
+// AccountByEmail reads this node's replica.
+func (s *Store) AccountByEmail(email string) (persistence.Account, error) {
+	return s.local.AccountByEmail(email)
+}
+
+// GetLogin reads this node's replica.
+func (s *Store) GetLogin(accountID string) (persistence.Login, error) {
+	return s.local.GetLogin(accountID)
+}
+
+// GetSession reads this node's replica.
+func (s *Store) GetSession(hash string, now time.Time) (persistence.Session, persistence.Account, error) {
+	return s.local.GetSession(hash, now)
+}
