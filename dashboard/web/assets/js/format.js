@@ -22,11 +22,11 @@ export function when(t) {
   return d ? dateTime.format(d) : "—";
 }
 
-// inDuration is how far ahead t is, in words ("in 3 h 20 min").
+// inDuration is how far ahead t is, in words ("in 3 h 20 min"); "" once it has passed.
 export function inDuration(t) {
   const d = toDate(t);
-  if (!d) return "";
-  let min = Math.max(0, Math.round((d - Date.now()) / 60000));
+  if (!d || d <= Date.now()) return "";
+  let min = Math.round((d - Date.now()) / 60000);
   const days = Math.floor(min / 1440);
   min -= days * 1440;
   const h = Math.floor(min / 60);

@@ -15,7 +15,8 @@ const allowances = [
 function allowanceRow(label, a) {
   const used = a.used !== undefined ? a.used + (a.reserved || 0) : a.limit - a.remaining;
   const left = a.remaining !== undefined ? a.remaining : Math.max(0, a.limit - used);
-  const resets = a.resets_at ? `${when(a.resets_at)} (${inDuration(a.resets_at)})` : "—";
+  const soon = inDuration(a.resets_at);
+  const resets = a.resets_at ? when(a.resets_at) + (soon ? ` (${soon})` : "") : "—";
   if (!a.limit) return row(cell(label), cell(num(used)), cell("unlimited"), cell("—"));
   return row(cell(label), cell(`${num(used)} of ${num(a.limit)}`), cell(num(left)), cell(resets));
 }
