@@ -153,8 +153,8 @@ func (b *Browser) Open(url string) {
 // Fill types value into the field sel (a CSS selector) after clearing it, as a person would.
 func (b *Browser) Fill(sel, value string) {
 	b.tb.Helper()
-	b.setValue(sel, "")
-	b.do("fill "+sel, chromedp.SendKeys(chromedp.CSS(sel), value))
+	b.setValue(sel, "") // and focus it: the keys go to the focused control
+	b.do("fill "+sel, chromedp.KeyEvent(value))
 }
 
 // SetValue sets a field's value directly, for the controls typing cannot fill (dates,
@@ -167,7 +167,7 @@ func (b *Browser) SetValue(sel, value string) {
 func (b *Browser) setValue(sel, value string) {
 	b.tb.Helper()
 	var ok bool
-	err := b.Eval(`(e => { if (!e) return false; e.value = `+jsString(value)+`;
+	err := b.Eval(`(e => { if (!e) return false; e.focus(); e.value = `+jsString(value)+`;
 		e.dispatchEvent(new Event("input", {bubbles: true})); e.dispatchEvent(new Event("change", {bubbles: true}));
 		return e.value === `+jsString(value)+`; })(document.querySelector(`+jsString(sel)+`))`, &ok)
 	if err != nil || !ok {
@@ -175,10 +175,18 @@ func (b *Browser) setValue(sel, value string) {
 	}
 }
 
-// Click clicks the element sel once it is visible.
+// Click clicks the middle of the element sel with the mouse, once it is shown. It finds the
+// element by script each time, so a page that was just replaced is no obstacle.
 func (b *Browser) Click(sel string) {
 	b.tb.Helper()
-	b.do("click "+sel, chromedp.Click(chromedp.CSS(sel)))
+	b.WaitVisible(sel)
+	var at struct{ X, Y float64 }
+	err := b.Eval(`(e => { e.scrollIntoView({block: "center"}); const r = e.getBoundingClientRect();
+		return {X: r.left + r.width / 2, Y: r.top + r.height / 2}; })(document.querySelector(`+jsString(sel)+`))`, &at)
+	if err != nil {
+		b.tb.Fatalf("click %s: %v", sel, err)
+	}
+	b.do("click "+sel, chromedp.MouseClickXY(at.X, at.Y))
 }
 
 // Eval evaluates a JavaScript expression and decodes its JSON value into out.
@@ -276,10 +284,11 @@ func (b *Browser) WaitVisible(sel string) {
 	})
 }
 
-// WaitPath waits until the tab's path (without the query) is path.
+// WaitPath waits until the tab's path (without the query) is path and its page has loaded
+// (a form of the page before would be gone under the test's next step).
 func (b *Browser) WaitPath(path string) {
 	b.tb.Helper()
-	b.WaitFor("path "+path, "location.pathname === "+jsString(path), b.URL)
+	b.WaitFor("path "+path, "location.pathname === "+jsString(path)+` && document.readyState === "complete"`, b.URL)
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
