@@ -4,7 +4,7 @@ DATA     ?= ./data
 ADDR     ?= 127.0.0.1:8080
 BIN      := bin
 
-.PHONY: run cluster build test test-short test-faults test-cluster test-clients fuzz vet fmt bench-go clean
+.PHONY: run cluster build test test-short test-faults test-cluster test-browser test-clients fuzz vet fmt bench-go clean
 
 ## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
 run: build
@@ -31,6 +31,13 @@ test: vet
 ## a tmpfs) and skip without it
 test-faults:
 	$(GO) test -tags faults -count=1 -timeout 30m -run '^TestFault' ./...
+
+## test-browser: the dashboard's tests in headless Chromium (Debian's chromium package, found
+## on PATH; they skip without it unless MODELGATE_REQUIRE_BROWSER=1, which CI sets). Each
+## page's screenshots go to SCREENSHOTS/<test name>/ (default ./test-output/screenshots)
+SCREENSHOTS ?= $(CURDIR)/test-output/screenshots
+test-browser:
+	MODELGATE_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -timeout 10m -v ./dashboard/...
 
 ## test-cluster: the long cluster fault suite on real three-node clusters (cluster/clustertest,
 ## files tagged faults, tests named TestClusterFault…, which test-faults' ^TestFault leaves
