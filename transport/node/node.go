@@ -219,6 +219,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.Auth.Register(r) // before Serve: the router is not read until then
+	registerDashboard(r)
 	n.http = &http.Server{Handler: n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
