@@ -14,7 +14,7 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 	if testing.Short() {
 		t.Skip("starts three engine nodes")
 	}
-	cfg := Config{Shards: 4, Accounts: 32, InFlight: []int{1, 8}, Rates: []int{200}, Plain: true, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
+	cfg := Config{Shards: 4, Accounts: 32, InFlight: []int{1, 8}, Rates: []int{40}, Plain: true, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
 		Kills: 2, KillInFlight: 8, Dir: t.TempDir()}
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -23,7 +23,7 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 	want := []struct {
 		nodes, inFlight, rate int
 		path                  string
-	}{{1, 1, 0, PathSingle}, {1, 8, 0, PathSingle}, {1, 0, 200, PathSingle}, {3, 1, 0, PathCluster}, {3, 8, 0, PathCluster}, {3, 0, 200, PathCluster},
+	}{{1, 1, 0, PathSingle}, {1, 8, 0, PathSingle}, {1, 0, 40, PathSingle}, {3, 1, 0, PathCluster}, {3, 8, 0, PathCluster}, {3, 0, 40, PathCluster},
 		{3, 1, 0, PathPlain}, {3, 8, 0, PathPlain}}
 	if len(r.Runs) != len(want) {
 		t.Fatalf("%d cells, want %d: %+v", len(r.Runs), len(want), r.Runs)
@@ -54,7 +54,7 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 		t.Fatalf("failover %+v", f)
 	}
 	md := r.Markdown()
-	for _, s := range []string{"## cluster", "| 3 | mutual | 8 in flight |", "| 3 | mutual | 200/s offered |", "| 3 | none | 8 in flight |", "plain TCP", "Failover: 2 stops", "Memory, 3 node(s)"} {
+	for _, s := range []string{"## cluster", "| 3 | mutual | 8 in flight |", "| 3 | mutual | 40/s offered |", "| 3 | none | 8 in flight |", "plain TCP", "Failover: 2 stops", "Memory, 3 node(s)"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("the Markdown lacks %q:\n%s", s, md)
 		}

@@ -39,9 +39,19 @@ type testNode struct {
 }
 
 // testClock is the quota services' clock: now, plus what the test moved it by.
-type testClock struct{ offset atomic.Int64 }
+// testClock is the real clock moved by advance, or, with frozen set, a clock that moves only
+// by advance (a test whose phases must not drift however long a loaded machine takes).
+type testClock struct {
+	offset atomic.Int64
+	frozen time.Time
+}
 
-func (c *testClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *testClock) Now() time.Time {
+	if !c.frozen.IsZero() {
+		return c.frozen.Add(time.Duration(c.offset.Load()))
+	}
+	return time.Now().Add(time.Duration(c.offset.Load()))
+}
 func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 const firstShard = 1
