@@ -4,12 +4,13 @@ import "fmt"
 
 // KeyUpdate is a change of a key's caller-chosen fields: each set member replaces the
 // key's, the others stay. Limits replace the key's limits as a whole (the zero KeyLimits
-// removes them all).
+// removes them all). No omitempty: msgpack would drop a pointer to zero limits (it asks
+// KeyLimits.IsZero), turning "remove the limits" into "leave them".
 type KeyUpdate struct {
-	Name   *string    `msgpack:"name,omitempty"`
-	Models *[]string  `msgpack:"models,omitempty"`
-	ZDR    *bool      `msgpack:"zdr,omitempty"`
-	Limits *KeyLimits `msgpack:"limits,omitempty"`
+	Name   *string    `msgpack:"name"`
+	Models *[]string  `msgpack:"models"`
+	ZDR    *bool      `msgpack:"zdr"`
+	Limits *KeyLimits `msgpack:"limits"`
 }
 
 // KeyChange is a decided key update (PrepareKeyUpdate's result).

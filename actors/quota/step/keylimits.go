@@ -16,7 +16,7 @@ import (
 // admitted only while budget - spent - held covers its estimate; its settle adds its real
 // cost to the period's spend (Rec.KeySpend). A key with no budget has no spend record.
 
-// KeyView is one key's own limits at a time (View with Command.Key and KeyLimits).
+// KeyLimitsView is one key's own limits at a time (View with Command.Key and KeyLimits).
 type KeyLimitsView struct {
 	Spent     money.Amount `msgpack:"spent,omitempty"` // settled in the current period
 	Held      money.Amount `msgpack:"held,omitempty"`  // the estimates of its calls in flight
