@@ -20,6 +20,7 @@ type KeySpec struct {
 	Name   string
 	Models []string
 	ZDR    bool
+	Limits KeyLimits
 }
 
 // Key is an API key's metadata. The secret itself is never stored: only its
@@ -34,6 +35,8 @@ type Key struct {
 	Hint      string   `msgpack:"hint" json:"hint"` // prefix + "…" + last 4 chars, e.g. "sk-token-…a1B2"
 	CreatedAt int64    `msgpack:"created_at" json:"created_at"`
 	RevokedAt int64    `msgpack:"revoked_at" json:"revoked_at,omitempty"` // 0 = active
+	// Limits are the key's own budget, expiry and rpm; absent in keys stored before them.
+	Limits KeyLimits `msgpack:"limits,omitempty" json:"limits"`
 }
 
 const (
@@ -200,22 +203,38 @@ func acctKeyKey(accountID string, nanos int64, id string) []byte {
 }
 
 // validateSpec checks a KeySpec and returns a private copy of its model list
-// (so later changes to the caller's slice cannot alter the stored key).
-func validateSpec(spec KeySpec) ([]string, error) {
-	n := utf8.RuneCountInString(spec.Name)
-	switch {
-	case strings.TrimSpace(spec.Name) == "":
-		return nil, invalidf("name", "key name is required")
-	case n > maxKeyNameLen:
-		return nil, invalidf("name", "key name is %d characters, max %d", n, maxKeyNameLen)
-	case !validText(spec.Name):
-		return nil, invalidf("name", "key name contains control characters or invalid UTF-8")
-	case len(spec.Models) > maxModels:
-		return nil, invalidf("models", "models has %d entries, max %d", len(spec.Models), maxModels)
+// (so later changes to the caller's slice cannot alter the stored key). now > 0 also
+// requires an expiry after now (validateLimits).
+func validateSpec(spec KeySpec, now int64) ([]string, error) {
+	if err := validateName(spec.Name); err != nil {
+		return nil, err
 	}
-	models := make([]string, 0, len(spec.Models))
-	seen := make(map[string]bool, len(spec.Models))
-	for i, m := range spec.Models {
+	if err := validateLimits(spec.Limits, now); err != nil {
+		return nil, err
+	}
+	return validateModels(spec.Models)
+}
+
+func validateName(name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case strings.TrimSpace(name) == "":
+		return invalidf("name", "key name is required")
+	case n > maxKeyNameLen:
+		return invalidf("name", "key name is %d characters, max %d", n, maxKeyNameLen)
+	case !validText(name):
+		return invalidf("name", "key name contains control characters or invalid UTF-8")
+	}
+	return nil
+}
+
+func validateModels(list []string) ([]string, error) {
+	if len(list) > maxModels {
+		return nil, invalidf("models", "models has %d entries, max %d", len(list), maxModels)
+	}
+	models := make([]string, 0, len(list))
+	seen := make(map[string]bool, len(list))
+	for i, m := range list {
 		switch {
 		case m == "":
 			return nil, invalidf("models", "models[%d] is empty", i)

@@ -47,7 +47,7 @@ func (s *Store) ImportKey(accountID string, spec KeySpec, secret string) (Key, e
 // and the per-account index in one synced batch, so no reader ever sees a
 // key without its indexes or an index pointing nowhere.
 func (s *Store) insertKey(accountID string, spec KeySpec, secret, prefix string) (Key, error) {
-	models, err := validateSpec(spec)
+	models, err := validateSpec(spec, nowUTC().Unix())
 	if err != nil {
 		return Key{}, err
 	}
@@ -69,7 +69,7 @@ func (s *Store) insertKey(accountID string, spec KeySpec, secret, prefix string)
 // key's id and its creation time. The secret is returned beside the command, which holds
 // only its hash.
 func (s *Store) PrepareKey(accountID string, spec KeySpec) (NewKey, string, error) {
-	models, err := validateSpec(spec)
+	models, err := validateSpec(spec, nowUTC().Unix())
 	if err != nil {
 		return NewKey{}, "", err
 	}
@@ -86,7 +86,7 @@ func (s *Store) PrepareImport(accountID string, spec KeySpec, secret string) (Ne
 	if err != nil {
 		return NewKey{}, err
 	}
-	models, err := validateSpec(spec)
+	models, err := validateSpec(spec, nowUTC().Unix())
 	if err != nil {
 		return NewKey{}, err
 	}
@@ -115,6 +115,7 @@ func (s *Store) prepareKeyLocked(accountID string, spec KeySpec, models []string
 			Name:      spec.Name,
 			Models:    models,
 			ZDR:       spec.ZDR,
+			Limits:    spec.Limits,
 			Hint:      prefix + "…" + secret[len(secret)-4:],
 			CreatedAt: now.Unix(),
 		},
@@ -127,7 +128,7 @@ func (s *Store) prepareKeyLocked(accountID string, spec KeySpec, models []string
 // neither the secret's hash nor the id may be registered already.
 func (m *MetaBatch) InsertKey(c NewKey) (Key, error) {
 	k := c.Key
-	models, err := validateSpec(KeySpec{Name: k.Name, Models: k.Models, ZDR: k.ZDR})
+	models, err := validateSpec(KeySpec{Name: k.Name, Models: k.Models, ZDR: k.ZDR, Limits: k.Limits}, 0)
 	if err != nil {
 		return Key{}, err
 	}

@@ -40,6 +40,18 @@ type QuotaRecord struct {
 	// its quota actor (LogEntry.Seq), written in the same batch as that entry: a usage query
 	// reads it to fix the set of entries it pages through.
 	LogSeq uint64 `msgpack:"lseq,omitempty"`
+	// KeySpend is what the account's keys with a budget spent in their current budget
+	// period, in key id order (issue #14).
+	KeySpend []KeySpend `msgpack:"kspend,omitempty"`
+}
+
+// KeySpend is one key's spend (pico-USD, at the models' rates) in the budget period of
+// Period that starts at Start (unix seconds UTC; 0 for BudgetTotal).
+type KeySpend struct {
+	KeyID  string `msgpack:"k"`
+	Period string `msgpack:"p"`
+	Start  int64  `msgpack:"s,omitempty"`
+	Spent  int64  `msgpack:"amt,omitempty"`
 }
 
 // KeyQuota is the durable throttle state of one key: its load history over the plan's

@@ -153,13 +153,15 @@ func (a *accountActor) load() error {
 
 // fillWindows fills the sliding windows, once per load, with the counted calls of the last
 // minute: the request log's entries are the durable record of every slot (their time is the
-// slot), plus the calls in flight. A plan without burst limit or throttle reads no window.
-func (a *accountActor) fillWindows(p *step.Plan, now int64) error {
+// slot), plus the calls in flight. A plan without burst limit or throttle, for a key without
+// an rpm of its own, reads no window: they stay empty (nothing is added to a window no limit
+// reads) until a command that reads one fills them.
+func (a *accountActor) fillWindows(c *step.Command) error {
+	p, now := &c.Plan, c.Now
 	if a.windowsReady {
 		return nil
 	}
-	if !p.NeedsWindows() {
-		a.windowsReady = true
+	if !p.NeedsWindows() && (c.KeyLimits == nil || c.KeyLimits.RPM == 0) {
 		return nil
 	}
 	slots, err := a.svc.store.CountedSince(a.acct, max(a.st.Last, now)-step.BurstSpan+1)

@@ -59,7 +59,7 @@ func (o localOwner) Do(ctx context.Context, account string, c *step.Command) (st
 func (a *accountActor) step(m *stepMsg) {
 	c := m.c
 	if c.Kind == step.Admit || c.Kind == step.View || c.Kind == step.Record && c.Counts {
-		if err := a.fillWindows(&c.Plan, c.Now); err != nil {
+		if err := a.fillWindows(c); err != nil {
 			m.Fail(err)
 			return
 		}

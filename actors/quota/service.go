@@ -58,6 +58,10 @@ const (
 	LimitCredits  Limit = Limit(step.LimitCredits)  // 402: allowance used up; the balance is below this call's estimated cost
 	LimitImages   Limit = Limit(step.LimitImages)   // 429 until 00:00 UTC
 	LimitVideo    Limit = Limit(step.LimitVideo)    // 429 until 00:00 UTC
+	// The calling key's own limits (AdmitRequest.KeyLimits).
+	LimitKeyExpired Limit = Limit(step.LimitKeyExpired) // 401: the key expired (ResetsAt: when)
+	LimitKeyRPM     Limit = Limit(step.LimitKeyRPM)     // 429: the key's own rpm
+	LimitKeyBudget  Limit = Limit(step.LimitKeyBudget)  // 402: the key's budget is spent until ResetsAt (zero: a total budget)
 )
 
 // Status is the HTTP status of a refusal by this limit (0 for none).
@@ -65,8 +69,10 @@ func (l Limit) Status() int {
 	switch l {
 	case "":
 		return 0
-	case LimitWindow, LimitWeekly, LimitCredits:
+	case LimitWindow, LimitWeekly, LimitCredits, LimitKeyBudget:
 		return 402
+	case LimitKeyExpired:
+		return 401
 	}
 	return 429
 }
@@ -91,6 +97,8 @@ type AdmitRequest struct {
 	// At is when the call arrived: its slot in the sliding windows, and the time of its log
 	// entry (whose time the burst windows are rebuilt from). Zero: now.
 	At time.Time
+	// KeyLimits are the calling key's own limits, as read with the key (zero: none).
+	KeyLimits persistence.KeyLimits
 }
 
 // Decision is the answer to an admission.
@@ -158,6 +166,8 @@ type Unadmitted struct {
 	// Log is the call's entry (required). Its Time is the call's arrival, and a counted call's
 	// slot in the burst windows.
 	Log *persistence.LogEntry
+	// KeyLimits are the key's own limits: a counted call takes a slot in its rpm window.
+	KeyLimits persistence.KeyLimits
 }
 
 // Settlement is what a settle did.
@@ -184,44 +194,6 @@ type MediaReservation struct {
 	Account string
 	Kind    string // persistence.MediaImages or persistence.MediaVideo
 	ID      uint64
-}
-
-// QuotaState is an account's limits as the admin API shows them. Counts of calls are in
-// thousandths of a call; a Limit of 0 means unlimited.
-type QuotaState struct {
-	Account   string
-	Plan      string
-	Balance   money.Amount
-	Spent     money.Amount
-	Held      money.Amount // held for in-flight paid calls
-	Overdraft money.Amount
-	Window    Allowance
-	Weekly    Allowance
-	Burst     Budget     // the account-wide burst (zero Limit when per key or unlimited)
-	Keys      []KeyState // keys with calls in the last minute, load history or a throttle
-	Images    Daily
-	Video     Daily
-	InFlight  int // admitted calls not yet settled
-}
-
-// Allowance is a counter on a fixed schedule.
-type Allowance struct {
-	Used, Reserved, Limit int64 // thousandths of a call
-	ResetsAt              time.Time
-}
-
-// Daily is a daily counter (images, or video seconds).
-type Daily struct {
-	Used, Reserved, Limit int64
-	ResetsAt              time.Time
-}
-
-// KeyState is one key's burst and throttle.
-type KeyState struct {
-	KeyID          string
-	Burst          Budget // per-key burst (burst_scope key) or the throttle cap when throttled
-	RecentCalls    int64  // calls counted toward the throttle rule
-	ThrottledUntil time.Time
 }
 
 // Store is the part of persistence the actors use.
@@ -324,6 +296,9 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 	if !r.At.IsZero() {
 		c.At = r.At.UnixNano()
 	}
+	if !r.KeyLimits.IsZero() {
+		c.KeyLimits = &r.KeyLimits
+	}
 	res, err := s.do(ctx, r.Account, c)
 	if err != nil {
 		return Decision{}, err
@@ -387,6 +362,9 @@ func (s *Service) Record(ctx context.Context, u Unadmitted) error {
 	c := &step.Command{Kind: step.Record, Now: s.stamp(), Key: u.KeyID, Units: u.Units, Log: e}
 	if u.Counts {
 		c.Counts, c.Plan = true, step.PlanOf(u.Plan)
+		if !u.KeyLimits.IsZero() {
+			c.KeyLimits = &u.KeyLimits
+		}
 	}
 	_, err = s.do(ctx, u.Account, c)
 	return err
@@ -424,21 +402,6 @@ func (s *Service) AddCredits(ctx context.Context, account string, amount money.A
 	}
 	r, err := s.do(ctx, account, &step.Command{Kind: step.AddCredits, Now: s.stamp(), Key: idempotencyKey, Amount: amount})
 	return r.Balance, r.Added && err == nil, err
-}
-
-// State reads an account's limits under plan (the account's current plan).
-func (s *Service) State(ctx context.Context, account string, plan *catalog.Plan) (QuotaState, error) {
-	if err := checkAccount(account); err != nil {
-		return QuotaState{}, err
-	}
-	if plan == nil {
-		return QuotaState{}, fmt.Errorf("%w: state of %s: no plan", ErrInvalid, account)
-	}
-	r, err := s.do(ctx, account, &step.Command{Kind: step.View, Now: s.stamp(), Plan: step.PlanOf(plan)})
-	if err != nil {
-		return QuotaState{}, err
-	}
-	return quotaState(account, plan, r.View), nil
 }
 
 // ReserveImages reserves n of today's images (plan.ImageDailyLimit), or refuses with

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/cluster/meta"
+	"github.com/modelgate/modelgate/persistence"
 )
 
 // Command is one quota step of one account, one element of a Batcher batch in the shard's
@@ -57,6 +58,9 @@ type Query struct {
 	// (the read only makes this replica catch up).
 	Task string `msgpack:"task,omitempty"`
 	Sync bool   `msgpack:"sync,omitempty"`
+	// Key and KeyLimits ask for that key's own limits too (step.State.Key).
+	Key       string                 `msgpack:"key,omitempty"`
+	KeyLimits *persistence.KeyLimits `msgpack:"kl,omitempty"`
 }
 
 // Encode is the query as Lookup takes it.

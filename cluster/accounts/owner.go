@@ -152,7 +152,7 @@ func (o *Owner) giveBack(account string, shard uint64, raw []byte) {
 
 // view reads the account's admin view from its shard.
 func (o *Owner) view(ctx context.Context, shard uint64, account string, c *step.Command) (step.Result, error) {
-	q, err := (&Query{Account: account, Now: c.Now, Plan: c.Plan}).Encode()
+	q, err := (&Query{Account: account, Now: c.Now, Plan: c.Plan, Key: c.Key, KeyLimits: c.KeyLimits}).Encode()
 	if err != nil {
 		return step.Result{}, err
 	}

@@ -212,7 +212,7 @@ func (m *StateMachine) Lookup(query []byte) ([]byte, error) {
 		return nil, err
 	}
 	expireDue(&a, q.Now)
-	r := step.Apply(&a, &step.Command{Kind: step.View, Now: q.Now, Plan: q.Plan})
+	r := step.Apply(&a, &step.Command{Kind: step.View, Now: q.Now, Plan: q.Plan, Key: q.Key, KeyLimits: q.KeyLimits})
 	return r.Encode()
 }
 

@@ -28,6 +28,11 @@ const (
 	KindRevokeKey     Kind = "revoke_key"     // Revoke
 )
 
+// Key updates (issue #14): name, models, ZDR and limits.
+const (
+	KindUpdateKey Kind = "update_key" // Update
+)
+
 // Command is one entry of the metadata shard's log: a write its proposer has decided (ids,
 // secret hash, timestamps; persistence's proposer halves), which every replica applies the
 // same way. Exactly the payload its Kind names is set.
@@ -50,6 +55,7 @@ type Command struct {
 	Touch      *persistence.SessionTouch   `msgpack:"touch,omitempty"`
 	Password   *persistence.PasswordChange `msgpack:"password,omitempty"`
 	State      *persistence.AccountState   `msgpack:"state,omitempty"`
+	Update     *persistence.KeyChange      `msgpack:"update,omitempty"`
 }
 
 // maxCommandID bounds a command id (it is part of a store key).

@@ -254,6 +254,10 @@ func applyCommand(b *persistence.MetaBatch, cmd Command) (Result, error) {
 		var a persistence.Account
 		a, err = applyAuth(b, cmd)
 		res.Account = &a
+	case cmd.Kind == KindUpdateKey && cmd.Update != nil:
+		var k persistence.Key
+		k, err = b.UpdateKey(*cmd.Update)
+		res.Key = &k
 	default:
 		return Result{}, &persistence.Error{Kind: persistence.ErrInvalid, Field: "command",
 			Msg: fmt.Sprintf("command of kind %q without its payload, or of a kind this shard does not apply", cmd.Kind)}

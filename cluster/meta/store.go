@@ -87,6 +87,16 @@ func (s *Store) RevokeKey(id string) (persistence.Key, error) {
 	return key(s.propose(Command{Kind: KindRevokeKey, Revoke: &c}))
 }
 
+// UpdateKey proposes a change of a key (name, models, ZDR, limits); an expiry is checked
+// against this node's clock here, before the proposal.
+func (s *Store) UpdateKey(id string, u persistence.KeyUpdate) (persistence.Key, error) {
+	c, err := s.local.PrepareKeyUpdate(id, u)
+	if err != nil {
+		return persistence.Key{}, err
+	}
+	return key(s.propose(Command{Kind: KindUpdateKey, Update: &c}))
+}
+
 // GetAccount reads this node's replica.
 func (s *Store) GetAccount(id string) (persistence.Account, error) { return s.local.GetAccount(id) }
 

@@ -87,6 +87,8 @@ var readmeSteps = []readmeStep{
 	{start: "bin/modelgate admin accounts credits acct_… --amount 25.00 --key topup-2026-11-22", want: []string{`"balance_usd": "25"`, `"added": true`}},
 	{start: "bin/modelgate admin accounts quota acct_…", want: []string{`"plan": "free"`, `"balance_usd": "25"`}},
 	{start: "bin/modelgate admin accounts plan acct_… --plan pro", want: []string{`"plan": "pro"`}},
+	{start: "curl -s -X PATCH http://127.0.0.1:8080/admin/v1/keys/key_…", status: 200,
+		want: []string{`"limits":{"budget":{"amount_usd":"12.5","period":"day"},"expires_at":"2099-12-31T00:00:00Z","rpm":60}`}},
 	// Running for real
 	{start: "bin/modelgate serve --config catalog.yaml", background: true, check: checkServing},
 	{start: "kill -HUP <pid>", check: checkReloaded},

@@ -38,6 +38,8 @@ type Store interface {
 	// SetAccountDisabled disables (its keys and sessions stop at once) or enables an
 	// account (issue #14).
 	SetAccountDisabled(id string, disabled bool) (persistence.Account, error)
+	// Key updates and limits (issue #14).
+	UpdateKey(id string, u persistence.KeyUpdate) (persistence.Key, error)
 }
 
 // Deps are what the admin API works with.
@@ -82,6 +84,7 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/accounts/{id}/disable", s.setDisabled(true)).Methods(http.MethodPost)
 	a.HandleFunc("/accounts/{id}/enable", s.setDisabled(false)).Methods(http.MethodPost)
 	a.HandleFunc("/keys/{id}", s.revokeKey).Methods(http.MethodDelete)
+	a.HandleFunc("/keys/{id}", s.updateKey).Methods(http.MethodPatch)
 	a.HandleFunc("/routes", s.routes).Methods(http.MethodGet)
 }
 
@@ -151,10 +154,11 @@ type createdKey struct {
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		Name   string   `json:"name"`
-		Models []string `json:"models"`
-		ZDR    bool     `json:"zdr"`
-		Import string   `json:"import_key"` // an existing sk-user-/sk-token- secret to import
+		Name   string                     `json:"name"`
+		Models []string                   `json:"models"`
+		ZDR    bool                       `json:"zdr"`
+		Import string                     `json:"import_key"` // an existing sk-user-/sk-token- secret to import
+		Limits *persistence.KeyLimitsJSON `json:"limits"`
 	}
 	if !decode(w, r, &in) {
 		return
@@ -162,7 +166,11 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	if !s.modelsExist(w, in.Models) {
 		return
 	}
-	spec := persistence.KeySpec{Name: in.Name, Models: in.Models, ZDR: in.ZDR}
+	limits, ok := keyLimits(w, in.Limits)
+	if !ok {
+		return
+	}
+	spec := persistence.KeySpec{Name: in.Name, Models: in.Models, ZDR: in.ZDR, Limits: limits}
 	acct := mux.Vars(r)["id"]
 	if in.Import != "" {
 		k, err := s.store.ImportKey(acct, spec, in.Import)

@@ -92,18 +92,19 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 
 // quotaView is the account's limits as an operator reads them.
 type quotaView struct {
-	AccountID  string        `json:"account_id"`
-	Plan       string        `json:"plan"`
-	BalanceUSD string        `json:"balance_usd"`
-	SpentUSD   string        `json:"spent_usd"`
-	HeldUSD    string        `json:"held_usd"`
-	Window     allowanceView `json:"window"`
-	Weekly     allowanceView `json:"weekly"`
-	Burst      budgetView    `json:"burst"`
-	Keys       []keyView     `json:"keys"`
-	Images     dailyView     `json:"images"`
-	Video      dailyView     `json:"video_seconds"`
-	InFlight   int           `json:"in_flight"`
+	AccountID  string          `json:"account_id"`
+	Plan       string          `json:"plan"`
+	BalanceUSD string          `json:"balance_usd"`
+	SpentUSD   string          `json:"spent_usd"`
+	HeldUSD    string          `json:"held_usd"`
+	Window     allowanceView   `json:"window"`
+	Weekly     allowanceView   `json:"weekly"`
+	Burst      budgetView      `json:"burst"`
+	Keys       []keyView       `json:"keys"`
+	KeyBudgets []keyBudgetView `json:"key_budgets"` // the account's keys with a budget
+	Images     dailyView       `json:"images"`
+	Video      dailyView       `json:"video_seconds"`
+	InFlight   int             `json:"in_flight"`
 }
 
 type allowanceView struct {
@@ -168,6 +169,9 @@ func (s *Server) quotaState(w http.ResponseWriter, r *http.Request) {
 		Images: daily(st.Images), Video: daily(st.Video), InFlight: st.InFlight, Keys: []keyView{}}
 	for _, k := range st.Keys {
 		v.Keys = append(v.Keys, keyView{KeyID: k.KeyID, Burst: budget(k.Burst), RecentCalls: k.RecentCalls, ThrottledUntil: stamp(k.ThrottledUntil)})
+	}
+	if v.KeyBudgets, err = s.keyBudgets(r.Context(), acct.ID, plan); storeFailed(w, err) {
+		return
 	}
 	writeJSON(w, http.StatusOK, v)
 }

@@ -53,7 +53,7 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 		return nil, errCannotRecord() // its charge and log entry could not be kept
 	}
 	d, err := s.Quota.Admit(c.admissionContext(r), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
-		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated, At: c.arrived})
+		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated, At: c.arrived, KeyLimits: c.key.Limits})
 	if err != nil {
 		if r.Context().Err() != nil {
 			return nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}
@@ -65,6 +65,9 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 	setRateHeaders(w, d.Burst, s.now())
 	if d.Admitted {
 		return &admission{reservation: d.Reservation, paid: d.Paid, account: acct.ID, plan: plan}, nil
+	}
+	if d.Refused == quota.LimitKeyBudget {
+		return nil, errKeyBudget(d, c.key.Limits)
 	}
 	return nil, refusal(d, s.now())
 }
@@ -147,6 +150,10 @@ func refusal(d quota.Decision, now time.Time) *apiError {
 		e.Code, e.Message = "weekly_cap_exhausted", "the plan's weekly request cap is used up and the account has no credits"
 	case quota.LimitCredits:
 		e.Code, e.Message = "insufficient_credits", "the plan's allowance is used up and the account's credits do not cover this call"
+	case quota.LimitKeyRPM:
+		e.Message = "this API key's own per-minute limit reached"
+	case quota.LimitKeyExpired:
+		return errKeyExpired(d.ResetsAt.Unix())
 	default:
 		e.Message = "limit reached"
 	}

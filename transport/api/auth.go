@@ -58,9 +58,19 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	case key.RevokedAt != 0:
 		c.revoked = &key
 		return errUnauthorized("this API key has been revoked")
+	case key.Limits.Expired(s.now()):
+		c.revoked = &key // its account's log gets the refusal too
+		return errKeyExpired(key.Limits.ExpiresAt)
 	}
 	c.key, c.ctx = key, r.Context()
 	return nil
+}
+
+// errKeyExpired is the 401 of a key past its expiry (persistence.KeyLimits.ExpiresAt).
+func errKeyExpired(at int64) *apiError {
+	e := errUnauthorized("this API key expired at " + time.Unix(at, 0).UTC().Format(time.RFC3339))
+	e.Code = "key_expired"
+	return e
 }
 
 // resolveModel applies the catalog and the key's policy to a requested model name.

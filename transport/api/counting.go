@@ -110,6 +110,7 @@ func (r *record) close() error {
 		if class == countsClientError {
 			u.Plan = r.s.planOf(r.c)
 			u.Counts = u.Plan != nil
+			u.KeyLimits = r.c.key.Limits
 		}
 		if r.ownerDown {
 			// The owner that did not answer the admission is the one the entry goes to: the

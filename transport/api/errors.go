@@ -20,6 +20,7 @@ type apiError struct {
 	Message    string
 	RetryAfter int            // seconds; sets Retry-After when > 0
 	Extra      map[string]any // more members of the error object (retry_after_seconds, resets_at, …)
+	Header     http.Header    // more response headers (a key budget's reset time)
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -41,6 +42,9 @@ func render(w http.ResponseWriter, c *call, e *apiError) {
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	for k, v := range e.Header {
+		h[k] = v
 	}
 	w.WriteHeader(e.Status)
 	if c.client == ir.ClientFormat(gemini.Format) {

@@ -47,6 +47,10 @@ type Call struct {
 	Key       string       `msgpack:"key"`            // the calling key
 	At        int64        `msgpack:"at"`             // its slot in the sliding windows: its arrival (unix ns)
 	Epoch     uint32       `msgpack:"ep,omitempty"`   // the key's load-history epoch it was counted in
+	// Budgeted: its key had a budget when it was admitted; KeyHold is the estimate it holds
+	// against that budget until it settles.
+	Budgeted bool         `msgpack:"kb,omitempty"`
+	KeyHold  money.Amount `msgpack:"kh,omitempty"`
 }
 
 // Key is one key's sliding window (burst per key, and the throttle cap) and load history.
@@ -56,6 +60,9 @@ type Key struct {
 	Act            Activity `msgpack:"a"`
 	Epoch          uint32   `msgpack:"ep,omitempty"`  // bumped when the load history starts over (a throttle begins)
 	ThrottledUntil int64    `msgpack:"thr,omitempty"` // unix ns
+	// RPM is the key's own sliding window (persistence.KeyLimits.RPM): the calls counted
+	// while the key had an rpm, the newest rpm of them.
+	RPM Slide `msgpack:"rpm,omitempty"`
 }
 
 // key is key id's state, added when it has none. The pointer is into Keys: good until the

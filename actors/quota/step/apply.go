@@ -2,6 +2,7 @@ package step
 
 import (
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
 )
 
 // Apply performs one command on the account and returns what it decided and what to
@@ -43,7 +44,7 @@ func Apply(a *Account, c *Command) Result {
 	case Expire:
 		a.expire(now, &r)
 	case View:
-		r.View = a.view(&c.Plan, now, &r)
+		r.View = a.view(c, now, &r)
 	}
 	return r
 }
@@ -122,7 +123,17 @@ func (a *Account) admit(c *Command, now int64, r *Result) {
 			return
 		}
 	}
+	if a.checkKey(c, ks, now, r) {
+		if r.Refused != LimitKeyRPM {
+			r.Burst = a.budget(p, c.KeyLimits, ks, win, now)
+			r.MaxRPM = r.Burst.Limit
+		}
+		return
+	}
 	h := Call{Plan: *p, Units: units, Expires: now + c.TTL, Key: c.Key, At: at, Epoch: ks.Epoch}
+	if l := c.KeyLimits; l != nil && l.Budget > 0 {
+		h.Budgeted, h.KeyHold = true, c.Amount
+	}
 	winFits, weekFits := a.fitsEach(p, units)
 	if winFits && weekFits {
 		h.InPlan, h.WinStart, h.WeekStart = true, a.Rec.WindowStart, a.Rec.WeekStart
@@ -133,19 +144,19 @@ func (a *Account) admit(c *Command, now int64, r *Result) {
 			if avail > 0 {
 				r.Refused = LimitCredits
 			}
-			r.Burst = a.budget(p, ks, win, now) // unchanged: a refused call takes no slot
+			r.Burst = a.budget(p, c.KeyLimits, ks, win, now) // unchanged: a refused call takes no slot
 			r.MaxRPM = r.Burst.Limit
 			return
 		}
 		h.Paid, h.Hold = true, c.Amount
 	}
 	a.reserve(&h)
-	a.occupy(p, c.Key, ks, win, at, now, r)
+	a.occupy(p, c, ks, win, at, now, r)
 	a.NextID++
 	h.ID = a.NextID
 	a.Calls = append(a.Calls, h)
 	r.Admitted, r.ID, r.Paid = true, h.ID, h.Paid
-	r.Burst = a.budget(p, ks, win, now)
+	r.Burst = a.budget(p, c.KeyLimits, ks, win, now)
 	r.MaxRPM = r.Burst.Limit
 }
 
@@ -210,9 +221,14 @@ func (a *Account) refuseAllowance(r *Result, p *Plan, winFits, weekFits bool, no
 	r.RetryAfter = reset*1e9 - now
 }
 
-// occupy notes a counted call at its slot at in the burst windows and the throttle's load
-// history, and throttles the key when its load reaches the plan's trigger.
-func (a *Account) occupy(p *Plan, keyID string, ks *Key, win *Slide, at, now int64, r *Result) {
+// occupy notes a counted call of c's key at its slot at in the burst windows, the key's
+// own rpm window and the throttle's load history, and throttles the key when its load
+// reaches the plan's trigger.
+func (a *Account) occupy(p *Plan, c *Command, ks *Key, win *Slide, at, now int64, r *Result) {
+	keyID := c.Key
+	if l := c.KeyLimits; l != nil && l.RPM > 0 {
+		ks.RPM.add(at, l.RPM)
+	}
 	if !p.BurstPerKey {
 		win.add(at, p.BurstRPM)
 	}
@@ -238,19 +254,27 @@ func (a *Account) unoccupy(h *Call, r *Result) {
 	}
 	if ks := a.findKey(h.Key); ks != nil {
 		ks.Recent.remove(h.At)
+		ks.RPM.remove(h.At)
 		if ks.Epoch == h.Epoch && ks.Act.remove(h.At) {
 			r.KeyChanged = h.Key
 		}
 	}
 }
 
-// budget is the per-minute cap in force for the key after this call.
-func (a *Account) budget(p *Plan, ks *Key, win *Slide, now int64) Budget {
-	if p.Throttle.enabled() && ks.ThrottledUntil > now {
-		return ks.Recent.budget(p.Throttle.RPM, now)
+// budget is the per-minute cap in force for the key after this call: the plan's (the
+// throttle's when throttled), or the key's own rpm when that leaves fewer calls.
+func (a *Account) budget(p *Plan, l *persistence.KeyLimits, ks *Key, win *Slide, now int64) Budget {
+	b := Budget{Reset: now}
+	switch {
+	case p.Throttle.enabled() && ks.ThrottledUntil > now:
+		b = ks.Recent.budget(p.Throttle.RPM, now)
+	case p.BurstRPM > 0:
+		b = win.budget(p.BurstRPM, now)
 	}
-	if p.BurstRPM > 0 {
-		return win.budget(p.BurstRPM, now)
+	if l != nil && l.RPM > 0 {
+		if kb := ks.RPM.budget(l.RPM, now); b.Limit == 0 || kb.Remaining < b.Remaining {
+			return kb
+		}
 	}
-	return Budget{Reset: now}
+	return b
 }

@@ -65,6 +65,9 @@ type Command struct {
 	// the store the state lives in, including grants of commands applied before this one
 	// whose batch is not written yet.
 	Prior *persistence.CreditGrant `msgpack:"prior,omitempty"`
+	// KeyLimits are the calling key's own limits (Admit, Record; View with Key), as the
+	// caller read them with the key: the step never reads the store. Nil: none.
+	KeyLimits *persistence.KeyLimits `msgpack:"kl,omitempty"`
 }
 
 // ChargeKeyPrefix namespaces charges among an account's idempotency records.
@@ -81,6 +84,10 @@ const (
 	LimitCredits  Limit = "credits"
 	LimitImages   Limit = "image_daily_limit_exceeded"
 	LimitVideo    Limit = "video_daily_limit_exceeded"
+	// The key's own limits (Command.KeyLimits).
+	LimitKeyExpired Limit = "key_expired"
+	LimitKeyRPM     Limit = "key_rpm_exceeded"
+	LimitKeyBudget  Limit = "key_budget_exhausted"
 )
 
 // Failure is why a command changed nothing.
@@ -116,7 +123,8 @@ type Counter struct {
 type Result struct {
 	Fail Failure `msgpack:"f,omitempty"`
 	// Admit, Hold, MediaReserve: the decision. ID is the new reservation (Admit,
-	// MediaReserve). RetryAfter is ns; ResetsAt unix s (window, weekly, credits, media).
+	// MediaReserve). RetryAfter is ns; ResetsAt unix s (window, weekly, credits, media and a
+	// key's budget: when it returns; a key's expiry: when it expired).
 	Admitted   bool   `msgpack:"ok,omitempty"`
 	ID         uint64 `msgpack:"id,omitempty"`
 	Paid       bool   `msgpack:"paid,omitempty"`
@@ -163,6 +171,8 @@ type State struct {
 	Keys     []KeyView    `msgpack:"keys,omitempty"`
 	Images   Counter      `msgpack:"img"`
 	Video    Counter      `msgpack:"vid"`
+	// Key is the own limits of the key View asked about (Command.Key with KeyLimits).
+	Key *KeyLimitsView `msgpack:"key,omitempty"`
 }
 
 // KeyView is one key in the admin view: keys with calls in the last minute, load history

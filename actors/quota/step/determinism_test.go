@@ -113,7 +113,23 @@ func (g *logGen) next(i int, a *Account) Command {
 			c.Prior = &gr
 		}
 	}
+	if c.Kind == Admit || c.Kind == Record || c.Kind == View {
+		c.KeyLimits = g.keyLimits(c.Key)
+	}
 	return c
+}
+
+// keyLimits are key's own limits in the log: k1 has a daily budget and an rpm, k2 a budget
+// whose period changes now and then and an expiry the log's clock passes, k3 none.
+func (g *logGen) keyLimits(key string) *persistence.KeyLimits {
+	switch key {
+	case "k1":
+		return &persistence.KeyLimits{Budget: 1_000_000_000_000, Period: persistence.BudgetDay, RPM: 1}
+	case "k2":
+		periods := []string{persistence.BudgetWeek, persistence.BudgetMonth, persistence.BudgetTotal}
+		return &persistence.KeyLimits{Budget: 2_000_000_000_000, Period: periods[g.seq/700%len(periods)], ExpiresAt: t0/1e9 + 40*Day}
+	}
+	return nil
 }
 
 // checkDeterminism applies a seeded random log of n commands over accounts accounts on
@@ -198,6 +214,11 @@ func checkInvariants(t testing.TB, a *Account, c *Command) {
 	if win != a.WinReserved || week != a.WeekReserved || held != a.Held {
 		t.Fatalf("after %+v: reservations: window %d/%d, week %d/%d, held %d/%d", *c, a.WinReserved, win, a.WeekReserved, week, a.Held, held)
 	}
+	for k, s := range a.Rec.KeySpend {
+		if k > 0 && a.Rec.KeySpend[k-1].KeyID >= s.KeyID {
+			t.Fatalf("key spend out of order: %s then %s", a.Rec.KeySpend[k-1].KeyID, s.KeyID)
+		}
+	}
 }
 
 // A random log applied on fresh instances, and on one restarting from its encoding before
@@ -215,6 +236,7 @@ func TestRandomLogCoversEveryKind(t *testing.T) {
 	var a Account
 	seen := map[Kind]int{}
 	admitted, refused := 0, 0
+	keyRefusals := map[Limit]int{}
 	for range 3000 {
 		c := g.next(0, &a)
 		r := Apply(&a, &c)
@@ -229,6 +251,7 @@ func TestRandomLogCoversEveryKind(t *testing.T) {
 				admitted++
 			} else {
 				refused++
+				keyRefusals[r.Refused]++
 			}
 		}
 	}
@@ -239,6 +262,11 @@ func TestRandomLogCoversEveryKind(t *testing.T) {
 	}
 	if admitted < 100 || refused < 100 {
 		t.Errorf("admitted %d, refused %d", admitted, refused)
+	}
+	for _, l := range []Limit{LimitKeyBudget, LimitKeyRPM, LimitKeyExpired} {
+		if keyRefusals[l] == 0 {
+			t.Errorf("no admission refused by %s (refusals: %v)", l, keyRefusals)
+		}
 	}
 }
 

@@ -47,14 +47,19 @@ func (a *Account) DropImageHolds() bool {
 }
 
 // FillWindows puts counted calls (the request log's recent slots) and the calls in flight
-// into the sliding windows p reads.
+// into the sliding windows p reads, and into every key's own rpm window: the step does not
+// know which keys have an rpm (their limits come with their commands), so each keeps its
+// calls of the last minute, up to the largest rpm a key may have, and the first admission
+// with the key's rpm trims them.
 func (a *Account) FillWindows(p *Plan, slots []persistence.CountedCall) {
 	keep := p.keyWindowKeep()
 	add := func(at int64, key string) {
 		if !p.BurstPerKey {
 			a.Burst.add(at, p.BurstRPM)
 		}
-		a.key(key).Recent.add(at, keep)
+		ks := a.key(key)
+		ks.Recent.add(at, keep)
+		ks.RPM.add(at, persistence.MaxKeyRPM)
 	}
 	for _, s := range slots {
 		add(s.Time, s.KeyID)

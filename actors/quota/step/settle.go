@@ -32,6 +32,7 @@ func (a *Account) settle(c *Command, now int64, r *Result) {
 			}
 			r.Dirty = true
 		}
+		a.settleKey(&h, c.Amount, now, r)
 		if h.Paid {
 			floor := -int64(h.Plan.Overdraft)
 			r.Charged = money.Amount(max(0, min(int64(c.Amount), a.Rec.Balance-floor)))
@@ -89,7 +90,7 @@ func (a *Account) record(c *Command, now int64, r *Result) {
 			e.AllowanceUnits = units
 		}
 		ks := a.key(c.Key)
-		a.occupy(p, c.Key, ks, a.window(p, ks), max(0, e.Time), now, r)
+		a.occupy(p, c, ks, a.window(p, ks), max(0, e.Time), now, r)
 		e.Counted = true
 	}
 	a.appendLog(r, &e, 0)
@@ -141,10 +142,11 @@ func (a *Account) expire(now int64, r *Result) {
 	keys := a.Keys[:0]
 	for _, ks := range a.Keys {
 		ks.Recent.prune(now)
+		ks.RPM.prune(now)
 		if ks.Act.Width > 0 {
 			ks.Act.advance(now, ks.Act.Width)
 		}
-		if len(ks.Recent) > 0 || ks.ThrottledUntil > now || ks.Act.sum() > 0 {
+		if len(ks.Recent) > 0 || len(ks.RPM) > 0 || ks.ThrottledUntil > now || ks.Act.sum() > 0 {
 			keys = append(keys, ks)
 			continue
 		}

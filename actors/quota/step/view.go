@@ -7,7 +7,8 @@ import (
 
 // view is the admin view under plan p. Like any step it rolls the counters and prunes the
 // windows to now.
-func (a *Account) view(p *Plan, now int64, r *Result) *State {
+func (a *Account) view(c *Command, now int64, r *Result) *State {
+	p := &c.Plan
 	a.roll(p, now, r)
 	length, _ := p.windowSchedule()
 	st := &State{
@@ -19,6 +20,9 @@ func (a *Account) view(p *Plan, now int64, r *Result) *State {
 	}
 	if !p.BurstPerKey && p.BurstRPM > 0 {
 		st.Burst = a.Burst.budget(p.BurstRPM, now)
+	}
+	if c.Key != "" && c.KeyLimits != nil {
+		st.Key = a.keyView(c.Key, c.KeyLimits, now)
 	}
 	for i := range a.Keys {
 		ks := &a.Keys[i]
