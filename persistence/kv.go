@@ -13,7 +13,7 @@ import (
 // package are refused, so raw writes can never bypass its validation and batching.
 
 // ownNamespaces are the prefixes only this package writes.
-var ownNamespaces = []string{nsAccount, nsAcctOrder, nsAcctEmail, nsSchema, nsKey, nsKeyHash, nsAcctKey, nsLog, nsMeta, nsQuota, nsKeyQuota, nsCredit, nsTask, nsTaskOpen}
+var ownNamespaces = []string{nsAccount, nsAcctOrder, nsAcctEmail, nsSchema, nsKey, nsKeyHash, nsAcctKey, nsLog, nsLogID, nsMeta, nsQuota, nsKeyQuota, nsCredit, nsTask, nsTaskOpen}
 
 const maxRawKeyLen = 1024
 
