@@ -196,8 +196,7 @@ func putQuota(b *pebble.Batch, w *QuotaWrite) error {
 		}
 	}
 	for i := 0; err == nil && i < len(w.Log); i++ {
-		e := &w.Log[i]
-		err = putMsgpack(b, logKey(e.AccountID, e.Time, e.RequestID), e)
+		err = putLogEntry(b, &w.Log[i])
 	}
 	if err != nil {
 		return fmt.Errorf("write quota of %s: %w", w.Account, err)

@@ -103,8 +103,7 @@ func (s *Store) AppendLog(entries []LogEntry) error {
 	}
 	b := s.db.NewBatch()
 	for i := range entries {
-		e := &entries[i]
-		if err := putMsgpack(b, logKey(e.AccountID, e.Time, e.RequestID), e); err != nil {
+		if err := putLogEntry(b, &entries[i]); err != nil {
 			b.Close()
 			return fmt.Errorf("persistence: append log: entries[%d]: %w", i, err)
 		}

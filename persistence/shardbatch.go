@@ -67,9 +67,9 @@ func (b *ShardBatch) CreditGrantFor(account, key string) (g CreditGrant, found b
 }
 
 // accountSpaces are the namespaces holding one account's quota state, in key order: its
-// grants, its request log, its keys' throttle state (each under "<ns><account>/"), and its
-// record (at "quota/<account>" exactly).
-var accountSpaces = []string{nsCredit, nsLog, nsKeyQuota}
+// grants, its request log and the log's request-id index, its keys' throttle state (each
+// under "<ns><account>/"), and its record (at "quota/<account>" exactly).
+var accountSpaces = []string{nsCredit, nsLog, nsLogID, nsKeyQuota}
 
 // ShardView is a consistent read-only view of the store (a Pebble snapshot) for an account
 // shard's snapshot: its raw namespace and its accounts' quota state.

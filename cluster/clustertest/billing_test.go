@@ -15,7 +15,8 @@ import (
 // the fourth is a non-voting replica of a shard, and its proposals are forwarded too). Its steps all go to its
 // shard's leader whichever node took the call, so the window counts 3 (not 3 per node), the
 // 9 calls beyond it are paid, and every node's view of the account agrees with its log:
-// balance = top-up − Σ logged cost, exactly, with all 12 calls logged once.
+// balance = top-up − Σ logged cost, exactly, with all 12 calls logged once; and every node
+// shows each call's cost (X-Modelgate-Cost) in GET /v1/generations/{id} and GET /v1/key.
 func TestCallsOnEveryNodeCountAgainstOneAccountExactly(t *testing.T) {
 	c := New(t, Options{Nodes: 4, Shards: 4, Replicas: 3})
 	c.StartAll()
@@ -24,11 +25,17 @@ func TestCallsOnEveryNodeCountAgainstOneAccountExactly(t *testing.T) {
 		map[string]any{"amount_usd": "1.00", "idempotency_key": "ct-topup"}); status != http.StatusOK && status != http.StatusCreated {
 		t.Fatalf("top-up: %d %s", status, b)
 	}
+	costs := map[string]string{} // X-Modelgate-Cost by X-Request-Id
+	var headerSum money.Amount
 	for _, n := range c.Nodes {
 		for range 3 {
-			if status, b := n.Chat(secret); status != http.StatusOK {
+			status, h, b := n.Do(http.MethodPost, "/v1/chat/completions", secret, map[string]any{
+				"model": Model, "messages": []map[string]string{{"role": "user", "content": "hi"}}, "max_tokens": 5})
+			if status != http.StatusOK {
 				t.Fatalf("node %d: chat: %d %s", n.ID, status, b)
 			}
+			costs[h.Get("X-Request-Id")] = h.Get("X-Modelgate-Cost")
+			headerSum += mustMoney(t, h.Get("X-Modelgate-Cost"))
 		}
 	}
 	for _, n := range c.Nodes {
@@ -57,6 +64,42 @@ func TestCallsOnEveryNodeCountAgainstOneAccountExactly(t *testing.T) {
 			t.Errorf("node %d: window used %v, in flight %d, logged %d costing %s, spent %s, balance %s: want 3, 0, 12, spent = logged cost > 0, balance = 1.00 − logged cost",
 				n.ID, q.Window.Used, q.InFlight, u.Totals.Count, cost, spent, balance)
 		}
+		if headerSum != cost {
+			t.Errorf("node %d: the answers' X-Modelgate-Cost sum to %s, the log to %s", n.ID, headerSum, cost)
+		}
+		checkKeyHolderViews(t, n, secret, costs, cost)
+	}
+}
+
+// checkKeyHolderViews: every call's GET /v1/generations/{id} on node n (its replica of the
+// account's shard, caught up by waitLog) holds the cost its answer's X-Modelgate-Cost said,
+// and GET /v1/key counts every call and the logged cost.
+func checkKeyHolderViews(t *testing.T, n *Node, secret string, costs map[string]string, logged money.Amount) {
+	t.Helper()
+	for rid, want := range costs {
+		var g struct {
+			Data struct {
+				ID      string `json:"id"`
+				CostUSD string `json:"cost_usd"`
+				Status  int    `json:"status"`
+			} `json:"data"`
+		}
+		status, _, b := n.Do(http.MethodGet, "/v1/generations/"+rid, secret, nil)
+		if json.Unmarshal(b, &g); status != http.StatusOK || g.Data.ID != rid || g.Data.CostUSD != want || g.Data.Status != 200 {
+			t.Errorf("node %d: generation %s: %d %s; want cost %s", n.ID, rid, status, b, want)
+		}
+	}
+	var k struct {
+		Data struct {
+			Usage     string `json:"usage"`
+			ThisMonth struct {
+				Requests int64 `json:"requests"`
+			} `json:"this_month"`
+		} `json:"data"`
+	}
+	status, _, b := n.Do(http.MethodGet, "/v1/key", secret, nil)
+	if json.Unmarshal(b, &k); status != http.StatusOK || k.Data.ThisMonth.Requests != int64(len(costs)) || k.Data.Usage != logged.String() {
+		t.Errorf("node %d: /v1/key: %d %s; want %d requests costing %s", n.ID, status, b, len(costs), logged)
 	}
 }
 

@@ -9,7 +9,7 @@ package main
 //
 // What the test changes in a command: the default address 127.0.0.1:8080 becomes the demo's
 // (MODELGATE_ADDR is exported, as the README says to when the port is not the default), and
-// the placeholders acct_…, key_…, sk-token-… and video_… become what the command before
+// the placeholders acct_…, key_…, sk-token-…, video_… and req_… become what the command before
 // printed (the README says so). curl reports each answer's status through a curlrc
 // (CURL_HOME), so the commands run exactly as written and the status is checked too.
 
@@ -103,6 +103,11 @@ var readmeSteps = []readmeStep{
 	{start: "bin/modelgate cluster drain 1", skip: clusterSkip},
 	{start: "bin/modelgate cluster remove 4", skip: clusterSkip},
 	// Endpoints
+	{start: "curl -si http://127.0.0.1:8080/v1/chat/completions", status: 200, want: []string{"X-Modelgate-Cost: 0\r\n", "X-Request-Id: req_", `"model":"sim-chat"`}},
+	{start: "curl -s http://127.0.0.1:8080/v1/generations/req_…", status: 200,
+		want: []string{`"object":"generation"`, `"model":"sim-chat"`, `"status":200`, `"cost_usd":"0"`, `"output_tokens":16`}},
+	{start: `curl -s http://127.0.0.1:8080/v1/key -H "x-api-key: $KEY"`, status: 200,
+		want: []string{`"label":"demo"`, `"limit":null`, `"plan":"demo"`, `"credit_balance_usd":"0"`}},
 	{start: "curl -s http://127.0.0.1:8080/v1/messages", status: 200, want: []string{`"type":"message"`, `"model":"sim-gemini"`}},
 	{start: "curl -sN http://127.0.0.1:8080/v1/responses", status: 200, want: []string{"event: response.completed\n", `"model":"sim-messages"`}},
 	{start: `curl -sN "http://127.0.0.1:8080/v1beta/models/sim-chat:streamGenerateContent?alt=sse"`, status: 200, want: []string{`data: {"candidates":`, `"modelVersion":"sim-chat"`}},
@@ -210,6 +215,7 @@ var placeholders = []struct {
 	{"key_…", regexp.MustCompile(`"id":\s*"(key_[0-9A-Za-z]{20})"`)},
 	{"sk-token-…", regexp.MustCompile(`"key":\s*"(sk-token-[0-9A-Za-z]{48})"`)},
 	{"video_…", regexp.MustCompile(`"id":\s*"(video_[0-9A-Za-z]+)"`)},
+	{"req_…", regexp.MustCompile(`(?i)\nX-Request-Id: (req_[0-9a-f]{24})\r?\n`)},
 }
 
 var curlStatusRe = regexp.MustCompile(`\n__curl_status (\d{3})\n$`)

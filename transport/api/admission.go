@@ -40,8 +40,7 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 	plan, ok := c.catalog.Plan(acct.Plan)
 	if !ok {
 		s.Logger.Error("account on a plan the catalog does not define", "request_id", c.id, "account", acct.ID, "plan", acct.Plan)
-		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "plan_not_found",
-			Message: "this account's plan " + strconv.Quote(acct.Plan) + " is not offered any more; ask the operator to move it to another plan"}
+		return nil, errPlanNotFound(acct.Plan)
 	}
 	if !plan.AllowAutomated && !c.catalog.Clients.IsInteractive(r.Header) {
 		s.publishBudget(w, c, acct.ID, plan)
@@ -70,6 +69,12 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 		return nil, errKeyBudget(d, c.key.Limits)
 	}
 	return nil, refusal(d, s.now())
+}
+
+// errPlanNotFound refuses a key whose account is on a plan the catalog no longer defines.
+func errPlanNotFound(plan string) *apiError {
+	return &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "plan_not_found",
+		Message: "this account's plan " + strconv.Quote(plan) + " is not offered any more; ask the operator to move it to another plan"}
 }
 
 // cannotRecordRetry is the Retry-After of a call refused because it cannot be recorded: the

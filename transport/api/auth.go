@@ -16,12 +16,16 @@ import (
 // Retry-After, not 500, since another try (or another node) will answer.
 var ErrKeysUnavailable = errors.New("the key store is unavailable")
 
-// authenticate reads the key from Authorization: Bearer or x-api-key, and on the Gemini
-// API's paths also from x-goog-api-key or ?key=.
+// authenticate reads the key from Authorization: Bearer or x-api-key, on the Gemini API's
+// paths also from x-goog-api-key or ?key=, and on the key-holder endpoints (anyKeyHeader)
+// from x-goog-api-key.
 func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	secret := r.Header.Get("x-api-key")
 	if secret == "" && isGoogleAPI(r) {
 		secret = googleKey(r)
+	}
+	if secret == "" && c.anyKeyHeader {
+		secret = strings.TrimSpace(r.Header.Get("x-goog-api-key"))
 	}
 	if auth := r.Header.Get("Authorization"); secret == "" && auth != "" {
 		scheme, token, ok := strings.Cut(auth, " ")
@@ -32,6 +36,9 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	}
 	if secret == "" && isGoogleAPI(r) {
 		return errUnauthorized("no API key: send 'x-goog-api-key: <API key>', '?key=<API key>' or 'Authorization: Bearer <API key>'")
+	}
+	if secret == "" && c.anyKeyHeader {
+		return errUnauthorized("no API key: send 'Authorization: Bearer <API key>', 'x-api-key: <API key>' or 'x-goog-api-key: <API key>'")
 	}
 	if secret == "" {
 		return errUnauthorized("no API key: send 'Authorization: Bearer <API key>' or 'x-api-key: <API key>'")

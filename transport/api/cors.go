@@ -14,7 +14,12 @@ import (
 
 // exposedHeaders are the answer headers a page may read: the ones this gateway documents.
 const exposedHeaders = "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, " +
-	"X-Modelgate-Dropped, X-Reasoning-Effort, X-Max-Tokens, Deprecation, Sunset, Link"
+	costHeader + ", X-Modelgate-Dropped, X-Reasoning-Effort, X-Max-Tokens, Deprecation, Sunset, Link"
+
+// allowedHeaders are the request headers every preflight allows: the three formats' key
+// headers, the messages format's version and beta headers, and the body's type. The
+// headers a preflight asks for are allowed besides (SDKs send their own x-stainless-*).
+var allowedHeaders = []string{"Authorization", "Content-Type", "x-api-key", "anthropic-version", "anthropic-beta", "x-goog-api-key"}
 
 // preflightMaxAge is how long a browser may reuse a preflight's answer (Chromium caps it at
 // two hours, Firefox at one day).
@@ -27,8 +32,9 @@ const maxAllowHeaders = 4096
 // CORS wraps the API's handler: an answer to an allowed origin carries
 // Access-Control-Allow-Origin and the headers a page may read; a preflight (OPTIONS with
 // Access-Control-Request-Method) of a path the API serves is answered here: 204 with the
-// path's methods (allowed lists them) and the request headers echoed, or 403 in the path's
-// envelope when the origin is not allowed. Other paths (the admin API) get no CORS.
+// path's methods (allowed lists them) and the allowed request headers (allowHeaders), or
+// 403 in the path's envelope when the origin is not allowed. Other paths (the admin API,
+// and the same-origin /auth, /account and /dashboard) get no CORS.
 func (s *Server) CORS(next http.Handler, allowed func(*http.Request) []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -63,9 +69,7 @@ func (s *Server) CORS(next http.Handler, allowed func(*http.Request) []string) h
 			return
 		}
 		h.Set("Access-Control-Allow-Methods", strings.Join(methods, ", "))
-		if req := r.Header.Get("Access-Control-Request-Headers"); req != "" && len(req) <= maxAllowHeaders {
-			h.Set("Access-Control-Allow-Headers", req)
-		}
+		h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
 		h.Set("Access-Control-Max-Age", preflightMaxAge)
 		requestIDOf(w)
 		w.WriteHeader(http.StatusNoContent)
@@ -89,4 +93,21 @@ func allowOrigin(cat *catalog.Catalog, origin string) (string, bool) {
 		return origin, true
 	}
 	return "", false
+}
+
+// allowHeaders is a preflight's Access-Control-Allow-Headers: allowedHeaders, then the
+// requested headers not among them, as the browser wrote them (a list over
+// maxAllowHeaders is no SDK's: only allowedHeaders, and the browser refuses the call).
+func allowHeaders(requested string) string {
+	out := slices.Clone(allowedHeaders)
+	if len(requested) > maxAllowHeaders {
+		requested = ""
+	}
+	for _, h := range strings.Split(requested, ",") {
+		h = strings.TrimSpace(h)
+		if h != "" && !slices.ContainsFunc(out, func(a string) bool { return strings.EqualFold(a, h) }) {
+			out = append(out, h)
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -104,7 +104,9 @@ func (r *record) close() error {
 		if r.media != nil {
 			o.Media = &quota.MediaUse{Reservation: *r.media, N: r.produced}
 		}
-		_, r.closeErr = r.s.Quota.Settle(ctx, a.reservation, o)
+		var st quota.Settlement
+		st, r.closeErr = r.s.Quota.Settle(ctx, a.reservation, o)
+		r.charged, r.billed = st.Charged, r.closeErr == nil
 	} else {
 		u := quota.Unadmitted{Account: acct, KeyID: keyID, Units: r.units, Log: &e}
 		if class == countsClientError {

@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/upstream"
@@ -45,6 +46,10 @@ type record struct {
 	// ownerDown: the call is refused because the account's owner did not answer in time
 	// (quota_unavailable); its refusal is logged without holding the answer (close).
 	ownerDown bool
+	// billed: an admitted call was settled (close), and charged is what its log entry
+	// holds as its cost: X-Modelgate-Cost of a whole answer.
+	billed  bool
+	charged money.Amount
 }
 
 // observe takes usage and errors from a stream's events.
@@ -124,10 +129,14 @@ func (r *record) passError(w http.ResponseWriter, ue *upstream.Error) {
 	r.deliver(w, ue.Status, ct, ue.Body)
 }
 
+// costHeader carries a whole answer's cost in USD, money.Amount's exact text: the cost its
+// log entry holds (what the call took from the credits; "0" within the plan's allowance).
+const costHeader = "X-Modelgate-Cost"
+
 // deliver writes a whole answer once the call is recorded (close): its charge, counters and
 // log entry are on disk before the client gets its first byte, so a crash never loses an
-// answer the client has. A call that cannot be recorded is answered 503 instead, and
-// deliver reports false.
+// answer the client has; an admitted call's answer says what it cost (X-Modelgate-Cost). A
+// call that cannot be recorded is answered 503 instead, and deliver reports false.
 func (r *record) deliver(w http.ResponseWriter, status int, contentType string, body []byte) bool {
 	r.status = status
 	r.firstByte()
@@ -136,6 +145,9 @@ func (r *record) deliver(w http.ResponseWriter, status int, contentType string, 
 		r.status = e.Status
 		render(w, r.c, e)
 		return false
+	}
+	if r.billed {
+		w.Header().Set(costHeader, r.charged.String())
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)

@@ -34,11 +34,19 @@ type Recorder interface {
 	CheckWritable() error
 }
 
+// RequestLog reads the request log (the node's own replica in a cluster): a key holder's
+// usage (GET /v1/key) and one call's entry (GET /v1/generations/{id}).
+type RequestLog interface {
+	QueryLog(q persistence.LogQuery) (persistence.LogPage, error)
+	LogEntry(accountID, requestID string) (persistence.LogEntry, error)
+}
+
 // Deps are the parts a Server is built from.
 type Deps struct {
 	Keys     Keys
 	Recorder Recorder // nil: calls are admitted without asking
 	Accounts Accounts
+	Log      RequestLog
 	Quota    *quota.Service
 	Assets   Assets
 	Videos   Videos
@@ -79,6 +87,8 @@ func (s *Server) Register(r *mux.Router) {
 	v1.HandleFunc("/videos/{video_id}", s.getVideo).Methods(http.MethodGet)
 	v1.HandleFunc("/models", s.listModels).Methods(http.MethodGet)
 	v1.HandleFunc("/models/{model:.+}", s.getModel).Methods(http.MethodGet)
+	v1.HandleFunc("/key", s.keyInfo).Methods(http.MethodGet)
+	v1.HandleFunc("/generations/{id}", s.generation).Methods(http.MethodGet)
 	// The Gemini API (its own paths and version): generateContent & co., and its model list.
 	v1beta := r.PathPrefix("/v1beta").Subrouter()
 	v1beta.HandleFunc("/models", s.geminiListModels).Methods(http.MethodGet)
@@ -114,6 +124,9 @@ type call struct {
 	// checked is when the key check began: the key check and the admission share one
 	// wait budget from there (quota.MaxWait).
 	checked time.Time
+	// anyKeyHeader: the endpoint takes x-goog-api-key on /v1 too (the key-holder
+	// endpoints, which every format's clients call).
+	anyKeyHeader bool
 }
 
 func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {

@@ -184,7 +184,7 @@ func Start(cfg Config) (*Node, error) {
 	r := mux.NewRouter().SkipClean(true)
 	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
 	n.API = api.New(api.Deps{
-		Keys: keys, Accounts: store, Recorder: store, Quota: n.Quota, Assets: apiAssets, Videos: n.Video,
+		Keys: keys, Accounts: store, Log: store, Recorder: store, Quota: n.Quota, Assets: apiAssets, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger,
 	})
 	n.API.Register(r)
