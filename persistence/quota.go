@@ -1,8 +1,10 @@
 package persistence
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -167,6 +169,29 @@ func (s *Store) CreditGrantFor(account, key string) (g CreditGrant, found bool, 
 		return g, false, fmt.Errorf("credit grant: %w", err)
 	}
 	return grantIn(s.db, account, key)
+}
+
+// CreditGrants are the account's top-ups in time order (the account API's credit history).
+// They live beside its request log in this node's store in both modes: a cluster's account
+// shards write them to every replica.
+func (s *Store) CreditGrants(account string) ([]CreditGrant, error) {
+	if err := validateLogAccount(account); err != nil {
+		return nil, fmt.Errorf("credit grants: %w", err)
+	}
+	var out []CreditGrant
+	err := s.scanPrefix(dbKey(nsCredit, account, "/"), func(k, v []byte) (bool, error) {
+		var g CreditGrant
+		if err := msgpack.Unmarshal(v, &g); err != nil {
+			return false, fmt.Errorf("decode %q: %w", k, err)
+		}
+		out = append(out, g)
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("credit grants of %s: %w", account, err)
+	}
+	slices.SortStableFunc(out, func(a, b CreditGrant) int { return cmp.Compare(a.At, b.At) })
+	return out, nil
 }
 
 // grantIn reads a grant through r (the database, or a batch that sees its own writes).

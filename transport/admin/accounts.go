@@ -39,7 +39,7 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > persistence.MaxAccountPage {
-			fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
+			Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
 				fmt.Sprintf("limit must be a whole number from 1 to %d, not %q", persistence.MaxAccountPage, v))
 			return
 		}
@@ -47,13 +47,13 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := s.store.ListAccountsPage(persistence.AccountQuery{Email: q.Get("email"), Cursor: q.Get("cursor"), Limit: limit})
 	if errors.Is(err, persistence.ErrInvalid) { // the limit is checked above: the cursor
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_cursor", "cursor", err.Error())
+		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_cursor", "cursor", err.Error())
 		return
 	}
-	if storeFailed(w, err) {
+	if StoreFailed(w, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, accountList{Object: "list", Data: page.Accounts, HasMore: page.Next != "", NextCursor: page.Next})
+	WriteJSON(w, http.StatusOK, accountList{Object: "list", Data: page.Accounts, HasMore: page.Next != "", NextCursor: page.Next})
 }
 
 // onlyParams refuses a query naming a parameter the endpoint does not take (400
@@ -70,7 +70,7 @@ func onlyParams(w http.ResponseWriter, q url.Values, what string, takes []string
 		return true
 	}
 	sort.Strings(unknown)
-	fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_parameter", unknown[0],
+	Fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_parameter", unknown[0],
 		"unknown query parameter "+strings.Join(unknown, ", ")+": "+what+" takes "+joinAnd(takes))
 	return false
 }
@@ -89,6 +89,6 @@ func emailTaken(w http.ResponseWriter, err error) bool {
 	if !errors.As(err, &taken) {
 		return false
 	}
-	fail(w, http.StatusConflict, "invalid_request_error", "email_taken", "email", taken.Error())
+	Fail(w, http.StatusConflict, "invalid_request_error", "email_taken", "email", taken.Error())
 	return true
 }

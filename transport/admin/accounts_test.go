@@ -25,7 +25,7 @@ func listAccounts(t *testing.T, env *nodetest.Env, query string) accountListOut 
 		t.Fatalf("GET /admin/v1/accounts%s: %d %s", query, status, raw)
 	}
 	var out accountListOut
-	decode(t, raw, &out)
+	Decode(t, raw, &out)
 	if out.Object != "list" || out.Data == nil || out.HasMore != (out.NextCursor != nil) {
 		t.Fatalf("GET /admin/v1/accounts%s = %s", query, raw)
 	}
@@ -41,7 +41,7 @@ func TestItem13AdminListsAccounts(t *testing.T) {
 	for _, email := range []string{"b@example.com", "C@Example.com", "d@example.com"} {
 		status, raw := admin(t, env, http.MethodPost, "/admin/v1/accounts", `{"email":"`+email+`"}`)
 		var a persistence.Account
-		decode(t, raw, &a)
+		Decode(t, raw, &a)
 		if status != 201 {
 			t.Fatalf("create %s: %d %s", email, status, raw)
 		}

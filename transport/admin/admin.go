@@ -98,7 +98,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
 		if !ok || subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) != 1 {
-			fail(w, http.StatusUnauthorized, "authentication_error", "invalid_admin_token", "", "the admin API needs 'Authorization: Bearer <admin token>'")
+			Fail(w, http.StatusUnauthorized, "authentication_error", "invalid_admin_token", "", "the admin API needs 'Authorization: Bearer <admin token>'")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -110,7 +110,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		Email string `json:"email"`
 		Plan  string `json:"plan"`
 	}
-	if !decode(w, r, &in) {
+	if !Decode(w, r, &in) {
 		return
 	}
 	if in.Plan == "" {
@@ -120,18 +120,18 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acct, err := s.store.CreateAccount(in.Email, in.Plan)
-	if emailTaken(w, err) || storeFailed(w, err) {
+	if emailTaken(w, err) || StoreFailed(w, err) {
 		return
 	}
-	writeJSON(w, http.StatusCreated, acct)
+	WriteJSON(w, http.StatusCreated, acct)
 }
 
 func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 	acct, err := s.store.GetAccount(mux.Vars(r)["id"])
-	if storeFailed(w, err) {
+	if StoreFailed(w, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, acct)
+	WriteJSON(w, http.StatusOK, acct)
 }
 
 // setDisabled is POST /admin/v1/accounts/{id}/disable and /enable: the account as it is now
@@ -139,10 +139,10 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 func (s *Server) setDisabled(disabled bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		acct, err := s.store.SetAccountDisabled(mux.Vars(r)["id"], disabled)
-		if storeFailed(w, err) {
+		if StoreFailed(w, err) {
 			return
 		}
-		writeJSON(w, http.StatusOK, acct)
+		WriteJSON(w, http.StatusOK, acct)
 	}
 }
 
@@ -153,6 +153,13 @@ type createdKey struct {
 }
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
+	s.ServeCreateKey(w, r, mux.Vars(r)["id"], true)
+}
+
+// ServeCreateKey creates a key of the account from the request's body and answers 201 with
+// its secret (the operator's POST …/accounts/{id}/keys, and the account API's, which may not
+// import a secret).
+func (s *Server) ServeCreateKey(w http.ResponseWriter, r *http.Request, acct string, allowImport bool) {
 	var in struct {
 		Name   string                     `json:"name"`
 		Models []string                   `json:"models"`
@@ -160,7 +167,11 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		Import string                     `json:"import_key"` // an existing sk-user-/sk-token- secret to import
 		Limits *persistence.KeyLimitsJSON `json:"limits"`
 	}
-	if !decode(w, r, &in) {
+	if !Decode(w, r, &in) {
+		return
+	}
+	if in.Import != "" && !allowImport {
+		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "import_key", "import_key is for the operator's admin API only")
 		return
 	}
 	if !s.modelsExist(w, in.Models) {
@@ -171,20 +182,19 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	spec := persistence.KeySpec{Name: in.Name, Models: in.Models, ZDR: in.ZDR, Limits: limits}
-	acct := mux.Vars(r)["id"]
 	if in.Import != "" {
 		k, err := s.store.ImportKey(acct, spec, in.Import)
-		if storeFailed(w, err) {
+		if StoreFailed(w, err) {
 			return
 		}
-		writeJSON(w, http.StatusCreated, k)
+		WriteJSON(w, http.StatusCreated, k)
 		return
 	}
 	k, secret, err := s.store.CreateKey(acct, spec)
-	if storeFailed(w, err) {
+	if StoreFailed(w, err) {
 		return
 	}
-	writeJSON(w, http.StatusCreated, createdKey{Key: k, Secret: secret})
+	WriteJSON(w, http.StatusCreated, createdKey{Key: k, Secret: secret})
 }
 
 // modelsExist refuses a key restriction naming models the catalog does not have (ids or
@@ -199,32 +209,37 @@ func (s *Server) modelsExist(w http.ResponseWriter, models []string) bool {
 	if len(unknown) == 0 {
 		return true
 	}
-	fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_model", "models",
+	Fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_model", "models",
 		"models names models that are not in the catalog: "+strings.Join(unknown, ", ")+" (GET /v1/models lists them)")
 	return false
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	if _, err := s.store.GetAccount(id); storeFailed(w, err) {
+	if _, err := s.store.GetAccount(id); StoreFailed(w, err) {
 		return
 	}
 	keys, err := s.store.ListKeys(id)
-	if storeFailed(w, err) {
+	if StoreFailed(w, err) {
 		return
 	}
 	if keys == nil {
 		keys = []persistence.Key{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": keys})
+	WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": keys})
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
-	k, err := s.store.RevokeKey(mux.Vars(r)["id"])
-	if storeFailed(w, err) {
+	s.ServeRevokeKey(w, r, mux.Vars(r)["id"])
+}
+
+// ServeRevokeKey revokes the key and answers it as it is now.
+func (s *Server) ServeRevokeKey(w http.ResponseWriter, r *http.Request, id string) {
+	k, err := s.store.RevokeKey(id)
+	if StoreFailed(w, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, k)
+	WriteJSON(w, http.StatusOK, k)
 }
 
 // parseTime accepts RFC 3339 or unix seconds; empty is the zero time (no bound).
@@ -240,16 +255,16 @@ func parseTime(w http.ResponseWriter, r *http.Request, name string) (time.Time, 
 	if err := json.Unmarshal([]byte(v), &secs); err == nil {
 		return time.Unix(secs, 0), true
 	}
-	fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_time", name, name+" must be an RFC 3339 time (2026-11-22T00:00:00Z) or unix seconds")
+	Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_time", name, name+" must be an RFC 3339 time (2026-11-22T00:00:00Z) or unix seconds")
 	return time.Time{}, false
 }
 
-// decode reads the body: one JSON object of the documented fields and nothing after it (a
+// Decode reads the body: one JSON object of the documented fields and nothing after it (a
 // second object would otherwise be ignored unread), within 1 MiB.
-func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+func Decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-		fail(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "", "the body is larger than the admin API's limit of 1 MiB")
+		Fail(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "", "the body is larger than the limit of 1 MiB")
 		return false
 	}
 	param, msg := "", ""
@@ -263,17 +278,17 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	} else if param, msg = bodyProblem(body, v); msg == "" {
 		return true
 	}
-	fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", param, "the body must be a JSON object of the documented fields: "+msg)
+	Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", param, "the body must be a JSON object of the documented fields: "+msg)
 	return false
 }
 
 // maxBody bounds an admin request's body.
 const maxBody = 1 << 20
 
-// storeFailed answers a store error: the typed refusals (not found, invalid, conflict) in the
+// StoreFailed answers a store error: the typed refusals (not found, invalid, conflict) in the
 // store's own words, which name the record or the field; anything else as the store's failure,
 // its cause in the log rather than in the answer.
-func storeFailed(w http.ResponseWriter, err error) bool {
+func StoreFailed(w http.ResponseWriter, err error) bool {
 	if err == nil {
 		return false
 	}
@@ -284,16 +299,16 @@ func storeFailed(w http.ResponseWriter, err error) bool {
 	var e *persistence.Error
 	if !errors.As(err, &e) {
 		slog.Error("admin: the store failed", "err", err)
-		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store could not complete the request; the gateway log has the cause")
+		Fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store could not complete the request; the gateway log has the cause")
 		return true
 	}
 	switch {
 	case errors.Is(e, persistence.ErrNotFound):
-		fail(w, http.StatusNotFound, "invalid_request_error", e.What+"_not_found", "", e.Msg)
+		Fail(w, http.StatusNotFound, "invalid_request_error", e.What+"_not_found", "", e.Msg)
 	case errors.Is(e, persistence.ErrConflict):
-		fail(w, http.StatusConflict, "invalid_request_error", "conflict", e.Field, e.Msg)
+		Fail(w, http.StatusConflict, "invalid_request_error", "conflict", e.Field, e.Msg)
 	default:
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", e.Field, e.Msg)
+		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", e.Field, e.Msg)
 	}
 	return true
 }
@@ -302,19 +317,20 @@ func storeFailed(w http.ResponseWriter, err error) bool {
 // changed; the same call succeeds once the data directory has space again.
 func diskFull(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "10")
-	fail(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "",
+	Fail(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "",
 		"the gateway's data directory is full, so nothing was changed; free space on its disk and retry")
 }
 
-// fail answers an error in the chat envelope with the answer's request id beside the rest, as
+// Fail answers an error in the chat envelope with the answer's request id beside the rest, as
 // the API's errors carry it (issue #12 item 6), so a pasted error can be traced.
-func fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
+func Fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(chat.ErrorBodyFor(w.Header().Get("X-Request-Id"), msg, typ, code, param))
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON answers v as JSON.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)

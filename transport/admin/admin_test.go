@@ -54,7 +54,7 @@ func admin(t *testing.T, env *nodetest.Env, method, path, body string) (int, []b
 	return resp.StatusCode, raw
 }
 
-func decode(t *testing.T, raw []byte, v any) {
+func Decode(t *testing.T, raw []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
@@ -69,7 +69,7 @@ func wantError(t *testing.T, status int, raw []byte, wantStatus int, typ, code, 
 		t.Fatalf("status %d, want %d: %s", status, wantStatus, raw)
 	}
 	var e apiError
-	decode(t, raw, &e)
+	Decode(t, raw, &e)
 	gotParam, gotCode := "", ""
 	if e.Error.Param != nil {
 		gotParam = *e.Error.Param
@@ -104,7 +104,7 @@ func createKey(t *testing.T, env *nodetest.Env, acct, body string) keyOut {
 		t.Fatalf("create key: %d %s", status, raw)
 	}
 	var k keyOut
-	decode(t, raw, &k)
+	Decode(t, raw, &k)
 	return k
 }
 
@@ -121,7 +121,7 @@ func modelIDs(t *testing.T, env *nodetest.Env, key string) []string {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	decode(t, raw, &out)
+	Decode(t, raw, &out)
 	ids := []string{}
 	for _, m := range out.Data {
 		ids = append(ids, m.ID)
@@ -170,7 +170,7 @@ func TestCreateAndGetAccount(t *testing.T) {
 			}
 			created++
 			var a persistence.Account
-			decode(t, raw, &a)
+			Decode(t, raw, &a)
 			if !regexp.MustCompile(`^acct_[A-Za-z0-9]{20}$`).MatchString(a.ID) || a.Email != tc.email || a.Plan != tc.plan ||
 				a.CreatedAt < before || a.CreatedAt > time.Now().Unix() {
 				t.Fatalf("account = %s", raw)
@@ -178,7 +178,7 @@ func TestCreateAndGetAccount(t *testing.T) {
 			// The account reads back identically.
 			status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/"+a.ID, "")
 			var got persistence.Account
-			decode(t, raw, &got)
+			Decode(t, raw, &got)
 			if status != 200 || got != a {
 				t.Fatalf("get = %d %s, want %+v", status, raw, a)
 			}
@@ -193,7 +193,7 @@ func TestGetAccount(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+env.Account.ID, "")
 	var a persistence.Account
-	decode(t, raw, &a)
+	Decode(t, raw, &a)
 	if status != 200 || a != env.Account {
 		t.Fatalf("get = %d %s, want %+v", status, raw, env.Account)
 	}
@@ -226,7 +226,7 @@ func TestCreateKey(t *testing.T) {
 				t.Fatalf("status %d: %s", status, raw)
 			}
 			var k keyOut
-			decode(t, raw, &k)
+			Decode(t, raw, &k)
 			if !secretRe.MatchString(k.Secret) {
 				t.Fatalf("key %q does not look like sk-token-<48 base62>", k.Secret)
 			}
@@ -293,7 +293,7 @@ func TestImportKey(t *testing.T) {
 		t.Fatalf("the import answer echoes the secret: %s", raw)
 	}
 	var k keyOut
-	decode(t, raw, &k)
+	Decode(t, raw, &k)
 	if k.AccountID != env.Account.ID || k.Name != "legacy" || !slices.Equal(k.Models, []string{"chat"}) || k.ZDR || k.Hint != "sk-user-…WXYZ" {
 		t.Fatalf("imported key = %s", raw)
 	}
@@ -329,7 +329,7 @@ func TestImportKey(t *testing.T) {
 			var in struct {
 				Import string `json:"import_key"`
 			}
-			decode(t, []byte(tc.body), &in)
+			Decode(t, []byte(tc.body), &in)
 			if bytes.Contains(raw, []byte(in.Import)) {
 				t.Fatalf("the error echoes the secret: %s", raw)
 			}
@@ -369,7 +369,7 @@ func TestListKeysNeverShowsSecrets(t *testing.T) {
 		Object string   `json:"object"`
 		Data   []keyOut `json:"data"`
 	}
-	decode(t, raw, &out)
+	Decode(t, raw, &out)
 	envKey, _ := env.Node.Store.LookupKey(env.Key)
 	want := []struct {
 		id, name, hint string
@@ -416,7 +416,7 @@ func TestRevokeKey(t *testing.T) {
 		t.Fatalf("revoke: %d %s", status, raw)
 	}
 	var got keyOut
-	decode(t, raw, &got)
+	Decode(t, raw, &got)
 	if got.ID != k.ID || got.Name != "doomed" || got.RevokedAt < before || got.RevokedAt > time.Now().Unix() || got.Secret != "" {
 		t.Fatalf("revoked key = %s", raw)
 	}
@@ -429,7 +429,7 @@ func TestRevokeKey(t *testing.T) {
 	// Revoking again keeps the first revocation time.
 	status, raw = admin(t, env, http.MethodDelete, "/admin/v1/keys/"+k.ID, "")
 	var again keyOut
-	decode(t, raw, &again)
+	Decode(t, raw, &again)
 	if status != 200 || again.RevokedAt != got.RevokedAt {
 		t.Fatalf("second revoke = %d %s", status, raw)
 	}

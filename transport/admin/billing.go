@@ -22,7 +22,7 @@ func (s *Server) planExists(w http.ResponseWriter, name string) bool {
 	for _, p := range s.catalog.Load().Plans() {
 		names = append(names, p.Name)
 	}
-	fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_plan", "plan",
+	Fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_plan", "plan",
 		"plan "+name+" is not in the catalog; plans: "+strings.Join(names, ", "))
 	return false
 }
@@ -31,14 +31,14 @@ func (s *Server) setPlan(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Plan string `json:"plan"`
 	}
-	if !decode(w, r, &in) || !s.planExists(w, in.Plan) {
+	if !Decode(w, r, &in) || !s.planExists(w, in.Plan) {
 		return
 	}
 	acct, err := s.store.SetAccountPlan(mux.Vars(r)["id"], in.Plan)
-	if storeFailed(w, err) {
+	if StoreFailed(w, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, acct)
+	WriteJSON(w, http.StatusOK, acct)
 }
 
 // addCredits adds a top-up once per idempotency key; the answer comes after it is durable.
@@ -47,51 +47,52 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 		AmountUSD      string `json:"amount_usd"`
 		IdempotencyKey string `json:"idempotency_key"`
 	}
-	if !decode(w, r, &in) {
+	if !Decode(w, r, &in) {
 		return
 	}
 	if in.IdempotencyKey == "" {
 		in.IdempotencyKey = r.Header.Get("Idempotency-Key")
 	}
 	if in.IdempotencyKey == "" {
-		fail(w, http.StatusBadRequest, "invalid_request_error", "missing_idempotency_key", "idempotency_key",
+		Fail(w, http.StatusBadRequest, "invalid_request_error", "missing_idempotency_key", "idempotency_key",
 			"idempotency_key is required (in the body or the Idempotency-Key header): the same key twice adds once")
 		return
 	}
-	if err := persistence.CheckIdempotencyKey(in.IdempotencyKey); storeFailed(w, err) {
+	if err := persistence.CheckIdempotencyKey(in.IdempotencyKey); StoreFailed(w, err) {
 		return // before the account's write, which it would fail with the calls settling beside it
 	}
 	amount, err := money.Parse(in.AmountUSD)
 	if err != nil || amount <= 0 {
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd",
+		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd",
 			"amount_usd must be a positive decimal string such as \"25.00\"")
 		return
 	}
 	id := mux.Vars(r)["id"]
-	if _, err := s.store.GetAccount(id); storeFailed(w, err) {
+	if _, err := s.store.GetAccount(id); StoreFailed(w, err) {
 		return
 	}
 	balance, added, err := s.quota.AddCredits(r.Context(), id, amount, in.IdempotencyKey)
 	switch {
 	case errors.Is(err, quota.ErrIdempotencyConflict):
-		fail(w, http.StatusConflict, "invalid_request_error", "idempotency_conflict", "idempotency_key",
+		Fail(w, http.StatusConflict, "invalid_request_error", "idempotency_conflict", "idempotency_key",
 			"this idempotency key was used for a different amount")
 		return
 	case errors.Is(err, quota.ErrInvalid): // amount and key are checked above: only an overflow is left
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd", "the balance cannot take this top-up: it would overflow")
+		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd", "the balance cannot take this top-up: it would overflow")
 		return
 	case persistence.IsDiskFull(err):
 		diskFull(w)
 		return
 	case err != nil:
-		storeFailed(w, err)
+		StoreFailed(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"account_id": id, "balance_usd": balance.String(), "added": added})
+	WriteJSON(w, http.StatusOK, map[string]any{"account_id": id, "balance_usd": balance.String(), "added": added})
 }
 
-// quotaView is the account's limits as an operator reads them.
-type quotaView struct {
+// QuotaView is the account's limits as an operator reads them (and, with its e-mail, as
+// the account API's GET /account/v1/me shows them).
+type QuotaView struct {
 	AccountID  string          `json:"account_id"`
 	Plan       string          `json:"plan"`
 	BalanceUSD string          `json:"balance_usd"`
@@ -143,17 +144,24 @@ func stamp(t time.Time) string {
 
 func (s *Server) quotaState(w http.ResponseWriter, r *http.Request) {
 	acct, err := s.store.GetAccount(mux.Vars(r)["id"])
-	if storeFailed(w, err) {
+	if StoreFailed(w, err) {
 		return
 	}
+	if v, ok := s.Quota(w, r, acct); ok {
+		WriteJSON(w, http.StatusOK, v)
+	}
+}
+
+// Quota reads the account's quota view, or answers why it cannot (false).
+func (s *Server) Quota(w http.ResponseWriter, r *http.Request, acct persistence.Account) (QuotaView, bool) {
 	plan, ok := s.catalog.Load().Plan(acct.Plan)
 	if !ok {
-		fail(w, http.StatusConflict, "invalid_request_error", "unknown_plan", "plan", "the account's plan "+acct.Plan+" is not in the catalog; set another")
-		return
+		Fail(w, http.StatusConflict, "invalid_request_error", "unknown_plan", "plan", "the account's plan "+acct.Plan+" is not in the catalog")
+		return QuotaView{}, false
 	}
 	st, err := s.quota.State(r.Context(), acct.ID, plan)
-	if storeFailed(w, err) {
-		return
+	if StoreFailed(w, err) {
+		return QuotaView{}, false
 	}
 	allowance := func(a quota.Allowance) allowanceView {
 		return allowanceView{Used: float64(a.Used) / 1000, Reserved: float64(a.Reserved) / 1000, Limit: a.Limit / 1000, ResetsAt: stamp(a.ResetsAt)}
@@ -164,14 +172,14 @@ func (s *Server) quotaState(w http.ResponseWriter, r *http.Request) {
 	daily := func(d quota.Daily) dailyView {
 		return dailyView{Used: d.Used, Reserved: d.Reserved, Limit: d.Limit, ResetsAt: stamp(d.ResetsAt)}
 	}
-	v := quotaView{AccountID: acct.ID, Plan: acct.Plan, BalanceUSD: st.Balance.String(), SpentUSD: st.Spent.String(),
+	v := QuotaView{AccountID: acct.ID, Plan: acct.Plan, BalanceUSD: st.Balance.String(), SpentUSD: st.Spent.String(),
 		HeldUSD: st.Held.String(), Window: allowance(st.Window), Weekly: allowance(st.Weekly), Burst: budget(st.Burst),
 		Images: daily(st.Images), Video: daily(st.Video), InFlight: st.InFlight, Keys: []keyView{}}
 	for _, k := range st.Keys {
 		v.Keys = append(v.Keys, keyView{KeyID: k.KeyID, Burst: budget(k.Burst), RecentCalls: k.RecentCalls, ThrottledUntil: stamp(k.ThrottledUntil)})
 	}
-	if v.KeyBudgets, err = s.keyBudgets(r.Context(), acct.ID, plan); storeFailed(w, err) {
-		return
+	if v.KeyBudgets, err = s.keyBudgets(r.Context(), acct.ID, plan); StoreFailed(w, err) {
+		return QuotaView{}, false
 	}
-	writeJSON(w, http.StatusOK, v)
+	return v, true
 }

@@ -27,7 +27,7 @@ func TestItem16AdminChangesOnAFullDisk(t *testing.T) {
 		resp := env.Admin(http.MethodPost, c.path, c.body)
 		raw := nodetest.Read(t, resp)
 		var e apiError
-		decode(t, raw, &e)
+		Decode(t, raw, &e)
 		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "10" || e.Error.Code == nil || *e.Error.Code != "cannot_record" {
 			t.Errorf("%s on a full disk: %d %s", c.name, resp.StatusCode, raw)
 		}
@@ -57,7 +57,7 @@ func TestItem16AdminChangesOnAFullDisk(t *testing.T) {
 		Data []map[string]any `json:"data"`
 	}
 	status, raw := admin(t, env, http.MethodGet, acct+"/usage", "")
-	if decode(t, raw, &usage); status != 200 || len(usage.Data) != 0 {
+	if Decode(t, raw, &usage); status != 200 || len(usage.Data) != 0 {
 		t.Errorf("usage after space returned: %d %s, want no entry", status, raw)
 	}
 }

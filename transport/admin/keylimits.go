@@ -22,8 +22,13 @@ type keyPatch struct {
 
 // updateKey answers PATCH /admin/v1/keys/{id}: the key as stored after the change.
 func (s *Server) updateKey(w http.ResponseWriter, r *http.Request) {
+	s.ServeUpdateKey(w, r, mux.Vars(r)["id"])
+}
+
+// ServeUpdateKey applies the request's keyPatch to the key and answers it as stored.
+func (s *Server) ServeUpdateKey(w http.ResponseWriter, r *http.Request, id string) {
 	var in keyPatch
-	if !decode(w, r, &in) {
+	if !Decode(w, r, &in) {
 		return
 	}
 	u := persistence.KeyUpdate{Name: in.Name, Models: in.Models, ZDR: in.ZDR}
@@ -32,16 +37,16 @@ func (s *Server) updateKey(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.Limits != nil {
 		l, err := in.Limits.Limits()
-		if storeFailed(w, err) {
+		if StoreFailed(w, err) {
 			return
 		}
 		u.Limits = &l
 	}
-	k, err := s.store.UpdateKey(mux.Vars(r)["id"], u)
-	if storeFailed(w, err) {
+	k, err := s.store.UpdateKey(id, u)
+	if StoreFailed(w, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, k)
+	WriteJSON(w, http.StatusOK, k)
 }
 
 // keyLimits reads a new key's limits member (nil: none).
@@ -50,7 +55,7 @@ func keyLimits(w http.ResponseWriter, j *persistence.KeyLimitsJSON) (persistence
 		return persistence.KeyLimits{}, true
 	}
 	l, err := j.Limits()
-	return l, !storeFailed(w, err)
+	return l, !StoreFailed(w, err)
 }
 
 // keyBudgetView is one key's budget in the admin quota view.

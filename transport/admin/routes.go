@@ -86,5 +86,5 @@ func (s *Server) routes(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
 }

@@ -32,11 +32,11 @@ func TestRoutesView(t *testing.T) {
 		Object string            `json:"object"`
 		Data   []json.RawMessage `json:"data"`
 	}
-	decode(t, raw, &all)
+	Decode(t, raw, &all)
 	var ids []string
 	for _, r := range all.Data {
 		var v routeOut
-		decode(t, r, &v)
+		Decode(t, r, &v)
 		ids = append(ids, v.Route)
 	}
 	if all.Object != "list" || strings.Join(ids, ",") != "a,b,c,e,g,gi,i,m,r,v" {
@@ -55,7 +55,7 @@ func TestRoutesView(t *testing.T) {
 	for deadline := time.Now().Add(3 * time.Second); ; {
 		_, raw = admin(t, env, http.MethodGet, "/admin/v1/routes", "")
 		var view struct{ Data []routeOut }
-		decode(t, raw, &view)
+		Decode(t, raw, &view)
 		e := view.Data[3]
 		if e.Route == "e" && e.Successes == 1 && e.InFlight == 0 && e.LatencyMS > 0 {
 			break
@@ -115,7 +115,7 @@ func TestItem17RouteHealthIsVisible(t *testing.T) {
 			}
 			_, raw := admin(t, env, http.MethodGet, "/admin/v1/routes", "")
 			var view struct{ Data []map[string]json.RawMessage }
-			decode(t, raw, &view)
+			Decode(t, raw, &view)
 			var got []string
 			for _, r := range view.Data {
 				if string(r["route"]) != `"c"` {

@@ -40,30 +40,26 @@ var usageParams = []string{"from", "to", "key", "model", "limit", "cursor"}
 // Every page carries the totals of the whole query; next_cursor is null on the last page.
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	if _, err := s.store.GetAccount(id); storeFailed(w, err) {
+	if _, err := s.store.GetAccount(id); StoreFailed(w, err) {
 		return
 	}
-	if !onlyParams(w, r.URL.Query(), "the usage API", usageParams) {
+	ServeUsage(w, r, s.store, id)
+}
+
+// LogReader reads an account's request log.
+type LogReader interface {
+	QueryLog(q persistence.LogQuery) (persistence.LogPage, error)
+}
+
+// ServeUsage answers a usage query of the account (from&to&key&model&limit&cursor): the
+// operator's GET …/accounts/{id}/usage and the account API's GET /account/v1/usage.
+func ServeUsage(w http.ResponseWriter, r *http.Request, log LogReader, account string) {
+	q, ok := UsageQuery(w, r, account)
+	if !ok {
 		return
 	}
-	from, ok1 := parseTime(w, r, "from")
-	to, ok2 := parseTime(w, r, "to")
-	if !ok1 || !ok2 {
-		return
-	}
-	qv := r.URL.Query()
-	q := persistence.LogQuery{Account: id, From: from, To: to, KeyID: qv.Get("key"), Model: qv.Get("model"), Cursor: qv.Get("cursor")}
-	if v := qv.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > persistence.MaxLogLimit {
-			fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
-				"limit must be a whole number from 1 to "+strconv.Itoa(persistence.MaxLogLimit))
-			return
-		}
-		q.Limit = n
-	}
-	page, err := s.store.QueryLog(q)
-	if storeFailed(w, err) {
+	page, err := log.QueryLog(q)
+	if StoreFailed(w, err) {
 		return
 	}
 	out := make([]usageEntry, len(page.Entries))
@@ -79,8 +75,33 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	if page.NextCursor != "" {
 		next = &page.NextCursor
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "has_more": next != nil, "next_cursor": next,
+	WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "has_more": next != nil, "next_cursor": next,
 		"totals": totals, "total_cost_usd": totals.CostUSD, "total_list_cost_usd": totals.ListCostUSD})
+}
+
+// UsageQuery reads a usage query's parameters for the account, or answers 400 naming the
+// bad one.
+func UsageQuery(w http.ResponseWriter, r *http.Request, account string) (persistence.LogQuery, bool) {
+	if !onlyParams(w, r.URL.Query(), "the usage API", usageParams) {
+		return persistence.LogQuery{}, false
+	}
+	from, ok1 := parseTime(w, r, "from")
+	to, ok2 := parseTime(w, r, "to")
+	if !ok1 || !ok2 {
+		return persistence.LogQuery{}, false
+	}
+	qv := r.URL.Query()
+	q := persistence.LogQuery{Account: account, From: from, To: to, KeyID: qv.Get("key"), Model: qv.Get("model"), Cursor: qv.Get("cursor")}
+	if v := qv.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > persistence.MaxLogLimit {
+			Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
+				"limit must be a whole number from 1 to "+strconv.Itoa(persistence.MaxLogLimit))
+			return persistence.LogQuery{}, false
+		}
+		q.Limit = n
+	}
+	return q, true
 }
 
 // calls converts thousandths of a call into calls.

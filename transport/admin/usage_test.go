@@ -78,7 +78,7 @@ func TestUsage(t *testing.T) {
 				t.Fatalf("usage: %d %s", status, raw)
 			}
 			var out usageOut
-			decode(t, raw, &out)
+			Decode(t, raw, &out)
 			if out.Object != "list" || out.Total != tc.total || len(out.Data) != len(tc.requests) {
 				t.Fatalf("usage = %s, want %d entries totalling %s", raw, len(tc.requests), tc.total)
 			}
@@ -107,7 +107,7 @@ func TestUsage(t *testing.T) {
 	// The live entries carry the exact token counts the costs come from.
 	status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?from="+unix(start), "")
 	var live usageOut
-	decode(t, raw, &live)
+	Decode(t, raw, &live)
 	if status != 200 || len(live.Data) != 2 || live.Data[0].InputTokens != 3 || live.Data[1].InputTokens != 7 {
 		t.Fatalf("live usage = %d %s", status, raw)
 	}
@@ -189,7 +189,7 @@ func TestItem5UsagePagesWithACursorAndTotalsTheWholeSelection(t *testing.T) {
 			for n := 1; ; n++ {
 				status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?"+q, "")
 				var p page
-				decode(t, raw, &p)
+				Decode(t, raw, &p)
 				if status != 200 || p.Totals.Count != int64(len(tc.ids)) || p.Totals.CostUSD != tc.cost || p.Total != tc.cost ||
 					p.Totals.ListCostUSD != tc.list || p.Totals.InputTokens != tc.in || p.Totals.OutputTokens != tc.out ||
 					p.Totals.AllowanceCalls != float64(len(tc.ids)) || p.HasMore != (p.NextCursor != nil) {
@@ -216,7 +216,7 @@ func TestItem5UsagePagesWithACursorAndTotalsTheWholeSelection(t *testing.T) {
 	}
 	status, raw := admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?limit=1&key=key_a", "")
 	var p page
-	decode(t, raw, &p)
+	Decode(t, raw, &p)
 	status, raw = admin(t, env, http.MethodGet, "/admin/v1/accounts/"+acct+"/usage?key=key_b&cursor="+url.QueryEscape(*p.NextCursor), "")
 	wantError(t, status, raw, 400, "invalid_request_error", "invalid_request", "cursor", "cursor belongs to another query")
 }

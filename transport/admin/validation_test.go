@@ -37,7 +37,7 @@ func TestItem9AdminNamesTheFieldAndTypesNotFound(t *testing.T) {
 			status, raw := admin(t, env, c.method, c.path, c.body)
 			wantError(t, status, raw, c.status, "invalid_request_error", c.code, c.param, c.message)
 			var e apiError
-			decode(t, raw, &e)
+			Decode(t, raw, &e)
 			if e.Error.Message != c.message || strings.Contains(string(raw), "persistence") {
 				t.Errorf("message %q, want %q", e.Error.Message, c.message)
 			}
@@ -78,7 +78,7 @@ func TestAdminBodiesAreOneObjectOfTheDocumentedMembers(t *testing.T) {
 			status, raw := admin(t, env, c.method, c.path, c.body)
 			wantError(t, status, raw, 400, "invalid_request_error", c.code, c.param, c.message)
 			var e apiError
-			decode(t, raw, &e)
+			Decode(t, raw, &e)
 			if e.Error.Message != c.message {
 				t.Errorf("message %q, want %q", e.Error.Message, c.message)
 			}

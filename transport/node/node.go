@@ -29,6 +29,7 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/account"
 	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
@@ -219,6 +220,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.Auth.Register(r) // before Serve: the router is not read until then
+	account.New(account.Deps{Store: adminStore, Admin: adm, Auth: n.Auth, Keys: keys, Grants: store, Logger: cfg.Logger}).Register(r)
 	registerDashboard(r)
 	n.http = &http.Server{Handler: n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
