@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 // keyInfo is GET /v1/key's data: OpenRouter's /api/v1/key fields first (clients and tools
@@ -66,9 +67,20 @@ type keyAllowance struct {
 	ResetsAt  string   `json:"resets_at"`
 }
 
-// keyLimits is the calling key's own spending budget and what is left of it, in USD; nil
-// while keys carry no budget.
-func keyLimits(persistence.Key) (limit, remaining *string) { return nil, nil }
+// keyLimits is the calling key's own spending budget and what is left of it in the current
+// period (its spend and what its calls in flight hold taken off), in USD; both nil for a key
+// without a budget.
+func (s *Server) keyLimits(ctx context.Context, k persistence.Key, plan *catalog.Plan) (limit, remaining *string, err error) {
+	if k.Limits.Budget == 0 {
+		return nil, nil, nil
+	}
+	st, err := s.Quota.KeyState(ctx, k.AccountID, k.ID, plan, k.Limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, left := k.Limits.Budget.String(), st.Remaining.String()
+	return &l, &left, nil
+}
 
 // keyInfo answers GET /v1/key: the calling key, its usage today and this month (UTC) from
 // the request log, and its account's allowance and credits from the quota owner. It admits
@@ -102,6 +114,10 @@ func (s *Server) keyInfo(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), budgetWait)
 	defer cancel()
 	st, err := s.Quota.State(ctx, acct.ID, plan)
+	var limit, remaining *string
+	if err == nil {
+		limit, remaining, err = s.keyLimits(ctx, c.key, plan)
+	}
 	if err != nil {
 		s.Logger.Warn("quota state unavailable", "request_id", c.id, "account", acct.ID, "err", err)
 		render(w, c, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: codeQuotaUnavailable, RetryAfter: 1,
@@ -120,7 +136,7 @@ func (s *Server) keyInfo(w http.ResponseWriter, r *http.Request) {
 	if info.Key.Models == nil {
 		info.Key.Models = []string{}
 	}
-	info.Limit, info.LimitRemaining = keyLimits(c.key)
+	info.Limit, info.LimitRemaining = limit, remaining
 	c.rated = true // the headers come from the state just read
 	if plan.BurstRPM > 0 || plan.Throttle.Enabled() {
 		b := keyBudget(st, c.key.ID, plan, now)

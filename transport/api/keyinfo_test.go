@@ -185,3 +185,46 @@ func TestKeyInfoRefusesCallersWithoutAKey(t *testing.T) {
 		})
 	}
 }
+
+// A key with a spending budget shows it as limit and what its calls left of it in the period
+// as limit_remaining (quota.Service.KeyState); a key without one shows null for both.
+func TestKeyInfoShowsTheKeysBudgetAndWhatIsLeft(t *testing.T) {
+	env := startMetered(t)
+	half, _ := money.Parse("0.5")
+	budgeted := env.NewKey(persistence.KeySpec{Name: "budgeted", Limits: persistence.KeyLimits{Budget: half, Period: "day"}})
+	resp := env.Post("/v1/chat/completions", budgeted, `{"model":"chat","messages":[{"role":"user","content":"one two three"}]}`)
+	if nodetest.Read(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("chat: %d", resp.StatusCode)
+	}
+	env.WaitIdle()
+	k, _ := env.Node.Store.LookupKey(budgeted)
+	plan, _ := env.Node.Catalog.Load().Plan("metered")
+	st, err := env.Node.Quota.KeyState(context.Background(), env.Account.ID, k.ID, plan, k.Limits)
+	if err != nil || st.Spent <= 0 || st.Remaining != half-st.Spent {
+		t.Fatalf("key state %+v %v: the call's cost should count", st, err)
+	}
+	for _, c := range []struct {
+		name, key, limit, remaining string
+	}{
+		{"a key with a budget", budgeted, "0.5", st.Remaining.String()},
+		{"a key without", env.Key, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := env.Do(http.MethodGet, "/v1/key", c.key, "")
+			raw := nodetest.Read(t, resp)
+			var out keyInfoOut
+			if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, raw)
+			}
+			str := func(p *string) string {
+				if p == nil {
+					return ""
+				}
+				return *p
+			}
+			if str(out.Data.Limit) != c.limit || str(out.Data.LimitRemaining) != c.remaining || (c.limit == "") != (out.Data.Limit == nil) {
+				t.Fatalf("limit %q remaining %q; want %q %q", str(out.Data.Limit), str(out.Data.LimitRemaining), c.limit, c.remaining)
+			}
+		})
+	}
+}
