@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/modelgate/modelgate/dashboard"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node"
@@ -25,6 +29,10 @@ type credentials struct {
 	AdminToken string `json:"admin_token"`
 	BaseURL    string `json:"base_url"`
 	AccountID  string `json:"account_id"` // the demo account, which owns the key
+	// The demo account's dashboard login (a random password made at the first start).
+	Email     string `json:"email,omitempty"`
+	Password  string `json:"password,omitempty"`
+	Dashboard string `json:"dashboard_url,omitempty"`
 }
 
 const demoEmail = "demo@modelgate.local"
@@ -44,8 +52,9 @@ func demo(args []string) error {
 	}
 	defer stopSim()
 	logger.Info("modelgate demo serving", "base_url", creds.BaseURL, "metrics", metricsShown(n), "credentials", filepath.Join(*data, "demo-credentials.json"))
-	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  account:     %s\n  admin token: %s\n  metrics:     %s\n  (saved in %s)\n\n",
-		creds.BaseURL, creds.APIKey, creds.AccountID, creds.AdminToken, metricsShown(n), filepath.Join(*data, "demo-credentials.json"))
+	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  account:     %s\n  admin token: %s\n  metrics:     %s\n  dashboard:   %s\n    log in as  %s / %s\n  (saved in %s)\n\n",
+		creds.BaseURL, creds.APIKey, creds.AccountID, creds.AdminToken, metricsShown(n), creds.Dashboard, creds.Email, creds.Password,
+		filepath.Join(*data, "demo-credentials.json"))
 	return run(n, logger)
 }
 
@@ -102,6 +111,9 @@ func demoAccount(n *node.Node, dataDir string) (credentials, error) {
 		}
 		creds.APIKey, creds.AccountID = secret, acct.ID
 	}
+	if err := demoLogin(n.Store, &creds, old); err != nil {
+		return creds, err
+	}
 	b, _ := json.MarshalIndent(creds, "", "  ")
 	return creds, os.WriteFile(path, append(b, '\n'), 0o600)
 }
@@ -116,4 +128,31 @@ func findOrCreateDemoAccount(s *persistence.Store) (persistence.Account, error) 
 		return a, errors.Join(errors.New("demo account"), err)
 	}
 	return a, nil
+}
+
+// demoLogin gives the demo account a verified dashboard login: the password of the last
+// start when the account is the same and has a login, else a new random one, set as a
+// password reset sets it (which verifies the e-mail).
+func demoLogin(s *persistence.Store, creds *credentials, old credentials) error {
+	acct, err := s.GetAccount(creds.AccountID)
+	if err != nil {
+		return err
+	}
+	creds.Email, creds.Dashboard = acct.Email, strings.TrimSuffix(creds.BaseURL, "/v1")+dashboard.Prefix
+	if _, err := s.GetLogin(acct.ID); err == nil && old.Password != "" && old.AccountID == acct.ID {
+		creds.Password = old.Password
+		return nil
+	}
+	secret := make([]byte, 18)
+	rand.Read(secret)
+	creds.Password = base64.RawURLEncoding.EncodeToString(secret) // 24 characters
+	now := time.Now()
+	token, err := s.IssueReset(acct.ID, now)
+	if err == nil {
+		_, err = s.UseToken(persistence.TokenReset, token, creds.Password, now)
+	}
+	if err != nil {
+		return errors.Join(errors.New("demo login"), err)
+	}
+	return nil
 }

@@ -173,6 +173,11 @@ func TestDemoStartsReadyAndReusesItsCredentials(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "admin-token")); strings.TrimSpace(string(b)) != creds.AdminToken {
 		t.Fatalf("admin-token file %q, credentials %q", b, creds.AdminToken)
 	}
+	if !regexp.MustCompile(`^[A-Za-z0-9_-]{24}$`).MatchString(creds.Password) || creds.Email != demoEmail ||
+		creds.Dashboard != first.n.URL+"/dashboard/" {
+		t.Fatalf("login %q / %q, dashboard %q", creds.Email, creds.Password, creds.Dashboard)
+	}
+	checkDemoLogin(t, first.n.URL, creds)
 	acct, keys := demoAccounts(t, first.n.Store)
 	if len(keys) != 1 || keys[0].Name != "demo" || len(keys[0].Models) != 0 || keys[0].ZDR {
 		t.Fatalf("demo keys = %+v", keys)
@@ -241,7 +246,8 @@ func TestDemoStartsReadyAndReusesItsCredentials(t *testing.T) {
 	// Restart on the same directory: the same key and token, still working, one account.
 	first.stop()
 	second := startDemoT(t, dir)
-	if second.creds.APIKey != creds.APIKey || second.creds.AdminToken != creds.AdminToken || second.creds.AccountID != creds.AccountID {
+	if second.creds.APIKey != creds.APIKey || second.creds.AdminToken != creds.AdminToken || second.creds.AccountID != creds.AccountID ||
+		second.creds.Password != creds.Password {
 		t.Fatalf("restart made new credentials: %+v, was %+v", second.creds, creds)
 	}
 	if second.creds.BaseURL != second.n.URL+"/v1" {
@@ -255,6 +261,7 @@ func TestDemoStartsReadyAndReusesItsCredentials(t *testing.T) {
 		t.Fatalf("after restart: account %+v (was %+v), keys %+v", acct2, acct, keys)
 	}
 	checkDemoChat(t, second.creds)
+	checkDemoLogin(t, second.n.URL, second.creds)
 	checkDemoAdmin(t, second, acct.ID)
 }
 
@@ -311,5 +318,16 @@ func TestDemoReplacesARevokedKey(t *testing.T) {
 	checkDemoChat(t, third.creds)
 	if _, keys := demoAccounts(t, third.n.Store); len(keys) != 3 {
 		t.Fatalf("keys = %+v", keys)
+	}
+}
+
+// checkDemoLogin logs in with the credentials file's e-mail and password: the demo account's
+// login is verified and works.
+func checkDemoLogin(t *testing.T, url string, creds credentials) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"email": creds.Email, "password": creds.Password})
+	resp, raw := demoPost(t, url+"/auth/login", "", string(body))
+	if resp.StatusCode != 200 || !strings.Contains(string(raw), `"email":"`+demoEmail+`"`) {
+		t.Fatalf("demo login: %d %s", resp.StatusCode, raw)
 	}
 }
