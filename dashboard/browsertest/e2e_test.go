@@ -1,19 +1,13 @@
-//go:build dashboard_e2e
-
 // The end-to-end dashboard test (issue #14): a person goes from nothing to a first answer
 // and its cost on the usage page, in a real Chromium, against a real node and the simulator,
 // with the verification mail received by a real SMTP server.
-//
-// LEAD: this file waits for the server side (/auth/* of k1, /account/v1/* of k4, the node
-// mounting dashboard.Handler at /dashboard/, X-Modelgate-Cost of k3). To enable it, wire
-// startGatewayWithMail below to k1's SMTP settings and delete the go:build line above; until
-// then `go test -tags dashboard_e2e ./dashboard/browsertest/` compiles it.
 package browsertest
 
 import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,12 +16,11 @@ import (
 )
 
 // startGatewayWithMail starts a node and the simulator the way transport/node tests do,
-// with the node's mail going to mail over SMTP.
-// LEAD: the option names are this test's guess at k1's; adjust them to what was merged.
+// with the config file's auth section sending the node's mail to mail over SMTP and new
+// accounts on the demo plan.
 func startGatewayWithMail(t *testing.T, mail *MailServer) *nodetest.Env {
-	return nodetest.Start(t, "", nodetest.Options{
-		SMTP: nodetest.SMTP{Host: mail.Host, Port: mail.Port, From: "modelgate@localhost"},
-	})
+	return nodetest.Start(t, nodetest.DefaultCatalog+"auth:\n  signup_plan: demo\n  mail: {host: "+mail.Host+", port: "+
+		strconv.Itoa(mail.Port)+", security: none, from: \"modelgate <modelgate@localhost>\"}\n", nodetest.Options{})
 }
 
 func TestDashboardEndToEndFromSignupToTheCostOfAFirstCall(t *testing.T) {
@@ -111,16 +104,19 @@ func TestDashboardEndToEndFromSignupToTheCostOfAFirstCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gen struct {
-		CostUSD     string `json:"cost_usd"`
-		ListCostUSD string `json:"list_cost_usd"`
-		Model       string `json:"model"`
+	var out struct {
+		Data struct {
+			CostUSD     string `json:"cost_usd"`
+			ListCostUSD string `json:"list_cost_usd"`
+			Model       string `json:"model"`
+		} `json:"data"`
 	}
 	genBody, _ := io.ReadAll(genResp.Body)
 	genResp.Body.Close()
-	if err := json.Unmarshal(genBody, &gen); err != nil || genResp.StatusCode != 200 || gen.ListCostUSD == "" {
+	if err := json.Unmarshal(genBody, &out); err != nil || genResp.StatusCode != 200 || out.Data.ListCostUSD == "" || out.Data.Model != "chat" {
 		t.Fatalf("GET /v1/generations/%s: %d %s", requestID, genResp.StatusCode, genBody)
 	}
+	gen := out.Data
 	if h := resp.Header.Get("X-Modelgate-Cost"); h != gen.CostUSD {
 		t.Errorf("X-Modelgate-Cost %q, the generation's cost_usd %q", h, gen.CostUSD)
 	}
