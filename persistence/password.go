@@ -25,13 +25,13 @@ const (
 	argonKeyLen    = 32
 
 	// MinPasswordLen and MaxPasswordLen bound a password, in characters.
-	MinPasswordLen = 10
+	MinPasswordLen = 12 // ASVS 4.0.3 V2.1.1 (level 1)
 	MaxPasswordLen = 128
 	maxHashLen     = 256
 )
 
 // CheckPassword says what is wrong with a new password for the account with this e-mail,
-// or nil: 10 to 128 characters, not all whitespace, not the e-mail itself.
+// or nil: 12 to 128 characters, not all whitespace, not the e-mail itself.
 func CheckPassword(field, password, email string) error {
 	n := utf8.RuneCountInString(password)
 	switch {

@@ -40,8 +40,8 @@ func TestBadInputIsRefusedNamingTheField(t *testing.T) {
 		status                   int
 		code, param, says        string
 	}{
-		{"short password", "POST", "/auth/signup", `{"email":"n@example.com","password":"short"}`, "", "", 400, "invalid_password", "password", "password must be 10 to 128 characters (it is 5)"},
-		{"over-long password", "POST", "/auth/signup", `{"email":"n@example.com","password":"` + long + `"}`, "", "", 400, "invalid_password", "password", "password must be 10 to 128 characters (it is 129)"},
+		{"short password", "POST", "/auth/signup", `{"email":"n@example.com","password":"short"}`, "", "", 400, "invalid_password", "password", "password must be 12 to 128 characters (it is 5)"},
+		{"over-long password", "POST", "/auth/signup", `{"email":"n@example.com","password":"` + long + `"}`, "", "", 400, "invalid_password", "password", "password must be 12 to 128 characters (it is 129)"},
 		{"whitespace password", "POST", "/auth/signup", `{"email":"n@example.com","password":"            "}`, "", "", 400, "invalid_password", "password", "password must not be only whitespace"},
 		{"password is the e-mail", "POST", "/auth/signup", `{"email":"nobody@example.com","password":"NOBODY@example.com"}`, "", "", 400, "invalid_password", "password", "password must not be the e-mail address"},
 		{"e-mail without @", "POST", "/auth/signup", `{"email":"nobody.example.com","password":"a fine password"}`, "", "", 400, "invalid_email", "email", `email \"nobody.example.com\" must contain one '@' with text on both sides`},
@@ -56,7 +56,7 @@ func TestBadInputIsRefusedNamingTheField(t *testing.T) {
 		{"replayed reset link", "POST", "/auth/password/reset", `{"token":"` + usedReset + `","password":"yet another one"}`, "", "", 400, "token_used", "token", "has been used already"},
 		{"expired reset link", "POST", "/auth/password/reset", `{"token":"` + lateReset + `","password":"yet another one"}`, "", "", 400, "token_expired", "token", "the link has expired"},
 		{"empty reset token", "POST", "/auth/password/reset", `{"token":"","password":"yet another one"}`, "", "", 400, "token_invalid", "token", "the link is not valid"},
-		{"weak new password on reset", "POST", "/auth/password/reset", `{"token":"` + lateReset + `","password":"short"}`, "", "", 400, "invalid_password", "password", "password must be 10 to 128 characters"},
+		{"weak new password on reset", "POST", "/auth/password/reset", `{"token":"` + lateReset + `","password":"short"}`, "", "", 400, "invalid_password", "password", "password must be 12 to 128 characters"},
 		{"weak new password on change", "POST", "/auth/password/change", `{"current_password":"ada's next password","new_password":"ada@example.com"}`, "S", "C", 400, "invalid_new_password", "new_password", "new_password must not be the e-mail address"},
 		{"CSRF token missing", "POST", "/auth/password/change", `{"current_password":"ada's next password","new_password":"a fine password"}`, "S", "", 403, "csrf_token_invalid", "", "X-CSRF-Token"},
 		{"CSRF token wrong", "POST", "/auth/logout", ``, "S", "0123", 403, "csrf_token_invalid", "", "X-CSRF-Token"},
