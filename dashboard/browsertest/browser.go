@@ -180,6 +180,11 @@ func (b *Browser) setValue(sel, value string) {
 func (b *Browser) Click(sel string) {
 	b.tb.Helper()
 	b.WaitVisible(sel)
+	// A submit button clicked before its page's module has bound the form would submit it
+	// the browser's way (a reload); on a loaded machine that happened (forms.js marks it).
+	b.WaitFor("the form of "+sel+" to be bound",
+		`(e => { const f = e.closest("form"); return !f || e.type !== "submit" || f.dataset.bound === "true"; })(document.querySelector(`+jsString(sel)+`))`,
+		func() string { return "" })
 	var at struct{ X, Y float64 }
 	err := b.Eval(`(e => { e.scrollIntoView({block: "center"}); const r = e.getBoundingClientRect();
 		return {X: r.left + r.width / 2, Y: r.top + r.height / 2}; })(document.querySelector(`+jsString(sel)+`))`, &at)

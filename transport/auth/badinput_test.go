@@ -22,6 +22,9 @@ func TestBadInputIsRefusedNamingTheField(t *testing.T) {
 	if a := e.call("POST", "/auth/password/reset", `{"token":"`+usedReset+`","password":"ada's next password"}`, "", ""); a.status != 204 {
 		t.Fatalf("reset: %d %s", a.status, a.body)
 	}
+	if m := e.smtp.Next(t); m.Subject != "Your modelgate password was changed" {
+		t.Fatalf("after a reset the mail %q, want the notice that the password changed", m.Subject)
+	}
 	session, csrf = e.login("ada@example.com", "ada's next password")
 	e.call("POST", "/auth/password/forgot", `{"email":"ada@example.com"}`, "", "")
 	lateReset := token(t, e.smtp.Next(t).Link(t))

@@ -81,6 +81,7 @@ func TestResetThroughMailEndsSessionsAndTheOldPassword(t *testing.T) {
 	if a.status != 204 {
 		t.Fatalf("reset: %d %s", a.status, a.body)
 	}
+	e.changedNotice("bo@example.com")
 	for i, s := range []string{s1, s2} {
 		if a := e.call("GET", "/auth/session", "", s, ""); a.status != 401 {
 			t.Errorf("session %d after the reset: %d %s", i+1, a.status, a.body)
@@ -106,6 +107,7 @@ func TestChangePasswordEndsOtherSessionsOnly(t *testing.T) {
 	if a.status != 204 {
 		t.Fatalf("change: %d %s", a.status, a.body)
 	}
+	e.changedNotice("cy@example.com")
 	if a := e.call("GET", "/auth/session", "", mine, ""); a.status != 200 {
 		t.Errorf("the session that changed it: %d %s", a.status, a.body)
 	}
@@ -116,6 +118,16 @@ func TestChangePasswordEndsOtherSessionsOnly(t *testing.T) {
 		t.Errorf("the old password: %d", a.status)
 	}
 	e.login("cy@example.com", "cy's second password")
+}
+
+// changedNotice checks the next mail tells to the account's owner that its password changed
+// (ASVS V2.2.3, V2.5.5), with a link that starts a reset.
+func (e *env) changedNotice(to string) {
+	e.t.Helper()
+	m := e.smtp.Next(e.t)
+	if m.Subject != "Your modelgate password was changed" || len(m.To) != 1 || m.To[0] != to || m.Link(e.t) != e.url+"/dashboard/forgot" {
+		e.t.Fatalf("after a password change: mail %q to %v with %q", m.Subject, m.To, m.Link(e.t))
+	}
 }
 
 func must[T any](v T, err error) func(*testing.T) T {

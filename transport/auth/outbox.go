@@ -79,3 +79,12 @@ func resetMail(to, link string) mail.Message {
 			"Open this link within 1 hour to choose a new one:\n\n" + link + "\n\n" +
 			"If it was not you, ignore this mail: your password is unchanged.\n"}
 }
+
+// passwordChangedMail tells the account's owner its password changed (ASVS V2.2.3, V2.5.5):
+// if it was not them, the link starts a reset, which also ends every session.
+func passwordChangedMail(to, link string) mail.Message {
+	return mail.Message{To: to, Link: link, Subject: "Your modelgate password was changed",
+		Text: "The password of your modelgate account was just changed, and its other sessions were ended.\n\n" +
+			"If it was you, there is nothing to do.\n\n" +
+			"If it was not you, reset your password now; that also ends every session:\n\n" + link + "\n"}
+}

@@ -45,10 +45,11 @@ func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	_, err := s.cfg.Store.UseToken(persistence.TokenReset, in.Token, in.Password, s.now())
+	acct, err := s.cfg.Store.UseToken(persistence.TokenReset, in.Token, in.Password, s.now())
 	if s.tokenRefused(w, err) || s.storeFailed(w, err) {
 		return
 	}
+	s.out.send(passwordChangedMail(acct.Email, s.cfg.BaseURL+"/dashboard/forgot"))
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -75,6 +76,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, c *Curre
 	if s.storeFailed(w, s.cfg.Store.ChangePassword(c.Account.ID, c.Account.Email, in.New, c.Hash)) {
 		return
 	}
+	s.out.send(passwordChangedMail(c.Account.Email, s.cfg.BaseURL+"/dashboard/forgot"))
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -65,7 +65,10 @@ export function fieldError(param, message) {
 }
 
 // onSubmit runs submit(form) on submission with the button disabled, and shows what it throws.
+// The form is marked bound, so a test (or anything else) can tell that a click on its submit
+// button now reaches submit, not the browser's own form submission.
 export function onSubmit(form, submit) {
+  form.dataset.bound = "true";
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     clearErrors(form);
