@@ -357,9 +357,13 @@ func (n *Node) Admin(method, path string, body any) (int, []byte) {
 // Chat sends a one-message chat completion with key and returns the status and body.
 func (n *Node) Chat(key string) (int, []byte) {
 	n.c.t.Helper()
-	status, _, b := n.Do(http.MethodPost, "/v1/chat/completions", key, map[string]any{
-		"model": Model, "messages": []map[string]string{{"role": "user", "content": "hi"}}, "max_tokens": 5})
+	status, _, b := n.Do(http.MethodPost, "/v1/chat/completions", key, chatBody())
 	return status, b
+}
+
+// chatBody is Chat's request: one short message to Model.
+func chatBody() map[string]any {
+	return map[string]any{"model": Model, "messages": []map[string]string{{"role": "user", "content": "hi"}}, "max_tokens": 5}
 }
 
 // StartRefused runs the node's serve expecting it to refuse to start: it returns the

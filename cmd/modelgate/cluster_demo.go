@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/dashboard"
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node"
 )
@@ -72,15 +73,17 @@ func clusterDemo(args []string, out io.Writer) error {
 	if err := waitHealthy(url1, 30*time.Second); err != nil {
 		return fmt.Errorf("%w (logs in %s)", err, *dir)
 	}
-	key, err := demoClusterKey(*dir, url1, token)
+	creds, err := demoClusterCreds(*dir, url1, token)
 	if err != nil {
 		return err
 	}
+	key := creds.APIKey
 	fmt.Fprintf(out, "\nmodelgate demo cluster: %d nodes\n", demoNodes)
 	for i := 1; i <= demoNodes; i++ {
 		fmt.Fprintf(out, "  node %d: %s/v1   (log %s)\n", i, demoURL(*base, i), filepath.Join(*dir, fmt.Sprintf("node%d.log", i)))
 	}
-	fmt.Fprintf(out, "  API key:     %s\n  admin token: %s\n\n", key, token)
+	fmt.Fprintf(out, "  API key:     %s\n  admin token: %s\n  dashboard:   %s (any node's /dashboard/)\n    log in as  %s / %s\n  (saved in %s)\n\n",
+		key, token, creds.Dashboard, creds.Email, creds.Password, filepath.Join(*dir, "demo-credentials.json"))
 	fmt.Fprintf(out, "watch the cluster:  MODELGATE_ADMIN_TOKEN=%s %s cluster status --node %s\n", token, bin, url1)
 	fmt.Fprintf(out, "kill a node:        kill -9 $(cat %s)\n", filepath.Join(*dir, "node2.pid"))
 	fmt.Fprintf(out, "call any node:      curl %s/v1/chat/completions -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '{\"model\":\"sim-chat\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'\n", demoURL(*base, 3), key)
@@ -179,28 +182,46 @@ func waitHealthy(url string, d time.Duration) error {
 	return fmt.Errorf("%s did not become healthy within %s", url, d)
 }
 
-// demoClusterKey returns the demo key, creating the account and key through url's admin API
-// at the first start (kept in <dir>/demo-credentials.json).
-func demoClusterKey(dir, url, token string) (string, error) {
+// demoClusterCreds returns the demo credentials, kept in <dir>/demo-credentials.json: at
+// the first start it creates the account and key through url's admin API, and while the
+// file has no password (the first start, or one from before the dashboard) it gives the
+// account a random dashboard password there, as `make run`'s demo does.
+func demoClusterCreds(dir, url, token string) (credentials, error) {
 	path := filepath.Join(dir, "demo-credentials.json")
 	var creds credentials
-	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &creds) == nil && creds.APIKey != "" {
-		return creds.APIKey, nil
+	if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &creds) != nil || creds.APIKey == "" {
+		if creds, err = demoClusterKey(url, token); err != nil {
+			return creds, err
+		}
 	}
+	if creds.Password == "" {
+		password := newDemoPassword()
+		raw, err := adminClient{url: url, token: token}.call(http.MethodPut, "/admin/v1/accounts/"+creds.AccountID+"/password", map[string]string{"password": password})
+		if err != nil {
+			return creds, fmt.Errorf("demo login: %w", err)
+		}
+		var acct struct{ Email string }
+		json.Unmarshal(raw, &acct)
+		creds.Email, creds.Password, creds.Dashboard = acct.Email, password, url+dashboard.Prefix
+	}
+	b, _ := json.MarshalIndent(creds, "", "  ")
+	return creds, os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// demoClusterKey creates the demo account and its key through url's admin API.
+func demoClusterKey(url, token string) (credentials, error) {
 	c := adminClient{url: url, token: token}
 	raw, err := c.call(http.MethodPost, "/admin/v1/accounts", map[string]string{"email": demoEmail, "plan": "demo"})
 	if err != nil {
-		return "", fmt.Errorf("demo account: %w", err)
+		return credentials{}, fmt.Errorf("demo account: %w", err)
 	}
 	var acct struct{ ID string }
 	json.Unmarshal(raw, &acct)
 	raw, err = c.call(http.MethodPost, "/admin/v1/accounts/"+acct.ID+"/keys", map[string]string{"name": "demo"})
 	if err != nil {
-		return "", fmt.Errorf("demo key: %w", err)
+		return credentials{}, fmt.Errorf("demo key: %w", err)
 	}
 	var key struct{ Key string }
 	json.Unmarshal(raw, &key)
-	creds = credentials{APIKey: key.Key, AdminToken: token, BaseURL: url + "/v1", AccountID: acct.ID}
-	b, _ := json.MarshalIndent(creds, "", "  ")
-	return key.Key, os.WriteFile(path, append(b, '\n'), 0o600)
+	return credentials{APIKey: key.Key, AdminToken: token, BaseURL: url + "/v1", AccountID: acct.ID}, nil
 }

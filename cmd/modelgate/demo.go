@@ -143,9 +143,7 @@ func demoLogin(s *persistence.Store, creds *credentials, old credentials) error 
 		creds.Password = old.Password
 		return nil
 	}
-	secret := make([]byte, 18)
-	rand.Read(secret)
-	creds.Password = base64.RawURLEncoding.EncodeToString(secret) // 24 characters
+	creds.Password = newDemoPassword()
 	now := time.Now()
 	token, err := s.IssueReset(acct.ID, now)
 	if err == nil {
@@ -155,4 +153,11 @@ func demoLogin(s *persistence.Store, creds *credentials, old credentials) error 
 		return errors.Join(errors.New("demo login"), err)
 	}
 	return nil
+}
+
+// newDemoPassword is a random 24-character password.
+func newDemoPassword() string {
+	secret := make([]byte, 18)
+	rand.Read(secret)
+	return base64.RawURLEncoding.EncodeToString(secret)
 }

@@ -126,3 +126,45 @@ func ids(accts []persistence.Account) []string {
 	}
 	return out
 }
+
+// The operator sets an account's password: it can log in with it (the e-mail counts as
+// verified); a refused password, an unknown account or a bad body changes nothing.
+func TestAdminSetsAnAccountsPassword(t *testing.T) {
+	env := nodetest.Start(t, "", nodetest.Options{})
+	path := "/admin/v1/accounts/" + env.Account.ID + "/password"
+	login := func(password string) int {
+		r := env.Do(http.MethodPost, "/auth/login", "", `{"email":"test@example.com","password":"`+password+`"}`)
+		nodetest.Read(t, r)
+		return r.StatusCode
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		code, param      string
+	}{
+		{"too short", path, `{"password":"short"}`, 400, "invalid_request", "password"},
+		{"the e-mail", path, `{"password":"TEST@example.com"}`, 400, "invalid_request", "password"},
+		{"not JSON", path, `{"password":`, 400, "invalid_json", ""},
+		{"unknown account", "/admin/v1/accounts/acct_nosuch/password", `{"password":"a long password"}`, 404, "account_not_found", ""},
+	} {
+		status, raw := admin(t, env, http.MethodPut, tc.path, tc.body)
+		var e struct {
+			Error struct{ Code, Param string }
+		}
+		Decode(t, raw, &e)
+		if status != tc.status || e.Error.Code != tc.code || e.Error.Param != tc.param {
+			t.Errorf("%s: %d %s; want %d %s naming %q", tc.name, status, raw, tc.status, tc.code, tc.param)
+		}
+	}
+	if got := login("a long password"); got != 401 {
+		t.Fatalf("login before the password is set: %d, want 401", got)
+	}
+	status, raw := admin(t, env, http.MethodPut, path, `{"password":"a long password"}`)
+	var acct persistence.Account
+	if Decode(t, raw, &acct); status != 200 || acct.ID != env.Account.ID {
+		t.Fatalf("set password: %d %s", status, raw)
+	}
+	if got := login("a long password"); got != 200 {
+		t.Fatalf("login with the password the operator set: %d, want 200", got)
+	}
+}

@@ -40,6 +40,9 @@ type Store interface {
 	SetAccountDisabled(id string, disabled bool) (persistence.Account, error)
 	// Key updates and limits (issue #14).
 	UpdateKey(id string, u persistence.KeyUpdate) (persistence.Key, error)
+	// A reset token issued and used at once is how the operator sets a login's password.
+	IssueReset(accountID string, now time.Time) (string, error)
+	UseToken(purpose, token, newPassword string, now time.Time) (persistence.Account, error)
 }
 
 // Deps are what the admin API works with.
@@ -83,6 +86,7 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/accounts/{id}/quota", s.quotaState).Methods(http.MethodGet)
 	a.HandleFunc("/accounts/{id}/disable", s.setDisabled(true)).Methods(http.MethodPost)
 	a.HandleFunc("/accounts/{id}/enable", s.setDisabled(false)).Methods(http.MethodPost)
+	a.HandleFunc("/accounts/{id}/password", s.setPassword).Methods(http.MethodPut)
 	a.HandleFunc("/keys/{id}", s.revokeKey).Methods(http.MethodDelete)
 	a.HandleFunc("/keys/{id}", s.updateKey).Methods(http.MethodPatch)
 	a.HandleFunc("/routes", s.routes).Methods(http.MethodGet)
