@@ -28,6 +28,23 @@ func TestOneWayLinkAndDelayKeepOneLeaderPerShard(t *testing.T) {
 	leader := c.metaLeader()
 	cutOff := c.except(leader)[0]
 	majority := c.except(cutOff)
+	// A node whose messages to an account shard's leader are black-holed cannot have its
+	// proposals forwarded there (Raft forwards over that very link): when the cut-off node
+	// leads an account shard, the metadata leader's calls of that shard's accounts wait out
+	// their budget. That is the fault, not a failure of the majority; the third node's calls
+	// must still answer. (Found when placement happened to put an account shard's leader on
+	// the cut-off node.)
+	for shard := uint64(2); shard < 2+2; shard++ {
+		if c.shardLeader(shard) == cutOff {
+			majority = c.except(leader)[:0]
+			for _, n := range c.Nodes {
+				if n != leader && n != cutOff {
+					majority = append(majority, n)
+				}
+			}
+			break
+		}
+	}
 	watch := c.WatchLeaders(100 * time.Millisecond)
 
 	c.OneWay(leader, cutOff)
