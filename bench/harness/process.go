@@ -149,6 +149,7 @@ type LaunchConfig struct {
 	ServerCPUs CPUSet // pin the servers here (nil: not pinned)
 	BurstRPM   int    // the burst plan's limit
 	LogLevel   string // the gateway's MODELGATE_LOG_LEVEL (default info)
+	Profile    bool   // serve the started gateway's Go profiles (MODELGATE_PPROF) for the suite's --profile
 	// Given servers: a simulator at SimURL, or a gateway at GatewayURL (serving the bench
 	// catalog, Catalog(SimURL, BurstRPM), with AdminToken), is used instead of started.
 	// Their PIDs, if known, let the suite read their CPU and memory.
@@ -250,10 +251,18 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 	if level == "" {
 		level = "info"
 	}
+	env := []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, SimCredentialEnv + "=" + SimCredential, "MODELGATE_LOG_LEVEL=" + level}
+	if cfg.Profile {
+		// Its own metrics address (not the default a second gateway may hold) serves the profiles.
+		debug, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, "MODELGATE_METRICS_ADDR="+debug, "MODELGATE_PPROF=on")
+		l.GatewayDebugURL = "http://" + debug
+	}
 	gw, err := start("gateway", cfg.GatewayBin,
-		[]string{"serve", "--config", catPath, "--data", filepath.Join(cfg.WorkDir, "data"), "--addr", "{addr}"},
-		[]string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, SimCredentialEnv + "=" + SimCredential, "MODELGATE_LOG_LEVEL=" + level},
-		"/healthz")
+		[]string{"serve", "--config", catPath, "--data", filepath.Join(cfg.WorkDir, "data"), "--addr", "{addr}"}, env, "/healthz")
 	if err != nil {
 		return nil, err
 	}
@@ -271,6 +280,8 @@ type Endpoints struct {
 	GatewayURL string `json:"gateway_url"`
 	GatewayPID int    `json:"gateway_pid"`
 	AdminToken string `json:"-"`
+	// GatewayDebugURL serves the gateway's /debug/pprof/ (a launched gateway with Profile).
+	GatewayDebugURL string `json:"-"`
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

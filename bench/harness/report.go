@@ -94,6 +94,8 @@ type ScenarioReport struct {
 	Targets     []string      `json:"targets"`
 	Phases      []PhaseReport `json:"phases"`
 	Comparison  Comparison    `json:"comparison"`
+	// Profile is the gateway's CPU profile over the first saturated run (--profile).
+	Profile *ProfileReport `json:"profile,omitempty"`
 }
 
 // PhaseReport is one load shape, every run of it and a summary per target.

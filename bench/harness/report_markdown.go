@@ -14,6 +14,9 @@ import (
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# modelgate bench, %s\n\n", r.StartedAt.Format("2006-01-02 15:04 UTC"))
+	if lines := r.RatioLines(); len(lines) > 0 {
+		b.WriteString("Gateway against the bare proxy in this run:\n\n" + strings.Join(lines, "\n") + "\n\n")
+	}
 	b.WriteString(r.MachineLine() + "\n\n")
 	if len(r.Headline) > 0 {
 		b.WriteString(r.HeadlineTable())
@@ -32,6 +35,7 @@ func (r *Report) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(r.ProfilesMarkdown())
 	if r.Cluster != nil {
 		b.WriteString(r.Cluster.Markdown())
 	}

@@ -39,6 +39,10 @@ type Config struct {
 	ServerCPUs     CPUSet // recorded in the report (Launch pins the servers)
 	AllowRemote    bool   // allow non-loopback endpoints
 	Log            io.Writer
+	// ProfileDir, with a gateway serving its profiles (Endpoints.GatewayDebugURL), keeps a
+	// CPU profile of the gateway over each scenario's first saturated run there, and its top
+	// functions in the report.
+	ProfileDir string
 }
 
 // Defaults fills zero fields with the values of make bench.
@@ -95,6 +99,7 @@ type suite struct {
 	burstKeys []string // burstKeys[0] warms up, burstKeys[r] is repetition r's account
 	report    *Report
 	custom    *PhaseReport // RunTarget's one phase
+	profiles  map[string]profileResult
 }
 
 func (s *suite) logf(format string, args ...any) {
@@ -120,7 +125,7 @@ func Run(ctx context.Context, cfg Config, ep Endpoints) (*Report, error) {
 			return nil, err
 		}
 	}
-	s := &suite{cfg: cfg, ep: ep, targets: map[string]*target{}}
+	s := &suite{cfg: cfg, ep: ep, targets: map[string]*target{}, profiles: map[string]profileResult{}}
 	s.report = newReport(cfg, ep)
 	for _, name := range AllTargets {
 		t := &target{name: name, client: load.NewClient(max(cfg.Concurrency, cfg.MaxInFlight))}
@@ -243,6 +248,9 @@ func (s *suite) scenario(ctx context.Context, sc *Scenario) (ScenarioReport, err
 		sr.Phases = append(sr.Phases, pr)
 	}
 	sr.Comparison = compare(sr)
+	if p, ok := s.profiles[sc.Name]; ok && p.err == nil {
+		sr.Profile = &ProfileReport{File: p.file, Top: p.top}
+	}
 	return sr, nil
 }
 
@@ -353,12 +361,24 @@ func (s *suite) run(ctx context.Context, sc *Scenario, pr *PhaseReport, tg *targ
 	for _, p := range probes {
 		p.start()
 	}
+	var profiled chan profileResult
+	if s.cfg.ProfileDir != "" && s.ep.GatewayDebugURL != "" && tg.name == TargetGateway && pr.Name == PhaseSaturated && rep == 1 {
+		profiled = make(chan profileResult, 1)
+		go func() { profiled <- s.profile(ctx, sc.Name, s.cfg.Duration) }()
+	}
 	res, err := load.Run(ctx, lc, offsetExchanger(&load.HTTP{Client: tg.client, Req: req}, tg.offset))
 	if err != nil {
 		return RunReport{}, err
 	}
 	for _, p := range probes {
 		p.stop()
+	}
+	if profiled != nil {
+		p := <-profiled
+		if p.err != nil {
+			s.logf("%s: gateway profile: %v", sc.Name, p.err)
+		}
+		s.profiles[sc.Name] = p
 	}
 	sys1, sysErr1 := ReadSystemCPU()
 	tg.offset += res.Requests

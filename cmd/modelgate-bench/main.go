@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -129,6 +130,7 @@ func run(args []string) error {
 	adminToken := fs.String("admin-token", os.Getenv("MODELGATE_ADMIN_TOKEN"), "suite: the --gateway-url gateway's admin token (default $MODELGATE_ADMIN_TOKEN)")
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --target-url (a load test sends a lot of traffic)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	profile := fs.Bool("profile", false, "suite: keep a CPU profile of the started gateway over each scenario's first saturated run (<out>/profiles-<date>/<scenario>.cpu.pprof) and its top functions in the report")
 	var cc harness.ClusterFlags
 	cc.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -146,6 +148,9 @@ func run(args []string) error {
 	cfg := harness.Config{Scenarios: scenarios, Duration: *duration, Warmup: *warmup, Reps: *reps, Concurrency: *concurrency,
 		Rate: *rate, RateFraction: *rateFraction, MaxInFlight: *maxInFlight, Accounts: *accounts, AccountWorkers: *accountWorkers,
 		BurstRPM: *burstRPM, AllowRemote: *allowRemote, Log: os.Stderr}
+	if *profile {
+		cfg.ProfileDir = filepath.Join(*out, "profiles-"+time.Now().UTC().Format("2006-01-02T150405Z"))
+	}
 	if *warmup == 0 {
 		cfg.Warmup = -1 // Defaults() keeps a negative warm-up: none
 	}
@@ -181,7 +186,7 @@ func run(args []string) error {
 			return errors.New("--gateway-url needs --sim-url (the simulator its catalog points at) and --admin-token")
 		}
 		lc := harness.LaunchConfig{GatewayBin: *gatewayBin, SimBin: *simBin, BurstRPM: cfg.BurstRPM, LogLevel: *logLevel,
-			ServerCPUs: cfg.ServerCPUs, SimURL: *simURL, SimPID: *simPID, GatewayURL: *gatewayURL, GatewayPID: *gatewayPID, AdminToken: *adminToken}
+			ServerCPUs: cfg.ServerCPUs, Profile: *profile, SimURL: *simURL, SimPID: *simPID, GatewayURL: *gatewayURL, GatewayPID: *gatewayPID, AdminToken: *adminToken}
 		if scs, _ := harness.SelectScenarios(scenarios); len(scs) > 0 {
 			rep, err = suite(ctx, cfg, lc, *work, *keep)
 		}

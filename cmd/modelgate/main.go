@@ -20,7 +20,8 @@ Environment: MODELGATE_CONFIG, MODELGATE_DATA (default ./data), MODELGATE_ADDR
 says otherwise), MODELGATE_METRICS_ADDR (host:port or off; default the catalog's
 server.metrics_addr, else 127.0.0.1:9464), MODELGATE_MIN_FREE_MIB and MODELGATE_BALLAST_MIB
 (the full-disk guard: default 64 and 16; -1 turns either off), MODELGATE_ADMIN_TOKEN,
-MODELGATE_LOG_LEVEL (debug|info|warn|error).
+MODELGATE_LOG_LEVEL (debug|info|warn|error), MODELGATE_PPROF (on: Go's profiles at
+/debug/pprof/ on the metrics address).
 `
 
 // defaultAddr is where serve and demo listen, and where admin commands call, by default.

@@ -47,7 +47,7 @@ func serveConfig(args []string) (node.Config, error) {
 	if *config == "" {
 		return node.Config{}, errors.New("serve needs --config FILE (or MODELGATE_CONFIG)")
 	}
-	cfg := node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr,
+	cfg := node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr, Pprof: os.Getenv("MODELGATE_PPROF") == "on",
 		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
 		Store:      persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast)}}
 	// A data directory with a cluster file (modelgate cluster init or join) is a cluster

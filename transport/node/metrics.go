@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"syscall"
 	"time"
 
@@ -49,6 +50,13 @@ func (n *Node) metricsServer() *http.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", n.API.ServeMetrics)
 	mux.HandleFunc("GET /healthz", n.healthz)
+	if n.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	return &http.Server{Handler: recoverPanics(mux, n.API.Recovered), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(n.cfg.Logger.Handler(), slog.LevelWarn)}
 }

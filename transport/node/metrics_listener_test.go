@@ -4,11 +4,14 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/api"
 )
 
 // TestItem14MetricsAddressIsChosenAndNeverShared is issue #12 item 14, the address: the
@@ -70,5 +73,22 @@ func TestItem14MetricsAddressIsChosenAndNeverShared(t *testing.T) {
 				t.Fatalf("log %q, want %q", logs.String(), c.warn)
 			}
 		})
+	}
+}
+
+// TestProfilesAreServedOnlyWhenAsked: Go's profiles are on the metrics listener when the
+// operator sets Pprof (MODELGATE_PPROF=on), and absent otherwise.
+func TestProfilesAreServedOnlyWhenAsked(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		n := &Node{cfg: Config{Pprof: on, Logger: slog.New(slog.DiscardHandler)}, API: &api.Server{}}
+		rec := httptest.NewRecorder()
+		n.metricsServer().Handler.ServeHTTP(rec, httptest.NewRequest("GET", "/debug/pprof/cmdline", nil))
+		want := http.StatusNotFound
+		if on {
+			want = http.StatusOK
+		}
+		if rec.Code != want {
+			t.Fatalf("pprof %v: status %d, want %d", on, rec.Code, want)
+		}
 	}
 }

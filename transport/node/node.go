@@ -47,12 +47,15 @@ type Config struct {
 	CatalogPath string
 	Addr        string // host:port; port 0 picks a free one
 	MetricsAddr string // host:port of /metrics, or "off"; "" = the catalog's, else loopback
-	AdminToken  string // empty: read <data>/admin-token, or create it
-	Health      routehealth.Policy
-	Quota       quota.Config
-	Video       video.Config
-	Store       persistence.Options // the full-disk guard (zero: its defaults)
-	Logger      *slog.Logger
+	// Pprof serves Go's profiles (/debug/pprof/) on the metrics listener, for measuring
+	// under load (the bench's --profile). Off by default; profiles hold no request content.
+	Pprof      bool
+	AdminToken string // empty: read <data>/admin-token, or create it
+	Health     routehealth.Policy
+	Quota      quota.Config
+	Video      video.Config
+	Store      persistence.Options // the full-disk guard (zero: its defaults)
+	Logger     *slog.Logger
 
 	// Cluster, when set, runs the node as a member of a cluster (the data directory's
 	// cluster.json): accounts and keys in the replicated metadata shard; nil is a single node
