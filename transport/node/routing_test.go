@@ -1,15 +1,9 @@
 package node_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/anthropics/anthropic-sdk-go"
-	aoption "github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
@@ -119,14 +113,4 @@ func TestItem7WrongMethodsAndUnknownPaths(t *testing.T) {
 		})
 	}
 
-	// The mistake as an Anthropic SDK user makes it: the base URL with /v1.
-	t.Run("Anthropic SDK with /v1 in its base URL", func(t *testing.T) {
-		client := anthropic.NewClient(aoption.WithBaseURL(base+"/v1"), aoption.WithAPIKey(env.Key), aoption.WithMaxRetries(0))
-		_, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{Model: "chat", MaxTokens: 8,
-			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
-		var apiErr *anthropic.Error
-		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || !strings.Contains(err.Error(), "drop /v1 from the base URL (use "+base+")") {
-			t.Fatalf("the SDK's error does not tell the user what to fix: %v", err)
-		}
-	})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
@@ -152,5 +153,19 @@ func TestPreviousResponseIDSDK(t *testing.T) {
 	checkOpenAIError(t, err, errorCase{status: http.StatusBadRequest, code: "previous_response_not_found"})
 	if n := env.Sim.Calls("a") + env.Sim.Calls("b") - before; n != 0 {
 		t.Errorf("the upstream was called %d times for a refused request", n)
+	}
+}
+
+// TestAnthropicSDKWithV1InItsBaseURL is the doubled-version mistake as an Anthropic SDK user
+// makes it (the base URL with /v1; the SDK adds its own): the SDK's error tells them to drop it.
+func TestAnthropicSDKWithV1InItsBaseURL(t *testing.T) {
+	env := startEnv(t)
+	base := env.Node.URL
+	client := anthropic.NewClient(aoption.WithBaseURL(base+"/v1"), aoption.WithAPIKey(env.Key), aoption.WithMaxRetries(0), aoption.WithHTTPClient(env.Client))
+	_, err := client.Messages.New(ctx(t), anthropic.MessageNewParams{Model: "chat", MaxTokens: 8,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || !strings.Contains(err.Error(), "drop /v1 from the base URL (use "+base+")") {
+		t.Fatalf("the SDK's error does not tell the user what to fix: %v", err)
 	}
 }
