@@ -183,4 +183,3 @@ func (d *streamDecoder) End() ([]ir.Event, *ir.Frame, bool) {
 func (d *streamDecoder) finish() ir.Event {
 	return ir.Event{Kind: ir.EvFinish, Stop: stopFrom(d.stop, d.sawTool), Usage: d.usage}
 }
-

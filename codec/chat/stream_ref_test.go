@@ -42,13 +42,13 @@ type refChunkDelta struct {
 	Content          *string             `json:"content,omitempty"`
 	ReasoningContent string              `json:"reasoning_content,omitempty"`
 	ThinkingBlocks   []wireThinkingBlock `json:"thinking_blocks,omitempty"`
-	ToolCalls        []refChunkToolCall     `json:"tool_calls,omitempty"`
+	ToolCalls        []refChunkToolCall  `json:"tool_calls,omitempty"`
 }
 
 type refChunkToolCall struct {
-	Index    int           `json:"index"`
-	ID       string        `json:"id,omitempty"`
-	Type     string        `json:"type,omitempty"`
+	Index    int              `json:"index"`
+	ID       string           `json:"id,omitempty"`
+	Type     string           `json:"type,omitempty"`
 	Function refChunkFunction `json:"function"`
 }
 
@@ -58,19 +58,19 @@ type refChunkFunction struct {
 }
 
 type refChunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
+	ID      string           `json:"id"`
+	Object  string           `json:"object"`
+	Created int64            `json:"created"`
+	Model   string           `json:"model"`
 	Choices []refChunkChoice `json:"choices"`
-	Usage   any           `json:"usage,omitempty"`
+	Usage   any              `json:"usage,omitempty"`
 }
 
 type refChunkChoice struct {
-	Index        int        `json:"index"`
+	Index        int           `json:"index"`
 	Delta        refChunkDelta `json:"delta"`
-	Logprobs     any        `json:"logprobs"`
-	FinishReason *string    `json:"finish_reason"`
+	Logprobs     any           `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
 }
 
 func (e *refStreamEncoder) write(d refChunkDelta, finish *string) error {
