@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // streamDecoder reads a chat-format upstream stream into IR events.
@@ -14,6 +15,9 @@ type streamDecoder struct {
 	stop    string
 	sawTool bool
 	usage   codec.Usage
+	strs    jsonw.Strings // the events' strings
+	evs     []ir.Event    // the last Decode's events, reused
+	fast    fastChunk
 }
 
 // NewStreamDecoder returns a decoder for one answer.
@@ -30,6 +34,15 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	if len(data) == 0 {
 		return nil, false, nil // an empty data line: a keep-alive
 	}
+	if evs, ok := d.decodeFast(data, d.evs[:0]); ok {
+		d.evs = evs
+		return evs, false, nil
+	}
+	return d.decodeSlow(data)
+}
+
+// decodeSlow reads any chunk with encoding/json.
+func (d *streamDecoder) decodeSlow(data []byte) ([]ir.Event, bool, error) {
 	var c streamChunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, false, err

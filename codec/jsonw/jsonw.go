@@ -189,3 +189,81 @@ func (s *Strings) String(raw []byte) string {
 	}
 	return unsafe.String(&s.block[at], len(s.block)-at)
 }
+
+// Int64 reads an integer JSON number as encoding/json reads one into an int64: false for a
+// fraction, an exponent or a value out of range (encoding/json's error).
+func Int64(raw []byte) (int64, bool) {
+	neg := len(raw) > 0 && raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 || len(raw) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && n <= 1<<63:
+		return int64(-n), true
+	case !neg && n < 1<<63:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+// IsNull reports the literal null.
+func IsNull(raw []byte) bool { return string(raw) == "null" }
+
+// IsString reports a string value (a span starting at its quote).
+func IsString(raw []byte) bool { return len(raw) >= 2 && raw[0] == '"' }
+
+// Unsure is Lookup's answer for a key a byte-level reader cannot be sure encoding/json would
+// read as it does: one with escapes or non-ASCII bytes, or one that differs from a known name
+// only in case (encoding/json matches names case-insensitively). The caller falls back to
+// encoding/json.
+const Unsure = -2
+
+// Lookup is the index in names of the raw member key (as jsonscan passes it), -1 for a key
+// encoding/json would ignore, or Unsure.
+func Lookup(key []byte, names []string) int {
+	for i, n := range names {
+		if string(key) == n {
+			return i
+		}
+	}
+	for _, c := range key {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return Unsure
+		}
+	}
+	for _, n := range names {
+		if foldEqual(key, n) {
+			return Unsure
+		}
+	}
+	return -1
+}
+
+func foldEqual(key []byte, name string) bool {
+	if len(key) != len(name) {
+		return false
+	}
+	for i, c := range key {
+		if lower(c) != lower(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
