@@ -1,0 +1,151 @@
+package messages
+
+import (
+	"bytes"
+
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
+	"github.com/modelgate/modelgate/codec/jsonw"
+)
+
+// The byte-level reading of the events nearly every frame of a messages stream is:
+// content_block_delta, content_block_stop and ping, once the answer has started. Anything
+// else — another event, a member of another event's shape, a key encoding/json might read
+// differently, a repeated member — gives up (ok false) and the event is read again with
+// encoding/json (decodeSlow), so both read every event alike.
+
+var (
+	eventKeys      = []string{"type", "index", "delta", "message", "content_block", "usage", "error"}
+	eventDeltaKeys = []string{"type", "text", "partial_json", "thinking", "signature", "stop_reason", "stop_sequence"}
+)
+
+// fastMembers reads the object text into vals, one span per known name (zero when absent or
+// null); false for a key jsonw.Lookup is unsure of, a repeated known member, or text that is
+// not one object.
+func fastMembers(text []byte, names []string, vals []jsonscan.Span) bool {
+	clear(vals)
+	ok := true
+	err := jsonscan.Members(text, func(key []byte, v jsonscan.Span) bool {
+		i := jsonw.Lookup(key, names)
+		switch {
+		case i == jsonw.Unsure || i >= 0 && vals[i] != (jsonscan.Span{}):
+			ok = false
+			return false
+		case i >= 0 && !jsonw.IsNull(text[v.Start:v.End]):
+			vals[i] = v
+		}
+		return true
+	})
+	return ok && err == nil
+}
+
+// plainString is the contents of a string value without escapes; false for another type or
+// a string with escapes.
+func plainString(raw []byte) ([]byte, bool) {
+	if !jsonw.IsString(raw) || bytes.IndexByte(raw, '\\') >= 0 {
+		return nil, false
+	}
+	return raw[1 : len(raw)-1], true
+}
+
+func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Event, bool) {
+	if !d.started {
+		return out, false
+	}
+	var top [7]jsonscan.Span
+	if !fastMembers(data, eventKeys, top[:]) {
+		return out, false
+	}
+	for _, v := range top[3:] {
+		if v.End > 0 {
+			return out, false
+		}
+	}
+	kind := name
+	if t := top[0]; t.End > 0 {
+		typ, ok := plainString(data[t.Start:t.End])
+		if !ok {
+			return out, false
+		}
+		if len(kind) == 0 {
+			kind = typ
+		}
+	}
+	index := 0
+	if v := top[1]; v.End > 0 {
+		n, ok := jsonw.Int64(data[v.Start:v.End])
+		if !ok || int64(int(n)) != n {
+			return out, false
+		}
+		index = int(n)
+	}
+	delta := top[2]
+	switch string(kind) {
+	case "ping":
+		return out, top[1].End == 0 && delta.End == 0
+	case "content_block_stop":
+		if delta.End > 0 {
+			return out, false
+		}
+		if b := d.blocks[index]; b != nil && b.kind == "tool_use" && !b.gotArgs && len(b.input) > 0 {
+			out = append(out, ir.Event{Kind: ir.EvToolArgs, Index: b.tool, Text: string(b.input)})
+		}
+		delete(d.blocks, index)
+		return out, true
+	case "content_block_delta":
+		if delta.End == 0 {
+			return out, true
+		}
+		return d.deltaFast(data[delta.Start:delta.End], index, out)
+	}
+	return out, false
+}
+
+func (d *streamDecoder) deltaFast(text []byte, index int, out []ir.Event) ([]ir.Event, bool) {
+	var vals [7]jsonscan.Span
+	if !fastMembers(text, eventDeltaKeys, vals[:]) {
+		return out, false
+	}
+	for _, v := range vals {
+		if v.End > 0 && !jsonw.IsString(text[v.Start:v.End]) {
+			return out, false // a type encoding/json would refuse
+		}
+	}
+	var typ []byte
+	if v := vals[0]; v.End > 0 {
+		var ok bool
+		if typ, ok = plainString(text[v.Start:v.End]); !ok {
+			return out, false
+		}
+	}
+	b := d.blocks[index]
+	if b == nil {
+		return out, true // a delta for no open block: nothing to attach it to
+	}
+	str := func(v jsonscan.Span) string {
+		if v.End == 0 {
+			return ""
+		}
+		return d.strs.String(text[v.Start+1 : v.End-1])
+	}
+	switch {
+	case string(typ) == "text_delta" && b.kind == "text":
+		if t := str(vals[1]); t != "" {
+			out = append(out, ir.Event{Kind: ir.EvText, Text: t})
+		}
+	case string(typ) == "thinking_delta" && b.kind == "thinking":
+		if t := str(vals[3]); t != "" {
+			out = append(out, ir.Event{Kind: ir.EvReasoning, Text: t})
+		}
+	case string(typ) == "signature_delta" && b.kind == "thinking":
+		if t := str(vals[4]); t != "" {
+			out = append(out, ir.Event{Kind: ir.EvSignature, Text: t, Format: SignatureFormat})
+		}
+	case string(typ) == "input_json_delta" && b.kind == "tool_use":
+		if t := str(vals[2]); t != "" {
+			b.gotArgs = true
+			out = append(out, ir.Event{Kind: ir.EvToolArgs, Index: b.tool, Text: t})
+		}
+	}
+	return out, true
+}

@@ -1,0 +1,60 @@
+package messages
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/modelgate/modelgate/codec/ir"
+)
+
+// FuzzStreamDecoderFastMatchesSlow: the byte-level reading gives the events, the errors and
+// the state (through the later events) that encoding/json's reading gives. Each line of the
+// input is an event: its name, a space, its data.
+func FuzzStreamDecoderFastMatchesSlow(f *testing.F) {
+	start := `message_start {"type":"message_start","message":{"id":"msg_1","model":"m","usage":{"input_tokens":3}}}` + "\n"
+	for _, s := range []string{
+		`content_block_start {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n" +
+			`content_block_delta {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi \u00e9\n"}}` + "\n" +
+			`ping {"type":"ping"}` + "\n" + `content_block_stop {"type":"content_block_stop","index":0}`,
+		`content_block_start {"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":""}}` + "\n" +
+			`content_block_delta {"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"t"}}` + "\n" +
+			`content_block_delta {"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"s"}}`,
+		`content_block_start {"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"t","name":"f","input":{"a":1}}}` + "\n" +
+			`content_block_stop {"type":"content_block_stop","index":2}` + "\n" +
+			`content_block_start {"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"u","name":"g","input":{}}}` + "\n" +
+			`content_block_delta {"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{\"b\":"}}`,
+		` {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x","Text":"y"}}`,
+		`content_block_delta {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}`,
+		`content_block_delta {"type":"content_block_delta","index":0.5,"delta":{"type":"text\u005fdelta","text":"x"}}`,
+		`ping {"type":"ping","index":1}` + "\n" + `error {"type":"error","error":{"type":"overloaded_error","message":"busy"}}`,
+	} {
+		f.Add([]byte(start + s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast := Format.NewStreamDecoder().(*streamDecoder)
+		slow := Format.NewStreamDecoder().(*streamDecoder)
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			name, ev, _ := bytes.Cut(line, []byte(" "))
+			got, gotDone, gotErr := fast.Decode(name, ev)
+			var want []ir.Event
+			wantDone := true
+			var wantErr error
+			if !slow.done {
+				want, wantDone, wantErr = slow.decodeSlow(name, ev)
+			}
+			if (gotErr != nil) != (wantErr != nil) || gotDone != wantDone {
+				t.Fatalf("%s: done %v err %v, want done %v err %v", line, gotDone, gotErr, wantDone, wantErr)
+			}
+			if (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s:\n got %+v\nwant %+v", line, got, want)
+			}
+			if gotErr != nil || gotDone {
+				return
+			}
+		}
+		if g, w := fast.finish(), slow.finish(); !reflect.DeepEqual(g, w) {
+			t.Fatalf("finish %+v, want %+v", g, w)
+		}
+	})
+}
