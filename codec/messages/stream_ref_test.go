@@ -89,7 +89,7 @@ func (s *refJsonScan) feed(text string) {
 // Wire shapes of the stream's events.
 type (
 	refEvMessageStart struct {
-		Type    string         `json:"type"`
+		Type    string            `json:"type"`
 		Message refEvStartMessage `json:"message"`
 	}
 	refEvStartMessage struct {
