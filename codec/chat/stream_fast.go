@@ -24,41 +24,9 @@ var (
 	outputKeys   = []string{"reasoning_tokens"}
 )
 
-// members reads the object text into vals, one span per known name (zero span when absent or
-// null); ok is false for a key Lookup is unsure of, a repeated known member, or text that is
-// not one object.
-func members(text []byte, names []string, vals []jsonscan.Span) bool {
-	clear(vals)
-	ok := true
-	err := jsonscan.Members(text, func(key []byte, v jsonscan.Span) bool {
-		i := jsonw.Lookup(key, names)
-		switch {
-		case i == jsonw.Unsure || i >= 0 && vals[i] != (jsonscan.Span{}):
-			ok = false
-			return false
-		case i >= 0 && !jsonw.IsNull(text[v.Start:v.End]):
-			vals[i] = v
-		}
-		return true
-	})
-	return ok && err == nil
-}
-
 func span(text []byte, v jsonscan.Span) []byte { return text[v.Start:v.End] }
 
-func present(v jsonscan.Span) bool { return v.End > 0 }
-
-// str reads a string member into the decoder's blocks; ok is false for another type.
-func (d *streamDecoder) str(text []byte, v jsonscan.Span) (string, bool) {
-	if !present(v) {
-		return "", true
-	}
-	raw := span(text, v)
-	if !jsonw.IsString(raw) {
-		return "", false
-	}
-	return d.strs.String(raw[1 : len(raw)-1]), true
-}
+func present(v jsonscan.Span) bool { return jsonw.Present(v) }
 
 // fastChunk is what decodeFast read from one chunk, before any of it changes the decoder.
 type fastChunk struct {
@@ -131,12 +99,12 @@ func (d *streamDecoder) decodeFast(data []byte, evs []ir.Event) ([]ir.Event, boo
 
 func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {
 	var top [6]jsonscan.Span
-	if !members(data, chunkKeys, top[:]) || present(top[4]) || present(top[5]) {
+	if !jsonw.Members(data, chunkKeys, top[:]) || present(top[4]) || present(top[5]) {
 		return false
 	}
 	var ok1, ok2 bool
-	c.id, ok1 = d.str(data, top[0])
-	c.model, ok2 = d.str(data, top[1])
+	c.id, ok1 = d.strs.Str(data, top[0])
+	c.model, ok2 = d.strs.Str(data, top[1])
 	if !ok1 || !ok2 {
 		return false
 	}
@@ -164,7 +132,7 @@ func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {
 
 // choiceFast reads the one choice the decoder reads (index 0; another index gives up).
 func (d *streamDecoder) choiceFast(el []byte, vals []jsonscan.Span, c *fastChunk) bool {
-	if !members(el, choiceKeys, vals) || present(vals[3]) {
+	if !jsonw.Members(el, choiceKeys, vals) || present(vals[3]) {
 		return false
 	}
 	if present(vals[0]) {
@@ -175,7 +143,7 @@ func (d *streamDecoder) choiceFast(el []byte, vals []jsonscan.Span, c *fastChunk
 	c.choice = true
 	if present(vals[2]) {
 		var ok bool
-		if c.finishText, ok = d.str(el, vals[2]); !ok {
+		if c.finishText, ok = d.strs.Str(el, vals[2]); !ok {
 			return false
 		}
 		c.finish = &c.finishText
@@ -189,14 +157,14 @@ func (d *streamDecoder) choiceFast(el []byte, vals []jsonscan.Span, c *fastChunk
 
 func (d *streamDecoder) deltaFast(text []byte, c *fastChunk) bool {
 	var vals [5]jsonscan.Span
-	if !members(text, deltaKeys, vals[:]) || present(vals[3]) {
+	if !jsonw.Members(text, deltaKeys, vals[:]) || present(vals[3]) {
 		return false
 	}
 	var ok1, ok2, ok3 bool
 	var r string
-	c.content, ok1 = d.str(text, vals[0])
-	c.reasoning, ok2 = d.str(text, vals[1])
-	r, ok3 = d.str(text, vals[2])
+	c.content, ok1 = d.strs.Str(text, vals[0])
+	c.reasoning, ok2 = d.strs.Str(text, vals[1])
+	r, ok3 = d.strs.Str(text, vals[2])
 	if !ok1 || !ok2 || !ok3 {
 		return false
 	}
@@ -217,7 +185,7 @@ func (d *streamDecoder) deltaFast(text []byte, c *fastChunk) bool {
 
 func (d *streamDecoder) toolCallFast(text []byte, c *fastChunk) bool {
 	var vals [5]jsonscan.Span
-	if !members(text, toolCallKeys, vals[:]) || present(vals[3]) {
+	if !jsonw.Members(text, toolCallKeys, vals[:]) || present(vals[3]) {
 		return false
 	}
 	var tc fastCall
@@ -229,21 +197,21 @@ func (d *streamDecoder) toolCallFast(text []byte, c *fastChunk) bool {
 		tc.up = int(up)
 	}
 	var ok bool
-	if tc.id, ok = d.str(text, vals[1]); !ok {
+	if tc.id, ok = d.strs.Str(text, vals[1]); !ok {
 		return false
 	}
-	if _, ok = d.str(text, vals[4]); !ok { // type: read by encoding/json as a string
+	if _, ok = d.strs.Str(text, vals[4]); !ok { // type: read by encoding/json as a string
 		return false
 	}
 	if present(vals[2]) {
 		var fn [2]jsonscan.Span
 		f := span(text, vals[2])
-		if !members(f, functionKeys, fn[:]) {
+		if !jsonw.Members(f, functionKeys, fn[:]) {
 			return false
 		}
 		var ok1, ok2 bool
-		tc.name, ok1 = d.str(f, fn[0])
-		tc.args, ok2 = d.str(f, fn[1])
+		tc.name, ok1 = d.strs.Str(f, fn[0])
+		tc.args, ok2 = d.strs.Str(f, fn[1])
 		if !ok1 || !ok2 {
 			return false
 		}
@@ -255,33 +223,18 @@ func (d *streamDecoder) toolCallFast(text []byte, c *fastChunk) bool {
 func usageFast(text []byte) (wireUsage, bool) {
 	var w wireUsage
 	var vals [5]jsonscan.Span
-	if !members(text, usageKeys, vals[:]) {
+	if !jsonw.Members(text, usageKeys, vals[:]) {
 		return w, false
 	}
 	var det [2]jsonscan.Span
-	ok := ints(text, vals[:3], &w.PromptTokens, &w.CompletionTokens, &w.TotalTokens)
+	ok := jsonw.Ints(text, vals[:3], &w.PromptTokens, &w.CompletionTokens, &w.TotalTokens)
 	if ok && present(vals[3]) {
 		p := span(text, vals[3])
-		ok = members(p, promptKeys, det[:]) && ints(p, det[:2], &w.PromptTokensDetails.CachedTokens, &w.PromptTokensDetails.CacheWriteTokens)
+		ok = jsonw.Members(p, promptKeys, det[:]) && jsonw.Ints(p, det[:2], &w.PromptTokensDetails.CachedTokens, &w.PromptTokensDetails.CacheWriteTokens)
 	}
 	if ok && present(vals[4]) {
 		c := span(text, vals[4])
-		ok = members(c, outputKeys, det[:1]) && ints(c, det[:1], &w.CompletionTokensDetails.ReasoningTokens)
+		ok = jsonw.Members(c, outputKeys, det[:1]) && jsonw.Ints(c, det[:1], &w.CompletionTokensDetails.ReasoningTokens)
 	}
 	return w, ok
-}
-
-// ints reads integer members (absent or null leave 0).
-func ints(text []byte, vals []jsonscan.Span, into ...*int64) bool {
-	for i, v := range vals {
-		if !present(v) {
-			continue
-		}
-		n, ok := jsonw.Int64(span(text, v))
-		if !ok {
-			return false
-		}
-		*into[i] = n
-	}
-	return true
 }
