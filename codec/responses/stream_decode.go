@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // NewStreamDecoder reads a route's Responses SSE. The stream ends at response.completed,
@@ -43,6 +44,8 @@ type streamDecoder struct {
 	byID     map[string]*decodedItem // by every item id seen, for events without output_index
 	calls    []*decodedCall          // in index order
 	toolUsed bool
+	strs     jsonw.Strings // the events' strings
+	evs      []ir.Event    // the last Decode's events, reused
 }
 
 // streamEvent is every field of the events this decoder reads.
@@ -76,6 +79,15 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 	if d.ended {
 		return nil, true, nil
 	}
+	if out, ok := d.decodeFast(name, data, d.evs[:0]); ok {
+		d.evs = out
+		return out, d.ended, nil
+	}
+	return d.decodeSlow(name, data)
+}
+
+// decodeSlow reads any event with encoding/json.
+func (d *streamDecoder) decodeSlow(name, data []byte) ([]ir.Event, bool, error) {
 	var ev streamEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, false, fmt.Errorf("responses stream: bad %q event: %w", name, err)
