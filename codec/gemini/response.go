@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // DecodeResponse parses a whole generateContent answer: the first candidate, its stop
@@ -143,6 +144,9 @@ type streamDecoder struct {
 	// then gives its result and the final usage), so the answer ends where the stream does
 	// (End).
 	reason string
+	strs   jsonw.Strings // the events' strings
+	evs    []ir.Event    // the last Decode's events, reused
+	fast   fastChunk
 }
 
 func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
@@ -162,6 +166,15 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 		}
 		return d.finish(evs, ""), true, nil
 	}
+	if evs, ok := d.decodeFast(data, d.evs[:0]); ok {
+		d.evs = evs
+		return evs, false, nil
+	}
+	return d.decodeSlow(data)
+}
+
+// decodeSlow reads any chunk with encoding/json.
+func (d *streamDecoder) decodeSlow(data []byte) ([]ir.Event, bool, error) {
 	var r response
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, false, badAnswer("a stream chunk is not a GenerateContentResponse: " + err.Error())
