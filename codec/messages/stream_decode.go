@@ -64,7 +64,7 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 	}
 	if out, ok := d.decodeFast(name, data, d.evs[:0]); ok {
 		d.evs = out
-		return out, false, nil
+		return out, d.done, nil
 	}
 	return d.decodeSlow(name, data)
 }

@@ -25,6 +25,12 @@ func FuzzStreamDecoderFastMatchesSlow(f *testing.F) {
 			`content_block_start {"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"u","name":"g","input":{}}}` + "\n" +
 			`content_block_delta {"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{\"b\":"}}`,
 		` {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x","Text":"y"}}`,
+		`content_block_start {"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"d"}}` + "\n" +
+			`message_delta {"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"##"},"usage":{"output_tokens":7,"output_tokens_details":{"thinking_tokens":2}}}` + "\n" +
+			`message_delta {"type":"message_delta","delta":{"stop_reason":null},"usage":{"input_tokens":1,"cache_read_input_tokens":2,"cache_creation_input_tokens":null}}` + "\n" +
+			`message_stop {"type":"message_stop"}`,
+		`content_block_start {"type":"content_block_start","index":0,"content_block":{"type":"text","text":"pre","input":{}}}` + "\n" +
+			`message_delta {"type":"message_delta","delta":{"stop_reason":5},"usage":{"output_tokens":1.5}}`,
 		`content_block_delta {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}`,
 		`content_block_delta {"type":"content_block_delta","index":0.5,"delta":{"type":"text\u005fdelta","text":"x"}}`,
 		`ping {"type":"ping","index":1}` + "\n" + `error {"type":"error","error":{"type":"overloaded_error","message":"busy"}}`,
