@@ -171,7 +171,11 @@ func hex4(raw []byte, at int) (rune, bool) {
 // than one per string. A string keeps its whole block alive.
 type Strings struct{ block []byte }
 
-const blockSize = 4 << 10
+// Blocks start small (most streams are short) and double up to blockSize.
+const (
+	firstBlock = 256
+	blockSize  = 4 << 10
+)
 
 // String returns raw's contents (between the quotes, well-formed) as a string.
 func (s *Strings) String(raw []byte) string {
@@ -180,7 +184,7 @@ func (s *Strings) String(raw []byte) string {
 	}
 	need := 3 * len(raw) // an invalid byte becomes three (U+FFFD)
 	if cap(s.block)-len(s.block) < need {
-		s.block = make([]byte, 0, max(blockSize, need))
+		s.block = make([]byte, 0, max(min(2*cap(s.block), blockSize), firstBlock, need))
 	}
 	at := len(s.block)
 	s.block = Unquote(s.block, raw)
