@@ -104,3 +104,64 @@ func benchConversion(b *testing.B, frames []frame, up ir.UpstreamFormat, client 
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/chunks, "allocs/chunk")
 	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/chunks, "B/chunk")
 }
+
+// BenchmarkTextDelta is the steady state of a streamed answer: one upstream text delta
+// decoded and encoded for the client, again and again on one stream (the transcript's last
+// chunk that gives only text, after the chunks before it). allocs/op is the heap allocations
+// of one text delta, which the hot path keeps at 0.
+//
+//	go test -run '^$' -bench TextDelta -benchmem ./bench/
+func BenchmarkTextDelta(b *testing.B) {
+	for _, up := range streamFormats {
+		frames := transcript(b, "../testdata/sim/"+up.name+"_stream_text.txt")
+		delta := lastTextDelta(b, frames, up.upstream)
+		for _, client := range streamFormats {
+			b.Run(up.name+"-to-"+client.name, func(b *testing.B) {
+				dec := up.upstream.NewStreamDecoder()
+				enc := client.client.NewStreamEncoder(discard{}, &ir.Request{IncludeUsage: true}, "client-model")
+				step := func(f frame) {
+					evs, _, err := dec.Decode(f.name, f.data)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, e := range evs {
+						if err := enc.Encode(e); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				for _, f := range frames[:delta+1] {
+					step(f)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					step(frames[delta])
+				}
+			})
+		}
+	}
+}
+
+// lastTextDelta is the index of the last frame that decodes to text events only.
+func lastTextDelta(b *testing.B, frames []frame, up ir.UpstreamFormat) int {
+	dec := up.NewStreamDecoder()
+	at := -1
+	for i, f := range frames {
+		evs, _, err := dec.Decode(f.name, f.data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		text := len(evs) > 0
+		for _, e := range evs {
+			text = text && e.Kind == ir.EvText
+		}
+		if text {
+			at = i
+		}
+	}
+	if at < 0 {
+		b.Fatal("no text delta in the transcript")
+	}
+	return at
+}

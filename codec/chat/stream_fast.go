@@ -122,17 +122,17 @@ func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {
 	}
 	ok := data[choices.Start] == '['
 	var vals [4]jsonscan.Span
-	err := jsonscan.Elements(span(data, choices), func(v jsonscan.Span) bool {
+	walked := jsonw.ElementsOf(span(data, choices), func(v jsonscan.Span) bool {
 		c.emptyChoices = false
 		ok = !c.choice && d.choiceFast(data[choices.Start+v.Start:choices.Start+v.End], vals[:], c)
 		return ok
 	})
-	return ok && err == nil
+	return ok && walked
 }
 
 // choiceFast reads the one choice the decoder reads (index 0; another index gives up).
 func (d *streamDecoder) choiceFast(el []byte, vals []jsonscan.Span, c *fastChunk) bool {
-	if !jsonw.Members(el, choiceKeys, vals) || present(vals[3]) {
+	if !jsonw.MembersOf(el, choiceKeys, vals) || present(vals[3]) {
 		return false
 	}
 	if present(vals[0]) {
@@ -157,7 +157,7 @@ func (d *streamDecoder) choiceFast(el []byte, vals []jsonscan.Span, c *fastChunk
 
 func (d *streamDecoder) deltaFast(text []byte, c *fastChunk) bool {
 	var vals [5]jsonscan.Span
-	if !jsonw.Members(text, deltaKeys, vals[:]) || present(vals[3]) {
+	if !jsonw.MembersOf(text, deltaKeys, vals[:]) || present(vals[3]) {
 		return false
 	}
 	var ok1, ok2, ok3 bool
@@ -176,16 +176,16 @@ func (d *streamDecoder) deltaFast(text []byte, c *fastChunk) bool {
 		return true
 	}
 	ok := text[calls.Start] == '['
-	err := jsonscan.Elements(span(text, calls), func(v jsonscan.Span) bool {
+	walked := jsonw.ElementsOf(span(text, calls), func(v jsonscan.Span) bool {
 		ok = d.toolCallFast(text[calls.Start+v.Start:calls.Start+v.End], c)
 		return ok
 	})
-	return ok && err == nil
+	return ok && walked
 }
 
 func (d *streamDecoder) toolCallFast(text []byte, c *fastChunk) bool {
 	var vals [5]jsonscan.Span
-	if !jsonw.Members(text, toolCallKeys, vals[:]) || present(vals[3]) {
+	if !jsonw.MembersOf(text, toolCallKeys, vals[:]) || present(vals[3]) {
 		return false
 	}
 	var tc fastCall
@@ -206,7 +206,7 @@ func (d *streamDecoder) toolCallFast(text []byte, c *fastChunk) bool {
 	if present(vals[2]) {
 		var fn [2]jsonscan.Span
 		f := span(text, vals[2])
-		if !jsonw.Members(f, functionKeys, fn[:]) {
+		if !jsonw.MembersOf(f, functionKeys, fn[:]) {
 			return false
 		}
 		var ok1, ok2 bool
@@ -223,18 +223,18 @@ func (d *streamDecoder) toolCallFast(text []byte, c *fastChunk) bool {
 func usageFast(text []byte) (wireUsage, bool) {
 	var w wireUsage
 	var vals [5]jsonscan.Span
-	if !jsonw.Members(text, usageKeys, vals[:]) {
+	if !jsonw.MembersOf(text, usageKeys, vals[:]) {
 		return w, false
 	}
 	var det [2]jsonscan.Span
 	ok := jsonw.Ints(text, vals[:3], &w.PromptTokens, &w.CompletionTokens, &w.TotalTokens)
 	if ok && present(vals[3]) {
 		p := span(text, vals[3])
-		ok = jsonw.Members(p, promptKeys, det[:]) && jsonw.Ints(p, det[:2], &w.PromptTokensDetails.CachedTokens, &w.PromptTokensDetails.CacheWriteTokens)
+		ok = jsonw.MembersOf(p, promptKeys, det[:]) && jsonw.Ints(p, det[:2], &w.PromptTokensDetails.CachedTokens, &w.PromptTokensDetails.CacheWriteTokens)
 	}
 	if ok && present(vals[4]) {
 		c := span(text, vals[4])
-		ok = jsonw.Members(c, outputKeys, det[:1]) && jsonw.Ints(c, det[:1], &w.CompletionTokensDetails.ReasoningTokens)
+		ok = jsonw.MembersOf(c, outputKeys, det[:1]) && jsonw.Ints(c, det[:1], &w.CompletionTokensDetails.ReasoningTokens)
 	}
 	return w, ok
 }

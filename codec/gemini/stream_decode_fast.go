@@ -97,7 +97,7 @@ func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {
 		m := &c.meta
 		var v [5]jsonscan.Span
 		text := data[u.Start:u.End]
-		if !jsonw.Members(text, usageKeys, v[:]) || !jsonw.Ints(text, v[:], &m.PromptTokenCount,
+		if !jsonw.MembersOf(text, usageKeys, v[:]) || !jsonw.Ints(text, v[:], &m.PromptTokenCount,
 			&m.CandidatesTokenCount, &m.ThoughtsTokenCount, &m.CachedContentTokenCount, &m.ToolUsePromptTokenCount) {
 			return false
 		}
@@ -108,11 +108,11 @@ func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {
 		return true
 	}
 	ok := data[cands.Start] == '['
-	err := jsonscan.Elements(data[cands.Start:cands.End], func(v jsonscan.Span) bool {
+	walked := jsonw.ElementsOf(data[cands.Start:cands.End], func(v jsonscan.Span) bool {
 		ok = !c.candidate && d.candidateFast(data[cands.Start+v.Start:cands.Start+v.End], c)
 		return ok
 	})
-	return ok && err == nil
+	return ok && walked
 }
 
 // orEmpty is the member's text, or an empty string's when it is absent.
@@ -128,7 +128,7 @@ var emptyString = []byte(`""`)
 // candidateFast reads the one candidate (index 0; another index gives up).
 func (d *streamDecoder) candidateFast(text []byte, c *fastChunk) bool {
 	var v [3]jsonscan.Span
-	if !jsonw.Members(text, candidateKeys, v[:]) {
+	if !jsonw.MembersOf(text, candidateKeys, v[:]) {
 		return false
 	}
 	if jsonw.Present(v[2]) {
@@ -146,7 +146,7 @@ func (d *streamDecoder) candidateFast(text []byte, c *fastChunk) bool {
 	}
 	content := text[v[0].Start:v[0].End]
 	var cv [2]jsonscan.Span
-	if !jsonw.Members(content, contentKeys, cv[:]) {
+	if !jsonw.MembersOf(content, contentKeys, cv[:]) {
 		return false
 	}
 	if _, ok := jsonw.Plain(orEmpty(content, cv[0])); !ok {
@@ -157,16 +157,16 @@ func (d *streamDecoder) candidateFast(text []byte, c *fastChunk) bool {
 		return true
 	}
 	ok = content[parts.Start] == '['
-	err := jsonscan.Elements(content[parts.Start:parts.End], func(p jsonscan.Span) bool {
+	walked := jsonw.ElementsOf(content[parts.Start:parts.End], func(p jsonscan.Span) bool {
 		ok = d.partFast(content[parts.Start+p.Start:parts.Start+p.End], c)
 		return ok
 	})
-	return ok && err == nil
+	return ok && walked
 }
 
 func (d *streamDecoder) partFast(text []byte, c *fastChunk) bool {
 	var v [7]jsonscan.Span
-	if !jsonw.Members(text, partKeys, v[:]) {
+	if !jsonw.MembersOf(text, partKeys, v[:]) {
 		return false
 	}
 	for _, s := range v[3:] {

@@ -25,7 +25,7 @@ type refStreamEncoder struct {
 	thoughts bool // the client asked for thought parts
 	usage    codec.Usage
 	calls    []*refOutCall // by IR index
-	sent     int        // calls before this index have been written
+	sent     int           // calls before this index have been written
 	ended    bool
 	err      error
 }

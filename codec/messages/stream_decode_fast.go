@@ -1,8 +1,6 @@
 package messages
 
 import (
-	"bytes"
-
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/jsonw"
@@ -19,41 +17,12 @@ var (
 	eventDeltaKeys = []string{"type", "text", "partial_json", "thinking", "signature", "stop_reason", "stop_sequence"}
 )
 
-// fastMembers reads the object text into vals, one span per known name (zero when absent or
-// null); false for a key jsonw.Lookup is unsure of, a repeated known member, or text that is
-// not one object.
-func fastMembers(text []byte, names []string, vals []jsonscan.Span) bool {
-	clear(vals)
-	ok := true
-	err := jsonscan.Members(text, func(key []byte, v jsonscan.Span) bool {
-		i := jsonw.Lookup(key, names)
-		switch {
-		case i == jsonw.Unsure || i >= 0 && vals[i] != (jsonscan.Span{}):
-			ok = false
-			return false
-		case i >= 0 && !jsonw.IsNull(text[v.Start:v.End]):
-			vals[i] = v
-		}
-		return true
-	})
-	return ok && err == nil
-}
-
-// plainString is the contents of a string value without escapes; false for another type or
-// a string with escapes.
-func plainString(raw []byte) ([]byte, bool) {
-	if !jsonw.IsString(raw) || bytes.IndexByte(raw, '\\') >= 0 {
-		return nil, false
-	}
-	return raw[1 : len(raw)-1], true
-}
-
 func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Event, bool) {
 	if !d.started {
 		return out, false
 	}
 	var top [7]jsonscan.Span
-	if !fastMembers(data, eventKeys, top[:]) {
+	if !jsonw.Members(data, eventKeys, top[:]) {
 		return out, false
 	}
 	if top[3].End > 0 || top[6].End > 0 { // message, error: read by decodeSlow
@@ -61,7 +30,7 @@ func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Even
 	}
 	kind := name
 	if t := top[0]; t.End > 0 {
-		typ, ok := plainString(data[t.Start:t.End])
+		typ, ok := jsonw.Plain(data[t.Start:t.End])
 		if !ok {
 			return out, false
 		}
@@ -125,7 +94,7 @@ func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Even
 func (d *streamDecoder) blockStartFast(data []byte, top []jsonscan.Span, out []ir.Event) ([]ir.Event, bool) {
 	var v [8]jsonscan.Span
 	cb := top[4]
-	if top[2].End > 0 || !jsonw.Members(data[cb.Start:cb.End], blockKeys, v[:]) || v[4].End > 0 {
+	if top[2].End > 0 || !jsonw.MembersOf(data[cb.Start:cb.End], blockKeys, v[:]) || v[4].End > 0 {
 		return out, false
 	}
 	text := data[cb.Start:cb.End]
@@ -153,7 +122,7 @@ func (d *streamDecoder) messageDeltaFast(data []byte, top []jsonscan.Span) bool 
 	var dv [7]jsonscan.Span
 	if dl := top[2]; dl.End > 0 {
 		text := data[dl.Start:dl.End]
-		if !jsonw.Members(text, eventDeltaKeys, dv[:]) {
+		if !jsonw.MembersOf(text, eventDeltaKeys, dv[:]) {
 			return false
 		}
 		for _, v := range dv {
@@ -196,7 +165,7 @@ var (
 // usageFast reads a usage object into w as encoding/json reads wireUsage.
 func usageFast(text []byte, w *wireUsage) bool {
 	var v [5]jsonscan.Span
-	if !jsonw.Members(text, usageKeys, v[:]) {
+	if !jsonw.MembersOf(text, usageKeys, v[:]) {
 		return false
 	}
 	for i, dst := range []**int64{&w.InputTokens, &w.CacheCreationInputTokens, &w.CacheReadInputTokens, &w.OutputTokens} {
@@ -211,7 +180,7 @@ func usageFast(text []byte, w *wireUsage) bool {
 	if det := v[4]; det.End > 0 {
 		var t [1]jsonscan.Span
 		dt := text[det.Start:det.End]
-		if !jsonw.Members(dt, usageDetailsKeys, t[:]) {
+		if !jsonw.MembersOf(dt, usageDetailsKeys, t[:]) {
 			return false
 		}
 		w.OutputTokensDetails = &struct {
@@ -230,7 +199,7 @@ func usageFast(text []byte, w *wireUsage) bool {
 
 func (d *streamDecoder) deltaFast(text []byte, index int, out []ir.Event) ([]ir.Event, bool) {
 	var vals [7]jsonscan.Span
-	if !fastMembers(text, eventDeltaKeys, vals[:]) {
+	if !jsonw.MembersOf(text, eventDeltaKeys, vals[:]) {
 		return out, false
 	}
 	for _, v := range vals {
@@ -241,7 +210,7 @@ func (d *streamDecoder) deltaFast(text []byte, index int, out []ir.Event) ([]ir.
 	var typ []byte
 	if v := vals[0]; v.End > 0 {
 		var ok bool
-		if typ, ok = plainString(text[v.Start:v.End]); !ok {
+		if typ, ok = jsonw.Plain(text[v.Start:v.End]); !ok {
 			return out, false
 		}
 	}
