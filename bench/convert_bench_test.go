@@ -100,15 +100,7 @@ func benchConversion(b *testing.B, frames []frame, up ir.UpstreamFormat, client 
 		dec := up.NewStreamDecoder()
 		enc := client.NewStreamEncoder(discard{}, req, "client-model")
 		for _, f := range frames {
-			evs, _, err := dec.Decode(f.name, f.data)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, e := range evs {
-				if err := enc.Encode(e); err != nil {
-					b.Fatal(err)
-				}
-			}
+			convert(b, dec, enc, f)
 		}
 		enc.Close()
 	}
@@ -120,6 +112,19 @@ func benchConversion(b *testing.B, frames []frame, up ir.UpstreamFormat, client 
 	b.ReportMetric(float64(cpu.Nanoseconds())/chunks, "cpu-ns/chunk")
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/chunks, "allocs/chunk")
 	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/chunks, "B/chunk")
+}
+
+// convert decodes one upstream frame and encodes its events for the client.
+func convert(b *testing.B, dec ir.StreamDecoder, enc ir.StreamEncoder, f frame) {
+	evs, _, err := dec.Decode(f.name, f.data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range evs {
+		if err := enc.Encode(e); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkTextDelta is the steady state of a streamed answer: one upstream text delta
@@ -136,25 +141,14 @@ func BenchmarkTextDelta(b *testing.B) {
 			b.Run(up.name+"-to-"+client.name, func(b *testing.B) {
 				dec := up.upstream.NewStreamDecoder()
 				enc := client.client.NewStreamEncoder(discard{}, &ir.Request{IncludeUsage: true}, "client-model")
-				step := func(f frame) {
-					evs, _, err := dec.Decode(f.name, f.data)
-					if err != nil {
-						b.Fatal(err)
-					}
-					for _, e := range evs {
-						if err := enc.Encode(e); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
 				for _, f := range frames[:delta+1] {
-					step(f)
+					convert(b, dec, enc, f)
 				}
 				b.ReportAllocs()
 				cpu0 := processCPU()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					step(frames[delta])
+					convert(b, dec, enc, frames[delta])
 				}
 				b.StopTimer()
 				b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/ir/irtest"
 )
 
 // FuzzStreamDecoderFastMatchesSlow: the byte-level reading gives the events, the errors and
@@ -27,27 +28,16 @@ func FuzzStreamDecoderFastMatchesSlow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, slow := &streamDecoder{}, &streamDecoder{}
 		for _, chunk := range bytes.Split(data, []byte("\n")) {
-			got, gotDone, gotErr := fast.Decode(nil, chunk)
-			var want []ir.Event
-			var wantDone bool
-			var wantErr error
+			var got, want irtest.Decoding
+			got.Events, got.Done, got.Err = fast.Decode(nil, chunk)
 			switch {
 			case IsDone(chunk):
-				want, wantDone = []ir.Event{slow.finish()}, true
+				want.Events, want.Done = []ir.Event{slow.finish()}, true
 			case len(chunk) == 0:
 			default:
-				want, wantDone, wantErr = slow.decodeSlow(chunk)
+				want.Events, want.Done, want.Err = slow.decodeSlow(chunk)
 			}
-			if (gotErr != nil) != (wantErr != nil) || gotDone != wantDone {
-				t.Fatalf("%s: done %v err %v, want done %v err %v", chunk, gotDone, gotErr, wantDone, wantErr)
-			}
-			if len(got) == 0 && len(want) == 0 {
-				continue
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s:\n got %+v\nwant %+v", chunk, got, want)
-			}
-			if gotErr != nil || gotDone {
+			if irtest.SameDecoding(t, chunk, got, want) {
 				return
 			}
 		}

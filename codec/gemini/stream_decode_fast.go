@@ -44,41 +44,14 @@ func (d *streamDecoder) decodeFast(data []byte, evs []ir.Event) ([]ir.Event, boo
 	if !d.readFast(data, c) {
 		return evs, false
 	}
-	usageChanged := false
-	if c.usage != nil {
-		u := c.usage.usage()
-		usageChanged = u != d.usage
-		d.usage = u
-	}
-	if !d.started {
-		d.started = true
-		evs = append(evs, ir.Event{Kind: ir.EvStart, ID: c.id, Model: c.model, Usage: d.usage})
-		usageChanged = false
-	}
+	evs, usageChanged := d.open(evs, c.usage, c.id, c.model)
 	for _, p := range c.parts {
-		switch {
-		case p.thought:
-			if p.text != "" {
-				evs = append(evs, ir.Event{Kind: ir.EvReasoning, Text: p.text})
-			}
-			if p.sig != "" {
-				evs = append(evs, ir.Event{Kind: ir.EvSignature, Text: p.sig, Format: signatureFormat})
-			}
-		case p.hasText && (p.text != "" || p.sig != ""):
-			ev := ir.Event{Kind: ir.EvText, Text: p.text}
-			if p.sig != "" {
-				ev.Signature, ev.Format = p.sig, signatureFormat
-			}
-			evs = append(evs, ev)
-		}
+		evs = textEvents(evs, p.text, p.hasText, p.thought, p.sig)
 	}
 	if c.finish != "" {
 		d.reason = c.finish
 	}
-	if usageChanged && d.reason == "" { // after a finishReason, the finish carries the usage
-		evs = append(evs, ir.Event{Kind: ir.EvUsage, Usage: d.usage})
-	}
-	return evs, true
+	return d.usageEvent(evs, usageChanged), true
 }
 
 func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/ir/irtest"
 )
 
 // FuzzStreamDecoderFastMatchesSlow: the byte-level reading gives the events, the errors and
@@ -27,31 +28,23 @@ func FuzzStreamDecoderFastMatchesSlow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, slow := &streamDecoder{}, &streamDecoder{}
 		for _, chunk := range bytes.Split(data, []byte("\n")) {
-			got, gotDone, gotErr := fast.Decode(nil, chunk)
-			var want []ir.Event
-			var wantDone bool
-			var wantErr error
+			var got, want irtest.Decoding
+			got.Events, got.Done, got.Err = fast.Decode(nil, chunk)
 			switch trimmed := bytes.TrimSpace(chunk); {
 			case slow.finished:
-				wantDone = true
+				want.Done = true
 			case len(trimmed) == 0:
 			case string(trimmed) == "[DONE]":
 				if !slow.started {
-					want = append(want, ir.Event{Kind: ir.EvStart})
+					want.Events = append(want.Events, ir.Event{Kind: ir.EvStart})
 				}
-				want, wantDone = slow.finish(want, ""), true
+				want.Events, want.Done = slow.finish(want.Events, ""), true
 			default:
-				want, wantDone, wantErr = slow.decodeSlow(trimmed)
+				want.Events, want.Done, want.Err = slow.decodeSlow(trimmed)
 			}
-			if (gotErr != nil) != (wantErr != nil) || gotDone != wantDone {
-				t.Fatalf("%s: done %v err %v, want done %v err %v", chunk, gotDone, gotErr, wantDone, wantErr)
-			}
-			blankMintedIDs(got)
-			blankMintedIDs(want)
-			if (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s:\n got %+v\nwant %+v", chunk, got, want)
-			}
-			if gotErr != nil || gotDone {
+			blankMintedIDs(got.Events)
+			blankMintedIDs(want.Events)
+			if irtest.SameDecoding(t, chunk, got, want) {
 				return
 			}
 		}

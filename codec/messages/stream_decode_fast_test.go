@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/ir/irtest"
 )
 
 // FuzzStreamDecoderFastMatchesSlow: the byte-level reading gives the events, the errors and
@@ -42,20 +42,13 @@ func FuzzStreamDecoderFastMatchesSlow(f *testing.F) {
 		slow := Format.NewStreamDecoder().(*streamDecoder)
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			name, ev, _ := bytes.Cut(line, []byte(" "))
-			got, gotDone, gotErr := fast.Decode(name, ev)
-			var want []ir.Event
-			wantDone := true
-			var wantErr error
+			var got irtest.Decoding
+			got.Events, got.Done, got.Err = fast.Decode(name, ev)
+			want := irtest.Decoding{Done: true}
 			if !slow.done {
-				want, wantDone, wantErr = slow.decodeSlow(name, ev)
+				want.Events, want.Done, want.Err = slow.decodeSlow(name, ev)
 			}
-			if (gotErr != nil) != (wantErr != nil) || gotDone != wantDone {
-				t.Fatalf("%s: done %v err %v, want done %v err %v", line, gotDone, gotErr, wantDone, wantErr)
-			}
-			if (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s:\n got %+v\nwant %+v", line, got, want)
-			}
-			if gotErr != nil || gotDone {
+			if irtest.SameDecoding(t, line, got, want) {
 				return
 			}
 		}

@@ -2,10 +2,9 @@ package responses
 
 import (
 	"bytes"
-	"reflect"
 	"testing"
 
-	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/ir/irtest"
 )
 
 // FuzzStreamDecoderFastMatchesSlow: the byte-level reading gives the events, the errors and
@@ -36,25 +35,17 @@ func FuzzStreamDecoderFastMatchesSlow(f *testing.F) {
 		slow := Format.NewStreamDecoder().(*streamDecoder)
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			name, ev, _ := bytes.Cut(line, []byte(" "))
-			got, gotDone, gotErr := fast.Decode(name, ev)
-			var want []ir.Event
-			var wantDone bool
-			var wantErr error
+			var got, want irtest.Decoding
+			got.Events, got.Done, got.Err = fast.Decode(name, ev)
 			switch trimmed := bytes.TrimSpace(ev); {
 			case len(trimmed) == 0 || string(trimmed) == "[DONE]":
-				wantDone = slow.ended
+				want.Done = slow.ended
 			case slow.ended:
-				wantDone = true
+				want.Done = true
 			default:
-				want, wantDone, wantErr = slow.decodeSlow(name, trimmed)
+				want.Events, want.Done, want.Err = slow.decodeSlow(name, trimmed)
 			}
-			if (gotErr != nil) != (wantErr != nil) || gotDone != wantDone {
-				t.Fatalf("%s: done %v err %v, want done %v err %v", line, gotDone, gotErr, wantDone, wantErr)
-			}
-			if (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s:\n got %+v\nwant %+v", line, got, want)
-			}
-			if gotErr != nil || gotDone {
+			if irtest.SameDecoding(t, line, got, want) {
 				return
 			}
 		}
