@@ -18,8 +18,8 @@ var (
 )
 
 func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Event, bool) {
-	if !d.started {
-		return out, false
+	if !d.started || string(name) == "message_start" || string(name) == "error" {
+		return out, false // decodeSlow's (which goes by the type when the name is empty)
 	}
 	var top [7]jsonscan.Span
 	if !jsonw.Members(data, eventKeys, top[:]) {

@@ -25,6 +25,9 @@ var slowEvents = map[string]bool{
 }
 
 func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Event, bool) {
+	if slowEvents[string(name)] {
+		return out, false // named as an event decodeSlow reads (which goes by the type): no need to look
+	}
 	var v [11]jsonscan.Span
 	if !jsonw.Members(data, eventKeys, v[:]) || jsonw.Present(v[6]) || jsonw.Present(v[7]) || jsonw.Present(v[8]) {
 		return out, false
