@@ -95,7 +95,11 @@ func (d *streamDecoder) decodeSlow(name, data []byte) ([]ir.Event, bool, error) 
 	if ev.Type == "" {
 		ev.Type = string(name)
 	}
-	var out []ir.Event
+	return d.handle(&ev, nil), d.ended, nil
+}
+
+// handle turns one event, read either way, into IR events appended to out.
+func (d *streamDecoder) handle(ev *streamEvent, out []ir.Event) []ir.Event {
 	start := func(r *readResponse) {
 		if !d.started {
 			d.started = true
@@ -132,7 +136,7 @@ func (d *streamDecoder) decodeSlow(name, data []byte) ([]ir.Event, bool, error) 
 		}
 	case "response.output_item.added":
 		start(nil)
-		out = d.itemAdded(out, ev)
+		out = d.itemAdded(out, *ev)
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		start(nil)
 		if it := d.find(ev.OutputIndex, ev.ItemID); it != nil && it.call != nil && !it.call.closed && ev.Delta != "" {
@@ -140,7 +144,7 @@ func (d *streamDecoder) decodeSlow(name, data []byte) ([]ir.Event, bool, error) 
 		}
 	case "response.output_item.done":
 		start(nil)
-		out = d.itemDone(out, ev)
+		out = d.itemDone(out, *ev)
 	case "response.completed", "response.incomplete", "response.done":
 		start(ev.Response)
 		out = d.terminal(out, ev.Response)
@@ -161,7 +165,7 @@ func (d *streamDecoder) decodeSlow(name, data []byte) ([]ir.Event, bool, error) 
 			Err: responseError(e.Type, check.ScalarText(e.Code), e.Message, check.ScalarText(e.Param))})
 		d.ended = true
 	}
-	return out, d.ended, nil
+	return out
 }
 
 // find is the item an event belongs to: by its output_index, else by its item id. Each id

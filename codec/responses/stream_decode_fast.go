@@ -1,111 +1,225 @@
 package responses
 
 import (
+	"strconv"
+
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
-// The byte-level reading of the events most frames of a Responses stream are: the text,
-// reasoning and argument deltas, and the events this decoder passes over (content parts,
-// the *.done events of text). An event that starts, adds or ends an item or the response,
-// an error, a member of their shapes, a key encoding/json might read differently or a
-// repeated member gives up (ok false), and the event is read again with encoding/json
-// (decodeSlow), so both read every event alike.
+// The byte-level reading of a Responses stream's events into the streamEvent encoding/json
+// would make of them, for handle: the deltas, the events handle passes over, and those that
+// carry a whole response or item (its members read as readResponse and readItem have them).
+// An error event, a key encoding/json might read differently, a repeated member or a value of
+// a type encoding/json would refuse gives up (ok false), and the event is read again with
+// encoding/json (decodeSlow), so both read every event alike.
 
-var eventKeys = []string{"type", "item_id", "output_index", "summary_index", "delta", "message",
-	"response", "item", "error", "code", "param"}
-
-// slowEvents are the event types decodeSlow acts on besides the deltas.
-var slowEvents = map[string]bool{
-	"response.created": true, "response.in_progress": true, "response.queued": true,
-	"response.output_item.added": true, "response.output_item.done": true,
-	"response.completed": true, "response.incomplete": true, "response.done": true,
-	"response.failed": true, "error": true,
-}
+var (
+	eventKeys = []string{"type", "item_id", "output_index", "summary_index", "delta", "message",
+		"response", "item", "error", "code", "param"}
+	itemKeys = []string{"type", "id", "content", "summary", "encrypted_content", "call_id", "name",
+		"arguments", "input"}
+	summaryKeys  = []string{"type", "text"}
+	responseKeys = []string{"id", "created_at", "model", "status", "incomplete_details", "error", "output", "usage"}
+	reasonKeys   = []string{"reason"}
+	errorKeys    = []string{"type", "code", "message"}
+	usageKeys    = []string{"input_tokens", "input_tokens_details", "output_tokens", "output_tokens_details", "total_tokens"}
+	inputDetails = []string{"cached_tokens", "cache_write_tokens"}
+	outDetails   = []string{"reasoning_tokens"}
+)
 
 func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Event, bool) {
-	if slowEvents[string(name)] {
-		return out, false // named as an event decodeSlow reads (which goes by the type): no need to look
-	}
 	var v [11]jsonscan.Span
-	if !jsonw.Members(data, eventKeys, v[:]) || jsonw.Present(v[6]) || jsonw.Present(v[7]) || jsonw.Present(v[8]) {
+	if !jsonw.Members(data, eventKeys, v[:]) || jsonw.Present(v[8]) {
 		return out, false
 	}
-	typ := name
+	var ev streamEvent
+	var index int
+	ok := true
 	if jsonw.Present(v[0]) {
-		t, ok := jsonw.Plain(data[v[0].Start:v[0].End])
-		if !ok {
-			return out, false
-		}
+		t, plain := jsonw.Plain(data[v[0].Start:v[0].End])
+		ok = plain
 		if len(t) > 0 {
-			typ = t
+			ev.Type = eventType(t)
 		}
 	}
-	var outputIndex *int
-	index, summary := 0, 0
+	if ev.Type == "" && len(name) > 0 {
+		ev.Type = eventType(name)
+	}
 	if jsonw.Present(v[2]) {
-		var ok bool
-		if index, ok = jsonw.IntAt(data, v[2]); !ok {
-			return out, false
-		}
-		outputIndex = &index
+		index = intAt(&ok, data, v[2])
+		ev.OutputIndex = &index
 	}
 	if jsonw.Present(v[3]) {
-		var ok bool
-		if summary, ok = jsonw.IntAt(data, v[3]); !ok {
-			return out, false
-		}
+		ev.SummaryIndex = intAt(&ok, data, v[3])
 	}
-	for _, s := range []jsonscan.Span{v[1], v[4], v[5]} {
-		if jsonw.Present(s) && !jsonw.IsString(data[s.Start:s.End]) {
-			return out, false // a type encoding/json would refuse
-		}
+	ev.ItemID = d.str(&ok, data, v[1])
+	ev.Delta = d.str(&ok, data, v[4])
+	ev.Message = d.str(&ok, data, v[5])
+	if ok && jsonw.Present(v[6]) {
+		ev.Response, ok = d.responseFast(data[v[6].Start:v[6].End])
 	}
-	switch string(typ) {
-	case "response.output_text.delta", "response.refusal.delta":
-		out = d.startFast(out)
-		d.item(outputIndex, d.str(data, v[1])).streamed = true
-		if delta := d.str(data, v[4]); delta != "" {
-			out = append(out, ir.Event{Kind: ir.EvText, Text: delta})
-		}
-	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		out = d.startFast(out)
-		it := d.item(outputIndex, d.str(data, v[1]))
-		text := d.str(data, v[4])
-		if it.streamed && summary > it.summaryIndex {
-			text = "\n\n" + text // a new summary part
-		}
-		it.summaryIndex = summary
-		if text != "" {
-			it.streamed = true
-			out = append(out, ir.Event{Kind: ir.EvReasoning, Text: text, ID: it.id})
-		}
-	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		out = d.startFast(out)
-		if it := d.find(outputIndex, d.str(data, v[1])); it != nil && it.call != nil && !it.call.closed && jsonw.Present(v[4]) {
-			if delta := d.str(data, v[4]); delta != "" {
-				out = append(out, d.args(it.call, delta))
-			}
-		}
-	default:
-		if slowEvents[string(typ)] {
-			return out, false
-		}
+	if ok && jsonw.Present(v[7]) {
+		ev.Item, ok = d.itemFast(data[v[7].Start:v[7].End])
 	}
-	return out, true
+	if !ok || ev.Type == "error" { // code, param: any value; the error is decodeSlow's
+		return out, false
+	}
+	return d.handle(&ev, out), true
 }
 
-// str is a string member checked to be one ("" when absent).
-func (d *streamDecoder) str(text []byte, v jsonscan.Span) string {
-	s, _ := d.strs.Str(text, v)
+// str reads a string member, unless an earlier read failed (*ok false); a value of another
+// type fails it.
+func (d *streamDecoder) str(ok *bool, text []byte, v jsonscan.Span) string {
+	if !*ok {
+		return ""
+	}
+	s, good := d.strs.Str(text, v)
+	*ok = good
 	return s
 }
 
-func (d *streamDecoder) startFast(out []ir.Event) []ir.Event {
-	if d.started {
-		return out
+// intAt reads an int member as str reads a string.
+func intAt(ok *bool, text []byte, v jsonscan.Span) int {
+	if !*ok {
+		return 0
 	}
-	d.started = true
-	return append(out, ir.Event{Kind: ir.EvStart})
+	n, good := jsonw.IntAt(text, v)
+	*ok = good
+	return n
+}
+
+// eventTypes are the types handle acts on, so a type read at byte level needs no string of
+// its own; any other is "?", which handle passes over as it does every unknown type.
+var eventTypes = map[string]string{}
+
+func init() {
+	for _, t := range []string{"response.created", "response.in_progress", "response.queued",
+		"response.output_text.delta", "response.refusal.delta", "response.reasoning_summary_text.delta",
+		"response.reasoning_text.delta", "response.output_item.added", "response.function_call_arguments.delta",
+		"response.custom_tool_call_input.delta", "response.output_item.done", "response.completed",
+		"response.incomplete", "response.done", "response.failed", "error"} {
+		eventTypes[t] = t
+	}
+}
+
+func eventType(b []byte) string {
+	if t, ok := eventTypes[string(b)]; ok {
+		return t
+	}
+	return "?"
+}
+
+func (d *streamDecoder) itemFast(text []byte) (*readItem, bool) {
+	var v [9]jsonscan.Span
+	if !jsonw.MembersOf(text, itemKeys, v[:]) {
+		return nil, false
+	}
+	it := &readItem{}
+	ok := true
+	for i, dst := range []*string{&it.Type, &it.ID, nil, nil, &it.EncryptedContent, &it.CallID, &it.Name, &it.Arguments, &it.Input} {
+		if dst != nil {
+			*dst = d.str(&ok, text, v[i])
+		}
+	}
+	if c := v[2]; ok && jsonw.Present(c) {
+		it.Content = append([]byte(nil), text[c.Start:c.End]...) // any value, as json.RawMessage
+	}
+	if s := v[3]; ok && jsonw.Present(s) {
+		var parts [2]jsonscan.Span
+		ok = jsonw.ElementsOf(text[s.Start:s.End], func(e jsonscan.Span) bool {
+			el := text[s.Start+e.Start : s.Start+e.End]
+			var w wireText
+			if jsonw.IsNull(el) {
+				it.Summary = append(it.Summary, w)
+				return true
+			}
+			var ok1, ok2 bool
+			if !jsonw.MembersOf(el, summaryKeys, parts[:]) {
+				return false
+			}
+			w.Type, ok1 = d.strs.Str(el, parts[0])
+			w.Text, ok2 = d.strs.Str(el, parts[1])
+			it.Summary = append(it.Summary, w)
+			return ok1 && ok2
+		})
+	}
+	return it, ok
+}
+
+func (d *streamDecoder) responseFast(text []byte) (*readResponse, bool) {
+	var v [8]jsonscan.Span
+	if !jsonw.MembersOf(text, responseKeys, v[:]) {
+		return nil, false
+	}
+	r := &readResponse{}
+	ok := true
+	r.ID = d.str(&ok, text, v[0])
+	if c := v[1]; jsonw.Present(c) {
+		_, err := strconv.ParseFloat(string(text[c.Start:c.End]), 64)
+		ok = ok && err == nil // created_at: a float64 (its value is not read)
+	}
+	r.Model = d.str(&ok, text, v[2])
+	r.Status = d.str(&ok, text, v[3])
+	if s := v[4]; ok && jsonw.Present(s) {
+		var reason [1]jsonscan.Span
+		in := text[s.Start:s.End]
+		r.IncompleteDetails = &struct {
+			Reason string `json:"reason"`
+		}{}
+		ok = jsonw.MembersOf(in, reasonKeys, reason[:])
+		r.IncompleteDetails.Reason = d.str(&ok, in, reason[0])
+	}
+	if s := v[5]; ok && jsonw.Present(s) {
+		var e [3]jsonscan.Span
+		in := text[s.Start:s.End]
+		r.Error = &struct {
+			Type    string `json:"type"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}{}
+		ok = jsonw.MembersOf(in, errorKeys, e[:])
+		r.Error.Type = d.str(&ok, in, e[0])
+		r.Error.Code = d.str(&ok, in, e[1])
+		r.Error.Message = d.str(&ok, in, e[2])
+	}
+	if s := v[6]; ok && jsonw.Present(s) {
+		in := text[s.Start:s.End]
+		ok = jsonw.ElementsOf(in, func(e jsonscan.Span) bool {
+			el := in[e.Start:e.End]
+			if jsonw.IsNull(el) {
+				r.Output = append(r.Output, readItem{})
+				return true
+			}
+			it, ok := d.itemFast(el)
+			if ok {
+				r.Output = append(r.Output, *it)
+			}
+			return ok
+		})
+	}
+	if s := v[7]; ok && jsonw.Present(s) {
+		r.Usage = &wireUsage{}
+		ok = usageFast(text[s.Start:s.End], r.Usage)
+	}
+	return r, ok
+}
+
+func usageFast(text []byte, w *wireUsage) bool {
+	var v [5]jsonscan.Span
+	var in [2]jsonscan.Span
+	var out [1]jsonscan.Span
+	ok := jsonw.MembersOf(text, usageKeys, v[:]) &&
+		jsonw.Ints(text, []jsonscan.Span{v[0], v[2], v[4]}, &w.InputTokens, &w.OutputTokens, &w.TotalTokens)
+	if s := v[1]; ok && jsonw.Present(s) {
+		t := text[s.Start:s.End]
+		ok = jsonw.MembersOf(t, inputDetails, in[:]) &&
+			jsonw.Ints(t, in[:], &w.InputTokensDetails.CachedTokens, &w.InputTokensDetails.CacheWriteTokens)
+	}
+	if s := v[3]; ok && jsonw.Present(s) {
+		t := text[s.Start:s.End]
+		ok = jsonw.MembersOf(t, outDetails, out[:]) && jsonw.Ints(t, out[:], &w.OutputTokensDetails.ReasoningTokens)
+	}
+	return ok
 }
