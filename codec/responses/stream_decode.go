@@ -38,14 +38,15 @@ type decodedCall struct {
 }
 
 type streamDecoder struct {
-	started  bool
-	ended    bool
-	byIndex  map[int]*decodedItem    // by output_index
-	byID     map[string]*decodedItem // by every item id seen, for events without output_index
-	calls    []*decodedCall          // in index order
-	toolUsed bool
-	strs     jsonw.Strings // the events' strings
-	evs      []ir.Event    // the last Decode's events, reused
+	started     bool
+	ended       bool
+	byIndex     map[int]*decodedItem    // by output_index
+	byID        map[string]*decodedItem // by every item id seen, for events without output_index
+	calls       []*decodedCall          // in index order
+	toolUsed    bool
+	strs        jsonw.Strings // the events' strings
+	outputIndex int           // the output_index of the event decodeFast reads
+	evs         []ir.Event    // the last Decode's events, reused
 }
 
 // streamEvent is every field of the events this decoder reads.

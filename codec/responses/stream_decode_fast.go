@@ -35,7 +35,6 @@ func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Even
 		return out, false
 	}
 	var ev streamEvent
-	var index int
 	ok := true
 	if jsonw.Present(v[0]) {
 		t, plain := jsonw.Plain(data[v[0].Start:v[0].End])
@@ -48,8 +47,8 @@ func (d *streamDecoder) decodeFast(name, data []byte, out []ir.Event) ([]ir.Even
 		ev.Type = eventType(name)
 	}
 	if jsonw.Present(v[2]) {
-		index = intAt(&ok, data, v[2])
-		ev.OutputIndex = &index
+		d.outputIndex = intAt(&ok, data, v[2])
+		ev.OutputIndex = &d.outputIndex // the decoder's: a local's address would be a heap allocation
 	}
 	if jsonw.Present(v[3]) {
 		ev.SummaryIndex = intAt(&ok, data, v[3])
