@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // streamDecoder reads a chat-format upstream stream into IR events.
@@ -14,6 +15,9 @@ type streamDecoder struct {
 	stop    string
 	sawTool bool
 	usage   codec.Usage
+	strs    jsonw.Strings // the events' strings
+	evs     []ir.Event    // the last Decode's events, reused
+	fast    fastChunk
 }
 
 // NewStreamDecoder returns a decoder for one answer.
@@ -30,6 +34,15 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	if len(data) == 0 {
 		return nil, false, nil // an empty data line: a keep-alive
 	}
+	if evs, ok := d.decodeFast(data, d.evs[:0]); ok {
+		d.evs = evs
+		return evs, false, nil
+	}
+	return d.decodeSlow(data)
+}
+
+// decodeSlow reads any chunk with encoding/json.
+func (d *streamDecoder) decodeSlow(data []byte) ([]ir.Event, bool, error) {
 	var c streamChunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, false, err
@@ -182,158 +195,4 @@ func (d *streamDecoder) End() ([]ir.Event, *ir.Frame, bool) {
 
 func (d *streamDecoder) finish() ir.Event {
 	return ir.Event{Kind: ir.EvFinish, Stop: stopFrom(d.stop, d.sawTool), Usage: d.usage}
-}
-
-// streamEncoder writes IR events as chat chunks.
-type streamEncoder struct {
-	out          ir.Frames
-	id, model    string
-	created      int64
-	includeUsage bool
-	sawTool      bool
-	started      bool
-	ended        bool
-	usage        codec.Usage
-	noArgs       []int // calls that have not had an argument fragment yet
-}
-
-func (e *streamEncoder) gotArgs(idx int) {
-	for i, n := range e.noArgs {
-		if n == idx {
-			e.noArgs = append(e.noArgs[:i], e.noArgs[i+1:]...)
-			return
-		}
-	}
-}
-
-// NewStreamEncoder renders events for a chat client.
-func NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
-	return &streamEncoder{out: out, model: model, includeUsage: req != nil && req.IncludeUsage}
-}
-
-type chunkDelta struct {
-	Role             string              `json:"role,omitempty"`
-	Content          *string             `json:"content,omitempty"`
-	ReasoningContent string              `json:"reasoning_content,omitempty"`
-	ThinkingBlocks   []wireThinkingBlock `json:"thinking_blocks,omitempty"`
-	ToolCalls        []chunkToolCall     `json:"tool_calls,omitempty"`
-}
-
-type chunkToolCall struct {
-	Index    int           `json:"index"`
-	ID       string        `json:"id,omitempty"`
-	Type     string        `json:"type,omitempty"`
-	Function chunkFunction `json:"function"`
-}
-
-type chunkFunction struct {
-	Name      string `json:"name,omitempty"`
-	Arguments string `json:"arguments"`
-}
-
-type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   any           `json:"usage,omitempty"`
-}
-
-type chunkChoice struct {
-	Index        int        `json:"index"`
-	Delta        chunkDelta `json:"delta"`
-	Logprobs     any        `json:"logprobs"`
-	FinishReason *string    `json:"finish_reason"`
-}
-
-func (e *streamEncoder) write(d chunkDelta, finish *string) error {
-	c := chunk{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model,
-		Choices: []chunkChoice{{Delta: d, FinishReason: finish}}}
-	b, _ := json.Marshal(c)
-	return e.out.Write("", b)
-}
-
-func (e *streamEncoder) Encode(ev ir.Event) error {
-	if e.ended {
-		return nil
-	}
-	if !e.started && ev.Kind != ir.EvError {
-		e.started = true
-		e.id, e.created = chatID(ev.ID), created(0)
-		empty := ""
-		if err := e.write(chunkDelta{Role: "assistant", Content: &empty}, nil); err != nil {
-			return err
-		}
-	}
-	switch ev.Kind {
-	case ir.EvText:
-		if ev.Text == "" {
-			return nil // a part that only carried a (gemini) signature: nothing to show
-		}
-		t := ev.Text
-		return e.write(chunkDelta{Content: &t}, nil)
-	case ir.EvReasoning:
-		return e.write(chunkDelta{ReasoningContent: ev.Text}, nil)
-	case ir.EvSignature:
-		if ev.Format == "messages" {
-			return e.write(chunkDelta{ThinkingBlocks: []wireThinkingBlock{{Type: "thinking", Signature: ev.Text}}}, nil)
-		}
-	case ir.EvRedacted:
-		return e.write(chunkDelta{ThinkingBlocks: []wireThinkingBlock{{Type: "redacted_thinking", Data: ev.Text}}}, nil)
-	case ir.EvToolStart:
-		e.sawTool = true
-		e.noArgs = append(e.noArgs, ev.Index)
-		id := ev.ID
-		if ev.Format == "gemini" {
-			id = ir.JoinCallID(id, ev.Signature)
-		}
-		return e.write(chunkDelta{ToolCalls: []chunkToolCall{{Index: ev.Index, ID: id, Type: "function", Function: chunkFunction{Name: ev.Name}}}}, nil)
-	case ir.EvToolArgs:
-		e.gotArgs(ev.Index)
-		return e.write(chunkDelta{ToolCalls: []chunkToolCall{{Index: ev.Index, Function: chunkFunction{Arguments: ev.Text}}}}, nil)
-	case ir.EvUsage:
-		e.usage = ev.Usage
-	case ir.EvFinish:
-		e.ended = true
-		if ev.Usage.Known() {
-			e.usage = ev.Usage
-		}
-		for _, idx := range e.noArgs { // a call streamed without arguments has "{}", not ""
-			if err := e.write(chunkDelta{ToolCalls: []chunkToolCall{{Index: idx, Function: chunkFunction{Arguments: "{}"}}}}, nil); err != nil {
-				return err
-			}
-		}
-		stop := ev.Stop
-		if e.sawTool {
-			stop = ir.StopToolUse
-		}
-		fr := finishReason(stop)
-		if err := e.write(chunkDelta{}, &fr); err != nil {
-			return err
-		}
-		if e.includeUsage {
-			c := chunk{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model, Choices: []chunkChoice{}, Usage: usageJSON(e.usage)}
-			b, _ := json.Marshal(c)
-			if err := e.out.Write("", b); err != nil {
-				return err
-			}
-		}
-		return e.out.Write("", []byte("[DONE]"))
-	case ir.EvError:
-		e.ended = true
-		return e.out.Write("", EncodeError(ev.Err))
-	}
-	return nil
-}
-
-// Close ends a stream that got neither a finish nor an error: the client must not take a
-// cut stream for a whole one.
-func (e *streamEncoder) Close() error {
-	if e.ended {
-		return nil
-	}
-	e.ended = true
-	return e.out.Write("", EncodeError(&ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream_interrupted",
-		Message: "the upstream stream broke before it finished; the answer is incomplete"}))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // DecodeResponse parses a whole generateContent answer: the first candidate, its stop
@@ -143,6 +144,9 @@ type streamDecoder struct {
 	// then gives its result and the final usage), so the answer ends where the stream does
 	// (End).
 	reason string
+	strs   jsonw.Strings // the events' strings
+	evs    []ir.Event    // the last Decode's events, reused
+	fast   fastChunk
 }
 
 func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
@@ -162,6 +166,15 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 		}
 		return d.finish(evs, ""), true, nil
 	}
+	if evs, ok := d.decodeFast(data, d.evs[:0]); ok {
+		d.evs = evs
+		return evs, false, nil
+	}
+	return d.decodeSlow(data)
+}
+
+// decodeSlow reads any chunk with encoding/json.
+func (d *streamDecoder) decodeSlow(data []byte) ([]ir.Event, bool, error) {
 	var r response
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, false, badAnswer("a stream chunk is not a GenerateContentResponse: " + err.Error())
@@ -170,18 +183,7 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 		d.finished = true
 		return []ir.Event{{Kind: ir.EvError, Err: r.Error.toIR(0)}}, true, nil
 	}
-	var evs []ir.Event
-	usageChanged := false
-	if r.UsageMetadata != nil {
-		u := r.UsageMetadata.usage()
-		usageChanged = u != d.usage
-		d.usage = u
-	}
-	if !d.started {
-		d.started = true
-		evs = append(evs, ir.Event{Kind: ir.EvStart, ID: r.ResponseID, Model: r.ModelVersion, Usage: d.usage})
-		usageChanged = false
-	}
+	evs, usageChanged := d.open(nil, r.UsageMetadata, r.ResponseID, r.ModelVersion)
 	c := r.candidate0()
 	if c != nil {
 		if c.Content != nil {
@@ -199,10 +201,31 @@ func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 		d.finished = true
 		return append(evs, ir.Event{Kind: ir.EvFinish, Stop: ir.StopContentFilter, Usage: d.usage}), true, nil
 	}
+	return d.usageEvent(evs, usageChanged), false, nil
+}
+
+// open takes a chunk's usage and, for the first chunk, gives EvStart; usageChanged reports a
+// usage that changed after the start.
+func (d *streamDecoder) open(evs []ir.Event, meta *usageMetadata, id, model string) (_ []ir.Event, usageChanged bool) {
+	if meta != nil {
+		u := meta.usage()
+		usageChanged = u != d.usage
+		d.usage = u
+	}
+	if !d.started {
+		d.started = true
+		evs = append(evs, ir.Event{Kind: ir.EvStart, ID: id, Model: model, Usage: d.usage})
+		usageChanged = false
+	}
+	return evs, usageChanged
+}
+
+// usageEvent ends a chunk's events with the usage when it changed.
+func (d *streamDecoder) usageEvent(evs []ir.Event, usageChanged bool) []ir.Event {
 	if usageChanged && d.reason == "" { // after a finishReason, the finish carries the usage
 		evs = append(evs, ir.Event{Kind: ir.EvUsage, Usage: d.usage})
 	}
-	return evs, false, nil
+	return evs
 }
 
 // End implements ir.EndingDecoder: a stream that gave a finishReason is whole where it ends.
@@ -250,23 +273,32 @@ func (d *streamDecoder) part(evs []ir.Event, p part) ([]ir.Event, error) {
 		if tc != nil {
 			evs = d.call(evs, tc)
 		}
-	case p.Thought:
-		if t := deref(p.Text); t != "" {
-			evs = append(evs, ir.Event{Kind: ir.EvReasoning, Text: t})
+	default:
+		evs = textEvents(evs, deref(p.Text), p.Text != nil, p.Thought, sig)
+	}
+	return evs, nil
+}
+
+// textEvents are the events of a text or thought part (signed or not).
+func textEvents(evs []ir.Event, text string, hasText, thought bool, sig string) []ir.Event {
+	switch {
+	case thought:
+		if text != "" {
+			evs = append(evs, ir.Event{Kind: ir.EvReasoning, Text: text})
 		}
 		if sig != "" {
 			evs = append(evs, ir.Event{Kind: ir.EvSignature, Text: sig, Format: signatureFormat})
 		}
-	case p.Text != nil:
+	case hasText:
 		// As in DecodeResponse, a signature on a text part stays with that part; a part that
 		// holds only a signature (Gemini 3's last chunk) is an empty, signed text event.
-		if *p.Text != "" || sig != "" {
-			ev := ir.Event{Kind: ir.EvText, Text: *p.Text}
+		if text != "" || sig != "" {
+			ev := ir.Event{Kind: ir.EvText, Text: text}
 			if sig != "" {
 				ev.Signature, ev.Format = sig, signatureFormat
 			}
 			evs = append(evs, ev)
 		}
 	}
-	return evs, nil
+	return evs
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // NewStreamEncoder renders IR events as streamGenerateContent?alt=sse (wire-formats §5.5,
@@ -33,6 +34,19 @@ type streamEncoder struct {
 	sent     int        // calls before this index have been written
 	ended    bool
 	err      error
+	parts    []streamPart // the chunk being written, reused
+	buf      []byte       // the frame being written, reused
+}
+
+// streamPart is one part of a streamed chunk: text (a thought when thought is set), a
+// function call, or a signature alone.
+type streamPart struct {
+	text    string
+	hasText bool
+	thought bool
+	call    *outCall
+	args    json.RawMessage
+	sig     string
 }
 
 type outCall struct {
@@ -58,15 +72,18 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 			sig = ev.Signature
 		}
 		if ev.Text != "" || sig != "" {
-			e.chunk(e.completeCalls(true), part{Text: strptr(ev.Text), ThoughtSignature: sig})
+			e.completeCalls(true)
+			e.write(streamPart{text: ev.Text, hasText: true, sig: sig}, "")
 		}
 	case ir.EvReasoning:
 		if e.thoughts && ev.Text != "" {
-			e.chunk(e.completeCalls(true), part{Text: strptr(ev.Text), Thought: true})
+			e.completeCalls(true)
+			e.write(streamPart{text: ev.Text, hasText: true, thought: true}, "")
 		}
 	case ir.EvSignature:
 		if e.thoughts && ev.Format == signatureFormat && ev.Text != "" {
-			e.chunk(nil, part{Text: strptr(""), Thought: true, ThoughtSignature: ev.Text})
+			e.parts = e.parts[:0]
+			e.write(streamPart{hasText: true, thought: true, sig: ev.Text}, "")
 		}
 	case ir.EvToolStart:
 		c := e.call(ev.Index)
@@ -77,8 +94,8 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 	case ir.EvToolArgs:
 		c := e.call(ev.Index)
 		c.args = append(c.args, ev.Text...)
-		if calls := e.completeCalls(false); len(calls) > 0 {
-			e.chunk(calls)
+		if e.completeCalls(false) {
+			e.write(streamPart{}, "")
 		}
 	case ir.EvFinish:
 		if ev.Usage.Known() {
@@ -101,11 +118,12 @@ func (e *streamEncoder) call(i int) *outCall {
 	return e.calls[i]
 }
 
-// completeCalls takes the calls whose arguments are whole, in index order and stopping at
-// the first that is not (all of them when all is set), as functionCall parts. A JSON
-// object is valid only once it is closed, so a valid one is complete.
-func (e *streamEncoder) completeCalls(all bool) []part {
-	var parts []part
+// completeCalls starts e.parts with the calls whose arguments are whole, in index order and
+// stopping at the first that is not (all of them when all is set), as functionCall parts, and
+// reports whether there were any. A JSON object is valid only once it is closed, so a valid
+// one is complete.
+func (e *streamEncoder) completeCalls(all bool) bool {
+	e.parts = e.parts[:0]
 	for ; e.sent < len(e.calls); e.sent++ {
 		c := e.calls[e.sent]
 		if all && (c == nil || c.name == "") {
@@ -115,31 +133,106 @@ func (e *streamEncoder) completeCalls(all bool) []part {
 			break
 		}
 		args, _ := argsObject(string(c.args))
-		parts = append(parts, part{FunctionCall: &functionCall{ID: c.id, Name: c.name, Args: args}, ThoughtSignature: c.sig})
+		e.parts = append(e.parts, streamPart{call: c, args: args, sig: c.sig})
 	}
-	return parts
+	return len(e.parts) > 0
 }
 
-// chunk writes one GenerateContentResponse with the given parts.
-func (e *streamEncoder) chunk(first []part, more ...part) {
-	e.write(append(first, more...), "")
-}
-
-func (e *streamEncoder) write(parts []part, finish string) {
+// write writes one GenerateContentResponse with e.parts and last (unless it is empty),
+// appended by hand to the reused buffer in outResponse's shape.
+func (e *streamEncoder) write(last streamPart, finish string) {
 	if e.err != nil {
 		return
 	}
-	r := outResponse{Candidates: []outCandidate{{Content: outContent{Parts: parts, Role: "model"},
-		FinishReason: finish}}, ModelVersion: e.model, ResponseID: e.id}
-	if e.usage.Known() || finish != "" {
-		r.UsageMetadata = usageOut(e.usage)
+	if last.hasText || last.call != nil || last.sig != "" {
+		e.parts = append(e.parts, last)
 	}
-	e.err = e.out.Write("", marshal(r))
+	b := append(e.buf[:0], `{"candidates":[{"content":{`...)
+	for i, p := range e.parts {
+		if i == 0 {
+			b = append(b, `"parts":[`...)
+		} else {
+			b = append(b, ',')
+		}
+		b = appendPart(b, p)
+	}
+	if len(e.parts) > 0 {
+		b = append(b, "],"...)
+	}
+	b = append(b, `"role":"model"}`...)
+	if finish != "" {
+		b = jsonw.String(append(b, `,"finishReason":`...), finish)
+	}
+	b = append(b, `,"index":0}]`...)
+	if e.usage.Known() || finish != "" {
+		b = appendUsage(append(b, `,"usageMetadata":`...), usageOut(e.usage))
+	}
+	b = jsonw.String(append(b, `,"modelVersion":`...), e.model)
+	b = jsonw.String(append(b, `,"responseId":`...), e.id)
+	e.buf = append(b, '}')
+	e.err = e.out.Write("", e.buf)
+}
+
+// appendPart writes a part as encoding/json writes the part struct (omitempty members left
+// out).
+func appendPart(b []byte, p streamPart) []byte {
+	b = append(b, '{')
+	comma := false
+	member := func(name string) {
+		if comma {
+			b = append(b, ',')
+		}
+		comma = true
+		b = jsonw.Key(b, name)
+	}
+	if p.hasText {
+		member("text")
+		b = jsonw.String(b, p.text)
+	}
+	if p.thought {
+		member("thought")
+		b = append(b, "true"...)
+	}
+	if p.call != nil {
+		member("functionCall")
+		b = append(b, '{')
+		if p.call.id != "" {
+			b = append(jsonw.String(append(b, `"id":`...), p.call.id), ',')
+		}
+		b = jsonw.String(append(b, `"name":`...), p.call.name)
+		if len(p.args) > 0 {
+			b = append(append(b, `,"args":`...), p.args...) // compact already (argsObject)
+		}
+		b = append(b, '}')
+	}
+	if p.sig != "" {
+		member("thoughtSignature")
+		b = jsonw.String(b, p.sig)
+	}
+	return append(b, '}')
+}
+
+// appendUsage writes outUsage as encoding/json writes it (zero counts left out but the
+// prompt and total).
+func appendUsage(b []byte, u *outUsage) []byte {
+	b = jsonw.Int(append(b, `{"promptTokenCount":`...), u.PromptTokenCount)
+	for _, c := range [...]struct {
+		name string
+		n    int64
+	}{{"candidatesTokenCount", u.CandidatesTokenCount}, {"cachedContentTokenCount", u.CachedContentTokenCount},
+		{"thoughtsTokenCount", u.ThoughtsTokenCount}} {
+		if c.n != 0 {
+			b = jsonw.Int(jsonw.Key(append(b, ','), c.name), c.n)
+		}
+	}
+	b = jsonw.Int(append(b, `,"totalTokenCount":`...), u.TotalTokenCount)
+	return append(b, '}')
 }
 
 func (e *streamEncoder) finish(stop ir.StopReason) {
 	e.ended = true
-	e.write(e.completeCalls(true), finishReason(stop))
+	e.completeCalls(true)
+	e.write(streamPart{}, finishReason(stop))
 }
 
 func (e *streamEncoder) fail(err *ir.Error) {

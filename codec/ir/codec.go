@@ -6,7 +6,9 @@ import (
 	"sync"
 )
 
-// Frames writes one SSE frame (name may be empty) and flushes it to the client.
+// Frames writes one SSE frame (name may be empty) and flushes it to the client. data is the
+// encoder's reused buffer: valid only during the call, so an implementation that keeps a frame
+// copies it.
 type Frames interface {
 	Write(name string, data []byte) error
 }
@@ -52,7 +54,8 @@ type UpstreamFormat interface {
 // StreamDecoder turns one upstream SSE event into IR events. done reports the format's
 // end-of-stream marker (or an in-band error, which also ends the stream). An upstream that
 // stops without it has broken the stream, unless the decoder is an EndingDecoder that says
-// the answer had already finished.
+// the answer had already finished. The returned slice may be the decoder's, reused by the next
+// Decode: a caller that keeps events past that copies them (the events' strings stay valid).
 type StreamDecoder interface {
 	Decode(name, data []byte) (events []Event, done bool, err error)
 }

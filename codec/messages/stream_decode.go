@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // NewStreamDecoder reads a messages stream into IR events (wire-formats §8.1 without the
@@ -26,6 +27,8 @@ type streamDecoder struct {
 	usage   wireUsage           // latest value of each count
 	stop    string
 	stopSeq string
+	strs    jsonw.Strings // the events' strings
+	evs     []ir.Event    // the last Decode's events, reused
 }
 
 type blockState struct {
@@ -59,6 +62,15 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 	if d.done {
 		return nil, true, nil
 	}
+	if out, ok := d.decodeFast(name, data, d.evs[:0]); ok {
+		d.evs = out
+		return out, d.done, nil
+	}
+	return d.decodeSlow(name, data)
+}
+
+// decodeSlow reads any event with encoding/json.
+func (d *streamDecoder) decodeSlow(name, data []byte) ([]ir.Event, bool, error) {
 	var ev inEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, false, fmt.Errorf("messages stream: undecodable %q event: %w", name, err)

@@ -1,10 +1,9 @@
 package messages
 
 import (
-	"encoding/json"
-
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // NewStreamEncoder renders IR events as the messages stream (wire-formats §8.2):
@@ -46,6 +45,7 @@ type streamEncoder struct {
 	queue   []ir.Event // events held back while a tool block is open
 	sawTool bool
 	usage   codec.Usage
+	buf     []byte // the frame being written, reused
 }
 
 type callState struct {
@@ -110,20 +110,6 @@ type (
 		StopSequence *string    `json:"stop_sequence"`
 		Usage        outUsage   `json:"usage"`
 	}
-	evBlockStart struct {
-		Type         string `json:"type"`
-		Index        int    `json:"index"`
-		ContentBlock any    `json:"content_block"`
-	}
-	evBlockDelta struct {
-		Type  string `json:"type"`
-		Index int    `json:"index"`
-		Delta any    `json:"delta"`
-	}
-	evBlockStop struct {
-		Type  string `json:"type"`
-		Index int    `json:"index"`
-	}
 	evMessageDelta struct {
 		Type  string `json:"type"`
 		Delta struct {
@@ -131,41 +117,6 @@ type (
 			StopSequence *string `json:"stop_sequence"`
 		} `json:"delta"`
 		Usage outUsage `json:"usage"`
-	}
-	textStart struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	thinkingStart struct {
-		Type      string `json:"type"`
-		Thinking  string `json:"thinking"`
-		Signature string `json:"signature"`
-	}
-	redactedStart struct {
-		Type string `json:"type"`
-		Data string `json:"data"`
-	}
-	toolStart struct {
-		Type  string          `json:"type"`
-		ID    string          `json:"id"`
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
-	}
-	textDelta struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	thinkingDelta struct {
-		Type     string `json:"type"`
-		Thinking string `json:"thinking"`
-	}
-	signatureDelta struct {
-		Type      string `json:"type"`
-		Signature string `json:"signature"`
-	}
-	jsonDelta struct {
-		Type        string `json:"type"`
-		PartialJSON string `json:"partial_json"`
 	}
 )
 
@@ -225,9 +176,7 @@ func (e *streamEncoder) start(id string) {
 	u := usageOut(codec.Usage{Input: e.usage.Input, CacheRead: e.usage.CacheRead, CacheWrite: e.usage.CacheWrite})
 	e.write("message_start", evMessageStart{Type: "message_start", Message: evStartMessage{
 		ID: messageID(id), Type: "message", Role: "assistant", Model: e.model, Content: []outBlock{}, Usage: u}})
-	e.write("ping", struct {
-		Type string `json:"type"`
-	}{"ping"})
+	e.send("ping", append(e.buf[:0], `{"type":"ping"}`...))
 }
 
 func (e *streamEncoder) content(ev ir.Event) {
@@ -239,26 +188,27 @@ func (e *streamEncoder) content(ev ir.Event) {
 	case ir.EvText:
 		if ev.Text != "" {
 			e.ensure(textBlockKind)
-			e.delta(textDelta{Type: "text_delta", Text: ev.Text})
+			e.delta("text_delta", "text", ev.Text)
 		}
 	case ir.EvReasoning:
 		if ev.Text != "" {
 			e.ensure(thinkingBlockKind)
-			e.delta(thinkingDelta{Type: "thinking_delta", Thinking: ev.Text})
+			e.delta("thinking_delta", "thinking", ev.Text)
 		}
 	case ir.EvSignature:
 		// Only signatures this format issued are valid for a messages client; others
 		// leave the thinking display-only.
 		if ev.Text != "" && ev.Format == SignatureFormat {
 			e.ensure(thinkingBlockKind)
-			e.delta(signatureDelta{Type: "signature_delta", Signature: ev.Text})
+			e.delta("signature_delta", "signature", ev.Text)
 		}
 	case ir.EvRedacted:
 		if ev.Text != "" && (ev.Format == "" || ev.Format == SignatureFormat) {
 			e.closeBlock()
-			e.write("content_block_start", evBlockStart{Type: "content_block_start", Index: e.next,
-				ContentBlock: redactedStart{Type: "redacted_thinking", Data: ev.Text}})
-			e.write("content_block_stop", evBlockStop{Type: "content_block_stop", Index: e.next})
+			b := e.blockStart(e.next, "redacted_thinking")
+			b = jsonw.String(append(b, `,"data":`...), ev.Text)
+			e.send("content_block_start", append(b, "}}"...))
+			e.blockStop(e.next)
 			e.next++
 		}
 	case ir.EvToolStart:
@@ -280,7 +230,7 @@ func (e *streamEncoder) content(ev ir.Event) {
 		if !c.opened {
 			e.openTool(ev.Index, c)
 		}
-		e.delta(jsonDelta{Type: "input_json_delta", PartialJSON: ev.Text})
+		e.delta("input_json_delta", "partial_json", ev.Text)
 		c.sent = true
 		c.scan.feed(ev.Text)
 		if c.scan.complete {
@@ -313,8 +263,9 @@ func (e *streamEncoder) openTool(i int, c *callState) {
 	c.opened = true
 	e.open, e.openIdx, e.openCall = toolBlockKind, e.next, i
 	e.next++
-	e.write("content_block_start", evBlockStart{Type: "content_block_start", Index: e.openIdx,
-		ContentBlock: toolStart{Type: "tool_use", ID: c.id, Name: c.name, Input: json.RawMessage("{}")}})
+	b := jsonw.String(append(e.blockStart(e.openIdx, "tool_use"), `,"id":`...), c.id)
+	b = jsonw.String(append(b, `,"name":`...), c.name)
+	e.send("content_block_start", append(b, `,"input":{}}}`...))
 }
 
 // ensure opens a text or thinking block unless one of that kind is open.
@@ -325,15 +276,49 @@ func (e *streamEncoder) ensure(k blockKind) {
 	e.closeBlock()
 	e.open, e.openIdx = k, e.next
 	e.next++
-	var block any = textStart{Type: "text"}
 	if k == thinkingBlockKind {
-		block = thinkingStart{Type: "thinking"}
+		e.send("content_block_start", append(e.blockStart(e.openIdx, "thinking"), `,"thinking":"","signature":""}}`...))
+		return
 	}
-	e.write("content_block_start", evBlockStart{Type: "content_block_start", Index: e.openIdx, ContentBlock: block})
+	e.send("content_block_start", append(e.blockStart(e.openIdx, "text"), `,"text":""}}`...))
 }
 
-func (e *streamEncoder) delta(d any) {
-	e.write("content_block_delta", evBlockDelta{Type: "content_block_delta", Index: e.openIdx, Delta: d})
+// The block events, appended by hand to one reused buffer (ir.Frames copies what it keeps):
+// they are nearly every frame of a stream.
+
+// send writes one frame of the buffer b (e.buf grown).
+func (e *streamEncoder) send(name string, b []byte) {
+	e.buf = b
+	if e.err == nil {
+		e.err = e.out.Write(name, b)
+	}
+}
+
+// blockStart begins a content_block_start of a block of the given type, left open after the
+// type for the block's other members.
+func (e *streamEncoder) blockStart(index int, typ string) []byte {
+	b := append(e.buf[:0], `{"type":"content_block_start","index":`...)
+	b = jsonw.Int(b, int64(index))
+	b = append(b, `,"content_block":{"type":"`...)
+	b = append(b, typ...)
+	return append(b, '"')
+}
+
+// delta writes a content_block_delta of the open block: {"type":typ,key:text}.
+func (e *streamEncoder) delta(typ, key, text string) {
+	b := append(e.buf[:0], `{"type":"content_block_delta","index":`...)
+	b = jsonw.Int(b, int64(e.openIdx))
+	b = append(b, `,"delta":{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `",`...)
+	b = jsonw.String(jsonw.Key(b, key), text)
+	e.send("content_block_delta", append(b, "}}"...))
+}
+
+func (e *streamEncoder) blockStop(index int) {
+	b := append(e.buf[:0], `{"type":"content_block_stop","index":`...)
+	b = jsonw.Int(b, int64(index))
+	e.send("content_block_stop", append(b, '}'))
 }
 
 func (e *streamEncoder) closeBlock() {
@@ -343,11 +328,11 @@ func (e *streamEncoder) closeBlock() {
 	if e.open == toolBlockKind {
 		c := e.calls[e.openCall]
 		if !c.sent {
-			e.delta(jsonDelta{Type: "input_json_delta", PartialJSON: "{}"})
+			e.delta("input_json_delta", "partial_json", "{}")
 		}
 		c.closed = true
 	}
-	e.write("content_block_stop", evBlockStop{Type: "content_block_stop", Index: e.openIdx})
+	e.blockStop(e.openIdx)
 	e.open = noBlock
 }
 
@@ -386,9 +371,7 @@ func (e *streamEncoder) finish(ev ir.Event) {
 	d.Delta.StopSequence = stopSequence(stop, ev.StopSequence)
 	d.Usage = usageOut(e.usage)
 	e.write("message_delta", d)
-	e.write("message_stop", struct {
-		Type string `json:"type"`
-	}{"message_stop"})
+	e.send("message_stop", append(e.buf[:0], `{"type":"message_stop"}`...))
 	e.ended = true
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // NewStreamDecoder reads a route's Responses SSE. The stream ends at response.completed,
@@ -37,12 +38,15 @@ type decodedCall struct {
 }
 
 type streamDecoder struct {
-	started  bool
-	ended    bool
-	byIndex  map[int]*decodedItem    // by output_index
-	byID     map[string]*decodedItem // by every item id seen, for events without output_index
-	calls    []*decodedCall          // in index order
-	toolUsed bool
+	started     bool
+	ended       bool
+	byIndex     map[int]*decodedItem    // by output_index
+	byID        map[string]*decodedItem // by every item id seen, for events without output_index
+	calls       []*decodedCall          // in index order
+	toolUsed    bool
+	strs        jsonw.Strings // the events' strings
+	outputIndex int           // the output_index of the event decodeFast reads
+	evs         []ir.Event    // the last Decode's events, reused
 }
 
 // streamEvent is every field of the events this decoder reads.
@@ -76,6 +80,15 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 	if d.ended {
 		return nil, true, nil
 	}
+	if out, ok := d.decodeFast(name, data, d.evs[:0]); ok {
+		d.evs = out
+		return out, d.ended, nil
+	}
+	return d.decodeSlow(name, data)
+}
+
+// decodeSlow reads any event with encoding/json.
+func (d *streamDecoder) decodeSlow(name, data []byte) ([]ir.Event, bool, error) {
 	var ev streamEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, false, fmt.Errorf("responses stream: bad %q event: %w", name, err)
@@ -83,7 +96,11 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 	if ev.Type == "" {
 		ev.Type = string(name)
 	}
-	var out []ir.Event
+	return d.handle(&ev, nil), d.ended, nil
+}
+
+// handle turns one event, read either way, into IR events appended to out.
+func (d *streamDecoder) handle(ev *streamEvent, out []ir.Event) []ir.Event {
 	start := func(r *readResponse) {
 		if !d.started {
 			d.started = true
@@ -120,7 +137,7 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 		}
 	case "response.output_item.added":
 		start(nil)
-		out = d.itemAdded(out, ev)
+		out = d.itemAdded(out, *ev)
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		start(nil)
 		if it := d.find(ev.OutputIndex, ev.ItemID); it != nil && it.call != nil && !it.call.closed && ev.Delta != "" {
@@ -128,7 +145,7 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 		}
 	case "response.output_item.done":
 		start(nil)
-		out = d.itemDone(out, ev)
+		out = d.itemDone(out, *ev)
 	case "response.completed", "response.incomplete", "response.done":
 		start(ev.Response)
 		out = d.terminal(out, ev.Response)
@@ -149,7 +166,7 @@ func (d *streamDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
 			Err: responseError(e.Type, check.ScalarText(e.Code), e.Message, check.ScalarText(e.Param))})
 		d.ended = true
 	}
-	return out, d.ended, nil
+	return out
 }
 
 // find is the item an event belongs to: by its output_index, else by its item id. Each id

@@ -1,13 +1,12 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // NewStreamEncoder renders events as Responses SSE (wire-formats §8.5): one output item open
@@ -98,30 +97,65 @@ type streamEncoder struct {
 	toolUsed bool
 	ended    bool
 	err      error
+	buf      []byte // the frame being written, reused
 }
 
 // emit writes one frame: its JSON keys in order type, sequence_number, then the pairs given.
+// Strings and ints are appended by hand; other values go through encoding/json.
 func (e *streamEncoder) emit(typ string, kv ...any) {
 	if e.err != nil {
 		return
 	}
-	var b bytes.Buffer
-	b.WriteString(`{"type":`)
-	t, _ := json.Marshal(typ)
-	b.Write(t)
-	b.WriteString(`,"sequence_number":`)
-	b.WriteString(strconv.Itoa(e.seq))
+	b := e.head(typ)
 	for i := 0; i+1 < len(kv); i += 2 {
-		v, err := json.Marshal(kv[i+1])
-		if err != nil {
-			v = []byte("null")
+		b = jsonw.Key(append(b, ','), kv[i].(string))
+		switch v := kv[i+1].(type) {
+		case string:
+			b = jsonw.String(b, v)
+		case int:
+			b = jsonw.Int(b, int64(v))
+		default:
+			j, err := json.Marshal(v)
+			if err != nil {
+				j = []byte("null")
+			}
+			b = append(b, j...)
 		}
-		b.WriteString(`,"` + kv[i].(string) + `":`)
-		b.Write(v)
 	}
-	b.WriteByte('}')
+	e.send(typ, append(b, '}'))
+}
+
+// head begins a frame in the reused buffer: {"type":typ,"sequence_number":n
+func (e *streamEncoder) head(typ string) []byte {
+	b := append(e.buf[:0], `{"type":`...)
+	b = jsonw.String(b, typ)
+	b = append(b, `,"sequence_number":`...)
+	return jsonw.Int(b, int64(e.seq))
+}
+
+func (e *streamEncoder) send(typ string, b []byte) {
+	e.buf = b
 	e.seq++
-	e.err = e.out.Write(typ, b.Bytes())
+	e.err = e.out.Write(typ, b)
+}
+
+// delta writes the frame nearly every chunk becomes, a delta of an item's text, without
+// boxing its values: {type, sequence_number, item_id, output_index, [partKey: 0,] delta
+// [, logprobs: []]}.
+func (e *streamEncoder) delta(typ string, it *streamItem, partKey, delta string, logprobs bool) {
+	if e.err != nil {
+		return
+	}
+	b := jsonw.String(append(e.head(typ), `,"item_id":`...), it.id)
+	b = jsonw.Int(append(b, `,"output_index":`...), int64(it.index))
+	if partKey != "" {
+		b = append(jsonw.Key(append(b, ','), partKey), '0')
+	}
+	b = jsonw.String(append(b, `,"delta":`...), delta)
+	if logprobs {
+		b = append(b, `,"logprobs":[]`...)
+	}
+	e.send(typ, append(b, '}'))
 }
 
 func (e *streamEncoder) Encode(ev ir.Event) error {
@@ -240,8 +274,7 @@ func (e *streamEncoder) text(s string) {
 			"content_index", 0, "part", newOutputText(""))
 	}
 	it.text.WriteString(s)
-	e.emit("response.output_text.delta", "item_id", it.id, "output_index", it.index,
-		"content_index", 0, "delta", s, "logprobs", []any{})
+	e.delta("response.output_text.delta", it, "content_index", s, true)
 }
 
 func (e *streamEncoder) reasoning(s, upstreamID string) {
@@ -260,8 +293,7 @@ func (e *streamEncoder) reasoning(s, upstreamID string) {
 			"summary_index", 0, "part", wireText{"summary_text", ""})
 	}
 	it.text.WriteString(s)
-	e.emit("response.reasoning_summary_text.delta", "item_id", it.id, "output_index", it.index,
-		"summary_index", 0, "delta", s)
+	e.delta("response.reasoning_summary_text.delta", it, "summary_index", s, false)
 }
 
 // signature attaches encrypted content to the reasoning item it belongs to: the open one, or a
@@ -314,8 +346,7 @@ func (e *streamEncoder) toolArgs(index int, frag string) {
 	default:
 		c.item.text.WriteString(frag)
 		if c.item.kind == kindCall {
-			e.emit("response.function_call_arguments.delta", "item_id", c.item.id,
-				"output_index", c.item.index, "delta", frag)
+			e.delta("response.function_call_arguments.delta", c.item, "", frag, false)
 		}
 		if strings.Contains(frag, "}") && completeJSON(c.item.text.String()) {
 			e.closeOpen("completed")

@@ -85,6 +85,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 		split = &reasoning.Splitter{}
 	}
 	rd := sse.NewReader(a.resp.Body)
+	one := make([]ir.Event, 1) // filter's answer without a splitter, reused
 	for {
 		ev, err := rd.Next()
 		var events []ir.Event
@@ -100,7 +101,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 			done = true
 		}
 		for _, e := range events {
-			for _, e := range filter(split, e) {
+			for _, e := range filter(split, e, one) {
 				if e.Kind == ir.EvError && !out.started && s.failOverEarly(rec, g, a, e.Err) {
 					return false
 				}
@@ -138,9 +139,12 @@ func endedEarly(dec ir.StreamDecoder) ([]ir.Event, *ir.Frame, bool) {
 	return nil, nil, false
 }
 
-func filter(split *reasoning.Splitter, e ir.Event) []ir.Event {
+// filter runs e through the splitter, if any; without one the answer is e in one, a slice of
+// length 1 the caller reuses (an allocation per event otherwise).
+func filter(split *reasoning.Splitter, e ir.Event, one []ir.Event) []ir.Event {
 	if split == nil {
-		return []ir.Event{e}
+		one[0] = e
+		return one
 	}
 	return split.Filter(e)
 }

@@ -1,0 +1,24 @@
+package gemini
+
+import (
+	"testing"
+
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/ir/irtest"
+)
+
+// FuzzStreamEncoderMatchesReference: the hand-written chunks decode to the same values as the
+// encoding/json encoder's, for random answers, with and without thought parts.
+func FuzzStreamEncoderMatchesReference(f *testing.F) {
+	irtest.SeedAnswers(f)
+	f.Fuzz(func(t *testing.T, seed int64, extra string) {
+		evs := irtest.RandomEvents(seed, extra)
+		for _, thoughts := range []bool{false, true} {
+			req := &ir.Request{}
+			req.Thinking.IncludeText = thoughts
+			irtest.SameAsReference(t, evs,
+				func(o ir.Frames) ir.StreamEncoder { return Format.NewStreamEncoder(o, req, "m<&>") },
+				func(o ir.Frames) ir.StreamEncoder { return newRefStreamEncoder(o, req, "m<&>") }, nil)
+		}
+	})
+}
