@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -16,8 +17,9 @@ import (
 //   - the key log/<acct>/<time><rid> carries the account, the time and the request id, so
 //     the value does not repeat them; a gateway id ("req_" and 24 lowercase hex digits) is
 //     kept as 0x00 and its 12 bytes, any other id as '/' and its text (the old layout's);
-//   - the value is a version byte (logValueV1) and varints, the strings last, a format of
-//     the fixed table logLabels as a one-byte code;
+//   - the value is a version byte (logValueV1) and varints (amounts with their trailing
+//     decimal zeros as an exponent), the strings last, a format of the fixed table
+//     logLabels as a one-byte code;
 //   - values of the old layout (a msgpack map with string field names, which always starts
 //     with a byte >= 0x80) still decode: stores written before keep their log.
 
@@ -110,17 +112,37 @@ func appendLogValue(v []byte, e *LogEntry) []byte {
 	v = binary.AppendUvarint(v, uint64(e.Status))
 	v = binary.AppendUvarint(v, uint64(e.Attempts))
 	for _, n := range [...]int64{e.InputTokens, e.CachedTokens, e.CacheWriteTokens, e.OutputTokens,
-		e.ReasoningTokens, e.LatencyMs, e.TTFTMs, e.ListCost, e.AllowanceUnits} {
+		e.ReasoningTokens, e.LatencyMs, e.TTFTMs, e.AllowanceUnits} {
 		v = binary.AppendUvarint(v, uint64(n))
 	}
+	v = appendDecimal(v, e.ListCost)
 	if flags&flagCostIsList == 0 {
-		v = binary.AppendUvarint(v, uint64(e.Cost))
+		v = appendDecimal(v, e.Cost)
 	}
 	v = binary.AppendUvarint(v, e.Seq)
 	for _, s := range [...]string{e.KeyID, e.Model, e.Route, e.ClientFormat, e.UpstreamFormat} {
 		v = appendLabel(v, s)
 	}
 	return v
+}
+
+// maxDecimalExp is the largest power of ten appendDecimal takes out; the code above it says
+// the plain value follows.
+const maxDecimalExp = 14
+
+// appendDecimal appends a non-negative amount as uvarint(m<<4 | k) with n = m * 10^k:
+// pico-USD amounts are token counts times prices with few significant digits, so their
+// trailing zeros cost four bits instead of bytes. An m too large to shift is written as
+// the code maxDecimalExp+1 and n.
+func appendDecimal(v []byte, n int64) []byte {
+	m, k := uint64(n), uint64(0)
+	for m != 0 && m%10 == 0 && k < maxDecimalExp {
+		m, k = m/10, k+1
+	}
+	if m > math.MaxUint64>>4 {
+		return binary.AppendUvarint(binary.AppendUvarint(v, maxDecimalExp+1), uint64(n))
+	}
+	return binary.AppendUvarint(v, m<<4|k)
 }
 
 // appendLabel appends a string: uvarint 2*len and its bytes, or uvarint 2*code+1 for a
@@ -166,6 +188,27 @@ func (r *logValueReader) int() int64 {
 	return int64(n)
 }
 
+// decimal reads appendDecimal's amount.
+func (r *logValueReader) decimal() int64 {
+	c := r.uvarint()
+	k := c & 15
+	if k > maxDecimalExp {
+		return r.int()
+	}
+	n := c >> 4
+	for ; k > 0; k-- {
+		if n > math.MaxInt64/10 {
+			r.err = errLogValue
+			return 0
+		}
+		n *= 10
+	}
+	if n > math.MaxInt64 {
+		r.err = errLogValue
+	}
+	return int64(n)
+}
+
 func (r *logValueReader) label() string {
 	n := r.uvarint()
 	if n&1 == 1 {
@@ -195,12 +238,13 @@ func decodeLogValue(val []byte, e *LogEntry) error {
 	e.Stream, e.Counted = flags&flagStream != 0, flags&flagCounted != 0
 	e.Status, e.Attempts = int(r.int()), int(r.int())
 	for _, p := range [...]*int64{&e.InputTokens, &e.CachedTokens, &e.CacheWriteTokens, &e.OutputTokens,
-		&e.ReasoningTokens, &e.LatencyMs, &e.TTFTMs, &e.ListCost, &e.AllowanceUnits} {
+		&e.ReasoningTokens, &e.LatencyMs, &e.TTFTMs, &e.AllowanceUnits} {
 		*p = r.int()
 	}
+	e.ListCost = r.decimal()
 	e.Cost = e.ListCost
 	if flags&flagCostIsList == 0 {
-		e.Cost = r.int()
+		e.Cost = r.decimal()
 	}
 	e.Seq = r.uvarint()
 	for _, p := range [...]*string{&e.KeyID, &e.Model, &e.Route, &e.ClientFormat, &e.UpstreamFormat} {

@@ -18,6 +18,8 @@ func TestLogLayoutRoundTrips(t *testing.T) {
 	labels.ClientFormat, labels.UpstreamFormat, labels.Route = "videos", "gemini", "chat" // a route named like a format
 	costIsList := entry("acct_a", "req_bbbbbbbbbbbbbbbbbbbbbbbb", 2*time.Second)
 	costIsList.Cost, costIsList.ListCost, costIsList.Counted, costIsList.AllowanceUnits = 5e9, 5e9, true, 1500
+	zeros := entry("acct_a", "req_cccccccccccccccccccccccc", 3*time.Second)
+	zeros.Cost, zeros.ListCost = 9_000_000_000_000_000_000, 1_000_000_000_000_000
 	for _, tc := range []struct {
 		name    string
 		e       LogEntry
@@ -27,6 +29,7 @@ func TestLogLayoutRoundTrips(t *testing.T) {
 		{"every field zero", zero, true},
 		{"format labels as codes", labels, true},
 		{"cost equal to the list cost", costIsList, true},
+		{"amounts of more trailing zeros than the exponent takes", zeros, true},
 		{"id in upper case hex: text", entry("acct_a", "req_0123456789ABCDEF01234567", 0), false},
 		{"id one digit short: text", entry("acct_a", "req_0123456789abcdef0123456", 0), false},
 		{"id of another shape", entry("acct_a", "client/id-1", 0), false},
