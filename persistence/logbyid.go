@@ -40,11 +40,24 @@ func logIDKey(accountID, rid string, nanos int64) []byte {
 // before the compact layout.
 func textLogIDKey(accountID, rid string) []byte { return dbKey(nsLogID, accountID, "/", rid) }
 
-// putLogEntry writes a checked entry and its request-id index into b. An id logged twice
-// (a retried write) points at the entry written last.
-func putLogEntry(b *pebble.Batch, e *LogEntry) error {
+// putLogEntry writes a checked entry, the dictionary pairs it needs and its request-id
+// index into b. An id logged twice (a retried write) points at the entry written last.
+func (enc *logEncoder) putLogEntry(b *pebble.Batch, e *LogEntry) error {
+	codes := [5]int64{-1, -1, -1, -1, -1}
+	for i, s := range logStrings(e) {
+		if fixedLabel(s) {
+			continue
+		}
+		code, ok, err := enc.code(b, e.AccountID, s)
+		if err != nil {
+			return err
+		}
+		if ok {
+			codes[i] = int64(code)
+		}
+	}
 	var buf [96]byte
-	if err := b.Set(logKey(e.AccountID, e.Time, e.RequestID), appendLogValue(buf[:0], e), nil); err != nil {
+	if err := b.Set(logKey(e.AccountID, e.Time, e.RequestID), appendLogValue(buf[:0], e, &codes), nil); err != nil {
 		return err
 	}
 	if isGatewayRID(e.RequestID) {
@@ -84,7 +97,7 @@ func (s *Store) LogEntry(accountID, rid string) (LogEntry, error) {
 		return LogEntry{}, logEntryErr(accountID, mapNotFound(err))
 	}
 	defer closer.Close()
-	e, err := decodeLogPair(k, val, accountID, len(nsLog)+len(accountID)+1)
+	e, err := s.logDecoder(accountID).decodeLogPair(k, val)
 	if err != nil {
 		return LogEntry{}, logEntryErr(accountID, err)
 	}

@@ -84,9 +84,26 @@ func parseLogKey(k []byte, prefixLen int) (nanos int64, rid string, err error) {
 	return nanos, rid, err
 }
 
-// logLabels are the strings stored as a code: the formats. Append only: a code on disk is
-// an index here.
+// logLabels are the strings stored as a fixed code: the formats. Append only: a code on disk
+// is an index here. Codes from logLabelCodes on are the account's dictionary's (logdict.go).
 var logLabels = [...]string{"chat", "messages", "responses", "gemini", "embeddings", "images", "videos"}
+
+const logLabelCodes = 16
+
+// logStrings are an entry's strings in the order of its value.
+func logStrings(e *LogEntry) [5]string {
+	return [...]string{e.KeyID, e.Model, e.Route, e.ClientFormat, e.UpstreamFormat}
+}
+
+// fixedLabel reports whether s is written without the dictionary: empty or in logLabels.
+func fixedLabel(s string) bool {
+	for _, l := range logLabels {
+		if s == l {
+			return true
+		}
+	}
+	return s == ""
+}
 
 // The flags of a value.
 const (
@@ -96,7 +113,9 @@ const (
 )
 
 // appendLogValue appends e's value in the varint layout (the key holds the rest).
-func appendLogValue(v []byte, e *LogEntry) []byte {
+// codes are the dictionary codes of e's strings (KeyID, Model, Route, ClientFormat,
+// UpstreamFormat; -1: none).
+func appendLogValue(v []byte, e *LogEntry, codes *[5]int64) []byte {
 	var flags uint64
 	if e.Stream {
 		flags |= flagStream
@@ -120,8 +139,12 @@ func appendLogValue(v []byte, e *LogEntry) []byte {
 		v = appendDecimal(v, e.Cost)
 	}
 	v = binary.AppendUvarint(v, e.Seq)
-	for _, s := range [...]string{e.KeyID, e.Model, e.Route, e.ClientFormat, e.UpstreamFormat} {
-		v = appendLabel(v, s)
+	for i, s := range logStrings(e) {
+		if codes[i] >= 0 {
+			v = binary.AppendUvarint(v, uint64(2*(logLabelCodes+codes[i])+1))
+		} else {
+			v = appendLabel(v, s)
+		}
 	}
 	return v
 }
@@ -146,7 +169,7 @@ func appendDecimal(v []byte, n int64) []byte {
 }
 
 // appendLabel appends a string: uvarint 2*len and its bytes, or uvarint 2*code+1 for a
-// string of logLabels.
+// string of logLabels (a dictionary code c is written as 2*(logLabelCodes+c)+1).
 func appendLabel(v []byte, s string) []byte {
 	for i, l := range logLabels {
 		if s == l {
@@ -163,6 +186,7 @@ var errLogValue = errors.New("malformed log value")
 // logValueReader reads a value of the varint layout.
 type logValueReader struct {
 	b   []byte
+	dec *logDecoder // nil: no dictionary
 	err error
 }
 
@@ -212,11 +236,16 @@ func (r *logValueReader) decimal() int64 {
 func (r *logValueReader) label() string {
 	n := r.uvarint()
 	if n&1 == 1 {
-		if n>>1 >= uint64(len(logLabels)) {
-			r.err = errLogValue
-			return ""
+		switch c := n >> 1; {
+		case c < uint64(len(logLabels)):
+			return logLabels[c]
+		case c >= logLabelCodes && r.dec != nil:
+			if s, ok := r.dec.str(c - logLabelCodes); ok {
+				return s
+			}
 		}
-		return logLabels[n>>1]
+		r.err = errLogValue
+		return ""
 	}
 	if n>>1 > uint64(len(r.b)) {
 		r.err = errLogValue
@@ -229,11 +258,11 @@ func (r *logValueReader) label() string {
 
 // decodeLogValue fills e from a value of either layout; a value of the varint layout
 // leaves RequestID, Time and AccountID (the key's) as they are.
-func decodeLogValue(val []byte, e *LogEntry) error {
+func decodeLogValue(val []byte, e *LogEntry, dec *logDecoder) error {
 	if len(val) == 0 || val[0] != logValueV1 {
 		return msgpack.Unmarshal(val, e) // the layout before (a map with field names)
 	}
-	r := logValueReader{b: val[1:]}
+	r := logValueReader{b: val[1:], dec: dec}
 	flags := r.uvarint()
 	e.Stream, e.Counted = flags&flagStream != 0, flags&flagCounted != 0
 	e.Status, e.Attempts = int(r.int()), int(r.int())
@@ -256,19 +285,18 @@ func decodeLogValue(val []byte, e *LogEntry) error {
 	return r.err
 }
 
-// decodeLogPair decodes an entry from its key and value; prefixLen is the length of the
-// key's account prefix (log/<acct>/) and account its account.
-func decodeLogPair(k, v []byte, account string, prefixLen int) (LogEntry, error) {
+// decodeLogPair decodes an entry of dec's account from its key and value.
+func (dec *logDecoder) decodeLogPair(k, v []byte) (LogEntry, error) {
 	var e LogEntry
-	if err := decodeLogValue(v, &e); err != nil {
+	if err := decodeLogValue(v, &e, dec); err != nil {
 		return LogEntry{}, fmt.Errorf("decode %q: %w", k, err)
 	}
 	if len(v) > 0 && v[0] == logValueV1 {
-		nanos, rid, err := parseLogKey(k, prefixLen)
+		nanos, rid, err := parseLogKey(k, len(nsLog)+len(dec.account)+1)
 		if err != nil {
 			return LogEntry{}, err
 		}
-		e.Time, e.RequestID, e.AccountID = nanos, rid, account
+		e.Time, e.RequestID, e.AccountID = nanos, rid, dec.account
 	}
 	return e, nil
 }

@@ -57,8 +57,9 @@ func TestLogLayoutRoundTrips(t *testing.T) {
 // A value cut short, with bytes left over or with an unknown label code is an error, never
 // an entry with made-up fields.
 func TestMalformedLogValuesAreErrors(t *testing.T) {
+	s, _ := openStore(t)
 	e := entry("acct_a", "req_0123456789abcdef01234567", 0)
-	good := appendLogValue(nil, &e)
+	good := appendLogValue(nil, &e, &[5]int64{-1, -1, -1, -1, -1})
 	for _, tc := range []struct {
 		name string
 		v    []byte
@@ -67,17 +68,18 @@ func TestMalformedLogValuesAreErrors(t *testing.T) {
 		{"trailing bytes", append(append([]byte(nil), good...), 0)},
 		{"only the version", []byte{logValueV1}},
 		{"unknown label code", append([]byte{logValueV1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 2*byte(len(logLabels))+1, 0, 0, 0, 0)},
+		{"dictionary code the account does not have", append(good[:len(good)-len("openai")-len("anthropic")-2:len(good)-len("openai")-len("anthropic")-2], 2*logLabelCodes+1, 2*logLabelCodes+1)},
 		{"counter beyond int64", []byte{logValueV1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got LogEntry
-			if err := decodeLogValue(tc.v, &got); !errors.Is(err, errLogValue) {
+			if err := decodeLogValue(tc.v, &got, &logDecoder{s: s, account: "acct_a"}); !errors.Is(err, errLogValue) {
 				t.Errorf("decode = %v (%+v), want errLogValue", err, got)
 			}
 		})
 	}
 	var got LogEntry
-	if err := decodeLogValue(good, &got); err != nil {
+	if err := decodeLogValue(good, &got, nil); err != nil {
 		t.Fatalf("the unaltered value: %v", err)
 	}
 }

@@ -57,8 +57,9 @@ func (s *Store) CountedSince(accountID string, since int64) ([]CountedCall, erro
 	prefix := dbKey(nsLog, accountID, "/")
 	lower := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(max(0, since)))
 	var out []CountedCall
+	dec := s.logDecoder(accountID)
 	err := s.scan(lower, prefixUpper(prefix), func(k, v []byte) (bool, error) {
-		e, err := decodeLogPair(k, v, accountID, len(prefix))
+		e, err := dec.decodeLogPair(k, v)
 		if err != nil {
 			return false, err
 		}
@@ -96,13 +97,16 @@ func (s *Store) AppendLog(entries []LogEntry) error {
 		}
 	}
 	b := s.db.NewBatch()
+	enc := s.logEncoder(s.db)
 	for i := range entries {
-		if err := putLogEntry(b, &entries[i]); err != nil {
+		if err := enc.putLogEntry(b, &entries[i]); err != nil {
 			b.Close()
 			return fmt.Errorf("persistence: append log: entries[%d]: %w", i, err)
 		}
 	}
-	if err := s.commit(b); err != nil {
+	err := s.commit(b)
+	enc.done(err)
+	if err != nil {
 		return fmt.Errorf("persistence: append log: %w", err)
 	}
 	return nil
@@ -134,8 +138,9 @@ func (s *Store) ListLog(accountID string, from, to time.Time, limit int) ([]LogE
 		}
 	}
 	out := []LogEntry{}
+	dec := s.logDecoder(accountID)
 	err := s.scan(lower, upper, func(k, v []byte) (bool, error) {
-		e, err := decodeLogPair(k, v, accountID, len(prefix))
+		e, err := dec.decodeLogPair(k, v)
 		if err != nil {
 			return false, err
 		}

@@ -47,8 +47,9 @@ const (
 // use.
 type Store struct {
 	db     *pebble.DB
-	space  *space  // refuses writes while the disk is full (space.go)
-	ledger *ledger // group commits of the quota actors' writes
+	space  *space   // refuses writes while the disk is full (space.go)
+	ledger *ledger  // group commits of the quota actors' writes
+	dicts  logDicts // the request log's dictionaries (logdict.go)
 
 	// mu serialises read-modify-write operations (uniqueness checks, plan
 	// changes, revocations). Pebble has no transactions, so without it two

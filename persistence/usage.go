@@ -108,9 +108,10 @@ func (s *Store) QueryLog(q LogQuery) (LogPage, error) {
 	page := LogPage{Entries: []LogEntry{}, Totals: cur.Totals}
 	more := false
 	var lastKey []byte // of the last entry of the page
+	dec := s.logDecoder(q.Account)
 	if cur.To == 0 || cur.To > cur.From {
 		err = s.scan(lower, upper, func(k, v []byte) (bool, error) {
-			e, err := decodeLogPair(k, v, q.Account, len(prefix))
+			e, err := dec.decodeLogPair(k, v)
 			if err != nil {
 				return false, err
 			}
