@@ -195,3 +195,31 @@ func inAccountSpace(k []byte) bool {
 	}
 	return false
 }
+
+// PruneLog adds to the batch the deletion of up to limit (0: all) of account's request-log
+// entries with Time < LogCutoff(before), and of their index pairs, as Store.PruneLog deletes
+// them: how many, and whether older ones remain.
+func (b *ShardBatch) PruneLog(account string, before int64, limit int) (int, bool, error) {
+	if err := validateLogAccount(account); err != nil {
+		return 0, false, err
+	}
+	return pruneAccountLog(b.b, b.b, account, before, limit)
+}
+
+// PutLog adds account's entries to the batch as PutQuota would write them (an Update writes
+// what it logged so far before it prunes, so the prune sees the same log however the
+// engine grouped the entries into Updates).
+func (b *ShardBatch) PutLog(account string, entries []LogEntry) error {
+	for i := range entries {
+		if err := ValidateLogEntry(&entries[i]); err != nil {
+			return fmt.Errorf("persistence: log of %s: %w", account, err)
+		}
+		if entries[i].AccountID != account {
+			return fmt.Errorf("persistence: log of %s: %w: entry of account %q", account, ErrInvalid, entries[i].AccountID)
+		}
+		if err := b.enc.putLogEntry(b.b, &entries[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
