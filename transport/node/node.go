@@ -52,7 +52,9 @@ type Config struct {
 	Quota       quota.Config
 	Video       video.Config
 	Store       persistence.Options // the full-disk guard (zero: its defaults)
-	Logger      *slog.Logger
+	// LogRetentionEvery is how often the request log's retention runs (zero: hourly).
+	LogRetentionEvery time.Duration
+	Logger            *slog.Logger
 
 	// Cluster, when set, runs the node as a member of a cluster (the data directory's
 	// cluster.json): accounts and keys in the replicated metadata shard; nil is a single node
@@ -84,6 +86,7 @@ type Node struct {
 	metrics    *http.Server // nil when metrics are off
 	done       chan error
 	cluster    *clusterNode // nil on a single node
+	retention  *logRetention
 }
 
 // Start opens everything and serves in the background.
@@ -177,6 +180,11 @@ func Start(cfg Config) (*Node, error) {
 	if n.cluster != nil {
 		n.cluster.leads.serve(n.Video, clusterTasks, cfg.Logger)
 	}
+	prune := singlePrune(store)
+	if n.cluster != nil {
+		prune = clusterPrune(n.cluster)
+	}
+	n.retention = startLogRetention(cfg.LogRetentionEvery, n.Catalog, prune, cfg.Logger)
 
 	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
 	// Paths are matched as sent: gorilla/mux would answer a path with //, . or .. segments with
@@ -290,6 +298,7 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) shutdownActors() {
+	n.retention.close() // before the store and the shards it writes through
 	if n.Auth != nil {
 		n.Auth.Close() // the mail queued goes out first
 	}
