@@ -182,7 +182,7 @@ type logDecoder struct {
 
 // str is the string of code.
 func (dec *logDecoder) str(code uint64) (string, bool) {
-	if code >= uint64(len(dec.strs)) {
+	if code >= uint64(len(dec.strs)) && dec.s != nil { // a code given out since: read again
 		d, err := dec.s.dicts.lock(dec.s.db, dec.account)
 		if err != nil {
 			return "", false

@@ -166,3 +166,16 @@ func BenchmarkRequestLogDisk(b *testing.B) {
 		b.ReportMetric(logDiskPerRequest(b, n), "disk-B/req")
 	}
 }
+
+// TestRequestLogDiskBudget holds the layout to issue 15's budget on a smaller run (the
+// tables' fixed costs weigh more on it than on the benchmark's 200k).
+func TestRequestLogDiskBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and compacts 50k entries")
+	}
+	got := logDiskPerRequest(t, 50_000)
+	t.Logf("%.1f disk bytes a request", got)
+	if got > 64 {
+		t.Errorf("%.1f disk bytes a request after compaction, want <= 64", got)
+	}
+}
