@@ -32,8 +32,8 @@ type PruneResult struct {
 func (r *PruneResult) Encode() ([]byte, error) { return msgpack.Marshal(r) }
 
 // maxPrunePerCommand bounds the entries one command deletes (its index pairs are point
-// deletions in the Update's batch).
-const maxPrunePerCommand = 8192
+// deletions in the Update's batch); a variable for tests.
+var maxPrunePerCommand = 8192
 
 // prune applies a LogPrune to the shard's accounts, in order.
 func (u *update) prune(p *LogPrune) (PruneResult, error) {

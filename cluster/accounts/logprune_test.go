@@ -59,6 +59,21 @@ func TestAReplicatedLogPruneDeletesTheSameOldEntriesOnEveryReplica(t *testing.T)
 			}
 		}
 	}
+	// A prune past its cap deletes up to it and says more remain; the next one the rest.
+	maxPrunePerCommand = 10
+	t.Cleanup(func() { maxPrunePerCommand = 8192 })
+	later := t0 - int64(12*time.Hour) // 12 entries of each account remain older than it
+	capped := entries(uint64(len(es)+1), batch(t, Command{ID: NewCommandID(), Prune: &LogPrune{Before: later}}),
+		batch(t, Command{ID: NewCommandID(), Prune: &LogPrune{Before: later}}),
+		batch(t, Command{ID: NewCommandID(), Prune: &LogPrune{Before: later}}))
+	apply(t, a, capped)
+	for i, want := range []PruneResult{{Deleted: 10, More: true}, {Deleted: 10, More: true}, {Deleted: 4}} {
+		var got PruneResult
+		if err := msgpack.Unmarshal(firstResult(t, capped[i]), &got); err != nil || got != want {
+			t.Errorf("capped prune %d: %+v, %v; want %+v", i, got, err, want)
+		}
+	}
+	es = append(es, capped...)
 	// A prune with nothing older deletes nothing; one without a cutoff is refused.
 	more := entries(uint64(len(es)+1), batch(t, Command{ID: NewCommandID(), Prune: &LogPrune{Before: before}}),
 		batch(t, Command{ID: NewCommandID(), Prune: &LogPrune{}}))
