@@ -52,9 +52,7 @@ type Config struct {
 	Quota       quota.Config
 	Video       video.Config
 	Store       persistence.Options // the full-disk guard (zero: its defaults)
-	// LogRetentionEvery is how often the request log's retention runs (zero: hourly).
-	LogRetentionEvery time.Duration
-	Logger            *slog.Logger
+	Logger      *slog.Logger
 
 	// Cluster, when set, runs the node as a member of a cluster (the data directory's
 	// cluster.json): accounts and keys in the replicated metadata shard; nil is a single node
@@ -64,6 +62,9 @@ type Config struct {
 	// QuotaStore, when set, wraps the store the quota actors read and write through (tests
 	// hold or fail their writes).
 	QuotaStore func(quota.Store) quota.Store
+
+	// LogRetentionEvery is how often the request log's retention runs (zero: hourly).
+	LogRetentionEvery time.Duration
 }
 
 // Node is a running gateway.
