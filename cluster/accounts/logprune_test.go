@@ -2,8 +2,10 @@ package accounts
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,4 +96,35 @@ func firstResult(t *testing.T, e cluster.Entry) []byte {
 		t.Fatalf("results of entry %d: %v", e.Index, err)
 	}
 	return raw[0]
+}
+
+// Over a real three-node cluster: a node that leads nothing proposes the prune, and every
+// node's store keeps exactly the entries from the cutoff on, byte for byte alike.
+func TestALogPruneProposedOverTheClusterAppliesOnEveryNode(t *testing.T) {
+	c := newTestCluster(t, 1, time.Now)
+	ctx := context.Background()
+	n := c.nodes[0]
+	now := time.Now()
+	for h := 6; h >= 1; h-- {
+		rid := fmt.Sprintf("req_%024x", h)
+		e := &persistence.LogEntry{RequestID: rid, Time: now.Add(-time.Duration(h) * 24 * time.Hour).UnixNano(), KeyID: "k1", Model: "m", Route: "r", Status: 200}
+		if err := untilAnswered(func() error { _, err := n.quota.Charge(ctx, "acct-p", paidPlan, 1, rid, e); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proposer := c.nodes[0]
+	if l := c.leader(firstShard); l == proposer {
+		proposer = c.nodes[1]
+	}
+	before := now.Add(-3*24*time.Hour - time.Hour).UnixNano() // 4, 5 and 6 days old go
+	deleted, err := proposer.owner.PruneLog(ctx, firstShard, before)
+	if err != nil || deleted != 3 {
+		t.Fatalf("PruneLog = %d, %v; want 3", deleted, err)
+	}
+	c.converged()
+	for _, n := range c.running() {
+		if got := logOf(t, n.store, "acct-p"); len(got) != 3 || !strings.HasPrefix(got[0], fmt.Sprintf("req_%024x ", 3)) {
+			t.Errorf("node %d keeps %q; want the 3 youngest", n.id, got)
+		}
+	}
 }
