@@ -122,12 +122,20 @@ func (l *ledger) close() {
 // input writes nothing and calls done with the error at once. Writes are committed in the
 // order they were submitted.
 func (s *Store) SubmitQuota(w QuotaWrite, done func(error)) {
-	b, err := s.quotaBatch(&w)
+	enc := s.logEncoder(s.db)
+	b, err := s.quotaBatch(enc, &w)
 	if err != nil {
 		done(err)
 		return
 	}
-	s.ledger.submit(b, done)
+	if len(enc.wrote) == 0 {
+		s.ledger.submit(b, done)
+		return
+	}
+	s.ledger.submit(b, func(err error) {
+		enc.done(err)
+		done(err)
+	})
 }
 
 // WriteQuota applies w durably and returns when it is on disk.
@@ -138,12 +146,12 @@ func (s *Store) WriteQuota(w QuotaWrite) error {
 }
 
 // quotaBatch validates w and encodes it into a batch.
-func (s *Store) quotaBatch(w *QuotaWrite) (*pebble.Batch, error) {
+func (s *Store) quotaBatch(enc *logEncoder, w *QuotaWrite) (*pebble.Batch, error) {
 	if err := checkQuotaWrite(w); err != nil {
 		return nil, err
 	}
 	b := s.db.NewBatch()
-	if err := putQuota(b, w); err != nil {
+	if err := enc.putQuota(b, w); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -180,7 +188,7 @@ func checkQuotaWrite(w *QuotaWrite) error {
 }
 
 // putQuota encodes a checked w into b.
-func putQuota(b *pebble.Batch, w *QuotaWrite) error {
+func (enc *logEncoder) putQuota(b *pebble.Batch, w *QuotaWrite) error {
 	err := putMsgpack(b, dbKey(nsQuota, w.Account), w.State)
 	for i := 0; err == nil && i < len(w.Grants); i++ {
 		g := &w.Grants[i]
@@ -196,7 +204,7 @@ func putQuota(b *pebble.Batch, w *QuotaWrite) error {
 		}
 	}
 	for i := 0; err == nil && i < len(w.Log); i++ {
-		err = putLogEntry(b, &w.Log[i])
+		err = enc.putLogEntry(b, &w.Log[i])
 	}
 	if err != nil {
 		return fmt.Errorf("write quota of %s: %w", w.Account, err)

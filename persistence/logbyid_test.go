@@ -58,3 +58,29 @@ func TestLogEntryByRequestID(t *testing.T) {
 		t.Errorf("malformed account: %v, want ErrInvalid", err)
 	}
 }
+
+// Gateway ids are indexed by their first 8 bytes and the second their entry is in: ids that
+// share those bytes, in the same second or not, are each found as themselves.
+func TestGatewayIDsSharingTheirIndexPrefixAreEachFound(t *testing.T) {
+	s, _ := openStore(t)
+	es := []LogEntry{
+		entry("acct_a", "req_0123456789abcdef00000001", 0),
+		entry("acct_a", "req_0123456789abcdef00000002", time.Millisecond), // same window
+		entry("acct_a", "req_0123456789abcdef00000003", time.Hour),        // another one
+	}
+	for i := range es {
+		es[i].Status = 200 + i
+	}
+	if err := s.AppendLog(es); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		got, err := s.LogEntry("acct_a", e.RequestID)
+		if err != nil || !reflect.DeepEqual(got, e) {
+			t.Errorf("LogEntry(%s) = %+v, %v; want %+v", e.RequestID, got, err, e)
+		}
+	}
+	if _, err := s.LogEntry("acct_a", "req_0123456789abcdef00000004"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an id sharing the prefix, never logged: %v, want ErrNotFound", err)
+	}
+}

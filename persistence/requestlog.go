@@ -6,8 +6,6 @@ import (
 	"math"
 	"strings"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // LogEntry is the metadata of one proxied request. It deliberately has no
@@ -59,14 +57,11 @@ func (s *Store) CountedSince(accountID string, since int64) ([]CountedCall, erro
 	prefix := dbKey(nsLog, accountID, "/")
 	lower := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(max(0, since)))
 	var out []CountedCall
+	dec := s.logDecoder(accountID)
 	err := s.scan(lower, prefixUpper(prefix), func(k, v []byte) (bool, error) {
-		var e struct { // only what the burst needs: msgpack skips the rest
-			Time    int64  `msgpack:"t"`
-			KeyID   string `msgpack:"key"`
-			Counted bool   `msgpack:"cnt"`
-		}
-		if err := msgpack.Unmarshal(v, &e); err != nil {
-			return false, fmt.Errorf("decode %q: %w", k, err)
+		e, err := dec.decodeLogPair(k, v)
+		if err != nil {
+			return false, err
 		}
 		if e.Counted {
 			out = append(out, CountedCall{Time: e.Time, KeyID: e.KeyID})
@@ -102,13 +97,16 @@ func (s *Store) AppendLog(entries []LogEntry) error {
 		}
 	}
 	b := s.db.NewBatch()
+	enc := s.logEncoder(s.db)
 	for i := range entries {
-		if err := putLogEntry(b, &entries[i]); err != nil {
+		if err := enc.putLogEntry(b, &entries[i]); err != nil {
 			b.Close()
 			return fmt.Errorf("persistence: append log: entries[%d]: %w", i, err)
 		}
 	}
-	if err := s.commit(b); err != nil {
+	err := s.commit(b)
+	enc.done(err)
+	if err != nil {
 		return fmt.Errorf("persistence: append log: %w", err)
 	}
 	return nil
@@ -140,10 +138,11 @@ func (s *Store) ListLog(accountID string, from, to time.Time, limit int) ([]LogE
 		}
 	}
 	out := []LogEntry{}
+	dec := s.logDecoder(accountID)
 	err := s.scan(lower, upper, func(k, v []byte) (bool, error) {
-		var e LogEntry
-		if err := msgpack.Unmarshal(v, &e); err != nil {
-			return false, fmt.Errorf("decode %q: %w", k, err)
+		e, err := dec.decodeLogPair(k, v)
+		if err != nil {
+			return false, err
 		}
 		out = append(out, e)
 		return len(out) < limit, nil
@@ -167,15 +166,25 @@ func clampNanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// logKey is log/<acct>/<8-byte big-endian nanos>/<rid>.
+// logKey is log/<acct>/<8-byte big-endian nanos><rid's key form> (logcodec.go).
 func logKey(accountID string, nanos int64, rid string) []byte {
-	k := make([]byte, 0, len(nsLog)+len(accountID)+1+8+1+len(rid))
+	return appendRID(logTimeKey(accountID, nanos), rid)
+}
+
+// textLogKey is the key of an entry written before the compact request id, whose id
+// always followed the time as '/' and its text.
+func textLogKey(accountID string, nanos int64, rid string) []byte {
+	return append(append(logTimeKey(accountID, nanos), ridText), rid...)
+}
+
+// logTimeKey is log/<acct>/<8-byte big-endian nanos>: where an account's entries of that
+// instant start.
+func logTimeKey(accountID string, nanos int64) []byte {
+	k := make([]byte, 0, len(nsLog)+len(accountID)+1+8+1+len(gatewayRIDPrefix)+24)
 	k = append(k, nsLog...)
 	k = append(k, accountID...)
 	k = append(k, '/')
-	k = binary.BigEndian.AppendUint64(k, uint64(nanos))
-	k = append(k, '/')
-	return append(k, rid...)
+	return binary.BigEndian.AppendUint64(k, uint64(nanos))
 }
 
 // validateLogAccount rejects account ids that could break key framing: a

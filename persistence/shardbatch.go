@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -18,12 +19,14 @@ import (
 // sees its own writes.
 type ShardBatch struct {
 	rawBatch
+	enc *logEncoder
 }
 
 // UpdateShard runs fn over a fresh batch and commits what it wrote in one unsynced batch
 // (SyncWAL makes it durable). An error from fn drops the batch and is returned as it is.
 func (s *Store) UpdateShard(fn func(*ShardBatch) error) error {
-	b := &ShardBatch{rawBatch{b: s.db.NewIndexedBatch()}}
+	b := &ShardBatch{rawBatch: rawBatch{b: s.db.NewIndexedBatch()}}
+	b.enc = s.logEncoder(b.b)
 	if err := fn(b); err != nil {
 		b.b.Close()
 		return err
@@ -32,7 +35,9 @@ func (s *Store) UpdateShard(fn func(*ShardBatch) error) error {
 		b.b.Close()
 		return nil
 	}
-	if err := s.commitWith(b.b, pebble.NoSync); err != nil {
+	err := s.commitWith(b.b, pebble.NoSync)
+	b.enc.done(err)
+	if err != nil {
 		return fmt.Errorf("persistence: commit account shard: %w", err)
 	}
 	return nil
@@ -55,7 +60,7 @@ func (b *ShardBatch) PutQuota(w *QuotaWrite) error {
 	if err := checkQuotaWrite(w); err != nil {
 		return err
 	}
-	return putQuota(b.b, w)
+	return b.enc.putQuota(b.b, w)
 }
 
 // CreditGrantFor is Store.CreditGrantFor as the batch sees it.
@@ -67,9 +72,9 @@ func (b *ShardBatch) CreditGrantFor(account, key string) (g CreditGrant, found b
 }
 
 // accountSpaces are the namespaces holding one account's quota state, in key order: its
-// grants, its request log and the log's request-id index, its keys' throttle state (each
-// under "<ns><account>/"), and its record (at "quota/<account>" exactly).
-var accountSpaces = []string{nsCredit, nsLog, nsLogID, nsKeyQuota}
+// grants, its request log, the log's request-id index and dictionary, its keys' throttle
+// state (each under "<ns><account>/"), and its record (at "quota/<account>" exactly).
+var accountSpaces = []string{nsCredit, nsLog, nsLogID, nsLogDict, nsKeyQuota}
 
 // ShardView is a consistent read-only view of the store (a Pebble snapshot) for an account
 // shard's snapshot: its raw namespace and its accounts' quota state.
@@ -136,6 +141,7 @@ func (s *Store) ReplaceShard(raw []byte, drop ShardContents, load func(put func(
 		return err
 	}
 	b := s.db.NewBatch()
+	replaced := slices.Clone(drop.Accounts) // whose log dictionaries are read again after
 	err := b.DeleteRange(raw, prefixUpper(raw), nil)
 	for i := 0; err == nil && i < len(drop.Accounts); i++ {
 		err = deleteAccountQuota(b, drop.Accounts[i])
@@ -148,6 +154,11 @@ func (s *Store) ReplaceShard(raw []byte, drop ShardContents, load func(put func(
 			if !bytes.HasPrefix(k, raw) && !inAccountSpace(k) && !inTaskSpace(k) {
 				return invalidf("key", "key %q is neither the shard's nor an account's quota state nor a task", k)
 			}
+			if acct, ok := bytes.CutPrefix(k, []byte(nsLogDict)); ok {
+				if i := bytes.IndexByte(acct, '/'); i > 0 {
+					replaced = append(replaced, string(acct[:i]))
+				}
+			}
 			return b.Set(k, v, nil)
 		})
 	}
@@ -155,7 +166,9 @@ func (s *Store) ReplaceShard(raw []byte, drop ShardContents, load func(put func(
 		b.Close()
 		return fmt.Errorf("persistence: replace account shard: %w", err)
 	}
-	if err := s.commit(b); err != nil {
+	err = s.commit(b)
+	s.dicts.forget(replaced)
+	if err != nil {
 		return fmt.Errorf("persistence: replace account shard: %w", err)
 	}
 	return nil
@@ -181,4 +194,32 @@ func inAccountSpace(k []byte) bool {
 		}
 	}
 	return false
+}
+
+// PruneLog adds to the batch the deletion of up to limit (0: all) of account's request-log
+// entries with Time < LogCutoff(before), and of their index pairs, as Store.PruneLog deletes
+// them: how many, and whether older ones remain.
+func (b *ShardBatch) PruneLog(account string, before int64, limit int) (int, bool, error) {
+	if err := validateLogAccount(account); err != nil {
+		return 0, false, err
+	}
+	return pruneAccountLog(b.b, b.b, account, before, limit)
+}
+
+// PutLog adds account's entries to the batch as PutQuota would write them (an Update writes
+// what it logged so far before it prunes, so the prune sees the same log however the
+// engine grouped the entries into Updates).
+func (b *ShardBatch) PutLog(account string, entries []LogEntry) error {
+	for i := range entries {
+		if err := ValidateLogEntry(&entries[i]); err != nil {
+			return fmt.Errorf("persistence: log of %s: %w", account, err)
+		}
+		if entries[i].AccountID != account {
+			return fmt.Errorf("persistence: log of %s: %w: entry of account %q", account, ErrInvalid, entries[i].AccountID)
+		}
+		if err := b.enc.putLogEntry(b.b, &entries[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

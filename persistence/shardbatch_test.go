@@ -86,8 +86,8 @@ func TestReplaceShardReplacesOnlyTheShardAndTheAccountsItNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	keepAB, keepB := shardScan(t, s, "acctshard/2/", "ab"), shardScan(t, s, "acctshard/2/", "b")
-	if len(keepAB) != 6 {
-		t.Fatalf("shard 2 and account ab are %d pairs, want 6 (shard 2's, then ab's grant, log, log index, key, record): %q", len(keepAB), keepAB)
+	if len(keepAB) != 7 {
+		t.Fatalf("shard 2 and account ab are %d pairs, want 7 (shard 2's, then ab's grant, log, log index, log dictionary, key, record): %q", len(keepAB), keepAB)
 	}
 	src, _ := openStore(t)
 	if err := src.UpdateShard(func(b *ShardBatch) error {

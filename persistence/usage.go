@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // LogQuery selects part of an account's request log, read page by page: the usage API of
@@ -62,15 +60,18 @@ type LogPage struct {
 // meanwhile never shift its pages or its totals), where the next page starts, and the totals
 // the first page computed.
 type logCursor struct {
-	From    int64     `json:"f"`
-	To      int64     `json:"t"` // 0: no bound
-	Key     string    `json:"k,omitempty"`
-	Model   string    `json:"m,omitempty"`
-	Limit   int       `json:"n"`
-	AsOf    uint64    `json:"s"`
-	AfterT  int64     `json:"at"`
-	AfterID string    `json:"ar"`
-	Totals  LogTotals `json:"tot"`
+	From    int64  `json:"f"`
+	To      int64  `json:"t"` // 0: no bound
+	Key     string `json:"k,omitempty"`
+	Model   string `json:"m,omitempty"`
+	Limit   int    `json:"n"`
+	AsOf    uint64 `json:"s"`
+	AfterT  int64  `json:"at"`
+	AfterID string `json:"ar"`
+	// AfterKey is the last entry's key after its account prefix (time and id as stored,
+	// logcodec.go); a cursor given out before it existed resumes from AfterT and AfterID.
+	AfterKey []byte    `json:"ak,omitempty"`
+	Totals   LogTotals `json:"tot"`
 }
 
 // QueryLog reads one page of q. The first page (no cursor) reads the whole selection once
@@ -94,7 +95,11 @@ func (s *Store) QueryLog(q LogQuery) (LogPage, error) {
 	prefix := dbKey(nsLog, q.Account, "/")
 	lower := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(cur.From))
 	if !first {
-		lower = append(logKey(q.Account, cur.AfterT, cur.AfterID), 0) // just after the last entry read
+		after := textLogKey(q.Account, cur.AfterT, cur.AfterID)
+		if len(cur.AfterKey) > 0 {
+			after = append(append([]byte(nil), prefix...), cur.AfterKey...)
+		}
+		lower = append(after, 0) // just after the last entry read
 	}
 	upper := prefixUpper(prefix)
 	if cur.To > 0 {
@@ -102,11 +107,13 @@ func (s *Store) QueryLog(q LogQuery) (LogPage, error) {
 	}
 	page := LogPage{Entries: []LogEntry{}, Totals: cur.Totals}
 	more := false
+	var lastKey []byte // of the last entry of the page
+	dec := s.logDecoder(q.Account)
 	if cur.To == 0 || cur.To > cur.From {
 		err = s.scan(lower, upper, func(k, v []byte) (bool, error) {
-			var e LogEntry
-			if err := msgpack.Unmarshal(v, &e); err != nil {
-				return false, fmt.Errorf("decode %q: %w", k, err)
+			e, err := dec.decodeLogPair(k, v)
+			if err != nil {
+				return false, err
 			}
 			if e.Seq > cur.AsOf || cur.Key != "" && e.KeyID != cur.Key || cur.Model != "" && e.Model != cur.Model {
 				return true, nil
@@ -119,6 +126,7 @@ func (s *Store) QueryLog(q LogQuery) (LogPage, error) {
 				return first, nil // the first page reads on, for the totals
 			}
 			page.Entries = append(page.Entries, e)
+			lastKey = append(lastKey[:0], k[len(prefix):]...)
 			return true, nil
 		})
 	}
@@ -130,7 +138,7 @@ func (s *Store) QueryLog(q LogQuery) (LogPage, error) {
 	}
 	if more {
 		last := page.Entries[len(page.Entries)-1]
-		cur.AfterT, cur.AfterID = last.Time, last.RequestID
+		cur.AfterT, cur.AfterID, cur.AfterKey = last.Time, last.RequestID, lastKey
 		b, _ := json.Marshal(cur)
 		page.NextCursor = base64.RawURLEncoding.EncodeToString(b)
 	}

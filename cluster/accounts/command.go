@@ -28,6 +28,8 @@ type Command struct {
 	Task *TaskChange `msgpack:"task,omitempty"`
 	// Node, when set, publishes a node's internal address in the shard (nodes.go).
 	Node *NodeAddr `msgpack:"node,omitempty"`
+	// Prune, when set, deletes the shard's old request-log entries (logprune.go).
+	Prune *LogPrune `msgpack:"prune,omitempty"`
 }
 
 // maxCommandID bounds a command id (it is part of a store key).

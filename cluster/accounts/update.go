@@ -65,6 +65,13 @@ func (u *update) command(index uint64, n uint32, raw []byte) ([]byte, error) {
 
 // apply applies a task change or a quota step and encodes its result.
 func (u *update) apply(c *Command) ([]byte, error) {
+	if c.Prune != nil {
+		r, err := u.prune(c.Prune)
+		if err != nil {
+			return nil, err
+		}
+		return r.Encode()
+	}
 	if c.Node != nil {
 		r, err := u.nodeAddr(c.Node)
 		if err != nil {

@@ -68,6 +68,9 @@ type Server struct {
 	// CORSOrigins are the browser origins /v1 answers CORS for: "*" (every origin, the
 	// default: API keys carry no cookies) or scheme://host[:port] each; empty: none.
 	CORSOrigins []string
+	// LogRetentionDays is how long request-log entries are kept: entries older are deleted
+	// by a background job (persistence.PruneLog). 0, the default, keeps them forever.
+	LogRetentionDays int
 }
 
 // Model is one entry of the catalog with every field of the spec's model record.

@@ -45,7 +45,8 @@ type serverDoc struct {
 	PublicURL         string `yaml:"public_url"`
 	MetricsAddr       string `yaml:"metrics_addr"`
 	// CORSOrigins: nil (absent) is the default, every origin; [] turns CORS off.
-	CORSOrigins []string `yaml:"cors_origins"`
+	CORSOrigins      []string `yaml:"cors_origins"`
+	LogRetentionDays int      `yaml:"log_retention_days"`
 }
 
 type modelDoc struct {
@@ -218,8 +219,16 @@ func (v *validator) server(s serverDoc) Server {
 	out.PublicURL = v.publicURL(s.PublicURL)
 	out.MetricsAddr = v.metricsAddr(s.MetricsAddr)
 	out.CORSOrigins = v.corsOrigins(s.CORSOrigins)
+	out.LogRetentionDays = s.LogRetentionDays
+	if s.LogRetentionDays < 0 || s.LogRetentionDays > maxLogRetentionDays {
+		v.fail("", "server.log_retention_days", fmt.Sprintf("must be 0 (keep forever) to %d days", maxLogRetentionDays))
+	}
 	return out
 }
+
+// maxLogRetentionDays keeps the retention's cutoff within the unix nanoseconds the log's
+// keys hold (about a century).
+const maxLogRetentionDays = 36500
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$`)
 

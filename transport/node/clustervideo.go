@@ -43,6 +43,13 @@ func newLeadership(self uint64, shards int) *leadership {
 	return &leadership{self: self, first: membership.FirstAccountShard, shards: shards, led: map[uint64]bool{}}
 }
 
+// leads reports whether this node leads shard now.
+func (l *leadership) leads(shard uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.led[shard]
+}
+
 // Here implements video.Placement.
 func (l *leadership) Here(account string) bool {
 	l.mu.Lock()

@@ -65,6 +65,9 @@ type Config struct {
 	// QuotaStore, when set, wraps the store the quota actors read and write through (tests
 	// hold or fail their writes).
 	QuotaStore func(quota.Store) quota.Store
+
+	// LogRetentionEvery is how often the request log's retention runs (zero: hourly).
+	LogRetentionEvery time.Duration
 }
 
 // Node is a running gateway.
@@ -87,6 +90,7 @@ type Node struct {
 	metrics    *http.Server // nil when metrics are off
 	done       chan error
 	cluster    *clusterNode // nil on a single node
+	retention  *logRetention
 }
 
 // Start opens everything and serves in the background.
@@ -180,6 +184,11 @@ func Start(cfg Config) (*Node, error) {
 	if n.cluster != nil {
 		n.cluster.leads.serve(n.Video, clusterTasks, cfg.Logger)
 	}
+	prune := singlePrune(store)
+	if n.cluster != nil {
+		prune = clusterPrune(n.cluster)
+	}
+	n.retention = startLogRetention(cfg.LogRetentionEvery, n.Catalog, prune, cfg.Logger)
 
 	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
 	// Paths are matched as sent: gorilla/mux would answer a path with //, . or .. segments with
@@ -293,6 +302,7 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) shutdownActors() {
+	n.retention.close() // before the store and the shards it writes through
 	if n.Auth != nil {
 		n.Auth.Close() // the mail queued goes out first
 	}

@@ -44,6 +44,8 @@ type Options struct {
 	Plan    string // the env account's plan (default "demo")
 	Logger  *slog.Logger
 	Store   persistence.Options // the store's full-disk guard (fake disks in tests)
+	// LogRetentionEvery is how often the log's retention runs (node.Config's).
+	LogRetentionEvery time.Duration
 
 	// QuotaStore wraps the store of the quota actors (node.Config.QuotaStore).
 	QuotaStore func(quota.Store) quota.Store
@@ -131,7 +133,8 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 		tb.Fatal(err)
 	}
 	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminToken: "test-admin-token",
-		Health: opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store}
+		Health: opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store,
+		LogRetentionEvery: opt.LogRetentionEvery}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
