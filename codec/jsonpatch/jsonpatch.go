@@ -5,11 +5,11 @@
 // into a map and encoding it again.
 //
 // A member is found by its name as encoding/json reads it: escapes resolved ("mod\u0065l" is
-// model), exact case (as decoding into a map). When a name occurs more than once, a decoder
-// keeps the last occurrence; so does the patcher: a set member is written once, in the place of
-// its last occurrence, and the earlier occurrences are removed, so the result has one member of
-// that name and decodes as the decode-set-encode of the body would. A removed member goes with
-// all its occurrences. A member set that was absent is added at the end.
+// model), exact case (as decoding into a map). When a name occurs more than once a decoder keeps
+// the last value (Value reads that one); a set member is written once, with the op's value, in
+// the place where the name first stood, and its later occurrences are removed, so the result
+// has one member of that name and decodes as decode-set-encode of the body would. A removed
+// member goes with all its occurrences. A member set that was absent is added at the end.
 package jsonpatch
 
 import (
@@ -81,39 +81,40 @@ func (o *Object) Value(key string) []byte {
 }
 
 // Apply returns the text with the ops made (see the package comment); with several ops for one
-// key the last counts. Without a change to make it returns the text itself. At most 64 ops.
+// key the last counts. Without a change to make it returns the text itself.
 func (o *Object) Apply(ops ...Op) []byte {
-	if len(ops) > 64 {
-		panic("jsonpatch: more than 64 ops")
-	}
 	// plan[i] is what becomes of member i: kept (-1), removed (-2), or given ops[k]'s value
-	// (k >= 0; only the last occurrence of a name that is set).
+	// (k >= 0; only the first occurrence of a name that is set).
 	var buf [16]int
 	plan := buf[:0]
 	if len(o.Members) > len(buf) {
 		plan = make([]int, 0, len(o.Members))
 	}
 	plan = plan[:len(o.Members)]
-	var found uint64 // the ops whose key is in the text
+	var fbuf [16]bool
+	found := fbuf[:0] // the ops whose key is in the text
+	if len(ops) > len(fbuf) {
+		found = make([]bool, 0, len(ops))
+	}
+	found = found[:len(ops)]
 	changes := false
-	for i := len(o.Members) - 1; i >= 0; i-- {
-		m := o.Members[i]
+	for i, m := range o.Members {
 		k := opFor(ops, m.Raw)
 		switch {
 		case k < 0:
 			plan[i] = -1
-		case ops[k].Value == nil || found&(1<<k) != 0:
+		case ops[k].Value == nil || found[k]:
 			plan[i], changes = -2, true
 		default:
 			plan[i] = k
 			changes = changes || !bytes.Equal(o.Text[m.V.Start:m.V.End], ops[k].Value)
 		}
 		if k >= 0 {
-			found |= 1 << k
+			found[k] = true
 		}
 	}
 	for k, op := range ops {
-		if op.Value != nil && found&(1<<k) == 0 && lastOp(ops, k) {
+		if op.Value != nil && !found[k] && lastOp(ops, k) {
 			changes = true
 		}
 	}
@@ -146,7 +147,7 @@ func (o *Object) Apply(ops ...Op) []byte {
 		out = append(out, ops[plan[i]].Value...)
 	}
 	for k, op := range ops {
-		if op.Value == nil || found&(1<<k) != 0 || !lastOp(ops, k) {
+		if op.Value == nil || found[k] || !lastOp(ops, k) {
 			continue
 		}
 		if !first {
@@ -210,4 +211,24 @@ func plainKey(key string) bool {
 		}
 	}
 	return true
+}
+
+// Sub is the op for the member key of o when it is an object to change: its members named in
+// remove go, then the ops are made, and an object left empty goes altogether. A member that is
+// absent or not an object is taken as {} (a decoder into a map would drop it the same way).
+func Sub(o *Object, key string, ops []Op, remove ...string) Op {
+	all := make([]Op, 0, len(remove)+len(ops))
+	for _, k := range remove {
+		all = append(all, Remove(k))
+	}
+	all = append(all, ops...)
+	inner, err := Scan(o.Value(key))
+	if err != nil {
+		inner, _ = Scan([]byte("{}"))
+	}
+	out := inner.Apply(all...)
+	if empty, _ := Scan(out); len(empty.Members) == 0 {
+		return Remove(key)
+	}
+	return Set(key, out)
 }
