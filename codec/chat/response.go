@@ -37,13 +37,15 @@ func (w wireUsage) normalize() codec.Usage {
 // ResponseUsage reads the usage of a whole (non-streamed) chat-format answer. It also serves
 // embeddings answers, whose usage has the same prompt_tokens field.
 func ResponseUsage(body []byte) (codec.Usage, bool) {
-	var r struct {
-		Usage *wireUsage `json:"usage"`
-	}
-	if json.Unmarshal(body, &r) != nil || r.Usage == nil {
+	at, ok := jsonscan.Member(body, "usage") // found by a scan: only the usage is decoded
+	if !ok {
 		return codec.Usage{}, false
 	}
-	return r.Usage.normalize(), true
+	var w *wireUsage
+	if json.Unmarshal(body[at.Start:at.End], &w) != nil || w == nil {
+		return codec.Usage{}, false
+	}
+	return w.normalize(), true
 }
 
 // RewriteModel names the client's model in a whole chat answer, a stream chunk or an

@@ -1,6 +1,11 @@
 package gemini
 
-import "github.com/modelgate/modelgate/codec/jsonscan"
+import (
+	"encoding/json"
+
+	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/jsonscan"
+)
 
 // RewriteModelVersion sets the top-level modelVersion of a GenerateContentResponse (a whole
 // answer or one stream chunk) to model, whatever its spacing or value, leaving every other byte
@@ -13,3 +18,13 @@ func RewriteModelVersion(body []byte, model string) []byte {
 
 // RewriteModel implements ir.ModelRewriter: a same-format relay names the client's model.
 func (format) RewriteModel(data []byte, model string) []byte { return RewriteModelVersion(data, model) }
+
+// UsageOf normalizes a usageMetadata object, decoding nothing else: a same-format relay bills
+// from it.
+func UsageOf(raw []byte) (codec.Usage, bool) {
+	var u *usageMetadata
+	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil || u == nil {
+		return codec.Usage{}, false
+	}
+	return u.usage(), true
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonpatch"
 	"github.com/modelgate/modelgate/codec/jsonscan"
@@ -48,4 +49,14 @@ func PassBody(body []byte, upstreamModel string, t ir.Thinking, maxTokens int) (
 		effort = []jsonpatch.Op{jsonpatch.Set("effort", marshal(plan.effort))}
 	}
 	return obj.Apply(append(ops, jsonpatch.Sub(obj, "output_config", effort, "effort"))...), nil
+}
+
+// UsageOf normalizes a usage object (a whole answer's usage member), decoding nothing else: a
+// same-format relay bills from it.
+func UsageOf(raw []byte) (codec.Usage, bool) {
+	var w *wireUsage
+	if len(raw) == 0 || json.Unmarshal(raw, &w) != nil || w == nil {
+		return codec.Usage{}, false
+	}
+	return w.normalize(), true
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonpatch"
 )
@@ -35,4 +36,14 @@ func PassBody(body []byte, upstreamModel string, t ir.Thinking, maxTokens int) (
 		ops = append(ops, jsonpatch.Set("max_output_tokens", strconv.AppendInt(nil, int64(maxTokens), 10)))
 	}
 	return obj.Apply(ops...), nil
+}
+
+// UsageOf normalizes a usage object (a whole answer's usage member, or response.usage of a
+// stream's last event), decoding nothing else: a same-format relay bills from it.
+func UsageOf(raw []byte) (codec.Usage, bool) {
+	var w *wireUsage
+	if len(raw) == 0 || json.Unmarshal(raw, &w) != nil || w == nil {
+		return codec.Usage{}, false
+	}
+	return w.normalize(), true
 }

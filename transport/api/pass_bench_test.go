@@ -141,11 +141,7 @@ func benchWhole(format string, body []byte) ([]byte, codec.Usage) {
 		u, _ := chat.ResponseUsage(body)
 		return chat.RewriteAnswer(body, "m", nil), u
 	}
-	var u codec.Usage
-	if resp, err := upstreamFormats[format].DecodeResponse(body); err == nil {
-		u = resp.Usage
-	}
-	return nameModel(format, body, "m"), u
+	return passWhole(format, body, "m")
 }
 
 // benchStream is what streamChat (chat) and streamPass (the others) do to each frame.
