@@ -145,7 +145,8 @@ func filter(split *reasoning.Splitter, e ir.Event) []ir.Event {
 }
 
 // streamPass relays a same-format stream frame by frame with the client's model name; the
-// route format's decoder reads usage, the end and errors on the side.
+// route format's decoder reads usage, the end and errors on the side, from every frame but
+// the content deltas after the first byte (contentDelta).
 func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
 	out := newStreamOut(w, rec, g, s.answering(a))
@@ -155,7 +156,7 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 		ev, err := rd.Next()
 		var events []ir.Event
 		done := false
-		if err == nil {
+		if err == nil && !(out.started && contentDelta(a.route.Format, ev.Name, ev.Data)) {
 			events, done, err = dec.Decode(ev.Name, ev.Data)
 		}
 		frame := &ir.Frame{Name: string(ev.Name), Data: ev.Data}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
-	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -156,12 +155,17 @@ func benchStream(format string, frames [][2]string) codec.Usage {
 		return u
 	}
 	dec := upstreamFormats[format].NewStreamDecoder()
+	started := false // the client has its first byte (streamOut.started)
 	for _, f := range frames {
-		events, _, _ := dec.Decode([]byte(f[0]), []byte(f[1]))
-		for _, e := range events {
-			rec.observe(e)
+		name, data := []byte(f[0]), []byte(f[1])
+		if !(started && contentDelta(format, name, data)) {
+			events, _, _ := dec.Decode(name, data)
+			for _, e := range events {
+				rec.observe(e)
+				started = started || isContent(e)
+			}
 		}
-		_ = nameModel(format, []byte(f[1]), "m")
+		_ = nameModel(format, data, "m")
 	}
 	if events, _, ok := endedEarly(dec); ok { // gemini has no end marker
 		for _, e := range events {
@@ -170,5 +174,3 @@ func benchStream(format string, frames [][2]string) codec.Usage {
 	}
 	return rec.usage
 }
-
-var _ = ir.Event{}

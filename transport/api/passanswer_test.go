@@ -76,3 +76,35 @@ func TestStreamFramesNameTheClientsModel(t *testing.T) {
 		})
 	}
 }
+
+// contentDelta picks the frames a same-format relay need not decode once its client has the
+// first byte: a well-formed delta event, its kind read as the format's decoder reads it.
+func TestContentDeltaIsReadAsTheDecoderReadsTheKind(t *testing.T) {
+	cases := []struct {
+		name, format, event, data string
+		want                      bool
+	}{
+		{"messages text delta", codec.FormatMessages, "content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}`, true},
+		{"messages: the name counts first", codec.FormatMessages, "content_block_delta", `{"type":"message_stop"}`, true},
+		{"messages: no name, the type", codec.FormatMessages, "", `{"type":"content_block_delta","index":0,"delta":{}}`, true},
+		{"messages message_delta", codec.FormatMessages, "message_delta", `{"type":"message_delta","usage":{"output_tokens":1}}`, false},
+		{"messages cut", codec.FormatMessages, "content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"te`, false},
+		{"messages type not a string", codec.FormatMessages, "content_block_delta", `{"type":1}`, false},
+		{"responses text delta", codec.FormatResponses, "response.output_text.delta", `{"type":"response.output_text.delta","delta":"x"}`, true},
+		{"responses arguments delta", codec.FormatResponses, "response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","delta":"{"}`, true},
+		{"responses: the type counts first", codec.FormatResponses, "response.output_text.delta", `{"type":"response.completed","response":{}}`, false},
+		{"responses: the last type", codec.FormatResponses, "", `{"type":"response.completed","type":"response.output_text.delta"}`, true},
+		{"responses: an escaped type is decoded", codec.FormatResponses, "", `{"type":"response.output_text.delt\u0061"}`, false},
+		{"responses: empty type, the name", codec.FormatResponses, "response.output_text.delta", `{"type":"","delta":"x"}`, true},
+		{"responses completed", codec.FormatResponses, "response.completed", `{"type":"response.completed","response":{}}`, false},
+		{"gemini: always decoded", codec.FormatGemini, "", `{"candidates":[]}`, false},
+		{"chat: not this relay's", codec.FormatChat, "", `{"choices":[]}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := contentDelta(c.format, []byte(c.event), []byte(c.data)); got != c.want {
+				t.Errorf("contentDelta = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
