@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/jsonpatch"
 	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
@@ -27,4 +28,12 @@ func UsageOf(raw []byte) (codec.Usage, bool) {
 		return codec.Usage{}, false
 	}
 	return u.usage(), true
+}
+
+// RelayWhole implements ir.WholeRelayer: the modelVersion and usageMetadata of a whole
+// GenerateContentResponse.
+func (format) RelayWhole(body []byte, model string) ([]byte, codec.Usage) {
+	out, raw := jsonpatch.Answer(body, "modelVersion", marshal(model), "usageMetadata")
+	u, _ := UsageOf(raw)
+	return out, u
 }

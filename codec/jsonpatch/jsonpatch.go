@@ -232,3 +232,18 @@ func Sub(o *Object, key string, ops []Op, remove ...string) Op {
 	}
 	return Set(key, out)
 }
+
+// Answer is how a same-format relay readies a whole answer in one scan: text with the member
+// modelKey, where present, set to model (JSON text; never added), and the value of the member
+// usageKey (nil when absent). Text that is not one object comes back as it is, with no usage.
+func Answer(text []byte, modelKey string, model []byte, usageKey string) (out, usage []byte) {
+	o, err := Scan(text)
+	if err != nil {
+		return text, nil
+	}
+	usage = o.Value(usageKey)
+	if o.Value(modelKey) == nil {
+		return text, usage
+	}
+	return o.Apply(Set(modelKey, model)), usage
+}

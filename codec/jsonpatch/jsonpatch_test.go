@@ -141,3 +141,20 @@ func FuzzApply(f *testing.F) {
 		checkSemantics(t, in, ops, got)
 	})
 }
+
+func TestAnswerReplacesTheModelAndReadsTheUsage(t *testing.T) {
+	cases := []struct{ name, in, out, usage string }{
+		{"both", `{"model" : "up","x":[1],"usage":{"n":1}}`, `{"model" : "pub","x":[1],"usage":{"n":1}}`, `{"n":1}`},
+		{"no model: never added", `{"x":1,"usage":null}`, `{"x":1,"usage":null}`, `null`},
+		{"escaped, duplicated", `{"mod\u0065l":"a","model":"b"}`, `{"mod\u0065l":"pub"}`, ``},
+		{"not an object", `{"model":"up"`, `{"model":"up"`, ``},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, usage := Answer([]byte(c.in), "model", []byte(`"pub"`), "usage")
+			if string(out) != c.out || string(usage) != c.usage {
+				t.Errorf("got %s, usage %s\nwant %s, usage %s", out, usage, c.out, c.usage)
+			}
+		})
+	}
+}

@@ -60,3 +60,10 @@ func UsageOf(raw []byte) (codec.Usage, bool) {
 	}
 	return w.normalize(), true
 }
+
+// RelayWhole implements ir.WholeRelayer: the top-level model and usage of a whole message.
+func (format) RelayWhole(body []byte, model string) ([]byte, codec.Usage) {
+	out, raw := jsonpatch.Answer(body, "model", marshal(model), "usage")
+	u, _ := UsageOf(raw)
+	return out, u
+}

@@ -47,3 +47,11 @@ func UsageOf(raw []byte) (codec.Usage, bool) {
 	}
 	return w.normalize(), true
 }
+
+// RelayWhole implements ir.WholeRelayer: the top-level model and usage of a whole response.
+func (format) RelayWhole(body []byte, model string) ([]byte, codec.Usage) {
+	m, _ := json.Marshal(model)
+	out, raw := jsonpatch.Answer(body, "model", m, "usage")
+	u, _ := UsageOf(raw)
+	return out, u
+}
