@@ -113,6 +113,10 @@ func TestResponseUsage(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: got %+v %v, want %+v %v", c.body, got, ok, c.want, c.ok)
 		}
+		// The same-format relay reads the same usage in its one scan of the answer.
+		if _, got, ok := RelayAnswer([]byte(c.body), "m", nil); got != c.want || ok != c.ok {
+			t.Errorf("RelayAnswer %s: got %+v %v, want %+v %v", c.body, got, ok, c.want, c.ok)
+		}
 	}
 }
 

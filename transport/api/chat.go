@@ -125,21 +125,25 @@ func (s *Server) relay(w http.ResponseWriter, rec *record, g *generation, a *att
 }
 
 // relayWhole relays a whole answer (chat, with g; embeddings, without) in the chat convention
-// (chat.RewriteAnswer). It returns false, having written nothing, when the upstream broke
-// before its answer was complete.
+// (chat.RelayAnswer, which reads the usage in the same scan). It returns false, having written
+// nothing, when the upstream broke before its answer was complete.
 func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clientModel string, g *generation) bool {
 	body, ok := s.readWhole(rec, a)
 	if !ok {
 		return rec.clientGone()
 	}
 	s.finish(a, routehealth.Succeeded, a.resp.Status)
-	if u, ok := chat.ResponseUsage(body); ok {
-		rec.usage = u
-	}
 	if g != nil {
-		body = chat.RewriteAnswer(body, clientModel, &g.loss)
+		var u codec.Usage
+		var ok bool
+		if body, u, ok = chat.RelayAnswer(body, clientModel, &g.loss); ok {
+			rec.usage = u
+		}
 		g.announce(w)
 	} else {
+		if u, ok := chat.ResponseUsage(body); ok {
+			rec.usage = u
+		}
 		body = chat.RewriteModel(body, clientModel)
 	}
 	rec.deliver(w, http.StatusOK, "application/json", body)

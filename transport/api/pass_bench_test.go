@@ -137,8 +137,8 @@ func BenchmarkSameFormatHop(b *testing.B) {
 // benchWhole is what relayWhole (chat) and wholePass (the others) do to a whole answer.
 func benchWhole(format string, body []byte) ([]byte, codec.Usage) {
 	if format == codec.FormatChat {
-		u, _ := chat.ResponseUsage(body)
-		return chat.RewriteAnswer(body, "m", nil), u
+		out, u, _ := chat.RelayAnswer(body, "m", nil)
+		return out, u
 	}
 	return passWhole(format, body, "m")
 }
