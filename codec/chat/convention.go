@@ -153,10 +153,14 @@ func usageEdit(data []byte, at jsonscan.Span, w wireUsage, edits []jsonscan.Edit
 
 // applySorted makes edits collected out of order (a delta's content may follow its tool calls).
 func applySorted(data []byte, edits []jsonscan.Edit) []byte {
+	sortEdits(edits)
+	return jsonscan.Apply(data, edits)
+}
+
+func sortEdits(edits []jsonscan.Edit) {
 	if len(edits) > 1 {
 		slices.SortStableFunc(edits, func(a, b jsonscan.Edit) int { return a.Start - b.Start })
 	}
-	return jsonscan.Apply(data, edits)
 }
 
 // RewriteAnswer readies a whole chat-format answer for a chat client: the client's model name,

@@ -45,9 +45,9 @@ var hopWholes = map[string]string{
 func words() string { return strings.TrimSpace(strings.Repeat("word ", hopWords)) }
 
 // hopStream is a 16-word answer as the route's format streams it: (event name, data) pairs.
-func hopStream(format string) [][2]string {
-	var f [][2]string
-	add := func(name, data string) { f = append(f, [2]string{name, data}) }
+func hopStream(format string) [][2][]byte {
+	var f [][2][]byte
+	add := func(name, data string) { f = append(f, [2][]byte{[]byte(name), []byte(data)}) }
 	switch format {
 	case codec.FormatChat:
 		head := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"up-model","choices":[`
@@ -144,12 +144,12 @@ func benchWhole(format string, body []byte) ([]byte, codec.Usage) {
 }
 
 // benchStream is what streamChat (chat) and streamPass (the others) do to each frame.
-func benchStream(format string, frames [][2]string) codec.Usage {
+func benchStream(format string, frames [][2][]byte) codec.Usage {
 	rec := &record{}
 	if format == codec.FormatChat {
 		relay := chat.NewRelay("m", true, nil)
 		for _, f := range frames {
-			relay.Chunk([]byte(f[1]))
+			relay.Chunk(f[1])
 		}
 		u, _ := relay.Usage()
 		return u
@@ -157,7 +157,7 @@ func benchStream(format string, frames [][2]string) codec.Usage {
 	dec := upstreamFormats[format].NewStreamDecoder()
 	started := false // the client has its first byte (streamOut.started)
 	for _, f := range frames {
-		name, data := []byte(f[0]), []byte(f[1])
+		name, data := f[0], f[1]
 		if !(started && contentDelta(format, name, data)) {
 			events, _, _ := dec.Decode(name, data)
 			for _, e := range events {
