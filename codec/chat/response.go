@@ -41,8 +41,13 @@ func ResponseUsage(body []byte) (codec.Usage, bool) {
 	if !ok {
 		return codec.Usage{}, false
 	}
+	return UsageOf(body[at.Start:at.End])
+}
+
+// UsageOf normalizes a chat usage object (nil or null: none).
+func UsageOf(raw []byte) (codec.Usage, bool) {
 	var w *wireUsage
-	if json.Unmarshal(body[at.Start:at.End], &w) != nil || w == nil {
+	if len(raw) == 0 || json.Unmarshal(raw, &w) != nil || w == nil {
 		return codec.Usage{}, false
 	}
 	return w.normalize(), true

@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonpatch"
 	"github.com/modelgate/modelgate/codec/reasoning"
 	"github.com/modelgate/modelgate/codec/sse"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -140,11 +141,13 @@ func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clie
 			rec.usage = u
 		}
 		g.announce(w)
-	} else {
-		if u, ok := chat.ResponseUsage(body); ok {
+	} else { // embeddings: a long answer, read in one scan
+		m, _ := codec.Marshal(clientModel)
+		var usage []byte
+		body, usage = jsonpatch.Answer(body, "model", m, "usage")
+		if u, ok := chat.UsageOf(usage); ok {
 			rec.usage = u
 		}
-		body = chat.RewriteModel(body, clientModel)
 	}
 	rec.deliver(w, http.StatusOK, "application/json", body)
 	return true
