@@ -3,7 +3,9 @@ package api
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
@@ -97,13 +99,31 @@ var hopClients = map[string]*clientSpec{
 	codec.FormatGemini: geminiSpec("m", true),
 }
 
+// cpuTime is the process's CPU time so far: on a loaded machine ns/op counts the time spent
+// waiting for a core, cpu-ns/op does not.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measured runs fn b.N times, reporting its CPU per op too.
+func measured(b *testing.B, fn func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		fn()
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
 func BenchmarkSameFormatHop(b *testing.B) {
 	for _, format := range []string{codec.FormatChat, codec.FormatMessages, codec.FormatResponses, codec.FormatGemini} {
 		rt := &catalog.Route{ID: "r", Format: format, UpstreamModel: "up-model"}
 		b.Run(format+"/request", func(b *testing.B) {
 			body := []byte(hopRequests[format])
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
+			measured(b, func() {
 				g := &generation{client: hopClients[format], body: body}
 				if e := g.decode(); e != nil {
 					b.Fatal(e.Message)
@@ -111,25 +131,23 @@ func BenchmarkSameFormatHop(b *testing.B) {
 				if _, err := g.passBody(rt); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 		b.Run(format+"/whole", func(b *testing.B) {
 			body := []byte(hopWholes[format])
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
+			measured(b, func() {
 				if _, u := benchWhole(format, body); u.Output != 16 {
 					b.Fatalf("usage %+v", u)
 				}
-			}
+			})
 		})
 		b.Run(format+"/stream", func(b *testing.B) {
 			frames := hopStream(format)
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
+			measured(b, func() {
 				if u := benchStream(format, frames); u.Output != 16 {
 					b.Fatalf("usage %+v", u)
 				}
-			}
+			})
 		})
 	}
 }
