@@ -46,11 +46,7 @@ func ResponseUsage(body []byte) (codec.Usage, bool) {
 
 // UsageOf normalizes a chat usage object (nil or null: none).
 func UsageOf(raw []byte) (codec.Usage, bool) {
-	var w *wireUsage
-	if len(raw) == 0 || json.Unmarshal(raw, &w) != nil || w == nil {
-		return codec.Usage{}, false
-	}
-	return w.normalize(), true
+	return codec.UsageFrom(raw, (*wireUsage).normalize)
 }
 
 // RewriteModel names the client's model in a whole chat answer, a stream chunk or an

@@ -1,8 +1,6 @@
 package gemini
 
 import (
-	"encoding/json"
-
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/jsonpatch"
 	"github.com/modelgate/modelgate/codec/jsonscan"
@@ -23,11 +21,7 @@ func (format) RewriteModel(data []byte, model string) []byte { return RewriteMod
 // UsageOf normalizes a usageMetadata object, decoding nothing else: a same-format relay bills
 // from it.
 func UsageOf(raw []byte) (codec.Usage, bool) {
-	var u *usageMetadata
-	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil || u == nil {
-		return codec.Usage{}, false
-	}
-	return u.usage(), true
+	return codec.UsageFrom(raw, (*usageMetadata).usage)
 }
 
 // RelayWhole implements ir.WholeRelayer: the modelVersion and usageMetadata of a whole

@@ -41,11 +41,7 @@ func PassBody(body []byte, upstreamModel string, t ir.Thinking, maxTokens int) (
 // UsageOf normalizes a usage object (a whole answer's usage member, or response.usage of a
 // stream's last event), decoding nothing else: a same-format relay bills from it.
 func UsageOf(raw []byte) (codec.Usage, bool) {
-	var w *wireUsage
-	if len(raw) == 0 || json.Unmarshal(raw, &w) != nil || w == nil {
-		return codec.Usage{}, false
-	}
-	return w.normalize(), true
+	return codec.UsageFrom(raw, (*wireUsage).normalize)
 }
 
 // RelayWhole implements ir.WholeRelayer: the top-level model and usage of a whole response.
