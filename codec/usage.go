@@ -3,6 +3,8 @@
 package codec
 
 import (
+	"encoding/json"
+
 	"github.com/modelgate/modelgate/codec/money"
 )
 
@@ -68,4 +70,14 @@ type Prices struct {
 func (u Usage) Cost(p Prices) money.Amount {
 	return p.Input.Times(u.Input) + p.CacheRead.Times(u.CacheRead) +
 		p.CacheWrite.Times(u.CacheWrite) + p.Output.Times(u.Output+u.Reasoning)
+}
+
+// UsageFrom decodes a format's usage object (raw, found by a scan; absent or null: none) and
+// normalizes it: how a same-format relay bills without decoding the answer around it.
+func UsageFrom[W any](raw []byte, normalize func(*W) Usage) (Usage, bool) {
+	var w *W
+	if len(raw) == 0 || json.Unmarshal(raw, &w) != nil || w == nil {
+		return Usage{}, false
+	}
+	return normalize(w), true
 }

@@ -60,9 +60,11 @@ func TestUpstreamBody(t *testing.T) {
 		want  string
 	}{
 		{"model swapped in place, unknown fields and spacing kept, <&> as written", `{"model":"alias", "messages":[{"role":"user","content":"<a> & b"}],"x_new":{"deep": [1]},"temperature":0.5}`, Patch{},
-			`{"model":"up","messages":[{"role":"user","content":"<a> & b"}],"x_new":{"deep": [1]},"temperature":0.5}`},
+			`{"model":"up", "messages":[{"role":"user","content":"<a> & b"}],"x_new":{"deep": [1]},"temperature":0.5}`},
 		{"stream forces include_usage, keeps other options", `{"model":"a","stream":true,"stream_options":{"include_obfuscation":false},"messages":[{"role":"user","content":"x"}]}`, Patch{},
 			`{"model":"up","stream":true,"stream_options":{"include_obfuscation":false,"include_usage":true},"messages":[{"role":"user","content":"x"}]}`},
+		{"member order and spacing kept; include_usage set inside the client's options", "{\"stream\": true,\n \"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\n \"stream_options\": {\"include_usage\": false, \"z\": 1},\n \"model\": \"a\"}", Patch{},
+			"{\"stream\": true,\n \"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\n \"stream_options\": {\"include_usage\": true, \"z\": 1},\n \"model\": \"up\"}"},
 		{"stream without options", `{"model":"a","stream":true,"messages":[{"role":"user","content":"x"}]}`, Patch{},
 			`{"model":"up","stream":true,"messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":true}}`},
 		{"effort model: reasoning_effort only", `{"model":"a","messages":[{"role":"user","content":"x"}],"reasoning_effort":"medium","enable_thinking":true,"thinking":{"type":"enabled"}}`,
@@ -110,6 +112,10 @@ func TestResponseUsage(t *testing.T) {
 		got, ok := ResponseUsage([]byte(c.body))
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: got %+v %v, want %+v %v", c.body, got, ok, c.want, c.ok)
+		}
+		// The same-format relay reads the same usage in its one scan of the answer.
+		if _, got, ok := RelayAnswer([]byte(c.body), "m", nil); got != c.want || ok != c.ok {
+			t.Errorf("RelayAnswer %s: got %+v %v, want %+v %v", c.body, got, ok, c.want, c.ok)
 		}
 	}
 }

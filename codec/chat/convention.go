@@ -153,10 +153,14 @@ func usageEdit(data []byte, at jsonscan.Span, w wireUsage, edits []jsonscan.Edit
 
 // applySorted makes edits collected out of order (a delta's content may follow its tool calls).
 func applySorted(data []byte, edits []jsonscan.Edit) []byte {
+	sortEdits(edits)
+	return jsonscan.Apply(data, edits)
+}
+
+func sortEdits(edits []jsonscan.Edit) {
 	if len(edits) > 1 {
 		slices.SortStableFunc(edits, func(a, b jsonscan.Edit) int { return a.Start - b.Start })
 	}
-	return jsonscan.Apply(data, edits)
 }
 
 // RewriteAnswer readies a whole chat-format answer for a chat client: the client's model name,
@@ -164,8 +168,16 @@ func applySorted(data []byte, edits []jsonscan.Edit) []byte {
 // with no place there named in loss). Every other byte is the upstream's; text that is not a
 // JSON object is returned as it is. Embeddings answers, with neither, only get the model.
 func RewriteAnswer(body []byte, client string, loss *ir.Loss) []byte {
+	out, _, _ := RelayAnswer(body, client, loss)
+	return out
+}
+
+// RelayAnswer is RewriteAnswer that also reads the answer's usage (normalized; ok false when
+// it has none), in the same scan: a same-format relay bills from it.
+func RelayAnswer(body []byte, client string, loss *ir.Loss) (_ []byte, _ codec.Usage, ok bool) {
 	model := quote(client)
 	var edits []jsonscan.Edit
+	var usage codec.Usage
 	err := jsonscan.Members(body, func(k []byte, v jsonscan.Span) bool {
 		val := body[v.Start:v.End]
 		switch {
@@ -173,10 +185,13 @@ func RewriteAnswer(body []byte, client string, loss *ir.Loss) []byte {
 			if !bytes.Equal(val, model) {
 				edits = append(edits, jsonscan.Edit{Span: v, New: model})
 			}
-		case jsonscan.KeyIs(k, "usage") && val[0] == '{':
-			var w wireUsage
-			if json.Unmarshal(val, &w) == nil {
-				edits = usageEdit(body, v, w, edits)
+		case jsonscan.KeyIs(k, "usage"):
+			// The last usage member counts, as a decoder reads it; null is none.
+			var w *wireUsage
+			usage, ok = codec.Usage{}, false
+			if json.Unmarshal(val, &w) == nil && w != nil {
+				usage, ok = w.normalize(), true
+				edits = usageEdit(body, v, *w, edits)
 			}
 		case jsonscan.KeyIs(k, "choices") && val[0] == '[':
 			_ = jsonscan.Elements(val, func(c jsonscan.Span) bool {
@@ -191,7 +206,7 @@ func RewriteAnswer(body []byte, client string, loss *ir.Loss) []byte {
 		return true
 	})
 	if err != nil {
-		return body
+		return body, codec.Usage{}, false
 	}
-	return applySorted(body, edits)
+	return applySorted(body, edits), usage, ok
 }

@@ -5,12 +5,13 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/codec/check"
+	"github.com/modelgate/modelgate/codec/jsonpatch"
 )
 
 // EmbeddingsRequest is an embeddings request kept raw, like Request.
 type EmbeddingsRequest struct {
-	Model  string
-	fields map[string]json.RawMessage
+	Model string
+	body  *jsonpatch.Object
 }
 
 // MaxEmbeddingInputs is the most items an input list may hold (the OpenAI API's limit).
@@ -18,25 +19,26 @@ const MaxEmbeddingInputs = 2048
 
 // ParseEmbeddingsRequest checks model and input, and the dimensions and encoding_format asked for.
 func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return nil, invalid("", "the request body must be a JSON object: %s", jsonProblem(err))
+	obj, err := jsonpatch.Scan(body)
+	if err != nil {
+		var fields map[string]json.RawMessage // decoded only to say why it is not an object
+		return nil, invalid("", "the request body must be a JSON object: %s", jsonProblem(json.Unmarshal(body, &fields)))
 	}
-	r := &EmbeddingsRequest{fields: fields}
-	if err := unmarshalField(fields, "model", &r.Model); err != nil || r.Model == "" {
+	r := &EmbeddingsRequest{body: obj}
+	if err := unmarshalRaw(obj.Value("model"), &r.Model); err != nil || r.Model == "" {
 		return nil, invalid("model", "model is required and must be a string")
 	}
-	raw, ok := fields["input"]
-	if !ok {
+	raw := obj.Value("input")
+	if raw == nil {
 		return nil, invalid("input", "input is required")
 	}
 	if err := checkEmbeddingsInput(raw); err != nil {
 		return nil, err
 	}
-	if e := embeddingDimensions.Check(fields["dimensions"]); e != nil {
+	if e := embeddingDimensions.Check(obj.Value("dimensions")); e != nil {
 		return nil, e
 	}
-	if raw, ok := fields["encoding_format"]; ok && string(raw) != "null" {
+	if raw := obj.Value("encoding_format"); raw != nil && string(raw) != "null" {
 		var format string
 		if json.Unmarshal(raw, &format) != nil || format != "float" && format != "base64" {
 			return nil, invalid("encoding_format", "encoding_format must be one of float, base64; got %s", check.Quote(raw))
@@ -115,13 +117,7 @@ func isTokenID(raw json.RawMessage) bool {
 	return !isNull(raw) && json.Unmarshal(raw, &id) == nil
 }
 
-// UpstreamBody is the body with the route's model id.
+// UpstreamBody is the body with the route's model id, every other byte the client's.
 func (r *EmbeddingsRequest) UpstreamBody(upstreamModel string) []byte {
-	out := make(map[string]json.RawMessage, len(r.fields))
-	for k, v := range r.fields {
-		out[k] = v
-	}
-	out["model"], _ = json.Marshal(upstreamModel)
-	b, _ := json.Marshal(out)
-	return b
+	return r.body.Apply(jsonpatch.Set("model", quote(upstreamModel)))
 }

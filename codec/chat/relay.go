@@ -30,6 +30,8 @@ type Relay struct {
 	usage        codec.Usage
 	hasUsage     bool
 	err          *ir.Error
+	edits        []jsonscan.Edit // reused by every chunk
+	out          []byte          // the rewritten chunk, reused by every chunk
 }
 
 // NewRelay relays a stream for a client that asked for model (and for the usage chunk, when
@@ -42,8 +44,9 @@ func NewRelay(model string, includeUsage bool, loss *ir.Loss) *Relay {
 // garbled event, never relayed.
 var ErrNotChunk = errors.New("chat stream: an event that is not a chunk")
 
-// Chunk takes one upstream event's data and returns what the client gets (nil: nothing).
-// done reports the end of the stream: data: [DONE], or an error chunk (see Err).
+// Chunk takes one upstream event's data and returns what the client gets (nil: nothing),
+// valid until the next call. done reports the end of the stream: data: [DONE], or an error
+// chunk (see Err).
 func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 	switch {
 	case IsDone(data):
@@ -51,7 +54,8 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 	case len(data) == 0:
 		return nil, false, nil // an empty data line: a keep-alive
 	}
-	var edits []jsonscan.Edit
+	edits := r.edits[:0]
+	defer func() { r.edits = edits[:0] }()
 	var usage, elsewhere, wireErr, choiceList jsonscan.Span
 	choices, carrying, idle := -1, 0, 0 // choices absent; choices with a delta or a finish; idle ones
 	wasFinished := r.finished
@@ -134,7 +138,12 @@ func (r *Relay) Chunk(data []byte) (out []byte, done bool, err error) {
 		reportUnread(data, r.loss)
 		return nil, false, nil
 	}
-	return applySorted(data, edits), false, nil
+	if len(edits) == 0 {
+		return data, false, nil
+	}
+	sortEdits(edits)
+	r.out = jsonscan.AppendApply(r.out[:0], data, edits)
+	return r.out, false, nil
 }
 
 // choice reads one element of choices (data[start:end]): its finish_reason, and the indexes of

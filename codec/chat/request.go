@@ -5,16 +5,17 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
-	"github.com/modelgate/modelgate/codec/jsonscan"
+	"github.com/modelgate/modelgate/codec/jsonpatch"
 )
 
 func invalid(param, format string, args ...any) error { return bad(param, format, args...) }
 
 // Request is a chat-completions request kept as the client wrote it, so unknown fields and
-// their order survive: the light parse reads the members it checks in place (codec/jsonscan),
+// their order survive: the light parse reads the members it checks in place (codec/jsonpatch),
 // decoding none of the rest.
 type Request struct {
 	Model        string
@@ -22,27 +23,17 @@ type Request struct {
 	IncludeUsage bool // the client asked for the usage chunk itself
 	MaxTokens    int  // max_completion_tokens, else max_tokens; 0 = not given
 	Choices      int  // n; 0 = not given
-	body         []byte
-	members      []member
-}
-
-// member is one top-level member of the body: its resolved name and where key and value are.
-type member struct {
-	name     string
-	key, val jsonscan.Span
+	body         *jsonpatch.Object
 }
 
 // ParseRequest checks the request (issue #12 item 9: roles, ranges, enums, tool names; see
 // check.go) and keeps the body opaque otherwise.
 func ParseRequest(body []byte) (*Request, error) {
-	r := &Request{body: body}
-	err := jsonscan.MemberSpans(body, func(k []byte, ks, v jsonscan.Span) bool {
-		r.members = append(r.members, member{name: jsonscan.Key(k), key: ks, val: v})
-		return true
-	})
+	obj, err := jsonpatch.Scan(body)
 	if err != nil {
 		return nil, notAnObject(body)
 	}
+	r := &Request{body: obj}
 	if e := r.check(); e != nil {
 		return nil, e
 	}
@@ -61,14 +52,7 @@ func notAnObject(body []byte) *ir.Error {
 
 // value is the raw value of the member named name (the last one, as decoders take it), nil
 // when absent.
-func (r *Request) value(name string) json.RawMessage {
-	for i := len(r.members) - 1; i >= 0; i-- {
-		if m := r.members[i]; m.name == name {
-			return r.body[m.val.Start:m.val.End]
-		}
-	}
-	return nil
-}
+func (r *Request) value(name string) json.RawMessage { return r.body.Value(name) }
 
 // Thinking reads the request's reasoning controls.
 func (r *Request) Thinking() ir.Thinking {
@@ -101,95 +85,38 @@ func nativeThinking(t ir.Thinking) (field string, value any) {
 	return "", nil
 }
 
-// edit sets (or, with a nil value, removes) one top-level member.
-type edit struct {
-	name  string
-	value []byte
-}
-
 // UpstreamBody is the body for a chat-format route: the route's model id, the patch, and for
 // streams include_usage forced on so the gateway can bill what it streamed. Every other member
-// keeps its place and bytes.
+// keeps its place and bytes (codec/jsonpatch).
 func (r *Request) UpstreamBody(upstreamModel string, p Patch) ([]byte, error) {
-	m, _ := json.Marshal(upstreamModel)
-	edits := []edit{{"model", m}}
+	ops := make([]jsonpatch.Op, 0, 8)
+	ops = append(ops, jsonpatch.Set("model", quote(upstreamModel)))
 	for _, f := range thinkingFields {
-		edits = append(edits, edit{f, nil})
+		ops = append(ops, jsonpatch.Remove(f))
 	}
 	if field, v := nativeThinking(p.Thinking); field != "" {
 		b, _ := json.Marshal(v)
-		edits = setEdit(edits, field, b)
+		ops = append(ops, jsonpatch.Set(field, b))
 	}
 	if p.MaxTokens > 0 {
 		field := "max_tokens" // the field the client used, so reasoning models keep theirs
 		if r.value("max_completion_tokens") != nil {
 			field = "max_completion_tokens"
 		}
-		b, _ := json.Marshal(p.MaxTokens)
-		edits = setEdit(edits, field, b)
+		ops = append(ops, jsonpatch.Set(field, strconv.AppendInt(nil, int64(p.MaxTokens), 10)))
 	}
 	if r.Stream {
-		opts := map[string]json.RawMessage{}
+		opts := []byte("{}")
 		if raw := r.value("stream_options"); raw != nil && !isNull(raw) {
-			if err := json.Unmarshal(raw, &opts); err != nil {
-				return nil, invalid("stream_options", "stream_options must be an object")
-			}
+			opts = raw
 		}
-		opts["include_usage"] = json.RawMessage("true")
-		b, _ := json.Marshal(opts)
-		edits = setEdit(edits, "stream_options", b)
-	}
-	return r.rewrite(edits), nil
-}
-
-func setEdit(edits []edit, name string, value []byte) []edit {
-	for i := range edits {
-		if edits[i].name == name {
-			edits[i].value = value
-			return edits
+		b, err := jsonpatch.Apply(opts, jsonpatch.Set("include_usage", []byte("true")))
+		if err != nil {
+			return nil, invalid("stream_options", "stream_options must be an object")
 		}
+		ops = append(ops, jsonpatch.Set("stream_options", b))
 	}
-	return append(edits, edit{name, value})
-}
-
-// rewrite is the body with the edits made: an edited member keeps the place of its first
-// occurrence (later duplicates go), a removed one goes, a new one comes last.
-func (r *Request) rewrite(edits []edit) []byte {
-	out := make([]byte, 0, len(r.body)+64)
-	out = append(out, '{')
-	done := make([]bool, len(edits))
-	put := func(member []byte) {
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, member...)
-	}
-	for _, m := range r.members {
-		i := editOf(edits, m.name)
-		switch {
-		case i < 0:
-			put(r.body[m.key.Start-1 : m.val.End])
-		case !done[i] && edits[i].value != nil:
-			put(append(append(append([]byte{}, r.body[m.key.Start-1:m.key.End+1]...), ':'), edits[i].value...))
-			done[i] = true
-		}
-	}
-	for i, e := range edits {
-		if !done[i] && e.value != nil {
-			k, _ := json.Marshal(e.name)
-			put(append(append(k, ':'), e.value...))
-		}
-	}
-	return append(out, '}')
-}
-
-func editOf(edits []edit, name string) int {
-	for i, e := range edits {
-		if e.name == name {
-			return i
-		}
-	}
-	return -1
+	return r.body.Apply(ops...), nil
 }
 
 // unmarshalField decodes a member of a decoded object; absent and null leave v untouched.

@@ -37,13 +37,16 @@ func (w wireUsage) normalize() codec.Usage {
 // ResponseUsage reads the usage of a whole (non-streamed) chat-format answer. It also serves
 // embeddings answers, whose usage has the same prompt_tokens field.
 func ResponseUsage(body []byte) (codec.Usage, bool) {
-	var r struct {
-		Usage *wireUsage `json:"usage"`
-	}
-	if json.Unmarshal(body, &r) != nil || r.Usage == nil {
+	at, ok := jsonscan.Member(body, "usage") // found by a scan: only the usage is decoded
+	if !ok {
 		return codec.Usage{}, false
 	}
-	return r.Usage.normalize(), true
+	return UsageOf(body[at.Start:at.End])
+}
+
+// UsageOf normalizes a chat usage object (nil or null: none).
+func UsageOf(raw []byte) (codec.Usage, bool) {
+	return codec.UsageFrom(raw, (*wireUsage).normalize)
 }
 
 // RewriteModel names the client's model in a whole chat answer, a stream chunk or an

@@ -1,5 +1,7 @@
 package ir
 
+import "github.com/modelgate/modelgate/codec"
+
 // Capabilities a format may have beyond ClientFormat and UpstreamFormat, asked for with a type
 // assertion.
 
@@ -27,6 +29,14 @@ type FinishingDecoder interface {
 // or in one stream event's data, wherever the format puts it, keeping every other byte.
 type ModelRewriter interface {
 	RewriteModel(data []byte, model string) []byte
+}
+
+// WholeRelayer is implemented by a format whose whole answers a same-format relay passes on:
+// RelayWhole names the client's model in the answer, keeping every other byte, and reads its
+// usage, in one scan and without decoding the answer (only the usage member is decoded). An
+// answer that is not a JSON object comes back as it is, with no usage.
+type WholeRelayer interface {
+	RelayWhole(body []byte, model string) ([]byte, codec.Usage)
 }
 
 // Frame is one SSE event as a format writes it (Name empty for formats without event lines).

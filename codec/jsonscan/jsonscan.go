@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -364,11 +365,17 @@ func Apply(text []byte, edits []Edit) []byte {
 	if len(edits) == 0 {
 		return text
 	}
+	return AppendApply(nil, text, edits)
+}
+
+// AppendApply appends text with the edits made to dst (in order, not overlapping, as for
+// Apply), so a relay can reuse one buffer for every frame.
+func AppendApply(dst, text []byte, edits []Edit) []byte {
 	n := len(text)
 	for _, e := range edits {
 		n += len(e.New) - (e.End - e.Start)
 	}
-	out := make([]byte, 0, n)
+	out := slices.Grow(dst, n)
 	at := 0
 	for _, e := range edits {
 		out = append(out, text[at:e.Start]...)

@@ -2,57 +2,64 @@ package messages
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonpatch"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // PassBody is a messages client's body for a messages route: as the client sent it, with the
 // route's model id, the thinking the model's reasoning class resolved (t, said as
 // EncodeRequest says it: thinking, output_config.effort, max_tokens above a budget) and, when
 // maxTokens > 0, that output cap. The client's thinking.display survives a change of type.
+// Only those members are rewritten (codec/jsonpatch); every other byte is the client's.
 func PassBody(body []byte, upstreamModel string, t ir.Thinking, maxTokens int) ([]byte, error) {
-	fields, err := codec.Fields(body)
+	obj, err := jsonpatch.Scan(body)
 	if err != nil {
-		return nil, bad("", "%v", err)
+		return nil, bad("", "the request body must be a JSON object")
 	}
-	fields["model"] = marshal(upstreamModel)
+	ops := make([]jsonpatch.Op, 0, 4)
+	ops = append(ops, jsonpatch.Set("model", marshal(upstreamModel)))
 	plan := planThinking(t)
 	if plan.on() {
 		th := map[string]any{}
 		for k, v := range plan.thinking {
 			th[k] = v
 		}
-		var given struct {
-			Display json.RawMessage `json:"display"`
+		if given := obj.Value("thinking"); len(given) > 0 && given[0] == '{' {
+			if d, ok := jsonscan.Member(given, "display"); ok && !isNull(given[d.Start:d.End]) {
+				th["display"] = json.RawMessage(given[d.Start:d.End])
+			}
 		}
-		if json.Unmarshal(fields["thinking"], &given) == nil && !isNull(given.Display) {
-			th["display"] = given.Display
-		}
-		fields["thinking"] = marshal(th)
+		ops = append(ops, jsonpatch.Set("thinking", marshal(th)))
 	} else {
-		delete(fields, "thinking")
+		ops = append(ops, jsonpatch.Remove("thinking"))
 	}
 	var n int
-	json.Unmarshal(fields["max_tokens"], &n)
+	json.Unmarshal(obj.Value("max_tokens"), &n)
 	if maxTokens > 0 {
 		n = maxTokens
 	}
-	fields["max_tokens"] = marshal(plan.maxTokens(n))
+	ops = append(ops, jsonpatch.Set("max_tokens", strconv.AppendInt(nil, int64(plan.maxTokens(n)), 10)))
 
-	var oc map[string]json.RawMessage
-	json.Unmarshal(fields["output_config"], &oc)
-	delete(oc, "effort")
+	var effort []jsonpatch.Op
 	if plan.effort != "" {
-		if oc == nil {
-			oc = map[string]json.RawMessage{}
-		}
-		oc["effort"] = marshal(plan.effort)
+		effort = []jsonpatch.Op{jsonpatch.Set("effort", marshal(plan.effort))}
 	}
-	if len(oc) > 0 {
-		fields["output_config"] = marshal(oc)
-	} else {
-		delete(fields, "output_config")
-	}
-	return marshal(fields), nil
+	return obj.Apply(append(ops, jsonpatch.Sub(obj, "output_config", effort, "effort"))...), nil
+}
+
+// UsageOf normalizes a usage object (a whole answer's usage member), decoding nothing else: a
+// same-format relay bills from it.
+func UsageOf(raw []byte) (codec.Usage, bool) {
+	return codec.UsageFrom(raw, (*wireUsage).normalize)
+}
+
+// RelayWhole implements ir.WholeRelayer: the top-level model and usage of a whole message.
+func (format) RelayWhole(body []byte, model string) ([]byte, codec.Usage) {
+	out, raw := jsonpatch.Answer(body, "model", marshal(model), "usage")
+	u, _ := UsageOf(raw)
+	return out, u
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 // wireUsage is the messages usage object. input_tokens excludes cache reads and writes;
@@ -58,15 +59,14 @@ func usageOut(u codec.Usage) outUsage {
 		CacheReadInputTokens: u.CacheRead, OutputTokens: u.Output + u.Reasoning}
 }
 
-// ResponseUsage reads the normalized usage of a whole messages answer (for pass-through).
+// ResponseUsage reads the normalized usage of a whole messages answer (for pass-through): its
+// usage member found by a scan, only that decoded.
 func ResponseUsage(body []byte) (codec.Usage, bool) {
-	var r struct {
-		Usage *wireUsage `json:"usage"`
-	}
-	if json.Unmarshal(body, &r) != nil || r.Usage == nil {
+	at, ok := jsonscan.Member(body, "usage")
+	if !ok {
 		return codec.Usage{}, false
 	}
-	return r.Usage.normalize(), true
+	return UsageOf(body[at.Start:at.End])
 }
 
 // stopFrom maps stop_reason (wire-formats §7.5); any tool call makes an end-like stop

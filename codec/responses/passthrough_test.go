@@ -1,6 +1,8 @@
 package responses
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/ir"
@@ -39,4 +41,30 @@ func TestPassBody(t *testing.T) {
 	}
 	got, _ := PassBody([]byte(`{"model":"cx","input":"hi","reasoning":{"effort":"low"}}`), "up", ir.Thinking{}, 0)
 	sameJSON(t, "body without reasoning left", got, `{"model":"up","input":"hi"}`)
+}
+
+// Whatever a body DecodeRequest accepts, PassBody gives JSON with the route's model, the
+// members it does not rewrite as they were, and every member once.
+func FuzzPassBody(f *testing.F) {
+	f.Add([]byte(`{"model":"m","input":"hi","reasoning":{"effort":"low","summary":"auto","x":1},"max_output_tokens":9}`), "high")
+	f.Add([]byte(`{"mod\u0065l":"m","input":"hi","model":"n","reasoning":null}`), "")
+	f.Fuzz(func(t *testing.T, body []byte, effort string) {
+		if _, err := Format.DecodeRequest(body); err != nil {
+			return
+		}
+		out, err := PassBody(body, "up", ir.Thinking{Effort: effort, Summary: "auto"}, 64)
+		if err != nil {
+			t.Fatalf("PassBody refused what DecodeRequest took: %v", err)
+		}
+		var in, got map[string]json.RawMessage
+		json.Unmarshal(body, &in)
+		if err := json.Unmarshal(out, &got); err != nil || string(got["model"]) != `"up"` || string(got["max_output_tokens"]) != "64" {
+			t.Fatalf("out %s: %v", out, err)
+		}
+		for k, v := range in {
+			if k != "model" && k != "reasoning" && k != "max_output_tokens" && !bytes.Equal(got[k], v) {
+				t.Fatalf("member %q changed: %s -> %s", k, v, got[k])
+			}
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonpatch"
 	"github.com/modelgate/modelgate/codec/reasoning"
 	"github.com/modelgate/modelgate/codec/sse"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -125,22 +126,28 @@ func (s *Server) relay(w http.ResponseWriter, rec *record, g *generation, a *att
 }
 
 // relayWhole relays a whole answer (chat, with g; embeddings, without) in the chat convention
-// (chat.RewriteAnswer). It returns false, having written nothing, when the upstream broke
-// before its answer was complete.
+// (chat.RelayAnswer, which reads the usage in the same scan). It returns false, having written
+// nothing, when the upstream broke before its answer was complete.
 func (s *Server) relayWhole(w http.ResponseWriter, rec *record, a *attempt, clientModel string, g *generation) bool {
 	body, ok := s.readWhole(rec, a)
 	if !ok {
 		return rec.clientGone()
 	}
 	s.finish(a, routehealth.Succeeded, a.resp.Status)
-	if u, ok := chat.ResponseUsage(body); ok {
-		rec.usage = u
-	}
 	if g != nil {
-		body = chat.RewriteAnswer(body, clientModel, &g.loss)
+		var u codec.Usage
+		var ok bool
+		if body, u, ok = chat.RelayAnswer(body, clientModel, &g.loss); ok {
+			rec.usage = u
+		}
 		g.announce(w)
-	} else {
-		body = chat.RewriteModel(body, clientModel)
+	} else { // embeddings: a long answer, read in one scan
+		m, _ := codec.Marshal(clientModel)
+		var usage []byte
+		body, usage = jsonpatch.Answer(body, "model", m, "usage")
+		if u, ok := chat.UsageOf(usage); ok {
+			rec.usage = u
+		}
 	}
 	rec.deliver(w, http.StatusOK, "application/json", body)
 	return true

@@ -35,17 +35,16 @@ func (s *Server) wholeConverted(w http.ResponseWriter, rec *record, g *generatio
 	return true
 }
 
-// wholePass relays a same-format answer with the client's model name, reading its usage.
+// wholePass relays a same-format answer with the client's model name, reading its usage
+// (passWhole: a scan, no decode).
 func (s *Server) wholePass(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	body, ok := s.readWhole(rec, a)
 	if !ok {
 		return rec.clientGone()
 	}
 	s.finish(a, routehealth.Succeeded, a.resp.Status)
-	if resp, err := upstreamFormats[a.route.Format].DecodeResponse(body); err == nil {
-		rec.usage = resp.Usage
-	}
-	rec.deliver(w, http.StatusOK, "application/json", nameModel(a.route.Format, body, g.clientModel))
+	body, rec.usage = passWhole(a.route.Format, body, g.clientModel)
+	rec.deliver(w, http.StatusOK, "application/json", body)
 	return true
 }
 
@@ -150,7 +149,8 @@ func filter(split *reasoning.Splitter, e ir.Event, one []ir.Event) []ir.Event {
 }
 
 // streamPass relays a same-format stream frame by frame with the client's model name; the
-// route format's decoder reads usage, the end and errors on the side.
+// route format's decoder reads usage, the end and errors on the side, from every frame but
+// the content deltas after the first byte (contentDelta).
 func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a *attempt) bool {
 	defer a.resp.Body.Close()
 	out := newStreamOut(w, rec, g, s.answering(a))
@@ -160,7 +160,7 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 		ev, err := rd.Next()
 		var events []ir.Event
 		done := false
-		if err == nil {
+		if err == nil && !(out.started && contentDelta(a.route.Format, ev.Name, ev.Data)) {
 			events, done, err = dec.Decode(ev.Name, ev.Data)
 		}
 		frame := &ir.Frame{Name: string(ev.Name), Data: ev.Data}
@@ -211,6 +211,9 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 // nameModel names the client's model in a same-format answer or stream event, wherever the
 // route's format puts it.
 func nameModel(format string, data []byte, model string) []byte {
+	if !mayNameModel(data) {
+		return data
+	}
 	if rw, ok := upstreamFormats[format].(ir.ModelRewriter); ok {
 		return rw.RewriteModel(data, model)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonpatch"
 	"github.com/modelgate/modelgate/codec/messages"
 	"github.com/modelgate/modelgate/codec/reasoning"
 	"github.com/modelgate/modelgate/codec/responses"
@@ -154,7 +155,8 @@ func (g *generation) passBody(rt *catalog.Route) ([]byte, error) {
 	case g.client.name == codec.FormatGemini:
 		return g.body, nil // the route's model goes in the path (Path), not the body
 	}
-	return codec.SetFields(g.body, map[string]any{"model": rt.UpstreamModel})
+	m, _ := codec.Marshal(rt.UpstreamModel)
+	return jsonpatch.Apply(g.body, jsonpatch.Set("model", m))
 }
 
 // convertBody renders the canonical request in the route's format.

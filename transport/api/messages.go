@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"net/http"
 
-	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonpatch"
 	"github.com/modelgate/modelgate/codec/messages"
 	"github.com/modelgate/modelgate/codec/tokens"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -28,7 +28,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	// count_tokens takes a messages request without max_tokens.
 	if !bytes.Contains(body, []byte(`"max_tokens"`)) {
-		if b, err := codec.SetFields(body, map[string]any{"max_tokens": 1}); err == nil {
+		if b, err := jsonpatch.Apply(body, jsonpatch.Set("max_tokens", []byte("1"))); err == nil {
 			body = b
 		}
 	}

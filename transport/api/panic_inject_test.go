@@ -38,8 +38,16 @@ func (p panicky) NewStreamDecoder() ir.StreamDecoder {
 	return &panickyDecoder{p.UpstreamFormat.NewStreamDecoder()}
 }
 
+// RewriteModel and RelayWhole are the same-format relay's own reading of an answer, which
+// decodes none of it.
 func (p panicky) RewriteModel(data []byte, model string) []byte {
+	trip(data)
 	return p.UpstreamFormat.(ir.ModelRewriter).RewriteModel(data, model)
+}
+
+func (p panicky) RelayWhole(body []byte, model string) ([]byte, codec.Usage) {
+	trip(body)
+	return p.UpstreamFormat.(ir.WholeRelayer).RelayWhole(body, model)
 }
 
 type panickyDecoder struct{ ir.StreamDecoder }

@@ -96,3 +96,38 @@ func indentJSON(t *testing.T, b []byte) []byte {
 	enc.Encode(v)
 	return out.Bytes()
 }
+
+// TestSameFormatRoutesKeepTheClientsBytes: a same-format route receives the client's body
+// with only the members the gateway changes rewritten (codec/jsonpatch): member order,
+// spacing, escapes and unknown members as the client wrote them, a changed member in its
+// place, an added one last, a removed one with its comma.
+func TestSameFormatRoutesKeepTheClientsBytes(t *testing.T) {
+	env := nodetest.Start(t, passCatalog, nodetest.Options{})
+	cases := []struct {
+		name, path, route, body, want string
+	}{
+		{"chat: model in place, unknown members kept", "/v1/chat/completions", "c-none",
+			"{\"x_b\": {\"z\":1, \"a\":2},\n \"messages\":[{\"role\":\"user\",\"content\":\"<hi> \\u0026\"}], \"model\" : \"c-none\",\"max_tokens\":10 }",
+			"{\"x_b\": {\"z\":1, \"a\":2},\n \"messages\":[{\"role\":\"user\",\"content\":\"<hi> \\u0026\"}], \"model\" : \"up-c-none\",\"max_tokens\":10 }"},
+		{"chat: stream_options patched inside, foreign reasoning removed", "/v1/chat/completions", "c-toggle",
+			`{"stream":true,"reasoning_effort":"high","stream_options":{"include_usage":false, "q":1},"messages":[{"role":"user","content":"hi"}],"model":"c-toggle"}`,
+			`{"stream":true,"stream_options":{"include_usage":true, "q":1},"messages":[{"role":"user","content":"hi"}],"model":"up-c-toggle","enable_thinking":true}`},
+		{"messages: model and max_tokens in place", "/v1/messages", "m-none",
+			"{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\n\"z_unknown\":[1, 2],\"max_tokens\": 900,\"model\":\"m-none\"}",
+			"{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\n\"z_unknown\":[1, 2],\"max_tokens\": 512,\"model\":\"up-m-none\"}"},
+		{"responses: reasoning patched inside, cap added last", "/v1/responses", "r-effort",
+			`{"input":"hi","reasoning":{"summary":"auto","x":1,"effort":"low"},"model":"r-effort","store":false}`,
+			`{"input":"hi","reasoning":{"summary":"auto","x":1,"effort":"low"},"model":"up-r-effort","store":false}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := env.Post(c.path, env.Key, c.body, "anthropic-version", "2023-06-01")
+			if raw := nodetest.Read(t, resp); resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, raw)
+			}
+			if got := string(env.Sim.LastRequest(c.route)); got != c.want {
+				t.Errorf("the route received\n%s\nwant\n%s", got, c.want)
+			}
+		})
+	}
+}
