@@ -49,6 +49,8 @@ type Store struct {
 	db     *pebble.DB
 	space  *space  // refuses writes while the disk is full (space.go)
 	ledger *ledger // group commits of the quota actors' writes
+	// accounts caches decoded account records for GetAccount (accountcache.go).
+	accounts *accountCache
 
 	// mu serialises read-modify-write operations (uniqueness checks, plan
 	// changes, revocations). Pebble has no transactions, so without it two
@@ -99,7 +101,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		g.close()
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, space: g, ledger: newLedger(db, g)}
+	s := &Store{db: db, space: g, ledger: newLedger(db, g), accounts: newAccountCache()}
 	if err := s.indexAccounts(); err != nil {
 		s.ledger.close()
 		db.Close()
