@@ -77,7 +77,8 @@ func startDemo(dataDir, addr string) (*node.Node, credentials, func(), error) {
 		return nil, credentials{}, nil, err
 	}
 	n, err := node.Start(node.Config{DataDir: dataDir, CatalogPath: catPath, Addr: addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
-		MetricsAddr: os.Getenv("MODELGATE_METRICS_ADDR")})
+		MetricsAddr: os.Getenv("MODELGATE_METRICS_ADDR"),
+		Store:       persistence.Options{CacheBytes: mib(envInt("MODELGATE_CACHE_MIB")), MemTableBytes: mib(envInt("MODELGATE_MEMTABLE_MIB"))}})
 	if err != nil {
 		stopSim()
 		return nil, credentials{}, nil, err
