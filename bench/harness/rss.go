@@ -166,7 +166,23 @@ func MeasureRSS(ctx context.Context, cfg RSSConfig) ([]RSSSample, error) {
 	case <-ctx.Done():
 		return samples, ctx.Err()
 	}
-	return samples, sample(gw.PID, fmt.Sprintf("idle %v later", cfg.Idle))
+	err = sample(gw.PID, fmt.Sprintf("idle %v later", cfg.Idle))
+	if gc := lastGCTrace(gw.Log); gc != "" { // GODEBUG=gctrace=1 in cfg.Env: the Go heap's own figures
+		fmt.Fprintln(cfg.Log, "last GC:", gc)
+	}
+	return samples, err
+}
+
+// lastGCTrace is the last gctrace line in the log at path ("" without one).
+func lastGCTrace(path string) string {
+	b, _ := os.ReadFile(path)
+	last := ""
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if strings.HasPrefix(line, "gc ") {
+			last = line
+		}
+	}
+	return last
 }
 
 // callAll makes n calls, request i being reqs[i%len(reqs)] with its i-th key, conc at a time;
