@@ -25,12 +25,22 @@ func serve(args []string) error {
 	}
 	logger := newLogger()
 	cfg.Logger = logger
+	sig := notifySignals()
 	n, err := node.Start(cfg)
 	if err != nil {
 		return err
 	}
 	logger.Info("modelgate serving", "url", n.URL, "metrics", metricsShown(n), "catalog", cfg.CatalogPath, "data", cfg.DataDir, "models", len(n.Catalog.Load().Models()))
-	return run(n, logger)
+	return run(n, logger, sig)
+}
+
+// notifySignals catches SIGINT, SIGTERM and SIGHUP from now on, before the node starts: the
+// node answers /healthz before it has finished starting, and a SIGHUP sent then must reload
+// the catalog once it serves, not end the process (Go's default for an uncaught SIGHUP).
+func notifySignals() chan os.Signal {
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	return sig
 }
 
 // serveConfig reads serve's flags, with the environment as their defaults.
@@ -66,14 +76,12 @@ func serveConfig(args []string) (node.Config, error) {
 	return cfg, nil
 }
 
-// run serves until SIGINT/SIGTERM or the end of a drain, reloading the catalog on SIGHUP.
-func run(n *node.Node, logger *slog.Logger) error {
-	sig := make(chan os.Signal, 4)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+// run serves until SIGINT/SIGTERM (on sig, notifySignals) or the end of a drain, reloading
+// the catalog on SIGHUP.
+func run(n *node.Node, logger *slog.Logger, sig chan os.Signal) error {
 	// What starting used (the catalog's parse, the store's index checks, the demo login's
 	// argon2 hash: 19 MiB) is garbage now; without this the heap would stay at that peak
-	// until the next GC, which an idle node runs only every two minutes. After Notify: a
-	// SIGHUP sent once the node logged that it serves must reload, not end it.
+	// until the next GC, which an idle node runs only every two minutes.
 	debug.FreeOSMemory()
 	for {
 		var s os.Signal
