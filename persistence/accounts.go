@@ -128,14 +128,25 @@ func (m *MetaBatch) CreateAccount(c NewAccount) (Account, error) {
 	} else if taken {
 		return Account{}, conflictf("id", "account id %s is taken", a.ID)
 	}
-	if err := putAccountTo(m.b, k, a, c.Order); err != nil {
+	if err := m.putAccount(a, c.Order); err != nil {
 		return Account{}, fmt.Errorf("persistence: create account %s: %w", a.ID, err)
 	}
 	return a, nil
 }
 
-// GetAccount returns the account with the given id.
-func (s *Store) GetAccount(id string) (Account, error) { return getAccountIn(s.db, id) }
+// GetAccount returns the account with the given id: from the account cache
+// (accountcache.go), else read from the store and kept.
+func (s *Store) GetAccount(id string) (Account, error) {
+	if a, ok := s.accounts.get(id); ok {
+		return a, nil
+	}
+	gen := s.accounts.generation()
+	a, err := getAccountIn(s.db, id)
+	if err == nil {
+		s.accounts.put(a, gen)
+	}
+	return a, err
+}
 
 func getAccountIn(r pebble.Reader, id string) (Account, error) {
 	var a Account
@@ -184,7 +195,7 @@ func (m *MetaBatch) SetAccountPlan(c PlanChange) (Account, error) {
 		return a, nil // nothing to write
 	}
 	a.Plan = c.Plan
-	if err := putAccountTo(m.b, dbKey(nsAccount, a.ID), a, 0); err != nil {
+	if err := m.putAccount(a, 0); err != nil {
 		return Account{}, fmt.Errorf("persistence: set plan of %s: %w", a.ID, err)
 	}
 	return a, nil
@@ -220,7 +231,15 @@ func (s *Store) putAccount(k []byte, a Account, nanos int64) error {
 		b.Close()
 		return err
 	}
+	defer s.accounts.drop(false, a.ID)
 	return s.commit(b)
+}
+
+// putAccount adds an account record (and its index entries when nanos is not 0) to the
+// batch, and notes the account: its cached record goes once the batch commits.
+func (m *MetaBatch) putAccount(a Account, nanos int64) error {
+	m.accounts = append(m.accounts, a.ID)
+	return putAccountTo(m.b, dbKey(nsAccount, a.ID), a, nanos)
 }
 
 // putAccountTo adds an account record, and its index entries when nanos is not 0, to b.

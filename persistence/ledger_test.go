@@ -99,3 +99,64 @@ func waitUntil(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// A burst queued during one commit is committed in groups of at most maxGroup bytes (a
+// write bigger than that alone), each acknowledged once it is on disk, in order.
+func TestLedgerBoundsTheBytesOfAGroup(t *testing.T) {
+	s, dir := openStore(t)
+	write := func(i int) QuotaWrite {
+		acct := fmt.Sprintf("acct_%d", i%4)
+		return QuotaWrite{Account: acct, State: &QuotaRecord{Balance: int64(i)}, Log: []LogEntry{entry(acct, fmt.Sprintf("w%02d", i), time.Duration(i))}}
+	}
+	w := write(10)
+	b, err := s.quotaBatch(s.logEncoder(s.db), &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ledger.maxGroup = 10 * b.Len() // ten writes of this size
+	b.Close()
+	var mu sync.Mutex
+	var sizes []int
+	release := make(chan struct{})
+	s.ledger.beforeCommit = func(n int) {
+		mu.Lock()
+		sizes = append(sizes, n)
+		first := len(sizes) == 1
+		mu.Unlock()
+		if first {
+			<-release
+		}
+	}
+	var acked []int
+	var wg sync.WaitGroup
+	for i := 10; i < 46; i++ { // one commit runs while the 35 others queue
+		wg.Add(1)
+		s.SubmitQuota(write(i), func(err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			acked = append(acked, i)
+			mu.Unlock()
+			wg.Done()
+		})
+		if i == 10 {
+			waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == 1 })
+		}
+	}
+	close(release)
+	wg.Wait()
+	if !reflect.DeepEqual(sizes, []int{1, 10, 10, 10, 5}) {
+		t.Fatalf("commits of %v writes, want 1, then groups of ten writes' bytes", sizes)
+	}
+	for i, n := range acked {
+		if n != i+10 {
+			t.Fatalf("acknowledged %v, want submission order", acked)
+		}
+	}
+	s.ledger.beforeCommit = nil
+	s = reopen(t, s, dir)
+	if rec, _, err := s.LoadQuota("acct_1"); err != nil || rec.Balance != 45 {
+		t.Fatalf("acct_1 after reopen: balance %d, %v; want 45", rec.Balance, err)
+	}
+}

@@ -203,7 +203,7 @@ func (m *MetaBatch) SetAccountDisabled(c AccountState) (Account, error) {
 		return a, nil
 	}
 	a.Disabled = c.Disabled
-	if err := putAccountTo(m.b, dbKey(nsAccount, a.ID), a, 0); err != nil {
+	if err := m.putAccount(a, 0); err != nil {
 		return Account{}, fmt.Errorf("persistence: disable %s: %w", a.ID, err)
 	}
 	off := dbKey(nsAcctOff, a.ID)

@@ -28,6 +28,7 @@ import (
 // alone.
 type MetaBatch struct {
 	rawBatch
+	accounts []string // the accounts whose records it wrote (putAccount)
 }
 
 // rawBatch is an indexed batch with the raw accessors a replicated state machine keeps its
@@ -49,7 +50,7 @@ func (s *Store) UpdateMeta(fn func(*MetaBatch) error) error {
 // committed, so a change to what is already stored succeeds even on a full disk, as it did
 // before writes had two halves.
 func (s *Store) updateMetaLocked(fn func(*MetaBatch) error) error {
-	m := &MetaBatch{rawBatch{b: s.db.NewIndexedBatch()}}
+	m := &MetaBatch{rawBatch: rawBatch{b: s.db.NewIndexedBatch()}}
 	if err := fn(m); err != nil {
 		m.b.Close()
 		return err
@@ -58,6 +59,9 @@ func (s *Store) updateMetaLocked(fn func(*MetaBatch) error) error {
 		m.b.Close()
 		return nil
 	}
+	// The cached records of what it wrote go before UpdateMeta returns; after a failed
+	// commit too (the disk's state is what the next read finds).
+	defer s.accounts.drop(false, m.accounts...)
 	if err := s.commit(m.b); err != nil {
 		return fmt.Errorf("persistence: commit metadata: %w", err)
 	}

@@ -61,8 +61,10 @@ func encodeArgon(salt, key []byte) string {
 }
 
 // dummyHash is checked against when there is no account, so an unknown e-mail takes as long
-// as a wrong password (timing tells neither).
-var dummyHash = HashPassword("modelgate-dummy-password")
+// as a wrong password (timing tells neither). It is a constant (HashPassword's of a dummy
+// password, once): only its parameters matter, and hashing it at start-up cost every process,
+// even an admin command, 19 MiB of argon2 memory that the idle heap kept.
+const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$h8OZOKopcVg75xHapVem+Q$YcLbDjTVxlMKEMLmkWGySnShPun3v93/V+VS7TFxBG0"
 
 // VerifyPassword reports whether password matches the PHC hash; an empty or unreadable hash
 // is checked against a dummy one first, so it costs what a real check costs.

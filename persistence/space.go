@@ -53,6 +53,9 @@ type Options struct {
 	FreeSpace func(dir string) (int64, error)
 	// FS is the filesystem Pebble writes through (default vfs.Default); tests inject faults.
 	FS vfs.FS
+	// CacheBytes is Pebble's block cache and MemTableBytes one memtable (Pebble keeps up to
+	// two): resident memory once filled (store.go, memoryDefaults).
+	CacheBytes, MemTableBytes int64
 }
 
 func (o *Options) defaults() {
@@ -74,6 +77,7 @@ func (o *Options) defaults() {
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
+	o.memoryDefaults()
 }
 
 func diskFree(dir string) (int64, error) {

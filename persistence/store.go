@@ -50,6 +50,8 @@ type Store struct {
 	space  *space   // refuses writes while the disk is full (space.go)
 	ledger *ledger  // group commits of the quota actors' writes
 	dicts  logDicts // the request log's dictionaries (logdict.go)
+	// accounts caches decoded account records for GetAccount (accountcache.go).
+	accounts *accountCache
 
 	// mu serialises read-modify-write operations (uniqueness checks, plan
 	// changes, revocations). Pebble has no transactions, so without it two
@@ -88,8 +90,9 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		// own logging and surfaces errors through return values.
 		Logger: quietLogger{},
 		// On ENOSPC the ballast goes and Pebble retries the write once (space.go).
-		FS:        vfs.OnDiskFull(o.FS, g.onDiskFull),
-		CacheSize: 64 << 20,
+		FS:           vfs.OnDiskFull(o.FS, g.onDiskFull),
+		CacheSize:    o.CacheBytes,
+		MemTableSize: uint64(o.MemTableBytes),
 	}
 	// Bloom filters on every level (later levels take L0's): most point reads miss — a
 	// replicated command's id is looked up before it applies, and is new — and without a
@@ -103,13 +106,36 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		g.close()
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, space: g, ledger: newLedger(db, g)}
+	s := &Store{db: db, space: g, ledger: newLedger(db, g), accounts: newAccountCache()}
 	if err := s.indexAccounts(); err != nil {
 		s.ledger.close()
 		db.Close()
 		return nil, fmt.Errorf("persistence: open %s: indexing accounts: %w", dir, err)
 	}
 	return s, nil
+}
+
+// The store's memory (docs/decisions.md, "Memory and the per-call account read"): the block
+// cache holds the blocks reads brought in, up to CacheBytes, and a memtable is resident as
+// far as writes filled it. A gateway's hot data (accounts, keys, quota records, the last
+// minute of the request log) is small and mostly read once per account actor's life, so a
+// small cache costs little: 8 MiB, not the 64 it was. A cluster node, whose shards read the
+// store on every step, keeps 64 (ClusterCacheBytes). The memtable keeps Pebble's 4 MiB: a
+// smaller one flushes more often under the ledger's writes.
+const (
+	defaultCacheBytes    = 8 << 20
+	defaultMemTableBytes = 4 << 20
+	// ClusterCacheBytes is a cluster node's block cache unless it is set.
+	ClusterCacheBytes = 64 << 20
+)
+
+func (o *Options) memoryDefaults() {
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = defaultCacheBytes
+	}
+	if o.MemTableBytes <= 0 {
+		o.MemTableBytes = defaultMemTableBytes
+	}
 }
 
 // CheckWritable reports whether a write would be taken now: nil, or an error wrapping

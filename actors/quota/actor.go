@@ -123,6 +123,9 @@ func (a *accountActor) apply(c *step.Command) step.Result {
 	if len(r.Forgotten) > 0 {
 		a.scheduleFlush()
 	}
+	if len(a.st.Calls) == 0 {
+		a.st.Calls = nil // an idle account keeps no array of calls (208 bytes a call)
+	}
 	return r
 }
 

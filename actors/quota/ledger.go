@@ -38,7 +38,7 @@ func (p *pendingWrite) empty() bool {
 
 func (l *ledger) reset() {
 	l.pend = pendingWrite{}
-	l.unwritten = map[string]persistence.CreditGrant{}
+	l.unwritten = nil // made by the first grant: most accounts have none in flight
 }
 
 // idle reports that nothing is waiting to be written or being written.
@@ -69,6 +69,9 @@ func (a *accountActor) keyChanged(id string) {
 
 // addGrant queues a top-up or a charge under its idempotency key.
 func (a *accountActor) addGrant(g persistence.GrantWrite) {
+	if a.unwritten == nil {
+		a.unwritten = map[string]persistence.CreditGrant{}
+	}
 	a.unwritten[g.Key] = g.Grant
 	a.pend.grants = append(a.pend.grants, g)
 	a.pend.dirty = true

@@ -212,7 +212,7 @@ type Config struct {
 	Now            func() time.Time // business clock (limits, resets); default time.Now
 	IdleTimeout    time.Duration    // an account actor idle this long (up to twice) passivates; default 5m
 	ReservationTTL time.Duration    // an admitted call never settled is released after this; default 1h
-	Inbox          int              // initial inbox slots (it grows when needed); default 16
+	Inbox          int              // initial inbox slots (it grows when needed, never shrinks); default 4
 }
 
 // Service is the client API of the quota actors. Handlers never hold an actor: every call
@@ -267,7 +267,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.ReservationTTL = time.Hour
 	}
 	if cfg.Inbox <= 0 {
-		cfg.Inbox = 16
+		cfg.Inbox = 4 // 24 bytes a slot in every account's actor; a busy one grows its own
 	}
 	return cfg
 }

@@ -35,6 +35,8 @@ Usage:
   modelgate-bench --target-url URL --key KEY ...  load one base URL (e.g. http://127.0.0.1:8080/v1)
   modelgate-bench proxy --addr A --upstream URL   the floor proxy (started by the suite)
   modelgate-bench catalog --sim-url URL           the catalog a --gateway-url gateway must serve
+  modelgate-bench rss [--demo] [--accounts N]     the gateway's RSS idle after the demo's warm-up,
+                                                  or with N accounts called (issue #15's figures)
   modelgate-bench render REPORT.json              print a saved report's Markdown again
 
 The suite starts what it is not given: --sim-url uses a running simulator, --gateway-url a
@@ -63,6 +65,13 @@ func main() {
 				os.Exit(1)
 			}
 			fmt.Print(r.Markdown())
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "rss" {
+		if err := runRSS(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "modelgate-bench rss:", err)
+			os.Exit(1)
 		}
 		return
 	}

@@ -46,6 +46,7 @@ func demo(args []string) error {
 		return err
 	}
 	logger := newLogger()
+	sig := notifySignals()
 	n, creds, stopSim, err := startDemo(*data, *addr)
 	if err != nil {
 		return err
@@ -55,7 +56,7 @@ func demo(args []string) error {
 	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  account:     %s\n  admin token: %s\n  metrics:     %s\n  dashboard:   %s\n    log in as  %s / %s\n  (saved in %s)\n\n",
 		creds.BaseURL, creds.APIKey, creds.AccountID, creds.AdminToken, metricsShown(n), creds.Dashboard, creds.Email, creds.Password,
 		filepath.Join(*data, "demo-credentials.json"))
-	return run(n, logger)
+	return run(n, logger, sig)
 }
 
 // startDemo starts the simulator and a node over it, and makes sure the demo account and
@@ -77,7 +78,8 @@ func startDemo(dataDir, addr string) (*node.Node, credentials, func(), error) {
 		return nil, credentials{}, nil, err
 	}
 	n, err := node.Start(node.Config{DataDir: dataDir, CatalogPath: catPath, Addr: addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
-		MetricsAddr: os.Getenv("MODELGATE_METRICS_ADDR")})
+		MetricsAddr: os.Getenv("MODELGATE_METRICS_ADDR"),
+		Store:       persistence.Options{CacheBytes: mib(envInt("MODELGATE_CACHE_MIB")), MemTableBytes: mib(envInt("MODELGATE_MEMTABLE_MIB"))}})
 	if err != nil {
 		stopSim()
 		return nil, credentials{}, nil, err

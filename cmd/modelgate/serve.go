@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,12 +25,22 @@ func serve(args []string) error {
 	}
 	logger := newLogger()
 	cfg.Logger = logger
+	sig := notifySignals()
 	n, err := node.Start(cfg)
 	if err != nil {
 		return err
 	}
 	logger.Info("modelgate serving", "url", n.URL, "metrics", metricsShown(n), "catalog", cfg.CatalogPath, "data", cfg.DataDir, "models", len(n.Catalog.Load().Models()))
-	return run(n, logger)
+	return run(n, logger, sig)
+}
+
+// notifySignals catches SIGINT, SIGTERM and SIGHUP from now on, before the node starts: the
+// node answers /healthz before it has finished starting, and a SIGHUP sent then must reload
+// the catalog once it serves, not end the process (Go's default for an uncaught SIGHUP).
+func notifySignals() chan os.Signal {
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	return sig
 }
 
 // serveConfig reads serve's flags, with the environment as their defaults.
@@ -41,6 +52,8 @@ func serveConfig(args []string) (node.Config, error) {
 	metricsAddr := fs.String("metrics-addr", os.Getenv("MODELGATE_METRICS_ADDR"), "metrics listen address, or off (default: the catalog's server.metrics_addr, else 127.0.0.1:9464)")
 	minFree := fs.Int64("min-free-mib", envInt("MODELGATE_MIN_FREE_MIB"), "free space (MiB) below which the store refuses writes and calls get 503 (0: 64; -1: never)")
 	ballast := fs.Int64("ballast-mib", envInt("MODELGATE_BALLAST_MIB"), "size (MiB) of the emergency ballast file in the data directory (0: 16; -1: none)")
+	cache := fs.Int64("cache-mib", envInt("MODELGATE_CACHE_MIB"), "the store's block cache (MiB; 0: 8)")
+	memtable := fs.Int64("memtable-mib", envInt("MODELGATE_MEMTABLE_MIB"), "the store's memtable, of which it keeps up to two (MiB; 0: 4)")
 	if err := fs.Parse(args); err != nil {
 		return node.Config{}, err
 	}
@@ -49,7 +62,8 @@ func serveConfig(args []string) (node.Config, error) {
 	}
 	cfg := node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr, Pprof: os.Getenv("MODELGATE_PPROF") == "on",
 		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
-		Store:      persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast)}}
+		Store: persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast),
+			CacheBytes: mib(*cache), MemTableBytes: mib(*memtable)}}
 	// A data directory with a cluster file (modelgate cluster init or join) is a cluster
 	// node's; without one the node is single and starts no engine.
 	f, ok, err := membership.Load(*data)
@@ -62,10 +76,13 @@ func serveConfig(args []string) (node.Config, error) {
 	return cfg, nil
 }
 
-// run serves until SIGINT/SIGTERM or the end of a drain, reloading the catalog on SIGHUP.
-func run(n *node.Node, logger *slog.Logger) error {
-	sig := make(chan os.Signal, 4)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+// run serves until SIGINT/SIGTERM (on sig, notifySignals) or the end of a drain, reloading
+// the catalog on SIGHUP.
+func run(n *node.Node, logger *slog.Logger, sig chan os.Signal) error {
+	// What starting used (the catalog's parse, the store's index checks, the demo login's
+	// argon2 hash: 19 MiB) is garbage now; without this the heap would stay at that peak
+	// until the next GC, which an idle node runs only every two minutes.
+	debug.FreeOSMemory()
 	for {
 		var s os.Signal
 		select {

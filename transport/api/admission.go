@@ -15,7 +15,9 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// Accounts is the part of the store that tells an account's plan.
+// Accounts is the part of the store that tells an account's plan. Every admission asks it;
+// persistence.Store (and a cluster node's meta.Store, over its replica) answers from its
+// account cache, which every account write empties of what it changed before it returns.
 type Accounts interface {
 	GetAccount(id string) (persistence.Account, error)
 }

@@ -175,3 +175,39 @@ func TestContextRules(t *testing.T) {
 		t.Fatalf("%d X-Max-Tokens=%q forwarded %d", resp.StatusCode, resp.Header.Get("X-Max-Tokens"), fwd.MaxTokens)
 	}
 }
+
+// The admission reads the account's plan from the store's account cache: every plan change,
+// disable and enable through the admin API applies to the very next call, though the calls
+// before it cached the account.
+func TestTheNextCallAfterAnAccountChangeSeesIt(t *testing.T) {
+	env := nodetest.Start(t, plansCatalog+"  - {name: burst50, burst_rpm: 50, allow_automated: true}\n", nodetest.Options{Plan: "demo"})
+	steps := []struct {
+		name, method, path, body string
+		status                   int
+		code, rateLimit          string
+	}{
+		{"on demo", "", "", "", 200, "", ""},
+		{"moved to strict (interactive clients only)", http.MethodPut, "/plan", `{"plan":"strict"}`, 403, "coding_agent_required", "100"},
+		{"moved to burst50", http.MethodPut, "/plan", `{"plan":"burst50"}`, 200, "", "50"},
+		{"disabled", http.MethodPost, "/disable", "", 403, "account_disabled", ""},
+		{"enabled", http.MethodPost, "/enable", "", 200, "", "50"},
+		{"back on demo", http.MethodPut, "/plan", `{"plan":"demo"}`, 200, "", ""},
+	}
+	for _, st := range steps {
+		if st.method != "" {
+			r := env.Admin(st.method, "/admin/v1/accounts/"+env.Account.ID+st.path, st.body)
+			if raw := nodetest.Read(t, r); r.StatusCode != 200 {
+				t.Fatalf("%s: admin call %d %s", st.name, r.StatusCode, raw)
+			}
+		}
+		for i := range 2 { // the second call reads the account cached by the first
+			resp := env.Post("/v1/chat/completions", env.Key, chatBody("chat"))
+			var body limitBody
+			json.Unmarshal(nodetest.Read(t, resp), &body)
+			if resp.StatusCode != st.status || body.Error.Code != st.code || resp.Header.Get("X-RateLimit-Limit") != st.rateLimit {
+				t.Fatalf("%s, call %d: %d %q X-RateLimit-Limit %q; want %d %q %q", st.name, i+1, resp.StatusCode, body.Error.Code,
+					resp.Header.Get("X-RateLimit-Limit"), st.status, st.code, st.rateLimit)
+			}
+		}
+	}
+}

@@ -120,6 +120,11 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.Store.Logger == nil {
 		cfg.Store.Logger = cfg.Logger
 	}
+	if cfg.Cluster != nil && cfg.Store.CacheBytes == 0 {
+		// A cluster node's shard state machines read the store on every step: the cache
+		// they were measured with (docs/cluster.md), not the single node's small one.
+		cfg.Store.CacheBytes = persistence.ClusterCacheBytes
+	}
 	store, err := persistence.OpenWith(filepath.Join(cfg.DataDir, "pebble"), cfg.Store)
 	if err != nil {
 		return nil, err
