@@ -20,8 +20,8 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// jsonKeys lists the JSON names of a struct type's fields, promoted fields of embedded
-// structs included.
+// jsonKeys lists the JSON names of a struct type's fields that are always written, promoted
+// fields of embedded structs included.
 func jsonKeys(t reflect.Type) []string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -37,7 +37,10 @@ func jsonKeys(t reflect.Type) []string {
 			out = append(out, jsonKeys(f.Type)...)
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(opts, "omitempty") {
+			continue // optional by declaration (a profile only with --profile)
+		}
 		if name == "" {
 			name = f.Name
 		}

@@ -163,7 +163,7 @@ func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a
 	defer a.resp.Body.Close()
 	out := newStreamOut(w, rec, g, s.answering(a))
 	relay := chat.NewRelay(g.clientModel, g.chatReq.IncludeUsage, &g.loss)
-	rd := sse.NewReader(a.resp.Body)
+	rd := sse.NewReader(out.upstreamBody(a.resp.Body))
 	for {
 		ev, err := rd.Next()
 		var data []byte

@@ -83,7 +83,7 @@ func (s *Server) streamConverted(w http.ResponseWriter, rec *record, g *generati
 	if g.decision.SplitInline {
 		split = &reasoning.Splitter{}
 	}
-	rd := sse.NewReader(a.resp.Body)
+	rd := sse.NewReader(out.upstreamBody(a.resp.Body))
 	one := make([]ir.Event, 1) // filter's answer without a splitter, reused
 	for {
 		ev, err := rd.Next()
@@ -155,7 +155,7 @@ func (s *Server) streamPass(w http.ResponseWriter, rec *record, g *generation, a
 	defer a.resp.Body.Close()
 	out := newStreamOut(w, rec, g, s.answering(a))
 	dec := upstreamFormats[a.route.Format].NewStreamDecoder()
-	rd := sse.NewReader(a.resp.Body)
+	rd := sse.NewReader(out.upstreamBody(a.resp.Body))
 	for {
 		ev, err := rd.Next()
 		var events []ir.Event

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"io"
 	"net/http"
 	"time"
 
@@ -35,17 +36,57 @@ type streamOut struct {
 	begun   func()           // told once, at commit: the answer has begun
 	ending  bool             // the answer finished: frames wait in tail for the record
 	tail    []ir.Frame
+	// Flushes wait for the upstream (upstreamBody): frames written since the last read of
+	// the upstream go out in one flush when the relay is about to read again, so a burst of
+	// events that arrived together leaves together, as a plain proxy's one read and one
+	// write would, and never later than the relay's next wait for the network.
+	flusher  http.Flusher
+	deferred bool // flush only before reading the upstream
+	dirty    bool // written since the last flush
 }
 
 func newStreamOut(w http.ResponseWriter, rec *record, g *generation, begun func()) *streamOut {
-	flusher, _ := w.(http.Flusher)
-	o := &streamOut{w: w, rec: rec, g: g, begun: begun, frames: sse.NewWriter(w, func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	})}
+	o := &streamOut{w: w, rec: rec, g: g, begun: begun}
+	o.flusher, _ = w.(http.Flusher)
+	o.frames = sse.NewWriter(w, o.flush)
 	rec.out = o
 	return o
+}
+
+// flush sends what was written, now or, with deferred flushes, before the next upstream read.
+func (o *streamOut) flush() {
+	if o.deferred {
+		o.dirty = true
+		return
+	}
+	if o.flusher != nil {
+		o.flusher.Flush()
+	}
+}
+
+// flushPending sends the frames written since the last flush.
+func (o *streamOut) flushPending() {
+	if o.dirty && o.flusher != nil {
+		o.flusher.Flush()
+	}
+	o.dirty = false
+}
+
+// upstreamBody is the upstream's stream for the relay to read: each read of it first flushes
+// the frames already written, so they never wait on the network.
+func (o *streamOut) upstreamBody(body io.Reader) io.Reader {
+	o.deferred = true
+	return flushBeforeRead{body, o}
+}
+
+type flushBeforeRead struct {
+	r io.Reader
+	o *streamOut
+}
+
+func (f flushBeforeRead) Read(p []byte) (int, error) {
+	f.o.flushPending()
+	return f.r.Read(p)
 }
 
 // finishing says the answer is finishing: the frames from now on are its end.
@@ -80,6 +121,7 @@ func (o *streamOut) end(err error) {
 			return
 		}
 	}
+	o.flushPending()
 }
 
 // Write implements ir.Frames.
