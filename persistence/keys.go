@@ -114,6 +114,10 @@ func (s *Store) LookupKey(secret string) (Key, error) {
 
 	// Hash from the scratch copy: []byte(secret) would allocate.
 	sum := sha256.Sum256(sc.secret[:copy(sc.secret[:], secret)])
+	cached, ok, gen := s.keys.get(sum)
+	if ok {
+		return cached, nil
+	}
 	hk := append(sc.key[:0], nsKeyHash...)
 	hk = hk[:len(nsKeyHash)+hashHexLen]
 	hex.Encode(hk[len(nsKeyHash):], sum[:])
@@ -152,7 +156,12 @@ func (s *Store) LookupKey(secret string) (Key, error) {
 	if k.Models == nil {
 		k.Models = []string{}
 	}
-	return k, checkKeyAccount(s.db, k.AccountID, sc.key[:])
+	if err := checkKeyAccount(s.db, k.AccountID, sc.key[:]); err != nil {
+		return k, err
+	}
+	k.Models = k.Models[:len(k.Models):len(k.Models)] // shared with the cache: an append copies
+	s.keys.put(sum, k, gen)
+	return k, nil
 }
 
 // lookupScratch is LookupKey's reusable working memory.

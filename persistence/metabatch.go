@@ -62,6 +62,7 @@ func (s *Store) updateMetaLocked(fn func(*MetaBatch) error) error {
 	// The cached records of what it wrote go before UpdateMeta returns; after a failed
 	// commit too (the disk's state is what the next read finds).
 	defer s.accounts.drop(false, m.accounts...)
+	defer s.keys.clear() // a key, or its account's disabled mark, may have changed
 	if err := s.commit(m.b); err != nil {
 		return fmt.Errorf("persistence: commit metadata: %w", err)
 	}

@@ -77,6 +77,7 @@ func (s *Store) ReplaceMeta(raw [][]byte, load func(put func(k, v []byte) error)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.accounts.drop(true) // every cached record may be replaced
+	defer s.keys.clear()
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("persistence: replace metadata: %w", err)
 	}

@@ -52,6 +52,7 @@ type Store struct {
 	dicts  logDicts // the request log's dictionaries (logdict.go)
 	// accounts caches decoded account records for GetAccount (accountcache.go).
 	accounts *accountCache
+	keys     *keyCache // LookupKey's answers (keycache.go)
 
 	// mu serialises read-modify-write operations (uniqueness checks, plan
 	// changes, revocations). Pebble has no transactions, so without it two
@@ -106,7 +107,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		g.close()
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, space: g, ledger: newLedger(db, g), accounts: newAccountCache()}
+	s := &Store{db: db, space: g, ledger: newLedger(db, g), accounts: newAccountCache(), keys: newKeyCache()}
 	if err := s.indexAccounts(); err != nil {
 		s.ledger.close()
 		db.Close()
