@@ -20,7 +20,7 @@ const (
 	// maxDictCodes bounds an account's dictionary; later strings are written inline.
 	maxDictCodes = 1 << 16
 	// maxDictsCached bounds how many accounts' dictionaries are held in memory.
-	maxDictsCached = 1024
+	maxDictsCached = 1 << 14 // about 400 bytes a dictionary of a few keys, models and routes
 )
 
 // logDict is one account's dictionary as the store knows it: what is on disk and the codes
