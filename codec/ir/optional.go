@@ -39,6 +39,16 @@ type WholeRelayer interface {
 	RelayWhole(body []byte, model string) ([]byte, codec.Usage)
 }
 
+// DeltaSkipper is implemented by a format whose stream has events that carry only a piece of
+// content (a text, reasoning or tool-argument delta): ContentDelta reports a well-formed one,
+// its kind read as the format's decoder reads it. Once its client has the first byte, a
+// same-format relay needs nothing from such a frame but its bytes, so it passes it without
+// decoding it (the decoder state it would change only shapes content events, which that relay
+// does not use).
+type DeltaSkipper interface {
+	ContentDelta(name, data []byte) bool
+}
+
 // Frame is one SSE event as a format writes it (Name empty for formats without event lines).
 type Frame struct {
 	Name string

@@ -38,6 +38,7 @@ var (
 	_ ir.ClientFormat   = format{}
 	_ ir.UpstreamFormat = format{}
 	_ ir.ModelRewriter  = format{}
+	_ ir.DeltaSkipper   = format{}
 )
 
 // Path is the route-relative endpoint; the model travels in the body, the stream mode too.
@@ -283,4 +284,13 @@ func compactObject(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return buf.String(), true
+}
+
+// deltaKinds are the stream events that carry only a piece of content.
+var deltaKinds = []string{"content_block_delta"}
+
+// ContentDelta implements ir.DeltaSkipper; the decoder takes an event's kind from its SSE name
+// before its data's type.
+func (format) ContentDelta(name, data []byte) bool {
+	return codec.IsDeltaEvent(name, data, true, deltaKinds)
 }

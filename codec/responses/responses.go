@@ -36,6 +36,7 @@ var (
 	_ ir.ClientFormat   = Format
 	_ ir.UpstreamFormat = Format
 	_ ir.ModelRewriter  = Format
+	_ ir.DeltaSkipper   = format{}
 )
 
 // RewriteModel names the client's model in a whole answer (the top-level model) or a stream
@@ -279,4 +280,15 @@ func responseErrorCode(e *ir.Error) string {
 		return "invalid_prompt"
 	}
 	return "server_error"
+}
+
+// deltaKinds are the stream events that carry only a piece of content.
+var deltaKinds = []string{"response.output_text.delta", "response.refusal.delta",
+	"response.reasoning_summary_text.delta", "response.reasoning_text.delta",
+	"response.function_call_arguments.delta", "response.custom_tool_call_input.delta"}
+
+// ContentDelta implements ir.DeltaSkipper; the decoder takes an event's kind from its data's
+// type before its SSE name.
+func (format) ContentDelta(name, data []byte) bool {
+	return codec.IsDeltaEvent(name, data, false, deltaKinds)
 }

@@ -50,6 +50,11 @@ func (p panicky) RelayWhole(body []byte, model string) ([]byte, codec.Usage) {
 	return p.UpstreamFormat.(ir.WholeRelayer).RelayWhole(body, model)
 }
 
+// ContentDelta is the format's own, as before the injection: it decodes nothing.
+func (p panicky) ContentDelta(name, data []byte) bool {
+	return p.UpstreamFormat.(ir.DeltaSkipper).ContentDelta(name, data)
+}
+
 type panickyDecoder struct{ ir.StreamDecoder }
 
 func (d *panickyDecoder) Decode(name, data []byte) ([]ir.Event, bool, error) {
