@@ -170,6 +170,9 @@ func (s *Server) done(r *record) {
 	}
 	defer s.inflight.Add(-1) // after the record, so "idle" means "all recorded"
 	s.Metrics.InFlight(-1)
+	if r.out != nil {
+		r.out.flushPending() // what the stream has so far goes out before the wait for its record
+	}
 	err := r.close()
 	if r.out != nil {
 		r.out.end(err)

@@ -156,6 +156,7 @@ func (o *streamOut) commit() error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	o.w.WriteHeader(http.StatusOK)
+	o.dirty = true // the status line goes out with the next flush, frames or none
 	o.rec.status = http.StatusOK
 	o.rec.firstByte()
 	held := o.held
