@@ -38,14 +38,7 @@ func FuzzParse(f *testing.F) {
 		if again, err := Parse("fuzz.yaml", data); err != nil || !reflect.DeepEqual(again, c) {
 			t.Fatalf("the same file parses differently: %v", err)
 		}
-		out := writeBack(t, c)
-		c2, err := Parse("fuzz.yaml", out)
-		if err != nil {
-			t.Fatalf("the accepted catalog, written back, is refused: %v\n%s", err, out)
-		}
-		if out2 := writeBack(t, c2); !bytes.Equal(out2, out) {
-			t.Fatalf("written back twice it differs:\n%s\n---\n%s", out, out2)
-		}
+		reload(t, c)
 		checkLookups(t, c)
 	})
 }
@@ -178,6 +171,20 @@ func checkRouting(t *testing.T, c *Catalog, m *Model) {
 		!m.IsAuto() && !oneOf(m.RoutePolicy, RouteWeighted, RouteLowestPrice, RouteLowestLatency, RouteLeastBusy) {
 		t.Fatalf("model %s: %+v", m.ID, m)
 	}
+}
+
+// reload is c written back and parsed again; the file it writes back is the same.
+func reload(t *testing.T, c *Catalog) *Catalog {
+	t.Helper()
+	out := writeBack(t, c)
+	c2, err := Parse(c.Path, out)
+	if err != nil {
+		t.Fatalf("the accepted catalog, written back, is refused: %v\n%s", err, out)
+	}
+	if out2 := writeBack(t, c2); !bytes.Equal(out2, out) {
+		t.Fatalf("written back twice it differs:\n%s\n---\n%s", out, out2)
+	}
+	return c2
 }
 
 // writeBack writes c as a catalog file with every value explicit but the default client rules.
