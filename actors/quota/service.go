@@ -146,6 +146,10 @@ type Outcome struct {
 	// Media, when set, ends a daily media reservation in the same write: N produced (commit)
 	// or, N 0, released.
 	Media *MediaUse
+	// Units, when above 0 and below what the admission reserved, is what the call counts in
+	// the plan instead: a call admitted for the dearest of several models (a fallback list)
+	// counts the one that served.
+	Units int64
 }
 
 // MediaUse ends a media reservation with the call that made it.
@@ -330,7 +334,10 @@ func (s *Service) Settle(ctx context.Context, r Reservation, o Outcome) (Settlem
 	if o.Media != nil && (o.Media.Reservation.Account != r.Account || o.Media.N < 0) {
 		return Settlement{}, fmt.Errorf("%w: settle for %s: media reservation %+v", ErrInvalid, r.Account, *o.Media)
 	}
-	c := &step.Command{Kind: step.Settle, Now: s.stamp(), ID: r.ID, Counts: o.Counts, Amount: o.Cost, Log: o.Log}
+	if o.Units < 0 {
+		return Settlement{}, fmt.Errorf("%w: settle for %s: units %d is negative", ErrInvalid, r.Account, o.Units)
+	}
+	c := &step.Command{Kind: step.Settle, Now: s.stamp(), ID: r.ID, Counts: o.Counts, Amount: o.Cost, Log: o.Log, Units: o.Units}
 	if u := o.Media; u != nil {
 		c.Media, c.MediaID, c.N = u.Reservation.Kind, u.Reservation.ID, u.N
 	}

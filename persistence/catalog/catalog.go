@@ -71,7 +71,13 @@ type Server struct {
 	// LogRetentionDays is how long request-log entries are kept: entries older are deleted
 	// by a background job (persistence.PruneLog). 0, the default, keeps them forever.
 	LogRetentionDays int
+	// MaxRequestModels is the most entries a request's "models" fallback list may have
+	// (default DefaultMaxRequestModels).
+	MaxRequestModels int
 }
+
+// DefaultMaxRequestModels is server.max_request_models when the file does not say.
+const DefaultMaxRequestModels = 5
 
 // Model is one entry of the catalog with every field of the spec's model record.
 type Model struct {
@@ -92,7 +98,48 @@ type Model struct {
 	DeprecatedAt    int64 // unix seconds, 0 = not deprecated
 	Replacement     string
 	Routes          []*Route
+	// Tools says the model takes tool definitions (default true for a chat model): an auto
+	// model's request with tools skips a candidate without them.
+	Tools bool
+	// Fallbacks are the models tried, in order, when every route of this one failed before
+	// answering or is cooling down (issue #16). A request's own "models" list replaces them.
+	Fallbacks []string
+	// RoutePolicy is how one of the model's routes is chosen (RouteWeighted, the default,
+	// RouteLowestPrice, RouteLowestLatency, RouteLeastBusy).
+	RoutePolicy string
+	// Auto, when set, makes this an auto model: it has no routes of its own, and each request
+	// is served by one of its candidates.
+	Auto *Auto
 }
+
+// Route policies: how one of a model's routes is chosen.
+const (
+	RouteWeighted      = "weighted"       // by weight, shrunk by the route's error rate (the default)
+	RouteLowestPrice   = "lowest_price"   // the cheapest available route by its own pricing
+	RouteLowestLatency = "lowest_latency" // the available route with the lowest measured time to first token
+	RouteLeastBusy     = "least_busy"     // the available route with the fewest calls in flight
+)
+
+// Auto policies: which eligible candidate of an auto model serves a request first.
+const (
+	AutoOrdered  = "ordered"  // the first eligible candidate in the catalog's order (the default)
+	AutoCheapest = "cheapest" // the eligible candidate with the lowest price
+	AutoFastest  = "fastest"  // the eligible candidate whose routes answer first (measured)
+)
+
+// Auto describes an auto model: the models it may pick and the rules of the pick.
+type Auto struct {
+	Policy     string
+	Candidates []string // catalog model ids, in the file's order: chat models, never auto ones
+	// MaxPrice is a ceiling on a candidate's prompt and completion prices (0: none).
+	MaxPrice Pricing
+	// Prefer lists owned_by values: candidates of these families come first, in this order,
+	// before the policy orders the rest.
+	Prefer []string
+}
+
+// IsAuto reports whether m is an auto model.
+func (m *Model) IsAuto() bool { return m.Auto != nil }
 
 // Pricing is USD per token, exact.
 type Pricing struct {
@@ -140,6 +187,18 @@ type Route struct {
 	Weight        int
 	ZDR           bool
 	Timeouts      Timeouts
+	// Pricing is what the provider charges on this route when it differs from the model's
+	// (nil: the model's). The client always pays the model's pricing; the request log's
+	// upstream cost is the route's.
+	Pricing *Pricing
+}
+
+// Cost is the route's own pricing: its Pricing, or the model's m when it has none.
+func (r *Route) Cost(m *Model) Pricing {
+	if r.Pricing != nil {
+		return *r.Pricing
+	}
+	return m.Pricing
 }
 
 // Credential reads the route's secret from the environment at call time, so a rotated

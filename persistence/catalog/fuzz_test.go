@@ -38,20 +38,14 @@ func FuzzParse(f *testing.F) {
 		if again, err := Parse("fuzz.yaml", data); err != nil || !reflect.DeepEqual(again, c) {
 			t.Fatalf("the same file parses differently: %v", err)
 		}
-		out := writeBack(t, c)
-		c2, err := Parse("fuzz.yaml", out)
-		if err != nil {
-			t.Fatalf("the accepted catalog, written back, is refused: %v\n%s", err, out)
-		}
-		if out2 := writeBack(t, c2); !bytes.Equal(out2, out) {
-			t.Fatalf("written back twice it differs:\n%s\n---\n%s", out, out2)
-		}
+		reload(t, c)
 		checkLookups(t, c)
 	})
 }
 
-// catalogSeeds are the repository's catalogs: the test catalog, the demo's, and the
-// documented examples of docs/catalog.md in one file; and a plan with a burst of one.
+// catalogSeeds are the repository's catalogs: the test catalogs, the demo's, and the
+// documented examples of docs/catalog.md in one file; a small auto model with fallbacks in a
+// cycle; and a plan with a burst of one.
 func catalogSeeds(f *testing.F) [][]byte {
 	read := func(name string) []byte {
 		b, err := os.ReadFile(name)
@@ -68,7 +62,11 @@ func catalogSeeds(f *testing.F) [][]byte {
 	}
 	// Without their comments: the fuzzer mutates and minimizes small inputs faster.
 	comments := regexp.MustCompile(`(?m)^\s*#.*\n|[ \t]+#.*$`)
-	return [][]byte{read("../../testdata/catalog/valid.yaml"), comments.ReplaceAll(demo, nil), comments.ReplaceAll(doc.Bytes(), nil),
+	return [][]byte{read("../../testdata/catalog/valid.yaml"), comments.ReplaceAll(read("../../testdata/catalog/routing.yaml"), nil),
+		comments.ReplaceAll(demo, nil), comments.ReplaceAll(doc.Bytes(), nil),
+		[]byte("server: {max_request_models: 2}\nmodels:\n  - {id: a, kind: chat, auto: {policy: fastest, candidates: [m, n], prefer: [x]}}\n" +
+			"  - {id: m, kind: chat, tools: false, fallbacks: [n], route_policy: least_busy, routes: [{id: r, format: chat, base_url: 'http://x', pricing: {prompt: '1', completion: '2'}}]}\n" +
+			"  - {id: n, kind: chat, owned_by: x, fallbacks: [m], routes: [{id: s, format: chat, base_url: 'http://x'}]}\n"),
 		[]byte("models:\n  - {id: m, kind: chat, quota_multiplier: 2.5, routes: [{id: r, format: chat, base_url: 'http://x'}]}\nplans:\n  - {name: p, burst_rpm: 1}\n"),
 		[]byte("models:\n  - {id: m, kind: chat, foo: 1, context_length: x, routes: [{id: r, format: chat, base_url: 'http://x'}]}\n"),
 		[]byte("clients: {signals: {a: [''], b: [' '], c: ['']}}\nmodels: []\n"),
@@ -141,9 +139,10 @@ func checkLookups(t *testing.T, c *Catalog) {
 				t.Fatalf("%q does not resolve to model %s", name, m.ID)
 			}
 		}
-		if len(m.Routes) == 0 || !(m.QuotaMultiplier >= 1 && m.QuotaMultiplier <= 1000) {
-			t.Fatalf("model %s: %d routes, quota multiplier %v", m.ID, len(m.Routes), m.QuotaMultiplier)
+		if len(m.Routes) == 0 != m.IsAuto() || !(m.QuotaMultiplier >= 1 && m.QuotaMultiplier <= 1000) {
+			t.Fatalf("model %s: %d routes, auto %v, quota multiplier %v", m.ID, len(m.Routes), m.IsAuto(), m.QuotaMultiplier)
 		}
+		checkRouting(t, c, m)
 		for _, r := range m.Routes {
 			if got, ok := c.Route(r.ID); !ok || got != r || r.Weight < 0 {
 				t.Fatalf("route %s of %s: %+v", r.ID, m.ID, r)
@@ -158,13 +157,44 @@ func checkLookups(t *testing.T, c *Catalog) {
 	}
 }
 
+// checkRouting: an auto model's candidates and a model's fallbacks are other chat models with
+// routes; only chat models take tools; every model with routes has a route policy.
+func checkRouting(t *testing.T, c *Catalog, m *Model) {
+	t.Helper()
+	for _, o := range append(c.Candidates(m), c.FallbacksOf(m)...) {
+		if o == nil || o == m || o.IsAuto() || o.Kind != KindChat {
+			t.Fatalf("model %s picks %+v", m.ID, o)
+		}
+	}
+	if m.IsAuto() && (m.QuotaMultiplier != 1 || len(m.Auto.Candidates) == 0 || m.Kind != KindChat || m.Fallbacks != nil) ||
+		m.Tools && m.Kind != KindChat ||
+		!m.IsAuto() && !oneOf(m.RoutePolicy, RouteWeighted, RouteLowestPrice, RouteLowestLatency, RouteLeastBusy) {
+		t.Fatalf("model %s: %+v", m.ID, m)
+	}
+}
+
+// reload is c written back and parsed again; the file it writes back is the same.
+func reload(t *testing.T, c *Catalog) *Catalog {
+	t.Helper()
+	out := writeBack(t, c)
+	c2, err := Parse(c.Path, out)
+	if err != nil {
+		t.Fatalf("the accepted catalog, written back, is refused: %v\n%s", err, out)
+	}
+	if out2 := writeBack(t, c2); !bytes.Equal(out2, out) {
+		t.Fatalf("written back twice it differs:\n%s\n---\n%s", out, out2)
+	}
+	return c2
+}
+
 // writeBack writes c as a catalog file with every value explicit but the default client rules.
 func writeBack(t *testing.T, c *Catalog) []byte {
 	t.Helper()
 	s := c.Server
 	doc := fileDoc{
 		Server: serverDoc{MaxBodyBytes: s.MaxBodyBytes, ConnectTimeout: s.ConnectTimeout.String(), FirstByteTimeout: s.FirstByteTimeout.String(),
-			IdleStreamTimeout: s.IdleStreamTimeout.String(), PublicURL: s.PublicURL, MetricsAddr: s.MetricsAddr, CORSOrigins: s.CORSOrigins},
+			IdleStreamTimeout: s.IdleStreamTimeout.String(), PublicURL: s.PublicURL, MetricsAddr: s.MetricsAddr, CORSOrigins: s.CORSOrigins,
+			MaxRequestModels: &s.MaxRequestModels},
 	}
 	if !reflect.DeepEqual(c.Clients, DefaultClientRules()) { // the defaults are long: left out, they come back
 		doc.Clients = &clientsDoc{Interactive: c.Clients.Interactive, Automated: c.Clients.Automated, Signals: c.Clients.Signals}
@@ -197,8 +227,10 @@ func modelDocOf(m *Model) modelDoc {
 	if m.DeprecatedAt != 0 {
 		d.DeprecatedAt = time.Unix(m.DeprecatedAt, 0).UTC().Format(time.RFC3339)
 	}
-	p := m.Pricing
-	d.Pricing.Prompt, d.Pricing.Completion, d.Pricing.CacheRead, d.Pricing.CacheWrite = p.PromptText, p.CompletionText, p.CacheRead.String(), p.CacheWrite.String()
+	if !m.IsAuto() { // an auto model's prices are its candidates'
+		d.Pricing = pricingDocOf(m.Pricing)
+	}
+	routingDocOf(m, &d)
 	r := m.Reasoning
 	d.Reasoning.Class, d.Reasoning.Efforts, d.Reasoning.Inline, d.Reasoning.Adaptive = r.Class, slices.Clone(r.Efforts), r.Inline, r.Adaptive
 	a := m.Architecture
@@ -206,10 +238,31 @@ func modelDocOf(m *Model) modelDoc {
 	for _, rt := range m.Routes {
 		rd := routeDoc{ID: rt.ID, Format: rt.Format, BaseURL: rt.BaseURL, UpstreamModel: rt.UpstreamModel, CredentialEnv: rt.CredentialEnv,
 			Weight: &rt.Weight, ZDR: rt.ZDR}
+		if rt.Pricing != nil {
+			p := pricingDocOf(*rt.Pricing)
+			rd.Pricing = &p
+		}
 		rd.Timeouts.Connect, rd.Timeouts.FirstByte, rd.Timeouts.IdleStream = duration(rt.Timeouts.Connect), duration(rt.Timeouts.FirstByte), duration(rt.Timeouts.IdleStream)
 		d.Routes = append(d.Routes, rd)
 	}
 	return d
+}
+
+func pricingDocOf(p Pricing) pricingDoc {
+	return pricingDoc{Prompt: p.PromptText, Completion: p.CompletionText, CacheRead: p.CacheRead.String(), CacheWrite: p.CacheWrite.String()}
+}
+
+// routingDocOf writes issue #16's fields as the file takes them back: only a chat model has
+// them, and an auto model only its auto block.
+func routingDocOf(m *Model, d *modelDoc) {
+	switch {
+	case m.IsAuto():
+		a := m.Auto
+		d.Auto = &autoDoc{Policy: a.Policy, Candidates: a.Candidates, Prefer: a.Prefer}
+		d.Auto.MaxPrice.Prompt, d.Auto.MaxPrice.Completion = a.MaxPrice.PromptText, a.MaxPrice.CompletionText
+	case m.Kind == KindChat:
+		d.Tools, d.Fallbacks, d.RoutePolicy = &m.Tools, m.Fallbacks, m.RoutePolicy
+	}
 }
 
 func planDocOf(p *Plan) planDoc {

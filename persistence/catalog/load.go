@@ -47,29 +47,25 @@ type serverDoc struct {
 	// CORSOrigins: nil (absent) is the default, every origin; [] turns CORS off.
 	CORSOrigins      []string `yaml:"cors_origins"`
 	LogRetentionDays int      `yaml:"log_retention_days"`
+	MaxRequestModels *int     `yaml:"max_request_models"` // nil: the default; 0 is refused
 }
 
 type modelDoc struct {
-	ID              string   `yaml:"id"`
-	Kind            string   `yaml:"kind"`
-	DisplayName     string   `yaml:"display_name"`
-	OwnedBy         string   `yaml:"owned_by"`
-	Created         int64    `yaml:"created"`
-	ContextLength   int64    `yaml:"context_length"`
-	MaxOutputTokens int64    `yaml:"max_output_tokens"`
-	ContextRule     string   `yaml:"context_rule"`
-	Tokenizer       string   `yaml:"tokenizer"`
-	QuotaMultiplier *float64 `yaml:"quota_multiplier"`
-	Aliases         []string `yaml:"aliases"`
-	DeprecatedAt    string   `yaml:"deprecated_at"`
-	Replacement     string   `yaml:"replacement"`
-	Pricing         struct {
-		Prompt     string `yaml:"prompt"`
-		Completion string `yaml:"completion"`
-		CacheRead  string `yaml:"cache_read"`
-		CacheWrite string `yaml:"cache_write"`
-	} `yaml:"pricing"`
-	Reasoning struct {
+	ID              string     `yaml:"id"`
+	Kind            string     `yaml:"kind"`
+	DisplayName     string     `yaml:"display_name"`
+	OwnedBy         string     `yaml:"owned_by"`
+	Created         int64      `yaml:"created"`
+	ContextLength   int64      `yaml:"context_length"`
+	MaxOutputTokens int64      `yaml:"max_output_tokens"`
+	ContextRule     string     `yaml:"context_rule"`
+	Tokenizer       string     `yaml:"tokenizer"`
+	QuotaMultiplier *float64   `yaml:"quota_multiplier"`
+	Aliases         []string   `yaml:"aliases"`
+	DeprecatedAt    string     `yaml:"deprecated_at"`
+	Replacement     string     `yaml:"replacement"`
+	Pricing         pricingDoc `yaml:"pricing"`
+	Reasoning       struct {
 		Class    string   `yaml:"class"`
 		Efforts  []string `yaml:"efforts"`
 		Inline   bool     `yaml:"inline"`
@@ -81,6 +77,19 @@ type modelDoc struct {
 		OutputModalities []string `yaml:"output_modalities"`
 	} `yaml:"architecture"`
 	Routes []routeDoc `yaml:"routes"`
+	// Issue #16's routing (routing.go): only chat models take these.
+	Tools       *bool    `yaml:"tools"` // nil: the default, true
+	Fallbacks   []string `yaml:"fallbacks"`
+	RoutePolicy string   `yaml:"route_policy"`
+	Auto        *autoDoc `yaml:"auto"`
+}
+
+// pricingDoc is a model's or a route's prices: USD per token as decimal strings.
+type pricingDoc struct {
+	Prompt     string `yaml:"prompt"`
+	Completion string `yaml:"completion"`
+	CacheRead  string `yaml:"cache_read"`
+	CacheWrite string `yaml:"cache_write"`
 }
 
 type routeDoc struct {
@@ -96,6 +105,7 @@ type routeDoc struct {
 		FirstByte  string `yaml:"first_byte"`
 		IdleStream string `yaml:"idle_stream"`
 	} `yaml:"timeouts"`
+	Pricing *pricingDoc `yaml:"pricing"` // nil: the model's
 }
 
 // LoadFile reads and validates a catalog file.
@@ -146,6 +156,7 @@ func Parse(path string, data []byte) (*Catalog, error) {
 		}
 		c.models = append(c.models, m)
 	}
+	v.resolveRouting(c) // candidates and fallbacks name models anywhere in the file
 	v.removed(c, doc.Removed)
 	for _, m := range c.models {
 		if m.Replacement != "" {
@@ -223,12 +234,23 @@ func (v *validator) server(s serverDoc) Server {
 	if s.LogRetentionDays < 0 || s.LogRetentionDays > maxLogRetentionDays {
 		v.fail("", "server.log_retention_days", fmt.Sprintf("must be 0 (keep forever) to %d days", maxLogRetentionDays))
 	}
+	out.MaxRequestModels = DefaultMaxRequestModels
+	if s.MaxRequestModels != nil {
+		out.MaxRequestModels = *s.MaxRequestModels
+		if out.MaxRequestModels < 1 || out.MaxRequestModels > maxRequestModels {
+			v.fail("", "server.max_request_models", fmt.Sprintf("%d must be between 1 and %d", out.MaxRequestModels, maxRequestModels))
+		}
+	}
 	return out
 }
 
 // maxLogRetentionDays keeps the retention's cutoff within the unix nanoseconds the log's
 // keys hold (about a century).
 const maxLogRetentionDays = 36500
+
+// maxRequestModels bounds server.max_request_models: each entry of a request's models list
+// may be one more upstream attempt.
+const maxRequestModels = 32
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$`)
 
@@ -282,11 +304,19 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 	m.QuotaMultiplier = 1
 	if d.QuotaMultiplier != nil {
 		m.QuotaMultiplier = *d.QuotaMultiplier
-		if !(m.QuotaMultiplier >= 1 && m.QuotaMultiplier <= 1000) { // NaN (.nan) too
+		switch {
+		case d.Auto != nil && m.QuotaMultiplier != 1: // the spec: "auto … models are 1.0"
+			v.fail(id, "quota_multiplier", fmt.Sprintf("an auto model counts 1 call; write 1 or leave it out, not %v", m.QuotaMultiplier))
+		case !(m.QuotaMultiplier >= 1 && m.QuotaMultiplier <= 1000): // NaN (.nan) too
 			v.fail(id, "quota_multiplier", fmt.Sprintf("%v must be between 1 and 1000", m.QuotaMultiplier))
 		}
 	}
-	m.Pricing = v.pricing(id, d)
+	prices := d.Pricing
+	if d.Auto != nil && prices != (pricingDoc{}) {
+		v.fail(id, "pricing", "an auto model has no pricing of its own: a call is charged at the rates of the model that served it")
+		prices = pricingDoc{} // its record shows "0"
+	}
+	m.Pricing = v.pricing(id, "pricing", prices)
 	v.reasoning(id, &m.Reasoning)
 	if len(m.Architecture.OutputModalities) == 0 {
 		m.Architecture.OutputModalities = defaultOutput(m.Kind)
@@ -309,7 +339,12 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 		}
 		m.DeprecatedAt = t.Unix()
 	}
-	if len(d.Routes) == 0 {
+	v.routing(m, d)
+	switch {
+	case d.Auto != nil && len(d.Routes) > 0:
+		v.fail(id, "routes", "an auto model has no routes of its own: its candidates' routes serve it")
+		return m
+	case d.Auto == nil && len(d.Routes) == 0:
 		v.fail(id, "routes", "at least one route is required")
 	}
 	for j := range d.Routes {
@@ -332,29 +367,33 @@ func defaultOutput(kind string) []string {
 	return []string{"text"}
 }
 
-func (v *validator) pricing(id string, d *modelDoc) Pricing {
-	p := Pricing{PromptText: d.Pricing.Prompt, CompletionText: d.Pricing.Completion}
-	price := func(field, s string, def money.Amount) money.Amount {
-		if s == "" {
-			return def
-		}
-		a, err := money.Parse(s)
-		if err != nil {
-			v.fail(id, "pricing."+field, fmt.Sprintf("%v (write USD per token as a decimal string, e.g. \"0.0000025\")", err))
-		}
-		return a
-	}
+// pricing reads the prices at field (a model's pricing or a route's); a price left out is 0,
+// a cache price the prompt's.
+func (v *validator) pricing(id, field string, d pricingDoc) Pricing {
+	p := Pricing{PromptText: d.Prompt, CompletionText: d.Completion}
 	if p.PromptText == "" {
 		p.PromptText = "0"
 	}
 	if p.CompletionText == "" {
 		p.CompletionText = "0"
 	}
-	p.Prompt = price("prompt", p.PromptText, 0)
-	p.Completion = price("completion", p.CompletionText, 0)
-	p.CacheRead = price("cache_read", d.Pricing.CacheRead, p.Prompt)
-	p.CacheWrite = price("cache_write", d.Pricing.CacheWrite, p.Prompt)
+	p.Prompt = v.price(id, field+".prompt", p.PromptText, 0)
+	p.Completion = v.price(id, field+".completion", p.CompletionText, 0)
+	p.CacheRead = v.price(id, field+".cache_read", d.CacheRead, p.Prompt)
+	p.CacheWrite = v.price(id, field+".cache_write", d.CacheWrite, p.Prompt)
 	return p
+}
+
+// price is one exact USD amount per token; def when s is "".
+func (v *validator) price(id, field, s string, def money.Amount) money.Amount {
+	if s == "" {
+		return def
+	}
+	a, err := money.Parse(s)
+	if err != nil {
+		v.fail(id, field, fmt.Sprintf("%v (write USD per token as a decimal string, e.g. \"0.0000025\")", err))
+	}
+	return a
 }
 
 func (v *validator) reasoning(id string, r *Reasoning) {
@@ -417,6 +456,13 @@ func (v *validator) route(model string, j int, d *routeDoc) *Route {
 		Connect:    v.duration(model, field("timeouts.connect"), d.Timeouts.Connect, 0),
 		FirstByte:  v.duration(model, field("timeouts.first_byte"), d.Timeouts.FirstByte, 0),
 		IdleStream: v.duration(model, field("timeouts.idle_stream"), d.Timeouts.IdleStream, 0),
+	}
+	if d.Pricing != nil {
+		if d.Pricing.Prompt == "" || d.Pricing.Completion == "" {
+			v.fail(model, field("pricing"), "must give both prompt and completion: a price left out would be 0 in the request log's upstream cost")
+		}
+		p := v.pricing(model, field("pricing"), *d.Pricing)
+		r.Pricing = &p
 	}
 	return r
 }

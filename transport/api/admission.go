@@ -33,6 +33,11 @@ type admission struct {
 // admit classifies the client and asks the account's quota owner for the call, in that
 // order: a refused client never uses quota. It sets the X-RateLimit headers either way.
 func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catalog.Model, estimated money.Amount) (*admission, *apiError) {
+	return s.admitUnits(r, w, c, quota.Units(m.QuotaMultiplier), estimated)
+}
+
+// admitUnits is admit for a call that counts units in the plan.
+func (s *Server) admitUnits(r *http.Request, w http.ResponseWriter, c *call, units int64, estimated money.Amount) (*admission, *apiError) {
 	c.rated = true // from here the headers come from this account's answer, or not at all
 	acct, err := s.Accounts.GetAccount(c.key.AccountID)
 	if err != nil {
@@ -54,7 +59,7 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 		return nil, errCannotRecord() // its charge and log entry could not be kept
 	}
 	d, err := s.Quota.Admit(c.admissionContext(r), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
-		Units: quota.Units(m.QuotaMultiplier), EstimatedCost: estimated, At: c.arrived, KeyLimits: c.key.Limits})
+		Units: units, EstimatedCost: estimated, At: c.arrived, KeyLimits: c.key.Limits})
 	if err != nil {
 		if r.Context().Err() != nil {
 			return nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}

@@ -94,13 +94,17 @@ func (s *Server) resolveModel(c *call, name, kind string) (*catalog.Model, *apiE
 		return nil, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "the model " + strconv.Quote(name) + " does not exist; GET " + list + " lists the models this key can use"}
 	}
-	if !keyAllows(c.key, m, name) {
+	if !keyAllows(c.key, m, name) && !(m.IsAuto() && autoAllowed(c, m)) {
 		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "model_not_allowed", Param: "model",
 			Message: "this API key is restricted and may not call " + strconv.Quote(name)}
 	}
-	if c.key.ZDR && !m.HasZDRRoute() {
+	if c.key.ZDR && !zdrServes(c, m) {
+		what := " has no zero-data-retention route"
+		if m.IsAuto() {
+			what = " has no candidate with a zero-data-retention route"
+		}
 		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "model_not_available_in_zdr_mode", Param: "model",
-			Message: "this API key is in zero-data-retention mode and " + strconv.Quote(name) + " has no zero-data-retention route"}
+			Message: "this API key is in zero-data-retention mode and " + strconv.Quote(name) + what}
 	}
 	if m.Kind != kind {
 		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "model_not_supported_on_endpoint", Param: "model",
@@ -174,3 +178,12 @@ func endpointPath(endpoint string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// zdrServes reports whether m can serve a ZDR key: a ZDR route of its own, or for an auto model
+// a candidate with one.
+func zdrServes(c *call, m *catalog.Model) bool {
+	if m.IsAuto() {
+		return autoZDR(c, m)
+	}
+	return m.HasZDRRoute()
+}

@@ -38,6 +38,15 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	rec.gen = g
 	if spec.target != nil {
 		rec.named = spec.target.model // the Gemini API names it in the path
+	} else {
+		var e *apiError
+		if g.listed, g.body, e = modelsField(body, c.catalog.Server.MaxRequestModels); e != nil {
+			rec.fail(w, e)
+			return
+		}
+		if rec.named == "" && len(g.listed) > 0 {
+			rec.named = g.listed[0]
+		}
 	}
 	if e := g.decode(); e != nil {
 		rec.fail(w, e)
@@ -45,25 +54,34 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	}
 	rec.entry.Stream = g.stream
 	if e := s.prepare(c, g); e != nil {
-		if g.model != nil {
-			rec.resolved(g.model) // a client error counts what the model it names counts
+		if g.named != nil {
+			rec.resolved(g.named) // a client error counts what the model it names counts
 		}
 		rec.fail(w, e)
 		return
 	}
-	rec.resolved(g.model)
-	setDeprecation(w, g.model)
+	s.resolvedModel(rec, g)
+	setDeprecation(w, g.named)
 	var e *apiError
-	if rec.adm, e = s.admit(r, w, c, g.model, g.estimatedCost()); e != nil {
+	if rec.adm, e = s.admitUnits(r, w, c, g.choice.units(), g.estimate()); e != nil {
 		rec.fail(w, e)
 		return
 	}
 	build := func(rt *catalog.Route) (upstream.Request, bool) { return g.build(c, rt) }
+	var firstBuildErr *apiError
 	for {
 		a, ue, e := s.dial(r.Context(), c, g.model, build, &rec.tried)
+		if e != nil && e.Status != 499 && g.next() {
+			// Every route of that model failed before answering or is cooling down (or none
+			// could carry the request): the next model of the list, in the client's format.
+			firstBuildErr = cmpOr(firstBuildErr, g.buildErr)
+			g.buildErr = nil
+			s.resolvedModel(rec, g)
+			continue
+		}
 		switch {
-		case e != nil && g.buildErr != nil && len(rec.tried) == 0:
-			rec.fail(w, g.buildErr) // no route could take the request as it is
+		case e != nil && cmpOr(firstBuildErr, g.buildErr) != nil && len(rec.tried) == 0:
+			rec.fail(w, cmpOr(firstBuildErr, g.buildErr)) // no route could take the request as it is
 			return
 		case e != nil:
 			rec.fail(w, e)
@@ -80,27 +98,42 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 	}
 }
 
-// prepare applies the catalog and the key's policy, and resolves reasoning for the model.
+// prepare applies the catalog and the key's policy: the model the request names, the models
+// that may serve it (choice.go), and the first of them set up for the request.
 func (s *Server) prepare(c *call, g *generation) *apiError {
 	m, e := s.resolveModel(c, g.clientModel, catalog.KindChat)
 	if e != nil {
 		return e
 	}
-	g.model = m
-	if g.needsCanonical() {
-		if _, e := g.canonical(); e != nil {
-			return e
-		}
-		if e := g.oneChoice(); e != nil {
-			return e
-		}
-	}
+	g.named, g.model = m, m
 	if g.req != nil && g.req.PreviousResponseID != "" {
 		return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "previous_response_not_found", Param: "previous_response_id",
 			Message: "previous_response_id " + g.req.PreviousResponseID + " was not found: this gateway stores no responses; send the whole conversation in input"}
 	}
-	g.decision = reasoning.Resolve(m.Reasoning.Model(), g.thinking())
-	return g.applyContextRule()
+	return s.choose(c, g, m)
+}
+
+// resolveThinking is the client's reasoning request resolved for model m.
+func (g *generation) resolveThinking(m *catalog.Model) reasoning.Decision {
+	return reasoning.Resolve(m.Reasoning.Model(), g.thinking())
+}
+
+// resolvedModel records the model about to serve: the log names it, its prices are the
+// client's, and the answer names it where the client named another.
+func (s *Server) resolvedModel(rec *record, g *generation) {
+	rec.resolved(g.model)
+	rec.units = g.choice.servedUnits(g.model)
+	g.served()
+}
+
+// cmpOr is the first non-nil error.
+func cmpOr(errs ...*apiError) *apiError {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // relay answers from an open attempt; false means it broke before anything was sent.

@@ -100,7 +100,7 @@ func (r *record) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
 	defer cancel()
 	if a := r.adm; a != nil {
-		o := quota.Outcome{Counts: class != countsNothing, Cost: cost, Log: &e}
+		o := quota.Outcome{Counts: class != countsNothing, Cost: cost, Log: &e, Units: r.units}
 		if r.media != nil {
 			o.Media = &quota.MediaUse{Reservation: *r.media, N: r.produced}
 		}

@@ -23,9 +23,12 @@ type generation struct {
 	body        []byte
 	clientModel string
 	stream      bool
-	chatReq     *chat.Request // chat clients: the cheap pass-through view
-	req         *ir.Request   // the canonical request (decoded lazily for chat clients)
-	model       *catalog.Model
+	chatReq     *chat.Request  // chat clients: the cheap pass-through view
+	req         *ir.Request    // the canonical request (decoded lazily for chat clients)
+	model       *catalog.Model // the model being tried
+	named       *catalog.Model // the model the request names (an auto model, the first of a list)
+	listed      []string       // the request's "models" fallback list, as sent
+	choice      *choice        // the models that may serve it, in order (choice.go)
 	decision    reasoning.Decision
 	loss        ir.Loss
 	header      http.Header // client headers a same-format route receives
@@ -197,6 +200,7 @@ func clientHeaders(r *http.Request) http.Header {
 
 // announce sets the headers that describe the translation, before the status is written.
 func (g *generation) announce(w http.ResponseWriter) {
+	w.Header().Set("X-Modelgate-Model", g.model.ID) // the model that serves (issue #16)
 	if d := g.loss.Fields(); len(d) > 0 {
 		w.Header().Set("X-Modelgate-Dropped", strings.Join(d, ", "))
 	}

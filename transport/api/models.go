@@ -29,6 +29,16 @@ type modelRecord struct {
 	Aliases         []string      `json:"aliases,omitempty"`
 	DeprecatedAt    int64         `json:"deprecated_at,omitempty"`
 	Replacement     string        `json:"replacement,omitempty"`
+	// Auto is an auto model's rule and the candidates it may pick for this key (issue #16).
+	Auto *autoRecord `json:"auto,omitempty"`
+	// Fallbacks are the models tried after this one when its routes fail (issue #16).
+	Fallbacks []string `json:"fallbacks,omitempty"`
+}
+
+type autoRecord struct {
+	Policy     string          `json:"policy"`
+	Candidates []string        `json:"candidates"`
+	Now        []candidateView `json:"candidates_now,omitempty"` // GET /v1/models/{auto} only
 }
 
 type modelPricing struct {
@@ -63,8 +73,29 @@ func recordOf(m *catalog.Model) modelRecord {
 	return rec
 }
 
+// recordFor is m's record as key's caller sees it: an auto model lists the candidates the
+// key may get, a model the fallbacks it may get.
+func recordFor(c *call, m *catalog.Model) modelRecord {
+	rec := recordOf(m)
+	if m.IsAuto() {
+		rec.Auto = &autoRecord{Policy: m.Auto.Policy, Candidates: []string{}}
+		for _, cd := range c.catalog.Candidates(m) {
+			if candidateAllowed(c, m, cd) && (!c.key.ZDR || cd.HasZDRRoute()) {
+				rec.Auto.Candidates = append(rec.Auto.Candidates, cd.ID)
+			}
+		}
+	}
+	for _, f := range usableFallbacks(c, m) {
+		rec.Fallbacks = append(rec.Fallbacks, f.ID)
+	}
+	return rec
+}
+
 // visible reports whether the key may see the model in the list.
 func visible(c *call, m *catalog.Model) bool {
+	if m.IsAuto() {
+		return autoAllowed(c, m) && (!c.key.ZDR || autoZDR(c, m))
+	}
 	return keyAllows(c.key, m, m.ID) && (!c.key.ZDR || m.HasZDRRoute())
 }
 
@@ -77,7 +108,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	data := []modelRecord{}
 	for _, m := range c.catalog.Models() {
 		if visible(c, m) {
-			data = append(data, recordOf(m))
+			data = append(data, recordFor(c, m))
 		}
 	}
 	c.answer(w, map[string]any{"object": "list", "data": data})
@@ -100,7 +131,11 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 			Message: "the model \"" + name + "\" does not exist or this key may not use it"})
 		return
 	}
-	c.answer(w, recordOf(m))
+	rec := recordFor(c, m)
+	if rec.Auto != nil {
+		rec.Auto.Now = s.candidatesNow(c, m)
+	}
+	c.answer(w, rec)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -39,7 +39,8 @@ type Command struct {
 	// ID is the reservation Settle, MediaCommit and MediaRelease end, and the admitted call
 	// whose paid estimate a Hold takes over (0: none).
 	ID uint64 `msgpack:"id,omitempty"`
-	// Units is what Admit or Record counts, in thousandths of a call (positive).
+	// Units is what Admit or Record counts, in thousandths of a call (positive); on Settle,
+	// when above 0 and below what the call reserved, what it counts instead (issue #16).
 	Units int64 `msgpack:"u,omitempty"`
 	// Amount is Admit's estimated cost, Settle's actual cost, and the sum of AddCredits,
 	// Charge and Hold.

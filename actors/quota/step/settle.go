@@ -24,11 +24,14 @@ func (a *Account) settle(c *Command, now int64, r *Result) {
 		r.Counted = true
 		if h.InPlan {
 			units = h.Units
+			if c.Units > 0 && c.Units < units { // the model that served counts less than reserved
+				units = c.Units
+			}
 			if h.WinStart == a.Rec.WindowStart {
-				a.Rec.WindowUsed += h.Units
+				a.Rec.WindowUsed += units
 			}
 			if h.WeekStart == a.Rec.WeekStart {
-				a.Rec.WeekUsed += h.Units
+				a.Rec.WeekUsed += units
 			}
 			r.Dirty = true
 		}

@@ -2,6 +2,7 @@ package step
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,11 +119,16 @@ func TestSettle(t *testing.T) {
 		charged, balance2 int64
 		used              int64
 		logUnits          int64
+		reserve, settle   int64 // the admission's units and the settle's (0: the default)
 	}{
-		{"in plan", "{name: p, window_requests: 5, burst_rpm: 1}", 100, 40, true, 0, 100, 1000, 1000},
-		{"paid", "{name: p, window_requests: 0, weekly_requests: 1, burst_rpm: 1}", 100, 40, true, 40, 60, 0, 0},
-		{"paid, to the floor", "{name: p, weekly_requests: 1, burst_rpm: 1}", 100, 400, true, 150, -50, 0, 0},
-		{"refunded", "{name: p, window_requests: 5, burst_rpm: 1}", 100, 40, false, 0, 100, 0, 0},
+		{"in plan", "{name: p, window_requests: 5, burst_rpm: 1}", 100, 40, true, 0, 100, 1000, 1000, 0, 0},
+		{"paid", "{name: p, window_requests: 0, weekly_requests: 1, burst_rpm: 1}", 100, 40, true, 40, 60, 0, 0, 0, 0},
+		{"paid, to the floor", "{name: p, weekly_requests: 1, burst_rpm: 1}", 100, 400, true, 150, -50, 0, 0, 0, 0},
+		{"refunded", "{name: p, window_requests: 5, burst_rpm: 1}", 100, 40, false, 0, 100, 0, 0, 0, 0},
+		// A fallback list reserves its dearest model's units; the model that served counts.
+		{"in plan, the served model counts less", "{name: p, window_requests: 5, burst_rpm: 1}", 100, 40, true, 0, 100, 1000, 1000, 3000, 1000},
+		{"in plan, never more than reserved", "{name: p, window_requests: 5, burst_rpm: 1}", 100, 40, true, 0, 100, 3000, 3000, 3000, 5000},
+		{"refunded, whatever the settle counts", "{name: p, window_requests: 5, burst_rpm: 1}", 100, 40, false, 0, 100, 0, 0, 3000, 1000},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,15 +136,15 @@ func TestSettle(t *testing.T) {
 			p.Overdraft = 50
 			var a Account
 			a.Rec.Balance = c.balance
-			if c.name != "in plan" && c.name != "refunded" { // use the weekly allowance first
+			if strings.HasPrefix(c.name, "paid") { // use the weekly allowance first
 				a.Rec.WeekStart, a.Rec.WeekUsed = weekStart(t0/sec), 1000
 			}
-			d := Apply(&a, &Command{Kind: Admit, Now: t0, Plan: p, Key: "k"})
+			d := Apply(&a, &Command{Kind: Admit, Now: t0, Plan: p, Key: "k", Units: c.reserve})
 			if !d.Admitted {
 				t.Fatalf("admit: %+v", d)
 			}
 			log := &persistence.LogEntry{RequestID: "r1", Time: t0, Status: 200}
-			r := Apply(&a, &Command{Kind: Settle, Now: t0 + sec, ID: d.ID, Counts: c.counts, Amount: money.Amount(c.cost), Log: log})
+			r := Apply(&a, &Command{Kind: Settle, Now: t0 + sec, ID: d.ID, Counts: c.counts, Amount: money.Amount(c.cost), Log: log, Units: c.settle})
 			if r.Fail != OK || int64(r.Charged) != c.charged || int64(r.Balance) != c.balance2 || a.Rec.Balance != c.balance2 || a.Rec.WindowUsed != c.used {
 				t.Fatalf("settle: %+v, record %+v", r, a.Rec)
 			}

@@ -1,0 +1,236 @@
+package api
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+// An auto model (issue #16) picks, per request, among its candidates: those that can serve
+// this request — the key may use them (and, for a ZDR key, they have a ZDR route), they take
+// its tools, images and reasoning, their prices are under the auto model's ceiling, and the
+// request fits their context — ordered by the auto model's preferred families, then by its
+// policy, healthy ones first. The first is tried first; the rest are its fallbacks.
+
+// candidate is one candidate judged for a request.
+type candidate struct {
+	model   *catalog.Model
+	why     string // why it cannot serve ("" when it can)
+	healthy bool   // a route of it takes requests now
+	cost    int64  // this request's estimated cost on it (money units)
+	ttft    time.Duration
+}
+
+// chooseAuto orders auto's candidates for the request into the generation's list, or refuses
+// it naming why each candidate cannot serve.
+func (s *Server) chooseAuto(c *call, g *generation, auto *catalog.Model) *apiError {
+	cands := s.judge(c, g, auto)
+	var why []string
+	var models []*catalog.Model
+	for _, cd := range cands {
+		if cd.why != "" {
+			why = append(why, cd.model.ID+": "+cd.why)
+			continue
+		}
+		models = append(models, cd.model)
+	}
+	if len(models) == 0 {
+		return errNoCandidate(auto, why)
+	}
+	g.choice = &choice{auto: auto, models: models}
+	return g.useFirst()
+}
+
+// judge is every candidate of auto for the request, the eligible ones first in the order they
+// are to be tried.
+func (s *Server) judge(c *call, g *generation, auto *catalog.Model) []candidate {
+	need := needsOf(g)
+	defer g.setModelState(g.modelState()) // use() of each candidate; chooseAuto sets the first
+	var out []candidate
+	for _, m := range c.catalog.Candidates(auto) {
+		cd := candidate{model: m, why: s.unfit(c, auto, m, need)}
+		if cd.why == "" {
+			if e := g.use(m); e != nil {
+				cd.why = e.Message
+			} else {
+				cd.cost = int64(g.estimatedCost())
+			}
+		}
+		if cd.why == "" {
+			cd.healthy = s.Board.CanServe(m.Routes, c.key.ZDR, nil)
+			cd.ttft = s.fastestRoute(m, c.key.ZDR)
+		}
+		out = append(out, cd)
+	}
+	order(out, auto.Auto)
+	return out
+}
+
+// needs is what a request asks of the model that serves it.
+type needs struct {
+	tools, images, reasoning bool
+}
+
+func needsOf(g *generation) needs {
+	req, e := g.canonical()
+	if e != nil {
+		return needs{}
+	}
+	n := needs{tools: len(req.Tools) > 0}
+	t := req.Thinking
+	n.reasoning = t.Effort != "" && t.Effort != "none" || t.Enabled != nil && *t.Enabled || t.BudgetTokens > 0
+	for _, msg := range req.Messages {
+		for _, p := range msg.Parts {
+			if p.Kind == ir.PartImage {
+				n.images = true
+			}
+		}
+	}
+	return n
+}
+
+// unfit says why candidate m of auto cannot serve a request with need for this key ("" when
+// it can, as far as the catalog tells: the context is checked apart).
+func (s *Server) unfit(c *call, auto, m *catalog.Model, need needs) string {
+	ceiling := auto.Auto.MaxPrice
+	switch {
+	case !candidateAllowed(c, auto, m):
+		return "this API key may not use it"
+	case c.key.ZDR && !m.HasZDRRoute():
+		return "it has no zero-data-retention route"
+	case need.tools && !m.Tools:
+		return "it does not take tools"
+	case need.images && !m.AcceptsImages():
+		return "it does not take images"
+	case need.reasoning && !m.Reasoning.Supported():
+		return "it does not reason"
+	case ceiling.Prompt > 0 && m.Pricing.Prompt > ceiling.Prompt:
+		return "its prompt price " + m.Pricing.Prompt.String() + " is over the ceiling " + ceiling.Prompt.String()
+	case ceiling.Completion > 0 && m.Pricing.Completion > ceiling.Completion:
+		return "its completion price " + m.Pricing.Completion.String() + " is over the ceiling " + ceiling.Completion.String()
+	}
+	return ""
+}
+
+// candidateAllowed: a restricted key gets a candidate when it lists the auto model (which
+// grants its candidates) or the candidate itself.
+func candidateAllowed(c *call, auto, m *catalog.Model) bool {
+	return len(c.key.Models) == 0 || keyAllows(c.key, auto, auto.ID) || keyAllows(c.key, m, m.ID)
+}
+
+// autoAllowed: a restricted key may call an auto model it lists or one with a candidate it
+// lists.
+func autoAllowed(c *call, auto *catalog.Model) bool {
+	if keyAllows(c.key, auto, auto.ID) {
+		return true
+	}
+	for _, m := range c.catalog.Candidates(auto) {
+		if keyAllows(c.key, m, m.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// autoZDR: an auto model serves a ZDR key when a candidate has a ZDR route.
+func autoZDR(c *call, auto *catalog.Model) bool {
+	for _, m := range c.catalog.Candidates(auto) {
+		if m.HasZDRRoute() {
+			return true
+		}
+	}
+	return false
+}
+
+// fastestRoute is the lowest measured latency among m's routes the key may use (0: none
+// measured yet, which sorts first so an unmeasured candidate gets measured).
+func (s *Server) fastestRoute(m *catalog.Model, zdrOnly bool) time.Duration {
+	var best time.Duration
+	seen := false
+	for _, rt := range m.Routes {
+		if zdrOnly && !rt.ZDR {
+			continue
+		}
+		l := s.Board.State(rt.ID).Latency
+		if !seen || l < best {
+			best, seen = l, true
+		}
+	}
+	return best
+}
+
+// order sorts the eligible candidates first: healthy before cooling, then the preferred
+// families in their order, then by the policy (stable: ties keep the catalog's order).
+func order(cands []candidate, a *catalog.Auto) {
+	rank := func(cd candidate) int {
+		if i := slices.Index(a.Prefer, cd.model.OwnedBy); i >= 0 {
+			return i
+		}
+		return len(a.Prefer)
+	}
+	slices.SortStableFunc(cands, func(x, y candidate) int {
+		switch {
+		case (x.why == "") != (y.why == ""):
+			return boolOrder(x.why == "")
+		case x.healthy != y.healthy:
+			return boolOrder(x.healthy)
+		case rank(x) != rank(y):
+			return rank(x) - rank(y)
+		}
+		switch a.Policy {
+		case catalog.AutoCheapest:
+			return cmpInt(x.cost, y.cost)
+		case catalog.AutoFastest:
+			return cmpInt(int64(x.ttft), int64(y.ttft))
+		}
+		return 0
+	})
+}
+
+func boolOrder(first bool) int {
+	if first {
+		return -1
+	}
+	return 1
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// candidateView is one candidate in GET /v1/models/{auto}: whether this key could get it now.
+type candidateView struct {
+	ID        string `json:"id"`
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// candidatesNow is what GET /v1/models/{auto} shows: each candidate the key may use, whether
+// a route of it takes requests now, and why not.
+func (s *Server) candidatesNow(c *call, auto *catalog.Model) []candidateView {
+	out := []candidateView{}
+	for _, m := range c.catalog.Candidates(auto) {
+		v := candidateView{ID: m.ID}
+		switch {
+		case !candidateAllowed(c, auto, m):
+			continue // not this key's business
+		case c.key.ZDR && !m.HasZDRRoute():
+			v.Reason = "no zero-data-retention route"
+		case !s.Board.CanServe(m.Routes, c.key.ZDR, nil):
+			v.Reason = "every route is cooling down; retry in " + strconv.Itoa(max(ceilSeconds(s.Board.Wait(m.Routes, c.key.ZDR, nil)), 1)) + " s"
+		default:
+			v.Available = true
+		}
+		out = append(out, v)
+	}
+	return out
+}
