@@ -154,7 +154,10 @@ func (s *Server) fastestRoute(m *catalog.Model, zdrOnly bool) time.Duration {
 		if zdrOnly && !rt.ZDR {
 			continue
 		}
-		l := s.Board.State(rt.ID).Latency
+		var l time.Duration
+		if st := s.Board.State(rt.ID); st != nil {
+			l = st.Latency
+		}
 		if !seen || l < best {
 			best, seen = l, true
 		}

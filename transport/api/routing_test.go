@@ -205,8 +205,6 @@ func TestAutoZDRKeyNeverReachesANonZDRCandidate(t *testing.T) {
 }
 
 func TestFallbackListCrossesFormats(t *testing.T) {
-	env := nodetest.Start(t, routingCatalog, nodetest.Options{})
-	env.Sim.SetBehavior("pm", simulator.Behavior{FailStatus: 500})
 	cases := []struct {
 		name, body string
 	}{
@@ -217,6 +215,8 @@ func TestFallbackListCrossesFormats(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			env := nodetest.Start(t, routingCatalog, nodetest.Options{}) // pm fails afresh, not cooling down
+			env.Sim.SetBehavior("pm", simulator.Behavior{FailStatus: 500})
 			pm, gm := env.Sim.Calls("pm"), env.Sim.Calls("gm")
 			acct, key := routingKey(t, env, persistence.KeySpec{})
 			got := callRouting(t, env, acct, key, tc.body)
@@ -231,7 +231,7 @@ func TestFallbackListCrossesFormats(t *testing.T) {
 		})
 	}
 	// The first model answering counts its own units, not the list's dearest.
-	env.Sim.SetBehavior("pm", simulator.Behavior{})
+	env := nodetest.Start(t, routingCatalog, nodetest.Options{})
 	acct, key := routingKey(t, env, persistence.KeySpec{})
 	got := callRouting(t, env, acct, key, `{"model":"primary","models":["gemm"],"max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`)
 	if got.status != 200 || got.logModel != "primary" || got.answerModel != "primary" || got.units != 1000 {
@@ -269,9 +269,9 @@ func TestModelChoiceBadInput(t *testing.T) {
 			`models[0]: this API key is restricted and may not call "long"`},
 		{"auto with no candidate able to serve", persistence.KeySpec{}, routingBody("auto-tools-only", toolsJSON, 0), 400, "no_candidate", "model",
 			`no candidate of "auto-tools-only" can serve this request: notools: it does not take tools`},
-		{"auto, every candidate refused", persistence.KeySpec{ZDR: true}, routingBody("auto", toolsJSON, 100000), 400, "no_candidate", "model",
+		{"auto, every candidate refused", persistence.KeySpec{ZDR: true}, routingBody("auto", toolsJSON, 60000), 400, "no_candidate", "model",
 			`no candidate of "auto" can serve this request: small: it has no zero-data-retention route; long: ` +
-				`the input is about 100016 tokens and the answer may take 20, over model long's context window of 100000 tokens; notools: this API key may not use it`},
+				`the input is about 100028 tokens and the answer may take 20, over model long's context window of 100000 tokens; notools: it has no zero-data-retention route`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,6 +288,56 @@ func TestModelChoiceBadInput(t *testing.T) {
 			}
 			if resp.StatusCode != tc.status || code != tc.code && e.Error.Type != tc.code || e.Error.Param != tc.param || e.Error.Message != tc.msg {
 				t.Fatalf("%d %s", resp.StatusCode, raw)
+			}
+		})
+	}
+}
+
+func TestModelsListAutoCandidates(t *testing.T) {
+	env := nodetest.Start(t, routingCatalog, nodetest.Options{})
+	env.Sim.SetBehavior("sm", simulator.Behavior{FailStatus: 500})
+	_, key := routingKey(t, env, persistence.KeySpec{})
+	for range 3 { // small's one route fails until it cools down
+		nodetest.Read(t, env.Post("/v1/chat/completions", key, routingBody("small", "", 0)))
+	}
+	cases := []struct {
+		name, path string
+		key        persistence.KeySpec
+		want       string // the auto model's "auto" member, or the list's ids
+	}{
+		{"list", "/v1/models", persistence.KeySpec{}, "auto,auto-tools-only,gemm,long,notools,primary,small"},
+		{"list, ZDR key", "/v1/models", persistence.KeySpec{ZDR: true}, "auto,long"},
+		{"list, restricted to a candidate", "/v1/models", persistence.KeySpec{Models: []string{"notools"}}, "auto,auto-tools-only,notools"},
+		{"auto's record", "/v1/models/auto", persistence.KeySpec{}, `{"policy":"cheapest","candidates":["small","long","notools"],"candidates_now":[` +
+			`{"id":"small","available":false,"reason":"every route is cooling down; retry in 1 s"},{"id":"long","available":true},{"id":"notools","available":true}]}`},
+		{"auto's record, ZDR key", "/v1/models/auto", persistence.KeySpec{ZDR: true}, `{"policy":"cheapest","candidates":["long"],"candidates_now":[` +
+			`{"id":"small","available":false,"reason":"no zero-data-retention route"},{"id":"long","available":true},{"id":"notools","available":false,"reason":"no zero-data-retention route"}]}`},
+		{"auto's record, restricted key", "/v1/models/auto", persistence.KeySpec{Models: []string{"notools"}}, `{"policy":"cheapest","candidates":["notools"],"candidates_now":[{"id":"notools","available":true}]}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, key := routingKey(t, env, tc.key)
+			resp := env.Do(http.MethodGet, tc.path, key, "")
+			raw := nodetest.Read(t, resp)
+			var list struct {
+				Data []struct {
+					ID string `json:"id"`
+				} `json:"data"`
+				Auto json.RawMessage `json:"auto"`
+			}
+			if err := json.Unmarshal(raw, &list); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, raw)
+			}
+			got := string(list.Auto)
+			if list.Data != nil {
+				var ids []string
+				for _, m := range list.Data {
+					ids = append(ids, m.ID)
+				}
+				got = strings.Join(ids, ",")
+			}
+			if got != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
 			}
 		})
 	}
