@@ -25,6 +25,7 @@ const (
 	RouteFailA     = "fo-a" // fails 30% of calls in the failover scenario
 	RouteFailB     = "fo-b"
 	RouteFailC     = "fo-c"
+	RouteAuto      = "auto" // the auto scenario's pick
 )
 
 // catalogTemplate is the gateway's catalog in launched runs. {{SIM}} is the simulator's base
@@ -58,6 +59,26 @@ models:
       - {id: fo-a, format: chat, base_url: "{{SIM}}/r/fo-a/v1", upstream_model: sim-model, credential_env: MODELGATE_BENCH_SIM_KEY, weight: 1}
       - {id: fo-b, format: chat, base_url: "{{SIM}}/r/fo-b/v1", upstream_model: sim-model, credential_env: MODELGATE_BENCH_SIM_KEY, weight: 1}
       - {id: fo-c, format: chat, base_url: "{{SIM}}/r/fo-c/v1", upstream_model: sim-model, credential_env: MODELGATE_BENCH_SIM_KEY, weight: 1}
+  # The auto scenario: the cheapest candidate that can serve a plain request is bench-auto-small
+  # (it takes no tools); bench-chat and bench-auto-dear are judged and passed over each call.
+  - id: bench-auto
+    kind: chat
+    auto: {policy: cheapest, candidates: [bench-auto-dear, bench-chat, bench-auto-small]}
+  - id: bench-auto-small
+    kind: chat
+    tools: false
+    context_length: 128000
+    max_output_tokens: 8192
+    pricing: {prompt: "0.0000005", completion: "0.000001"}
+    routes:
+      - {id: auto, format: chat, base_url: "{{SIM}}/r/auto/v1", upstream_model: sim-model, credential_env: MODELGATE_BENCH_SIM_KEY}
+  - id: bench-auto-dear
+    kind: chat
+    context_length: 128000
+    max_output_tokens: 8192
+    pricing: {prompt: "0.000003", completion: "0.000015"}
+    routes:
+      - {id: auto-dear, format: messages, base_url: "{{SIM}}/r/auto-dear/v1", upstream_model: sim-claude, credential_env: MODELGATE_BENCH_SIM_KEY}
 `
 
 // Catalog is the bench catalog for a simulator at simURL.

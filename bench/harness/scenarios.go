@@ -83,7 +83,9 @@ func Scenarios() []*Scenario {
 	burst := chat("burst-limit", "chat-plain from one account of a plan with a burst limit, offered at twice the limit: the 429s are expected and counted as correct",
 		chatBody, "")
 	burst.Phases, burst.Targets, burst.Keys, burst.OKStatus = []string{PhaseBurst}, []string{TargetGateway}, "burst", []int{200, 429}
-	return []*Scenario{plain, stream, conv, resp, many, fo, burst}
+	auto := chat("auto", "chat-plain to an auto model of three candidates, judged per call (key, ZDR, tools, images, reasoning, price ceiling, context, health) and ordered by price; compare its gateway CPU/req with chat-plain's for the choice's cost", chatBody, "")
+	auto.GatewayModel, auto.Route, auto.CountRoutes = "bench-auto", RouteAuto, []string{RouteAuto}
+	return []*Scenario{plain, stream, conv, resp, many, fo, burst, auto}
 }
 
 // ClusterScenario is the scenario with no HTTP target (bench/clusterbench): charges through
