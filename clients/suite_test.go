@@ -22,8 +22,8 @@ import (
 	"time"
 )
 
-// The demo catalog's chat models, one per upstream wire format.
-var models = []string{"sim-chat", "sim-messages", "sim-gemini", "sim-responses"}
+// The demo catalog's chat models, one per upstream wire format, and its auto model (issue #16).
+var models = []string{"sim-chat", "sim-messages", "sim-gemini", "sim-responses", "auto"}
 
 // plan is the demo plan without allow_automated: each cell proves its CLI is admitted as an
 // interactive coding client. Every cell has its own account, so burst limits never mix.
