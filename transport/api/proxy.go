@@ -65,7 +65,7 @@ type upstreamCall func(r *catalog.Route) (upstream.Request, bool)
 func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upstreamCall, tried *[]string) (*attempt, *upstream.Error, *apiError) {
 	var skipped []string
 	for {
-		route := s.Board.Pick(m.Routes, c.key.ZDR, append(skipped, *tried...))
+		route := s.Board.Pick(m, c.key.ZDR, append(skipped, *tried...))
 		if route == nil {
 			return nil, nil, s.exhausted(c, len(*tried), !c.failed, s.Board.Wait(m.Routes, c.key.ZDR, skipped))
 		}
