@@ -53,13 +53,17 @@ func busy(t *testing.T, b *Board, id string, n int64) {
 func TestRoutePolicies(t *testing.T) {
 	model := catalog.Pricing{Prompt: 1_000_000, Completion: 2_000_000} // 0.000001, 0.000002 USD
 	cases := []struct {
-		name    string
-		policy  string
-		routes  func(t *testing.T) []*catalog.Route
-		prepare func(t *testing.T, b *Board, clk *testClock)
-		zdr     bool
-		tried   []string
-		want    string // "": none
+		name   string
+		policy string
+		routes func(t *testing.T) []*catalog.Route
+		// The routes' history, in this order: outcomes ('s' succeeded, 'f' failed), then
+		// successful attempts of these times to first byte, then attempts under way.
+		outcomes   map[string]string
+		firstBytes map[string][]time.Duration
+		inFlight   map[string]int64
+		zdr        bool
+		tried      []string
+		want       string // "": none
 	}{
 		{name: "lowest_price: the route with its own lower price, whatever the weights", policy: catalog.RouteLowestPrice,
 			routes: func(t *testing.T) []*catalog.Route {
@@ -78,10 +82,7 @@ func TestRoutePolicies(t *testing.T) {
 				return []*catalog.Route{route("b", 1, false, nil), route("a", 1, false, nil)}
 			}, want: "a"},
 		{name: "lowest_price: the cheapest cooling down", policy: catalog.RouteLowestPrice,
-			routes: cheapB,
-			prepare: func(t *testing.T, b *Board, clk *testClock) {
-				outcomes(t, b, clk, "b", "fff", 0)
-			}, want: "a"},
+			routes: cheapB, outcomes: map[string]string{"b": "fff"}, want: "a"},
 		{name: "lowest_price: the cheapest already tried", policy: catalog.RouteLowestPrice,
 			routes: cheapB, tried: []string{"b"}, want: "a"},
 		{name: "lowest_price: a ZDR key skips the cheaper route without zdr", policy: catalog.RouteLowestPrice,
@@ -98,86 +99,44 @@ func TestRoutePolicies(t *testing.T) {
 			routes: cheapB, tried: []string{"a", "b"}, want: ""},
 
 		{name: "lowest_latency: the lowest measured time to first byte", policy: catalog.RouteLowestLatency,
-			routes: twoRoutes,
-			prepare: func(t *testing.T, b *Board, clk *testClock) {
-				measured(t, b, clk, "a", 80*ms)
-				measured(t, b, clk, "b", 20*ms)
-			}, want: "b"},
-		{name: "lowest_latency: a moving average, not the last answer", policy: catalog.RouteLowestLatency,
-			routes: twoRoutes,
-			prepare: func(t *testing.T, b *Board, clk *testClock) {
-				measured(t, b, clk, "a", 80*ms, 10*ms) // 71.25 ms
-				measured(t, b, clk, "b", 70*ms)
-			}, want: "b"},
+			routes: weights(1, 1), firstBytes: map[string][]time.Duration{"a": {80 * ms}, "b": {20 * ms}}, want: "b"},
+		{name: "lowest_latency: a moving average, not the last answer (a: 71.25 ms)", policy: catalog.RouteLowestLatency,
+			routes: weights(1, 1), firstBytes: map[string][]time.Duration{"a": {80 * ms, 10 * ms}, "b": {70 * ms}}, want: "b"},
 		{name: "lowest_latency: a route not yet measured is tried first", policy: catalog.RouteLowestLatency,
-			routes: twoRoutes,
-			prepare: func(t *testing.T, b *Board, clk *testClock) {
-				measured(t, b, clk, "a", time.Millisecond)
-			}, want: "b"},
+			routes: weights(1, 1), firstBytes: map[string][]time.Duration{"a": {ms}}, want: "b"},
 		{name: "lowest_latency: neither measured: the higher weight", policy: catalog.RouteLowestLatency,
-			routes: func(*testing.T) []*catalog.Route {
-				return []*catalog.Route{route("a", 1, false, nil), route("b", 3, false, nil)}
-			},
-			want: "b"},
+			routes: weights(1, 3), want: "b"},
 		{name: "lowest_latency: the fastest failing 15 % (a quarter of its weight left) is pushed away", policy: catalog.RouteLowestLatency,
-			routes: twoRoutes,
-			prepare: func(t *testing.T, b *Board, clk *testClock) {
-				outcomes(t, b, clk, "b", "sssssfsssssfsssssfss", 0)
-				measured(t, b, clk, "b", 5*ms)
-				measured(t, b, clk, "a", 90*ms)
-			}, want: "a"},
+			routes: weights(1, 1), outcomes: map[string]string{"b": "sssssfsssssfsssssfss"},
+			firstBytes: map[string][]time.Duration{"a": {90 * ms}, "b": {5 * ms}}, want: "a"},
 		{name: "lowest_latency: failing 10 % keeps half its weight: still the fastest", policy: catalog.RouteLowestLatency,
-			routes: twoRoutes,
-			prepare: func(t *testing.T, b *Board, clk *testClock) {
-				outcomes(t, b, clk, "b", "ssssfssssssssfssssss", 0)
-				measured(t, b, clk, "b", 5*ms)
-				measured(t, b, clk, "a", 90*ms)
-			}, want: "b"},
+			routes: weights(1, 1), outcomes: map[string]string{"b": "ssssfssssssssfssssss"},
+			firstBytes: map[string][]time.Duration{"a": {90 * ms}, "b": {5 * ms}}, want: "b"},
 		{name: "lowest_latency: the failing route serves when no other is available", policy: catalog.RouteLowestLatency,
-			routes: twoRoutes,
-			prepare: func(t *testing.T, b *Board, clk *testClock) {
-				outcomes(t, b, clk, "b", "sssssfsssssfsssssfss", 0)
-				outcomes(t, b, clk, "a", "fff", 0)
-			}, want: "b"},
+			routes: weights(1, 1), outcomes: map[string]string{"a": "fff", "b": "sssssfsssssfsssssfss"}, want: "b"},
 		{name: "lowest_latency: the failing weighted route before a standby", policy: catalog.RouteLowestLatency,
-			routes: func(*testing.T) []*catalog.Route {
-				return []*catalog.Route{route("a", 1, false, nil), route("s", 0, false, nil)}
-			},
-			prepare: func(t *testing.T, b *Board, clk *testClock) {
-				outcomes(t, b, clk, "a", "sssssfsssssfsssssfss", 0)
-				measured(t, b, clk, "s", ms)
-			}, want: "a"},
+			routes: weights(1, 0), outcomes: map[string]string{"a": "sssssfsssssfsssssfss"},
+			firstBytes: map[string][]time.Duration{"b": {ms}}, want: "a"},
 
 		{name: "least_busy: the fewest calls in flight", policy: catalog.RouteLeastBusy,
-			routes: func(*testing.T) []*catalog.Route {
-				return []*catalog.Route{route("a", 5, false, nil), route("b", 1, false, nil)}
-			},
-			prepare: func(t *testing.T, b *Board, _ *testClock) {
-				busy(t, b, "a", 2)
-				busy(t, b, "b", 1)
-			}, want: "b"},
+			routes: weights(5, 1), inFlight: map[string]int64{"a": 2, "b": 1}, want: "b"},
 		{name: "least_busy: as busy: the higher weight", policy: catalog.RouteLeastBusy,
-			routes: func(*testing.T) []*catalog.Route {
-				return []*catalog.Route{route("a", 1, false, nil), route("b", 2, false, nil)}
-			},
-			prepare: func(t *testing.T, b *Board, _ *testClock) {
-				busy(t, b, "a", 1)
-				busy(t, b, "b", 1)
-			}, want: "b"},
+			routes: weights(1, 2), inFlight: map[string]int64{"a": 1, "b": 1}, want: "b"},
 		{name: "least_busy: an idle standby waits for a busy weighted route", policy: catalog.RouteLeastBusy,
-			routes: func(*testing.T) []*catalog.Route {
-				return []*catalog.Route{route("a", 1, false, nil), route("s", 0, false, nil)}
-			},
-			prepare: func(t *testing.T, b *Board, _ *testClock) {
-				busy(t, b, "a", 3)
-			}, want: "a"},
+			routes: weights(1, 0), inFlight: map[string]int64{"a": 3}, want: "a"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rs := c.routes(t)
 			b, clk := newBoard(t, rs)
-			if c.prepare != nil {
-				c.prepare(t, b, clk)
+			for id, pattern := range c.outcomes {
+				outcomes(t, b, clk, id, pattern, 0)
+			}
+			for id, ds := range c.firstBytes {
+				measured(t, b, clk, id, ds...)
+			}
+			for id, n := range c.inFlight {
+				busy(t, b, id, n)
 			}
 			m := &catalog.Model{ID: "m", Pricing: model, RoutePolicy: c.policy, Routes: rs}
 			for i := 0; i < 20; i++ {
@@ -198,8 +157,15 @@ func cheapB(t *testing.T) []*catalog.Route {
 	return []*catalog.Route{route("a", 1, true, nil), route("b", 1, false, price(t, "0.0000005", "0.000001"))}
 }
 
-func twoRoutes(*testing.T) []*catalog.Route {
-	return []*catalog.Route{route("a", 1, false, nil), route("b", 1, false, nil)}
+// weights are routes a, b, … of these weights, at the model's prices, without zdr.
+func weights(ws ...int) func(*testing.T) []*catalog.Route {
+	return func(*testing.T) []*catalog.Route {
+		var rs []*catalog.Route
+		for i, w := range ws {
+			rs = append(rs, route(string(rune('a'+i)), w, false, nil))
+		}
+		return rs
+	}
 }
 
 // Issue #16: under every policy a route whose cooldown just ended takes the next request
