@@ -110,6 +110,10 @@ const (
 	flagStream = 1 << iota
 	flagCounted
 	flagCostIsList // Cost == ListCost: only one of them is stored
+	// flagUpstreamCost: UpstreamCost differs from ListCost and is stored after Cost. Without
+	// it (the common case, a route priced as its model, and every value written before the
+	// field) UpstreamCost is ListCost, so entries that have none cost no byte more.
+	flagUpstreamCost
 )
 
 // appendLogValue appends e's value in the varint layout (the key holds the rest).
@@ -126,6 +130,9 @@ func appendLogValue(v []byte, e *LogEntry, codes *[5]int64) []byte {
 	if e.Cost == e.ListCost {
 		flags |= flagCostIsList
 	}
+	if e.UpstreamCost != e.ListCost {
+		flags |= flagUpstreamCost
+	}
 	v = append(v, logValueV1)
 	v = binary.AppendUvarint(v, flags)
 	v = binary.AppendUvarint(v, uint64(e.Status))
@@ -137,6 +144,9 @@ func appendLogValue(v []byte, e *LogEntry, codes *[5]int64) []byte {
 	v = appendDecimal(v, e.ListCost)
 	if flags&flagCostIsList == 0 {
 		v = appendDecimal(v, e.Cost)
+	}
+	if flags&flagUpstreamCost != 0 {
+		v = appendDecimal(v, e.UpstreamCost)
 	}
 	v = binary.AppendUvarint(v, e.Seq)
 	for i, s := range logStrings(e) {
@@ -260,7 +270,7 @@ func (r *logValueReader) label() string {
 // leaves RequestID, Time and AccountID (the key's) as they are.
 func decodeLogValue(val []byte, e *LogEntry, dec *logDecoder) error {
 	if len(val) == 0 || val[0] != logValueV1 {
-		return msgpack.Unmarshal(val, e) // the layout before (a map with field names)
+		return decodeLogMap(val, e)
 	}
 	r := logValueReader{b: val[1:], dec: dec}
 	flags := r.uvarint()
@@ -275,6 +285,10 @@ func decodeLogValue(val []byte, e *LogEntry, dec *logDecoder) error {
 	if flags&flagCostIsList == 0 {
 		e.Cost = r.decimal()
 	}
+	e.UpstreamCost = e.ListCost
+	if flags&flagUpstreamCost != 0 {
+		e.UpstreamCost = r.decimal()
+	}
 	e.Seq = r.uvarint()
 	for _, p := range [...]*string{&e.KeyID, &e.Model, &e.Route, &e.ClientFormat, &e.UpstreamFormat} {
 		*p = r.label()
@@ -283,6 +297,19 @@ func decodeLogValue(val []byte, e *LogEntry, dec *logDecoder) error {
 		r.err = errLogValue
 	}
 	return r.err
+}
+
+// decodeLogMap decodes a value of the layout before (a msgpack map with field names), which
+// has no upstream cost: it reads as the list cost.
+func decodeLogMap(val []byte, e *LogEntry) error {
+	e.UpstreamCost = -1 // not in the map: no upstream cost of its own
+	if err := msgpack.Unmarshal(val, e); err != nil {
+		return err
+	}
+	if e.UpstreamCost < 0 {
+		e.UpstreamCost = e.ListCost
+	}
+	return nil
 }
 
 // decodeLogPair decodes an entry of dec's account from its key and value.

@@ -1,6 +1,8 @@
 package persistence
 
 import (
+	"bytes"
+	"encoding/hex"
 	"errors"
 	"math"
 	"reflect"
@@ -20,6 +22,14 @@ func TestLogLayoutRoundTrips(t *testing.T) {
 	costIsList.Cost, costIsList.ListCost, costIsList.Counted, costIsList.AllowanceUnits = 5e9, 5e9, true, 1500
 	zeros := entry("acct_a", "req_cccccccccccccccccccccccc", 3*time.Second)
 	zeros.Cost, zeros.ListCost = 9_000_000_000_000_000_000, 1_000_000_000_000_000
+	upstream := entry("acct_a", "req_dddddddddddddddddddddddd", 4*time.Second)
+	upstream.Cost, upstream.ListCost, upstream.UpstreamCost = 0, 9_000_000_000, 4_500_000_000
+	upstreamIsList := upstream
+	upstreamIsList.RequestID, upstreamIsList.UpstreamCost = "req_eeeeeeeeeeeeeeeeeeeeeeee", upstream.ListCost
+	freeRoute := upstream
+	freeRoute.RequestID, freeRoute.UpstreamCost = "req_ffffffffffffffffffffff00", 0
+	dearRoute := upstream
+	dearRoute.RequestID, dearRoute.UpstreamCost = "req_ffffffffffffffffffffff01", math.MaxInt64
 	for _, tc := range []struct {
 		name    string
 		e       LogEntry
@@ -30,6 +40,10 @@ func TestLogLayoutRoundTrips(t *testing.T) {
 		{"format labels as codes", labels, true},
 		{"cost equal to the list cost", costIsList, true},
 		{"amounts of more trailing zeros than the exponent takes", zeros, true},
+		{"an upstream cost of its own", upstream, true},
+		{"an upstream cost equal to the list cost", upstreamIsList, true},
+		{"a free route: upstream cost 0", freeRoute, true},
+		{"the largest upstream cost", dearRoute, true},
 		{"id in upper case hex: text", entry("acct_a", "req_0123456789ABCDEF01234567", 0), false},
 		{"id one digit short: text", entry("acct_a", "req_0123456789abcdef0123456", 0), false},
 		{"id of another shape", entry("acct_a", "client/id-1", 0), false},
@@ -81,5 +95,42 @@ func TestMalformedLogValuesAreErrors(t *testing.T) {
 	var got LogEntry
 	if err := decodeLogValue(good, &got, nil); err != nil {
 		t.Fatalf("the unaltered value: %v", err)
+	}
+}
+
+// v1Values are values of the varint layout written before the upstream cost existed
+// (persistence/logcodec.go at 341ff5a), of the entry v1Entry with Cost 7.5e9 and with Cost
+// equal to ListCost.
+var v1Values = []string{
+	"0103c80101b009ac0228fa013c880ede02dc0b9901b809070c6b65795f76310c636861742d6110636861742d612d310301",
+	"0107c80101b009ac0228fa013c880ede02dc0b9901070c6b65795f76310c636861742d6110636861742d612d310301",
+}
+
+func v1Entry(cost int64) LogEntry {
+	return LogEntry{KeyID: "key_v1", Model: "chat-a", Route: "chat-a-1", Status: 200, InputTokens: 1200, CachedTokens: 300,
+		CacheWriteTokens: 40, OutputTokens: 250, ReasoningTokens: 60, LatencyMs: 1800, TTFTMs: 350, Cost: cost,
+		ListCost: 9_000_000_000, UpstreamCost: 9_000_000_000, ClientFormat: "messages", UpstreamFormat: "chat", Attempts: 1,
+		Stream: true, Counted: true, AllowanceUnits: 1500, Seq: 7}
+}
+
+// Issue #16: a value written before the upstream cost existed reads it as the list cost,
+// and an entry whose upstream cost is its list cost (a route priced as its model, the common
+// case) is written in exactly the bytes it was before: no entry grew. One of its own costs
+// the amount's bytes more.
+func TestUpstreamCostCostsNothingWhenItIsTheListCost(t *testing.T) {
+	for i, cost := range []int64{7_500_000_000, 9_000_000_000} {
+		old, _ := hex.DecodeString(v1Values[i])
+		var got LogEntry
+		if err := decodeLogValue(old, &got, nil); err != nil || !reflect.DeepEqual(got, v1Entry(cost)) {
+			t.Fatalf("value %d: %+v, %v\nwant %+v", i, got, err, v1Entry(cost))
+		}
+		e := v1Entry(cost)
+		if now := appendLogValue(nil, &e, &[5]int64{-1, -1, -1, -1, -1}); !bytes.Equal(now, old) {
+			t.Fatalf("value %d written as %x, before %x", i, now, old)
+		}
+		e.UpstreamCost = 5_000_000_000 // 5 × 10^9: one byte of varint
+		if own := appendLogValue(nil, &e, &[5]int64{-1, -1, -1, -1, -1}); len(own) != len(old)+1 {
+			t.Fatalf("value %d with an upstream cost of its own: %d bytes, want %d", i, len(own), len(old)+1)
+		}
 	}
 }

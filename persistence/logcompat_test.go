@@ -17,6 +17,7 @@ func v0Entries() []LogEntry {
 		return LogEntry{RequestID: rid, Time: t0 + int64(off), AccountID: "acct_old", KeyID: "key_old1", Model: "chat-a",
 			Route: "chat-a-1", Status: status, InputTokens: 1200, CachedTokens: 300, CacheWriteTokens: 40, OutputTokens: 250,
 			ReasoningTokens: 60, LatencyMs: 1800, TTFTMs: 350, Cost: 7_500_000_000, ListCost: 9_000_000_000,
+			UpstreamCost: 9_000_000_000, // none in the old layout: the list cost
 			ClientFormat: "messages", UpstreamFormat: "chat", Attempts: 1, Stream: true, Counted: true, AllowanceUnits: 1500, Seq: seq}
 	}
 	es := []LogEntry{
@@ -25,7 +26,7 @@ func v0Entries() []LogEntry {
 		mk("client-supplied-id", time.Second, 429, 3),
 		mk("req_fedcba9876543210fedcba98", 2*time.Second, 502, 4),
 	}
-	es[2].Stream, es[2].Cost, es[2].ListCost, es[2].AllowanceUnits, es[2].KeyID, es[2].Counted = false, 0, 0, 0, "key_old2", false
+	es[2].Stream, es[2].Cost, es[2].ListCost, es[2].UpstreamCost, es[2].AllowanceUnits, es[2].KeyID, es[2].Counted = false, 0, 0, 0, 0, "key_old2", false
 	return es
 }
 

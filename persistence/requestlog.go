@@ -27,10 +27,14 @@ type LogEntry struct {
 	TTFTMs           int64  `msgpack:"ttft" json:"ttft_ms"`
 	Cost             int64  `msgpack:"cost" json:"-"`  // pico-USD charged to credits (see codec/money)
 	ListCost         int64  `msgpack:"lcost" json:"-"` // pico-USD the usage is worth at the model's prices
-	ClientFormat     string `msgpack:"cf" json:"client_format"`
-	UpstreamFormat   string `msgpack:"uf" json:"upstream_format"`
-	Attempts         int    `msgpack:"att" json:"attempts"`
-	Stream           bool   `msgpack:"stream" json:"stream"`
+	// UpstreamCost is pico-USD the usage cost the operator at the serving route's own prices
+	// (catalog.Route.Cost): the route's real cost, shown to the operator only. Entries
+	// written before it existed read it as ListCost.
+	UpstreamCost   int64  `msgpack:"ucost,omitempty" json:"-"`
+	ClientFormat   string `msgpack:"cf" json:"client_format"`
+	UpstreamFormat string `msgpack:"uf" json:"upstream_format"`
+	Attempts       int    `msgpack:"att" json:"attempts"`
+	Stream         bool   `msgpack:"stream" json:"stream"`
 	// Counted says the call counts (a served answer or a client error, docs/decisions.md
 	// "Counting"): it held a slot of the burst window from Time for 60 s and counts toward
 	// the throttle. AllowanceUnits is what it took from the window and weekly allowance, in
@@ -241,6 +245,7 @@ func validateLogEntry(e *LogEntry) error {
 		{"cache_write_tokens", e.CacheWriteTokens}, {"output_tokens", e.OutputTokens},
 		{"reasoning_tokens", e.ReasoningTokens}, {"latency_ms", e.LatencyMs},
 		{"ttft_ms", e.TTFTMs}, {"cost", e.Cost}, {"list_cost", e.ListCost},
+		{"upstream_cost", e.UpstreamCost},
 		{"allowance_units", e.AllowanceUnits},
 	} {
 		if f.v < 0 {

@@ -20,13 +20,18 @@ type LogQuery struct {
 	// fields may be left out with it (a limit left out is the previous page's); given, the
 	// selection's must be the cursor's.
 	Cursor string
+	// UpstreamCost sums the entries' upstream cost into the totals: the operator's query.
+	// Without it the totals (and so the cursor, which carries them) hold none, since the
+	// route's real cost is not the customer's business.
+	UpstreamCost bool
 }
 
 // LogTotals sums every entry a query selects, over all its pages.
 type LogTotals struct {
 	Count            int64 `json:"n"`
-	Cost             int64 `json:"c"` // pico-USD charged to credits
-	ListCost         int64 `json:"l"` // pico-USD the usage is worth at the model's prices
+	Cost             int64 `json:"c"`            // pico-USD charged to credits
+	ListCost         int64 `json:"l"`            // pico-USD the usage is worth at the model's prices
+	UpstreamCost     int64 `json:"uc,omitempty"` // pico-USD it cost at the routes' prices (LogQuery.UpstreamCost)
 	InputTokens      int64 `json:"in"`
 	CachedTokens     int64 `json:"cr"`
 	CacheWriteTokens int64 `json:"cw"`
@@ -39,6 +44,7 @@ func (t *LogTotals) add(e *LogEntry) {
 	t.Count++
 	t.Cost += e.Cost
 	t.ListCost += e.ListCost
+	t.UpstreamCost += e.UpstreamCost
 	t.InputTokens += e.InputTokens
 	t.CachedTokens += e.CachedTokens
 	t.CacheWriteTokens += e.CacheWriteTokens
@@ -134,6 +140,9 @@ func (s *Store) QueryLog(q LogQuery) (LogPage, error) {
 		return LogPage{}, fmt.Errorf("usage of %s: %w", q.Account, err)
 	}
 	if first {
+		if !q.UpstreamCost {
+			page.Totals.UpstreamCost = 0
+		}
 		cur.Totals = page.Totals
 	}
 	if more {

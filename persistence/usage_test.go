@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -140,6 +141,37 @@ func TestUsageCursorMustBelongToTheQuery(t *testing.T) {
 		q.Account = "acct_u"
 		if _, err := s.QueryLog(q); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "cursor") {
 			t.Errorf("%s: err = %v, want ErrInvalid about the cursor", name, err)
+		}
+	}
+}
+
+// Issue #16: the operator's query (UpstreamCost) totals the routes' real cost on every page;
+// the customer's does not, and neither do its cursors, which it can read.
+func TestUsageTotalsTheUpstreamCostForTheOperatorOnly(t *testing.T) {
+	s, _ := openStore(t)
+	var rec QuotaRecord
+	es := []LogEntry{entry("acct_u", "r1", 0), entry("acct_u", "r2", time.Second), entry("acct_u", "r3", 2*time.Second)}
+	for i := range es {
+		es[i].ListCost, es[i].UpstreamCost = 3_000_000, int64(i+1)*1_000_000
+	}
+	ledgerWrite(t, s, &rec, "acct_u", es...)
+	for _, operator := range []bool{true, false} {
+		q := LogQuery{Account: "acct_u", Limit: 2, UpstreamCost: operator}
+		all, totals, pages := readAll(t, s, q, nil)
+		want := int64(0)
+		if operator {
+			want = 6_000_000
+		}
+		if len(all) != 3 || pages != 2 || totals.UpstreamCost != want || totals.ListCost != 9_000_000 || all[2].UpstreamCost != 3_000_000 {
+			t.Fatalf("operator %v: %d entries in %d pages, totals %+v", operator, len(all), pages, totals)
+		}
+		first, err := s.QueryLog(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(first.NextCursor)
+		if strings.Contains(string(raw), `"uc"`) != operator {
+			t.Fatalf("operator %v: cursor %s", operator, raw)
 		}
 	}
 }

@@ -35,9 +35,12 @@ type Outcome struct {
 	Result     Result
 	RetryAfter time.Duration // the provider's retry hint (RateLimited, Refused)
 	Latency    time.Duration
-	Status     int
-	Started    time.Time // when the attempt began, on the policy's clock (zero: unknown)
-	Message    string    // the provider's own message (RateLimited, Refused)
+	// FirstByte is the attempt's time to first byte (0: unknown): for a stream when its
+	// answer began (the Answering moment), for a whole answer when its headers arrived.
+	FirstByte time.Duration
+	Status    int
+	Started   time.Time // when the attempt began, on the policy's clock (zero: unknown)
+	Message   string    // the provider's own message (RateLimited, Refused)
 	// Reply, when set, receives the state this outcome led to once it is published.
 	Reply chan *State
 }
@@ -106,10 +109,9 @@ func (a *routeActor) record(m Outcome) {
 	switch m.Result {
 	case Succeeded:
 		s.Successes++
-		if s.Latency == 0 {
-			s.Latency = m.Latency
-		} else {
-			s.Latency = (s.Latency*7 + m.Latency) / 8
+		s.Latency = movingAverage(s.Latency, m.Latency)
+		if m.FirstByte > 0 {
+			s.TTFT = movingAverage(s.TTFT, m.FirstByte)
 		}
 		s.window.add(a.policy.step(), now, false)
 		s.Streak = 0
@@ -147,6 +149,14 @@ func (a *routeActor) record(m Outcome) {
 		default: // the asker gave up
 		}
 	}
+}
+
+// movingAverage adds sample d to the average avg (0: none yet), weighing it 1/8.
+func movingAverage(avg, d time.Duration) time.Duration {
+	if avg == 0 {
+		return d
+	}
+	return (avg*7 + d) / 8
 }
 
 // judgeFailure decides whether a failed attempt cools the route, and how.

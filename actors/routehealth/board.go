@@ -1,7 +1,6 @@
 package routehealth
 
 import (
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,17 +100,17 @@ func (b *Board) Settle(route string, o Outcome) *State {
 // Now is the policy's clock.
 func (b *Board) Now() time.Time { return b.policy.Now() }
 
-// Pick chooses among routes, skipping tried routes, routes cooling down, and (for ZDR keys)
-// routes without zdr. A route whose cooldown just ended gets the next request as its probe.
-// Otherwise the choice is by weight: a weight is exactly its share among available routes,
-// shrunk by the route's error rate; weight-0 routes are standbys, used only when no weighted
-// route is available. Routes resting for their error rate are the last resort.
-func (b *Board) Pick(routes []*catalog.Route, zdrOnly bool, tried []string) *catalog.Route {
+// Pick chooses one of m's routes, skipping tried routes, routes cooling down, and (for ZDR
+// keys) routes without zdr. A route whose cooldown just ended gets the next request as its
+// probe. Otherwise the model's route policy chooses among the available routes (routepolicy.go):
+// by weight, a weight being exactly its share shrunk by the route's error rate, unless the
+// model says otherwise. Weight-0 routes are standbys under every policy, used only when no
+// weighted route is available. Routes resting for their error rate are the last resort.
+func (b *Board) Pick(m *catalog.Model, zdrOnly bool, tried []string) *catalog.Route {
 	now := b.policy.Now()
-	var pool [8]*catalog.Route
-	var wpool [8]float64
-	cands, weights := pool[:0], wpool[:0]
-	for _, rt := range routes {
+	var pool [8]candidate
+	cands := pool[:0]
+	for _, rt := range m.Routes {
 		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) {
 			continue
 		}
@@ -123,18 +122,18 @@ func (b *Board) Pick(routes []*catalog.Route, zdrOnly bool, tried []string) *cat
 			continue
 		}
 		if st.Available(now) {
-			cands, weights = append(cands, rt), append(weights, st.Weight(rt.Weight, now))
+			cands = append(cands, candidate{route: rt, state: st, weight: st.Weight(rt.Weight, now)})
 		}
 	}
 	for len(cands) > 0 {
-		i := weightedIndex(weights)
-		if b.State(cands[i].ID).Claim(now) {
-			return cands[i]
+		i := choose(m, cands)
+		if b.State(cands[i].route.ID).Claim(now) {
+			return cands[i].route
 		}
 		// lost the half-open probe to another request
-		cands, weights = append(cands[:i], cands[i+1:]...), append(weights[:i], weights[i+1:]...)
+		cands = append(cands[:i], cands[i+1:]...)
 	}
-	return b.lastResort(routes, zdrOnly, tried, now)
+	return b.lastResort(m.Routes, zdrOnly, tried, now)
 }
 
 // Release gives back the half-open probe of a route that Pick chose but the request could not
@@ -148,19 +147,18 @@ func (b *Board) Release(route string) {
 
 // lastResort picks, by catalog weight, among the routes resting for their error rate.
 func (b *Board) lastResort(routes []*catalog.Route, zdrOnly bool, tried []string, now time.Time) *catalog.Route {
-	var pool [8]*catalog.Route
-	var wpool [8]float64
-	cands, weights := pool[:0], wpool[:0]
+	var pool [8]candidate
+	cands := pool[:0]
 	for _, rt := range routes {
 		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) || !b.State(rt.ID).LastResort(now) {
 			continue
 		}
-		cands, weights = append(cands, rt), append(weights, float64(rt.Weight))
+		cands = append(cands, candidate{route: rt, weight: float64(rt.Weight)})
 	}
 	if len(cands) == 0 {
 		return nil
 	}
-	return cands[weightedIndex(weights)]
+	return cands[weightedIndex(cands)].route
 }
 
 // CanServe reports whether Pick would find a route among routes, for zdrOnly, skipping
@@ -194,29 +192,6 @@ func (b *Board) Wait(routes []*catalog.Route, zdrOnly bool, skip []string) time.
 		}
 	}
 	return wait
-}
-
-// weightedIndex picks index i with probability weights[i]/sum, or uniformly when every
-// weight is 0 (standbys only).
-func weightedIndex(weights []float64) int {
-	total := 0.0
-	for _, w := range weights {
-		total += w
-	}
-	if total <= 0 {
-		return rand.IntN(len(weights))
-	}
-	n, last := rand.Float64()*total, 0
-	for i, w := range weights {
-		if w <= 0 {
-			continue
-		}
-		if n < w {
-			return i
-		}
-		n, last = n-w, i
-	}
-	return last // rounding left n at the very end
 }
 
 func contains(list []string, s string) bool {

@@ -55,7 +55,7 @@ func TestPickDistribution(t *testing.T) {
 		const n = 200_000
 		counts := map[string]int{}
 		for i := 0; i < n; i++ {
-			r := b.Pick(rs, false, nil)
+			r := b.Pick(modelOf(rs), false, nil)
 			counts[r.ID]++
 		}
 		total := 0
@@ -76,16 +76,16 @@ func TestPickFilters(t *testing.T) {
 	rs := routes(1, 1, 0)
 	b, _ := newBoard(t, rs)
 	for i := 0; i < 100; i++ {
-		if r := b.Pick(rs, true, nil); r.ID != "a" {
+		if r := b.Pick(modelOf(rs), true, nil); r.ID != "a" {
 			t.Fatalf("zdr pick = %s", r.ID)
 		}
-		if r := b.Pick(rs, false, []string{"a"}); r.ID != "b" {
+		if r := b.Pick(modelOf(rs), false, []string{"a"}); r.ID != "b" {
 			t.Fatalf("tried route picked again: %s", r.ID)
 		}
-		if r := b.Pick(rs, false, []string{"a", "b"}); r.ID != "c" {
+		if r := b.Pick(modelOf(rs), false, []string{"a", "b"}); r.ID != "c" {
 			t.Fatalf("standby not used as last resort: %v", r)
 		}
-		if r := b.Pick(rs, true, []string{"a"}); r != nil {
+		if r := b.Pick(modelOf(rs), true, []string{"a"}); r != nil {
 			t.Fatalf("zdr pick fell back to %s", r.ID)
 		}
 	}
@@ -111,7 +111,7 @@ func TestHalfOpenAdmitsOneProbe(t *testing.T) {
 		b.Report("a", Outcome{Result: Failed})
 	}
 	waitFor(t, b, "a", func(s *State) bool { return s.Probing })
-	if r, wait := b.Pick(rs, false, nil), b.Wait(rs, false, nil); r != nil || wait != time.Second {
+	if r, wait := b.Pick(modelOf(rs), false, nil), b.Wait(rs, false, nil); r != nil || wait != time.Second {
 		t.Fatalf("pick during cooldown = %v, wait %v", r, wait)
 	}
 	clk.Add(time.Second)
@@ -121,7 +121,7 @@ func TestHalfOpenAdmitsOneProbe(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if r := b.Pick(rs, false, nil); r != nil {
+			if r := b.Pick(modelOf(rs), false, nil); r != nil {
 				wins.Add(1)
 			}
 		}()
@@ -132,12 +132,12 @@ func TestHalfOpenAdmitsOneProbe(t *testing.T) {
 	}
 	b.Begin("a") // the probe's Begin keeps the claim
 	waitFor(t, b, "a", func(s *State) bool { return s.InFlight == 1 })
-	if r := b.Pick(rs, false, nil); r != nil {
+	if r := b.Pick(modelOf(rs), false, nil); r != nil {
 		t.Fatal("second probe admitted after Begin")
 	}
 	b.Report("a", Outcome{Result: Succeeded, Latency: time.Millisecond})
 	waitFor(t, b, "a", func(s *State) bool { return s.Healthy() && s.InFlight == 0 })
-	if r := b.Pick(rs, false, nil); r == nil {
+	if r := b.Pick(modelOf(rs), false, nil); r == nil {
 		t.Fatal("recovered route not picked")
 	}
 }
@@ -169,3 +169,6 @@ func TestSyncKeepsHealth(t *testing.T) {
 		t.Fatalf("removed route still tracked: %+v", s)
 	}
 }
+
+// modelOf is a model of the default (weighted) route policy with routes rs.
+func modelOf(rs []*catalog.Route) *catalog.Model { return &catalog.Model{ID: "m", Routes: rs} }

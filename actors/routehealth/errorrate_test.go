@@ -108,7 +108,7 @@ func TestItem17DegradedRouteTakesItsShrunkShare(t *testing.T) {
 	const n = 50_000
 	picked := 0
 	for i := 0; i < n; i++ {
-		if b.Pick(rs, false, nil).ID == "a" {
+		if b.Pick(modelOf(rs), false, nil).ID == "a" {
 			picked++
 		}
 	}

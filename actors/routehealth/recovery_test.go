@@ -20,16 +20,16 @@ func TestItem17ProbesBackOffWithinFiveSeconds(t *testing.T) {
 		}
 		clk.Add(want - time.Nanosecond)
 		for j := 0; j < 50; j++ {
-			if r := b.Pick(rs, false, nil); r.ID != "b" {
+			if r := b.Pick(modelOf(rs), false, nil); r.ID != "b" {
 				t.Fatalf("cooldown %d: cooling route picked a nanosecond before its end", i+1)
 			}
 		}
 		clk.Add(time.Nanosecond)
-		if r := b.Pick(rs, false, nil); r.ID != "a" {
+		if r := b.Pick(modelOf(rs), false, nil); r.ID != "a" {
 			t.Fatalf("cooldown %d: the first pick after it is %s, want a's probe", i+1, r.ID)
 		}
 		for j := 0; j < 50; j++ {
-			if r := b.Pick(rs, false, nil); r.ID != "b" {
+			if r := b.Pick(modelOf(rs), false, nil); r.ID != "b" {
 				t.Fatalf("cooldown %d: a second request went to the route while its probe is out", i+1)
 			}
 		}
@@ -37,7 +37,7 @@ func TestItem17ProbesBackOffWithinFiveSeconds(t *testing.T) {
 	}
 	// The upstream heals: the next probe passes.
 	clk.Add(4 * time.Second)
-	if r := b.Pick(rs, false, nil); r.ID != "a" {
+	if r := b.Pick(modelOf(rs), false, nil); r.ID != "a" {
 		t.Fatal("no probe after the last cooldown")
 	}
 	s = outcomes(t, b, clk, "a", "s", 0)
@@ -67,23 +67,23 @@ func TestItem17RestingRouteIsTheLastResort(t *testing.T) {
 	rs := routes(1, 1)
 	b, _ := restingRoute(t, nil)
 	for i := 0; i < 100; i++ {
-		if r := b.Pick(rs, false, nil); r.ID != "b" {
+		if r := b.Pick(modelOf(rs), false, nil); r.ID != "b" {
 			t.Fatalf("resting route picked beside a healthy one: %s", r.ID)
 		}
 	}
 	b, _ = restingRoute(t, []string{"b"}) // b cools down hard
 	for i := 0; i < 20; i++ {
-		if r := b.Pick(rs, false, nil); r == nil || r.ID != "a" {
+		if r := b.Pick(modelOf(rs), false, nil); r == nil || r.ID != "a" {
 			t.Fatalf("pick %d with only the resting route left: %v", i, r)
 		}
 	}
 	if !b.CanServe(rs, false, []string{"b"}) || b.Wait(rs, false, nil) != 0 {
 		t.Fatalf("CanServe %v Wait %v, want true and 0", b.CanServe(rs, false, []string{"b"}), b.Wait(rs, false, nil))
 	}
-	if r := b.Pick(rs, false, []string{"a"}); r != nil || b.CanServe(rs, false, []string{"a"}) {
+	if r := b.Pick(modelOf(rs), false, []string{"a"}); r != nil || b.CanServe(rs, false, []string{"a"}) {
 		t.Fatalf("a tried resting route picked again: %v", r)
 	}
-	if r := b.Pick(rs, true, nil); r == nil || r.ID != "a" { // a is the ZDR route
+	if r := b.Pick(modelOf(rs), true, nil); r == nil || r.ID != "a" { // a is the ZDR route
 		t.Fatalf("zdr last resort: %v", r)
 	}
 }
@@ -112,7 +112,7 @@ func TestItem17RestEndsByItsProbe(t *testing.T) {
 			s := outcomes(t, b, clk, "a", c.during, 0)
 			clk.Add(c.after)
 			if c.probe != "" {
-				if r := b.Pick(rs, false, nil); r.ID != "a" {
+				if r := b.Pick(modelOf(rs), false, nil); r.ID != "a" {
 					t.Fatalf("no probe after the rest: %s", r.ID)
 				}
 				s = outcomes(t, b, clk, "a", c.probe, 0)
@@ -156,7 +156,7 @@ func TestItem17OnlyAttemptsSinceTheCooldownJudgeIt(t *testing.T) {
 			b, clk := newBoard(t, rs)
 			since := outcomes(t, b, clk, "a", "fff", 0).CooldownSince
 			clk.Add(2 * time.Second)
-			if b.Pick(rs, false, nil) == nil {
+			if b.Pick(modelOf(rs), false, nil) == nil {
 				t.Fatal("no probe")
 			}
 			o := Outcome{Result: c.result}
@@ -169,7 +169,7 @@ func TestItem17OnlyAttemptsSinceTheCooldownJudgeIt(t *testing.T) {
 				c.cooldown == 0 && !c.restored && !s.CooldownUntil.Equal(since.Add(time.Second)) {
 				t.Fatalf("state %+v: restored %v, want %v, new cooldown %v", s, s.CooldownUntil.IsZero(), c.restored, c.cooldown)
 			}
-			if !c.restored && c.cooldown == 0 && b.Pick(rs, false, nil) != nil {
+			if !c.restored && c.cooldown == 0 && b.Pick(modelOf(rs), false, nil) != nil {
 				t.Fatal("the probe's claim was lost: a second probe admitted")
 			}
 		})
@@ -189,7 +189,7 @@ func TestItem17StreamedProbePassesWhenItsAnswerBegins(t *testing.T) {
 		t.Fatalf("Answering in the cooldown changed it: %+v", st)
 	}
 	clk.Add(time.Second)
-	if b.Pick(rs, false, nil) == nil {
+	if b.Pick(modelOf(rs), false, nil) == nil {
 		t.Fatal("no probe")
 	}
 	b.Answering("a", s.CooldownSince.Add(-time.Millisecond)) // an older attempt's answer
@@ -202,7 +202,7 @@ func TestItem17StreamedProbePassesWhenItsAnswerBegins(t *testing.T) {
 	if !st.Healthy() || st.InFlight != 2 || st.Successes != 0 {
 		t.Fatalf("after the probe's answer began: %+v", st)
 	}
-	if b.Pick(rs, false, nil) == nil {
+	if b.Pick(modelOf(rs), false, nil) == nil {
 		t.Fatal("route not restored while its probe streams")
 	}
 }
@@ -215,14 +215,14 @@ func TestReleaseGivesBackAnUnusedProbe(t *testing.T) {
 	b, clk := newBoard(t, rs)
 	outcomes(t, b, clk, "a", "fff", 0)
 	clk.Add(time.Second)
-	if b.Pick(rs, false, nil) == nil || b.Pick(rs, false, nil) != nil {
+	if b.Pick(modelOf(rs), false, nil) == nil || b.Pick(modelOf(rs), false, nil) != nil {
 		t.Fatal("want exactly one probe")
 	}
 	b.Release("a")
-	if b.Pick(rs, false, nil) == nil {
+	if b.Pick(modelOf(rs), false, nil) == nil {
 		t.Fatal("the released probe was not admitted again")
 	}
-	if b.Pick(rs, false, nil) != nil {
+	if b.Pick(modelOf(rs), false, nil) != nil {
 		t.Fatal("a second probe admitted after the release was taken")
 	}
 }

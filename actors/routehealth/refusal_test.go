@@ -47,7 +47,7 @@ func TestRefusalCooldowns(t *testing.T) {
 				t.Fatalf("Wait = %v, want %v", got, c.want)
 			}
 			clk.Add(c.want - time.Nanosecond)
-			if b.Pick(rs, false, nil) != nil {
+			if b.Pick(modelOf(rs), false, nil) != nil {
 				t.Fatal("route picked before its cooldown ended")
 			}
 			clk.Add(time.Nanosecond)
@@ -59,7 +59,7 @@ func TestRefusalCooldowns(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if b.Pick(rs, false, nil) != nil {
+					if b.Pick(modelOf(rs), false, nil) != nil {
 						mu.Lock()
 						picked++
 						mu.Unlock()

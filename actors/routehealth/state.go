@@ -103,6 +103,10 @@ type State struct {
 	Successes     uint64
 	Failures      uint64
 	Latency       time.Duration // moving average of successful attempts
+	// TTFT is the moving average of successful attempts' time to first byte: a stream's
+	// first content, a whole answer's headers (0 before the first measured one). The
+	// lowest_latency route policy picks by it.
+	TTFT time.Duration
 	// Reason is why the current (or last) cooldown started: ReasonFailures, ReasonErrorRate,
 	// ReasonRateLimit or ReasonBilling; empty before the first.
 	Reason string
@@ -206,7 +210,7 @@ func (s *State) clone() *State {
 	return &State{
 		Route: s.Route, CooldownUntil: s.CooldownUntil, CooldownSince: s.CooldownSince, Probing: s.Probing, Streak: s.Streak,
 		Cooldowns: s.Cooldowns, InFlight: s.InFlight, Successes: s.Successes, Failures: s.Failures,
-		Latency: s.Latency, Reason: s.Reason, Refusal: s.Refusal, RefusedAt: s.RefusedAt,
+		Latency: s.Latency, TTFT: s.TTFT, Reason: s.Reason, Refusal: s.Refusal, RefusedAt: s.RefusedAt,
 		window: s.window, policy: s.policy,
 	}
 }

@@ -423,6 +423,8 @@ func (a *taskActor) settle() {
 		Status: 200, LatencyMs: max(0, (r.Finished-r.Created)/int64(time.Millisecond)),
 		ListCost: int64(money.Amount(r.Price).Times(outputSeconds(&r))), ClientFormat: "videos", Attempts: r.Attempts,
 	}
+	// A route's own pricing is per token: a video costs the operator its model's price.
+	entry.UpstreamCost = entry.ListCost
 	if route := a.currentRoute(); route != nil {
 		entry.UpstreamFormat = route.Format
 	}

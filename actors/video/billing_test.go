@@ -80,7 +80,9 @@ func TestItem1TaskBillsOutputSecondsFromItsHold(t *testing.T) {
 				}
 				return
 			}
-			if len(logs) != 1 || logs[0].Cost != int64(usd(t, c.charged)) || logs[0].ListCost != int64(usd(t, c.listCost)) {
+			// A video's upstream cost is its list cost: route prices are per token.
+			if len(logs) != 1 || logs[0].Cost != int64(usd(t, c.charged)) || logs[0].ListCost != int64(usd(t, c.listCost)) ||
+				logs[0].UpstreamCost != logs[0].ListCost {
 				t.Fatalf("log %+v", logs)
 			}
 		})

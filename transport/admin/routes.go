@@ -53,6 +53,9 @@ type routeView struct {
 	Failures    uint64       `json:"failures"`
 	InFlight    int64        `json:"in_flight"`
 	LatencyMS   float64      `json:"latency_ms"` // moving average of successful attempts
+	// TTFTMS is the moving average of successful attempts' time to first byte (a stream's
+	// first content, a whole answer's headers): what the lowest_latency policy picks by.
+	TTFTMS float64 `json:"ttft_ms"`
 }
 
 type refusalView struct {
@@ -72,7 +75,7 @@ func (s *Server) routes(w http.ResponseWriter, r *http.Request) {
 		v.WindowCalls, v.WindowFailures = st.Window(now)
 		if st != nil {
 			v.Streak, v.Successes, v.Failures, v.InFlight, v.Probing = st.Streak, st.Successes, st.Failures, st.InFlight, st.Probing
-			v.LatencyMS = float64(st.Latency.Microseconds()) / 1000
+			v.LatencyMS, v.TTFTMS = millis(st.Latency), millis(st.TTFT)
 			if left := st.CooldownUntil.Sub(now); left > 0 {
 				until := st.CooldownUntil.UTC()
 				v.CooldownUntil, v.CooldownSeconds = &until, int(math.Ceil(left.Seconds()))
@@ -88,3 +91,6 @@ func (s *Server) routes(w http.ResponseWriter, r *http.Request) {
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
 }
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -18,6 +18,7 @@ type routeOut struct {
 	Successes uint64  `json:"successes"`
 	InFlight  int64   `json:"in_flight"`
 	LatencyMS float64 `json:"latency_ms"`
+	TTFTMS    float64 `json:"ttft_ms"`
 }
 
 // GET /admin/v1/routes lists every catalog route in id order with its health; a route that
@@ -45,19 +46,20 @@ func TestRoutesView(t *testing.T) {
 	want := `{"route":"a","model":"chat","format":"chat","weight":3,"zdr":true,"state":"healthy","available":true,"last_resort":false,` +
 		`"error_rate":0,"window_calls":0,"window_failures":0,"effective_weight":3,"cooldown_until":null,` +
 		`"cooldown_remaining_seconds":0,"cooldown_reason":null,"probing":false,"last_refusal":null,"streak":0,"successes":0,` +
-		`"failures":0,"in_flight":0,"latency_ms":0}`
+		`"failures":0,"in_flight":0,"latency_ms":0,"ttft_ms":0}`
 	if string(all.Data[0]) != want {
 		t.Fatalf("route a:\n got %s\nwant %s", all.Data[0], want)
 	}
 
-	// A served request shows on its route once the route's actor has recorded it.
+	// A served request shows on its route once the route's actor has recorded it, its time
+	// to first byte (the headers of a whole answer) within its latency.
 	nodetest.Read(t, env.Post("/v1/embeddings", env.Key, `{"model":"embed","input":"hi"}`))
 	for deadline := time.Now().Add(3 * time.Second); ; {
 		_, raw = admin(t, env, http.MethodGet, "/admin/v1/routes", "")
 		var view struct{ Data []routeOut }
 		Decode(t, raw, &view)
 		e := view.Data[3]
-		if e.Route == "e" && e.Successes == 1 && e.InFlight == 0 && e.LatencyMS > 0 {
+		if e.Route == "e" && e.Successes == 1 && e.InFlight == 0 && e.LatencyMS > 0 && e.TTFTMS > 0 && e.TTFTMS <= e.LatencyMS {
 			break
 		}
 		if time.Now().After(deadline) {

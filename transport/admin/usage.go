@@ -33,6 +33,19 @@ type usageTotals struct {
 	AllowanceCalls   float64 `json:"allowance_calls"`
 }
 
+// operatorEntry and operatorTotals add, for the operator only, what the usage cost at the
+// prices of the routes that served it (catalog route pricing): the route's real cost, which
+// is not the customer's business (docs/decisions.md, "Route policies").
+type operatorEntry struct {
+	usageEntry
+	UpstreamCostUSD string `json:"upstream_cost_usd"`
+}
+
+type operatorTotals struct {
+	usageTotals
+	UpstreamCostUSD string `json:"upstream_cost_usd"`
+}
+
 // usageParams are the query parameters GET …/usage takes.
 var usageParams = []string{"from", "to", "key", "model", "limit", "cursor"}
 
@@ -43,7 +56,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.store.GetAccount(id); StoreFailed(w, err) {
 		return
 	}
-	ServeUsage(w, r, s.store, id)
+	serveUsage(w, r, s.store, id, true)
 }
 
 // LogReader reads an account's request log.
@@ -51,13 +64,19 @@ type LogReader interface {
 	QueryLog(q persistence.LogQuery) (persistence.LogPage, error)
 }
 
-// ServeUsage answers a usage query of the account (from&to&key&model&limit&cursor): the
-// operator's GET …/accounts/{id}/usage and the account API's GET /account/v1/usage.
+// ServeUsage answers the account API's GET /account/v1/usage (from&to&key&model&limit&cursor):
+// the operator's usage query without the upstream cost.
 func ServeUsage(w http.ResponseWriter, r *http.Request, log LogReader, account string) {
+	serveUsage(w, r, log, account, false)
+}
+
+// serveUsage answers a usage query of the account; operator adds the upstream cost.
+func serveUsage(w http.ResponseWriter, r *http.Request, log LogReader, account string, operator bool) {
 	q, ok := UsageQuery(w, r, account)
 	if !ok {
 		return
 	}
+	q.UpstreamCost = operator
 	page, err := log.QueryLog(q)
 	if StoreFailed(w, err) {
 		return
@@ -75,8 +94,18 @@ func ServeUsage(w http.ResponseWriter, r *http.Request, log LogReader, account s
 	if page.NextCursor != "" {
 		next = &page.NextCursor
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "has_more": next != nil, "next_cursor": next,
-		"totals": totals, "total_cost_usd": totals.CostUSD, "total_list_cost_usd": totals.ListCostUSD})
+	body := map[string]any{"object": "list", "data": out, "has_more": next != nil, "next_cursor": next,
+		"totals": totals, "total_cost_usd": totals.CostUSD, "total_list_cost_usd": totals.ListCostUSD}
+	if operator {
+		ops := make([]operatorEntry, len(out))
+		for i := range out {
+			ops[i] = operatorEntry{usageEntry: out[i], UpstreamCostUSD: money.Amount(out[i].UpstreamCost).String()}
+		}
+		body["data"] = ops
+		body["totals"] = operatorTotals{usageTotals: totals, UpstreamCostUSD: money.Amount(t.UpstreamCost).String()}
+		body["total_upstream_cost_usd"] = money.Amount(t.UpstreamCost).String()
+	}
+	WriteJSON(w, http.StatusOK, body)
 }
 
 // UsageQuery reads a usage query's parameters for the account, or answers 400 naming the

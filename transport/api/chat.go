@@ -240,8 +240,10 @@ func (s *Server) streamChat(w http.ResponseWriter, rec *record, g *generation, a
 	}
 }
 
-func pricesOf(m *catalog.Model) codec.Prices {
-	return codec.Prices{Input: m.Pricing.Prompt, CacheRead: m.Pricing.CacheRead, CacheWrite: m.Pricing.CacheWrite, Output: m.Pricing.Completion}
+func pricesOf(m *catalog.Model) codec.Prices { return pricesFrom(m.Pricing) }
+
+func pricesFrom(p catalog.Pricing) codec.Prices {
+	return codec.Prices{Input: p.Prompt, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite, Output: p.Completion}
 }
 
 // forwardHeaders are the headers every upstream attempt carries: the request id, so the

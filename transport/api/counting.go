@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
@@ -96,6 +97,7 @@ func (r *record) close() error {
 	if class == countsServed {
 		cost = r.usage.Cost(r.prices)
 		e.ListCost = int64(cost)
+		e.UpstreamCost = int64(r.usage.Cost(r.upstreamPrices()))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
 	defer cancel()
@@ -136,6 +138,16 @@ func (r *record) close() error {
 			"request_id", r.c.id, "account", acct, "status", r.status, "err", r.closeErr)
 	}
 	return r.closeErr
+}
+
+// upstreamPrices are the serving route's own prices (catalog.Route.Cost): what the call cost
+// the operator, for the log, while the client pays the model's (r.prices, the model's when
+// the route has none).
+func (r *record) upstreamPrices() codec.Prices {
+	if rt, ok := r.c.catalog.Route(r.route); ok && rt.Pricing != nil {
+		return pricesFrom(*rt.Pricing)
+	}
+	return r.prices
 }
 
 // namedModel is the top-level "model" string of a JSON object, if it has one: the model a

@@ -19,6 +19,9 @@ type attempt struct {
 	resp    *upstream.Response
 	started time.Time // for the latency
 	since   time.Time // the same moment on route health's clock
+	// firstByte is the time to first byte: the headers of a whole answer, the first content
+	// of a stream (answering), for route health's time to first token.
+	firstByte time.Duration
 	// reported says route health has the attempt's outcome (a panicking request reports
 	// an attempt still open, so the route's in-flight count comes back down).
 	reported bool
@@ -27,14 +30,18 @@ type attempt struct {
 // finish reports the attempt's outcome to the route's health actor.
 func (s *Server) finish(a *attempt, res routehealth.Result, status int) {
 	a.reported = true
-	s.Board.Report(a.route.ID, routehealth.Outcome{Result: res, Latency: time.Since(a.started), Status: status, Started: a.since})
+	s.Board.Report(a.route.ID, routehealth.Outcome{Result: res, Latency: time.Since(a.started), FirstByte: a.firstByte,
+		Status: status, Started: a.since})
 	s.Metrics.Attempt(a.route.ID, outcomeName(res))
 }
 
 // answering tells route health, once a stream's answer has begun, that the attempt is
 // answering: a half-open route's probe passes then, not at the end of a long answer.
 func (s *Server) answering(a *attempt) func() {
-	return func() { s.Board.Answering(a.route.ID, a.since) }
+	return func() {
+		a.firstByte = time.Since(a.started)
+		s.Board.Answering(a.route.ID, a.since)
+	}
 }
 
 func outcomeName(r routehealth.Result) string {
@@ -58,7 +65,7 @@ type upstreamCall func(r *catalog.Route) (upstream.Request, bool)
 func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upstreamCall, tried *[]string) (*attempt, *upstream.Error, *apiError) {
 	var skipped []string
 	for {
-		route := s.Board.Pick(m.Routes, c.key.ZDR, append(skipped, *tried...))
+		route := s.Board.Pick(m, c.key.ZDR, append(skipped, *tried...))
 		if route == nil {
 			return nil, nil, s.exhausted(c, len(*tried), !c.failed, s.Board.Wait(m.Routes, c.key.ZDR, skipped))
 		}
@@ -73,7 +80,7 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 		s.Board.Begin(route.ID)
 		resp, err := s.Upstream.Do(ctx, req)
 		if err == nil {
-			a.resp = resp
+			a.resp, a.firstByte = resp, time.Since(a.started)
 			c.live = a
 			return a, nil, nil
 		}
