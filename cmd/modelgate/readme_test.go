@@ -111,6 +111,9 @@ var readmeSteps = []readmeStep{
 	{start: "curl -s http://127.0.0.1:8080/v1/messages", status: 200, want: []string{`"type":"message"`, `"model":"sim-gemini"`}},
 	{start: "curl -sN http://127.0.0.1:8080/v1/responses", status: 200, want: []string{"event: response.completed\n", `"model":"sim-messages"`}},
 	{start: `curl -sN "http://127.0.0.1:8080/v1beta/models/sim-chat:streamGenerateContent?alt=sse"`, status: 200, want: []string{`data: {"candidates":`, `"modelVersion":"sim-chat"`}},
+	// Auto models, fallback lists and route policies
+	{start: "curl -si http://127.0.0.1:8080/v1/chat/completions", status: 200, want: []string{"X-Modelgate-Model: sim-chat\r\n", `"model":"sim-chat"`}},
+	{start: "curl -s http://127.0.0.1:8080/v1/chat/completions", status: 200, want: []string{`"object":"chat.completion"`, `"model":"sim-messages"`}},
 }
 
 // TestItem12ReadmeCommandsWorkAsWritten: issue #12 item 12 (see the top of this file).

@@ -145,8 +145,8 @@ func autoZDR(c *call, auto *catalog.Model) bool {
 	return false
 }
 
-// fastestRoute is the lowest measured latency among m's routes the key may use (0: none
-// measured yet, which sorts first so an unmeasured candidate gets measured).
+// fastestRoute is the lowest measured time to first byte among m's routes the key may use
+// (0: none measured yet, which sorts first so an unmeasured candidate gets measured).
 func (s *Server) fastestRoute(m *catalog.Model, zdrOnly bool) time.Duration {
 	var best time.Duration
 	seen := false
@@ -156,7 +156,7 @@ func (s *Server) fastestRoute(m *catalog.Model, zdrOnly bool) time.Duration {
 		}
 		var l time.Duration
 		if st := s.Board.State(rt.ID); st != nil {
-			l = st.Latency
+			l = st.TTFT
 		}
 		if !seen || l < best {
 			best, seen = l, true

@@ -28,6 +28,9 @@ models:
   - id: auto-tools-only
     kind: chat
     auto: {candidates: [notools]}
+  - id: auto-limits
+    kind: chat
+    auto: {candidates: [long, small], max_price: {prompt: "0.0000015", completion: "0.00001"}}
   - id: small
     kind: chat
     context_length: 300
@@ -160,6 +163,7 @@ func TestAutoPicksACandidateThatCanServe(t *testing.T) {
 		{"tools skip the candidate without them", persistence.KeySpec{}, routingBody("auto", toolsJSON, 0), "small", "sm", []string{"nt", "lg"}},
 		{"a long input fits only the long context", persistence.KeySpec{}, routingBody("auto", toolsJSON, 400), "long", "lg", []string{"nt", "sm"}},
 		{"a ZDR key gets only a ZDR candidate", persistence.KeySpec{ZDR: true}, routingBody("auto", "", 0), "long", "lg", []string{"nt", "sm"}},
+		{"under the price ceiling", persistence.KeySpec{}, routingBody("auto-limits", "", 0), "small", "sm", []string{"nt", "lg"}},
 		{"a key restricted to one candidate gets it", persistence.KeySpec{Models: []string{"small"}}, routingBody("auto", "", 0), "small", "sm", []string{"nt", "lg"}},
 		{"streamed", persistence.KeySpec{}, strings.Replace(routingBody("auto", toolsJSON, 0), `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1), "small", "sm", []string{"nt", "lg"}},
 	}
@@ -267,6 +271,12 @@ func TestModelChoiceBadInput(t *testing.T) {
 			`models[0]: this API key is in zero-data-retention mode and "small" has no zero-data-retention route`},
 		{"a restricted key and an entry it may not use", persistence.KeySpec{Models: []string{"small"}}, `{"model":"small","models":["long"],` + msgs + `}`, 403, "model_not_allowed", "models[0]",
 			`models[0]: this API key is restricted and may not call "long"`},
+		{"auto: images and no candidate takes them", persistence.KeySpec{}, `{"model":"auto-limits",` + msgs[:len(msgs)-1] + `,{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]}]}`, 400, "no_candidate", "model",
+			`no candidate of "auto-limits" can serve this request: long: it does not take images; small: it does not take images`},
+		{"auto: thinking and no candidate reasons", persistence.KeySpec{}, `{"model":"auto-limits","reasoning_effort":"high",` + msgs + `}`, 400, "no_candidate", "model",
+			`no candidate of "auto-limits" can serve this request: long: it does not reason; small: it does not reason`},
+		{"auto: the one that fits is over the price ceiling", persistence.KeySpec{}, routingBody("auto-limits", "", 400), 400, "no_candidate", "model",
+			`no candidate of "auto-limits" can serve this request: long: its prompt price 0.000002 is over the ceiling 0.0000015; small: the input is about 672 tokens and the answer may take 20, over model small's context window of 300 tokens`},
 		{"auto with no candidate able to serve", persistence.KeySpec{}, routingBody("auto-tools-only", toolsJSON, 0), 400, "no_candidate", "model",
 			`no candidate of "auto-tools-only" can serve this request: notools: it does not take tools`},
 		{"auto, every candidate refused", persistence.KeySpec{ZDR: true}, routingBody("auto", toolsJSON, 60000), 400, "no_candidate", "model",
@@ -305,8 +315,8 @@ func TestModelsListAutoCandidates(t *testing.T) {
 		key        persistence.KeySpec
 		want       string // the auto model's "auto" member, or the list's ids
 	}{
-		{"list", "/v1/models", persistence.KeySpec{}, "auto,auto-tools-only,gemm,long,notools,primary,small"},
-		{"list, ZDR key", "/v1/models", persistence.KeySpec{ZDR: true}, "auto,long"},
+		{"list", "/v1/models", persistence.KeySpec{}, "auto,auto-limits,auto-tools-only,gemm,long,notools,primary,small"},
+		{"list, ZDR key", "/v1/models", persistence.KeySpec{ZDR: true}, "auto,auto-limits,long"},
 		{"list, restricted to a candidate", "/v1/models", persistence.KeySpec{Models: []string{"notools"}}, "auto,auto-tools-only,notools"},
 		{"auto's record", "/v1/models/auto", persistence.KeySpec{}, `{"policy":"cheapest","candidates":["small","long","notools"],"candidates_now":[` +
 			`{"id":"small","available":false,"reason":"every route is cooling down; retry in 1 s"},{"id":"long","available":true},{"id":"notools","available":true}]}`},
