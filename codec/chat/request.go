@@ -40,6 +40,18 @@ func ParseRequest(body []byte) (*Request, error) {
 	return r, nil
 }
 
+// HasTools reports a tools (or legacy functions) member that lists something: what an auto
+// model's choice asks of a chat body without decoding it.
+func (r *Request) HasTools() bool {
+	for _, k := range []string{"tools", "functions"} {
+		v := bytes.TrimSpace(r.body.Value(k))
+		if len(v) > 0 && string(v) != "null" && !(v[0] == '[' && len(bytes.TrimSpace(v[1:len(v)-1])) == 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // notAnObject says why a body is not a JSON object (only on this error path is it decoded).
 func notAnObject(body []byte) *ir.Error {
 	var v any

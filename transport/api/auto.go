@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"time"
@@ -27,21 +28,31 @@ type candidate struct {
 // chooseAuto orders auto's candidates for the request into the generation's list, or refuses
 // it naming why each candidate cannot serve.
 func (s *Server) chooseAuto(c *call, g *generation, auto *catalog.Model) *apiError {
-	cands := s.judge(c, g, auto)
-	var why []string
+	why := map[*catalog.Model]string{}
 	var models []*catalog.Model
-	for _, cd := range cands {
+	for _, cd := range s.judge(c, g, auto) {
 		if cd.why != "" {
-			why = append(why, cd.model.ID+": "+cd.why)
+			why[cd.model] = cd.why
 			continue
 		}
 		models = append(models, cd.model)
 	}
-	if len(models) == 0 {
-		return errNoCandidate(auto, why)
-	}
 	g.choice = &choice{auto: auto, models: models}
-	return g.useFirst()
+	// The first that takes the whole request: a chat body decoded for a candidate of another
+	// format has its input counted exactly now, which may not fit where the estimate did.
+	for i, m := range models {
+		e := g.use(m)
+		if e == nil {
+			g.choice.at = i
+			return nil
+		}
+		why[m] = e.Message
+	}
+	var reasons []string
+	for _, m := range c.catalog.Candidates(auto) {
+		reasons = append(reasons, m.ID+": "+why[m])
+	}
+	return errNoCandidate(auto, reasons)
 }
 
 // judge is every candidate of auto for the request, the eligible ones first in the order they
@@ -53,7 +64,7 @@ func (s *Server) judge(c *call, g *generation, auto *catalog.Model) []candidate 
 	for _, m := range c.catalog.Candidates(auto) {
 		cd := candidate{model: m, why: s.unfit(c, auto, m, need)}
 		if cd.why == "" {
-			if e := g.use(m); e != nil {
+			if e := g.fit(m); e != nil {
 				cd.why = e.Message
 			} else {
 				cd.cost = int64(g.estimatedCost())
@@ -74,14 +85,17 @@ type needs struct {
 	tools, images, reasoning bool
 }
 
+// needsOf reads what the request asks. A chat body is read from its light parse unless it may
+// hold an image (an image_url part), which takes the full decode to be sure of.
 func needsOf(g *generation) needs {
+	if g.req == nil && g.chatReq != nil && !bytes.Contains(g.body, []byte(`"image_url"`)) {
+		return needs{tools: g.chatReq.HasTools(), reasoning: thinks(g.thinking())}
+	}
 	req, e := g.canonical()
 	if e != nil {
 		return needs{}
 	}
-	n := needs{tools: len(req.Tools) > 0}
-	t := req.Thinking
-	n.reasoning = t.Effort != "" && t.Effort != "none" || t.Enabled != nil && *t.Enabled || t.BudgetTokens > 0
+	n := needs{tools: len(req.Tools) > 0, reasoning: thinks(req.Thinking)}
 	for _, msg := range req.Messages {
 		for _, p := range msg.Parts {
 			if p.Kind == ir.PartImage {
@@ -90,6 +104,11 @@ func needsOf(g *generation) needs {
 		}
 	}
 	return n
+}
+
+// thinks reports a request for reasoning: an effort other than none, thinking on, a budget.
+func thinks(t ir.Thinking) bool {
+	return t.Effort != "" && t.Effort != "none" || t.Enabled != nil && *t.Enabled || t.BudgetTokens > 0
 }
 
 // unfit says why candidate m of auto cannot serve a request with need for this key ("" when

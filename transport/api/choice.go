@@ -182,10 +182,11 @@ func (g *generation) next() bool {
 // more reports whether a model after the current one is left to try.
 func (g *generation) more() bool { return g.choice != nil && g.choice.at+1 < len(g.choice.models) }
 
-// use makes m the model the request goes to: its reasoning decision, its context rule and the
-// output cap it implies.
+// use makes m the model the request goes to: the whole request checked when a route of m
+// speaks another format, its reasoning decision, its context rule and the output cap it
+// implies.
 func (g *generation) use(m *catalog.Model) *apiError {
-	g.model, g.windowCap, g.clamped, g.inputTokens = m, 0, 0, 0
+	g.model = m
 	if g.needsCanonical() {
 		if _, e := g.canonical(); e != nil {
 			return e
@@ -194,6 +195,14 @@ func (g *generation) use(m *catalog.Model) *apiError {
 			return e
 		}
 	}
+	return g.fit(m)
+}
+
+// fit sets m's reasoning decision and applies its context rule: what a candidate is judged and
+// priced by, whatever format its routes speak (a chat body is decoded only for the model that
+// is tried and needs it).
+func (g *generation) fit(m *catalog.Model) *apiError {
+	g.model, g.windowCap, g.clamped, g.inputTokens = m, 0, 0, 0
 	g.decision = g.resolveThinking(m)
 	return g.applyContextRule()
 }
@@ -207,7 +216,7 @@ func (g *generation) estimate() money.Amount {
 	}
 	s := g.modelState()
 	for _, m := range g.choice.models {
-		if g.use(m) == nil {
+		if g.fit(m) == nil {
 			most = max(most, g.estimatedCost())
 		}
 	}

@@ -276,7 +276,7 @@ func TestModelChoiceBadInput(t *testing.T) {
 		{"auto: thinking and no candidate reasons", persistence.KeySpec{}, `{"model":"auto-limits","reasoning_effort":"high",` + msgs + `}`, 400, "no_candidate", "model",
 			`no candidate of "auto-limits" can serve this request: long: it does not reason; small: it does not reason`},
 		{"auto: the one that fits is over the price ceiling", persistence.KeySpec{}, routingBody("auto-limits", "", 400), 400, "no_candidate", "model",
-			`no candidate of "auto-limits" can serve this request: long: its prompt price 0.000002 is over the ceiling 0.0000015; small: the input is about 672 tokens and the answer may take 20, over model small's context window of 300 tokens`},
+			`no candidate of "auto-limits" can serve this request: long: its prompt price 0.000002 is over the ceiling 0.0000015; small: the input is about 520 tokens and the answer may take 20, over model small's context window of 300 tokens`},
 		{"auto with no candidate able to serve", persistence.KeySpec{}, routingBody("auto-tools-only", toolsJSON, 0), 400, "no_candidate", "model",
 			`no candidate of "auto-tools-only" can serve this request: notools: it does not take tools`},
 		{"auto, every candidate refused", persistence.KeySpec{ZDR: true}, routingBody("auto", toolsJSON, 60000), 400, "no_candidate", "model",
