@@ -247,7 +247,8 @@ func (g *generation) served() {
 	}
 }
 
-// errNoModelLeft is the refusal when no model of a list can take the request.
+// errNoCandidate is the refusal when no candidate of an auto model can take the request: why
+// lists each candidate's reason.
 func errNoCandidate(auto *catalog.Model, why []string) *apiError {
 	msg := "no candidate of " + strconv.Quote(auto.ID) + " can serve this request:"
 	for _, w := range why {
