@@ -2,11 +2,13 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -30,14 +32,16 @@ type candidate struct {
 func (s *Server) chooseAuto(c *call, g *generation, auto *catalog.Model) *apiError {
 	why := map[*catalog.Model]string{}
 	var models []*catalog.Model
+	var priced money.Amount
 	for _, cd := range s.judge(c, g, auto) {
 		if cd.why != "" {
 			why[cd.model] = cd.why
 			continue
 		}
 		models = append(models, cd.model)
+		priced = max(priced, money.Amount(cd.cost))
 	}
-	g.choice = &choice{auto: auto, models: models}
+	g.choice = &choice{auto: auto, models: models, priced: priced}
 	// The first that takes the whole request: a chat body decoded for a candidate of another
 	// format has its input counted exactly now, which may not fit where the estimate did.
 	for i, m := range models {
@@ -204,9 +208,9 @@ func order(cands []candidate, a *catalog.Auto) {
 		}
 		switch a.Policy {
 		case catalog.AutoCheapest:
-			return cmpInt(x.cost, y.cost)
+			return cmp.Compare(x.cost, y.cost)
 		case catalog.AutoFastest:
-			return cmpInt(int64(x.ttft), int64(y.ttft))
+			return cmp.Compare(x.ttft, y.ttft)
 		}
 		return 0
 	})
@@ -217,16 +221,6 @@ func boolOrder(first bool) int {
 		return -1
 	}
 	return 1
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // candidateView is one candidate in GET /v1/models/{auto}: whether this key could get it now.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
@@ -74,14 +75,14 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, spec *clientSp
 		if e != nil && e.Status != 499 && g.next() {
 			// Every route of that model failed before answering or is cooling down (or none
 			// could carry the request): the next model of the list, in the client's format.
-			firstBuildErr = cmpOr(firstBuildErr, g.buildErr)
+			firstBuildErr = cmp.Or(firstBuildErr, g.buildErr)
 			g.buildErr = nil
 			s.resolvedModel(rec, g)
 			continue
 		}
 		switch {
-		case e != nil && cmpOr(firstBuildErr, g.buildErr) != nil && len(rec.tried) == 0:
-			rec.fail(w, cmpOr(firstBuildErr, g.buildErr)) // no route could take the request as it is
+		case e != nil && cmp.Or(firstBuildErr, g.buildErr) != nil && len(rec.tried) == 0:
+			rec.fail(w, cmp.Or(firstBuildErr, g.buildErr)) // no route could take the request as it is
 			return
 		case e != nil:
 			rec.fail(w, e)
@@ -124,16 +125,6 @@ func (s *Server) resolvedModel(rec *record, g *generation) {
 	rec.resolved(g.model)
 	rec.units = g.choice.servedUnits(g.model)
 	g.served()
-}
-
-// cmpOr is the first non-nil error.
-func cmpOr(errs ...*apiError) *apiError {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
 
 // relay answers from an open attempt; false means it broke before anything was sent.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/modelgate/modelgate/actors/quota"
@@ -24,6 +25,9 @@ type choice struct {
 	auto   *catalog.Model   // the auto model the request named; nil for any other
 	models []*catalog.Model // in the order they are tried
 	at     int              // the one being tried
+	// priced: the dearest estimated cost among models, as the auto choice already worked it
+	// out (0: not yet; estimate works it out)
+	priced money.Amount
 }
 
 // units is what the call reserves in the plan: an auto model's 1.0 whatever it picks, else
@@ -121,7 +125,7 @@ func (s *Server) listedModels(c *call, first *catalog.Model, names []string) ([]
 			e.Message = modelsParam(i) + ": " + e.Message
 			return nil, e
 		}
-		if !containsModel(models, m) {
+		if !slices.Contains(models, m) {
 			models = append(models, m)
 		}
 	}
@@ -133,20 +137,11 @@ func (s *Server) listedModels(c *call, first *catalog.Model, names []string) ([]
 func usableFallbacks(c *call, m *catalog.Model) []*catalog.Model {
 	var out []*catalog.Model
 	for _, f := range c.catalog.FallbacksOf(m) {
-		if keyAllows(c.key, f, f.ID) && (!c.key.ZDR || f.HasZDRRoute()) && f != m && !containsModel(out, f) {
+		if keyAllows(c.key, f, f.ID) && (!c.key.ZDR || f.HasZDRRoute()) && f != m && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}
 	return out
-}
-
-func containsModel(ms []*catalog.Model, m *catalog.Model) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 // useFirst sets the generation to the first model of its list that can take the request; when
@@ -213,6 +208,9 @@ func (g *generation) estimate() money.Amount {
 	most := g.estimatedCost()
 	if g.choice == nil || len(g.choice.models) == 1 {
 		return most
+	}
+	if g.choice.priced > 0 {
+		return max(most, g.choice.priced)
 	}
 	s := g.modelState()
 	for _, m := range g.choice.models {
