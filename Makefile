@@ -1,10 +1,13 @@
 # modelgate: two commands on a fresh machine — `make run` and `make test`.
+# go.mod needs Go 1.27.3; a machine starts on its own Go (GOTOOLCHAIN=local), so the go
+# command is told to fetch this toolchain from the module proxy (about 10 s, once).
+export GOTOOLCHAIN ?= go1.27.3
 GO       ?= go
 DATA     ?= ./data
 ADDR     ?= 127.0.0.1:8080
 BIN      := bin
 
-.PHONY: run cluster build test test-sdk test-short test-faults test-cluster test-browser test-clients fuzz vet fmt bench-go clean
+.PHONY: run cluster build test test-sdk test-short test-faults test-cluster test-browser test-clients fuzz vet vulncheck fmt bench-go clean
 
 ## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
 run: build
@@ -84,6 +87,20 @@ fuzz:
 
 vet:
 	$(GO) vet -race ./...
+
+## vulncheck: govulncheck over the module and the toolchain, against the Go vulnerability
+## database as the module golang.org/x/vulndb holds it at VULNDB (turned into govulncheck's
+## database by its own indexdb under VULNDB_DIR), so it runs where only the module proxy is
+## reachable. With the internet, `go run golang.org/x/vuln/cmd/govulncheck@latest ./...`
+## reads vuln.go.dev directly; here, raise VULNDB to a newer version to see new advisories.
+VULNDB     ?= v0.0.0-20261105234957-e22db6528018
+VULNDB_DIR ?= $(CURDIR)/.vulndb/$(VULNDB)
+vulncheck:
+	@test -f $(VULNDB_DIR)/index/db.json || { \
+	  $(GO) mod download golang.org/x/vulndb@$(VULNDB) && \
+	  $(GO) run golang.org/x/vulndb/cmd/indexdb@$(VULNDB) -out $(VULNDB_DIR) \
+	    -vulns $$($(GO) env GOMODCACHE)/golang.org/x/vulndb@$(VULNDB)/data/osv; }
+	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0 -db file://$(VULNDB_DIR) ./...
 
 ## test-clients: the real coding CLIs pinned in clients/package.json (Claude Code, Codex, Gemini
 ## CLI, opencode, Qwen Code), each headless against the demo gateway on every demo chat model;

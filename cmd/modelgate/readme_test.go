@@ -51,6 +51,7 @@ const clusterSkip = "cluster/clustertest runs real multi-process clusters throug
 
 var readmeSteps = []readmeStep{
 	// Two commands
+	{start: "export GOTOOLCHAIN=go1.27.3"},
 	{start: "make run", skip: "the test starts bin/modelgate demo itself, as make run does", check: checkMakeRun},
 	{start: "make test", skip: "the suite this test is part of"},
 	// Try it

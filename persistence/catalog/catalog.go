@@ -74,6 +74,8 @@ type Server struct {
 	// MaxRequestModels is the most entries a request's "models" fallback list may have
 	// (default DefaultMaxRequestModels).
 	MaxRequestModels int
+	// Edge: TLS, the admin listener, trusted proxies, and the bounds on hostile clients (edge.go).
+	Edge
 }
 
 // DefaultMaxRequestModels is server.max_request_models when the file does not say.

@@ -48,6 +48,7 @@ type serverDoc struct {
 	CORSOrigins      []string `yaml:"cors_origins"`
 	LogRetentionDays int      `yaml:"log_retention_days"`
 	MaxRequestModels *int     `yaml:"max_request_models"` // nil: the default; 0 is refused
+	edgeDoc          `yaml:",inline"`
 }
 
 type modelDoc struct {
@@ -234,6 +235,7 @@ func (v *validator) server(s serverDoc) Server {
 	if s.LogRetentionDays < 0 || s.LogRetentionDays > maxLogRetentionDays {
 		v.fail("", "server.log_retention_days", fmt.Sprintf("must be 0 (keep forever) to %d days", maxLogRetentionDays))
 	}
+	out.Edge = v.edge(s.edgeDoc)
 	out.MaxRequestModels = DefaultMaxRequestModels
 	if s.MaxRequestModels != nil {
 		out.MaxRequestModels = *s.MaxRequestModels

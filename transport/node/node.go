@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
 	"github.com/modelgate/modelgate/transport/metrics"
+	"github.com/modelgate/modelgate/transport/peer"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
 
@@ -239,7 +241,10 @@ func Start(cfg Config) (*Node, error) {
 	n.Auth.Register(r) // before Serve: the router is not read until then
 	account.New(account.Deps{Store: adminStore, Admin: adm, Auth: n.Auth, Keys: keys, Grants: store, Logger: cfg.Logger}).Register(r)
 	registerDashboard(r)
-	n.http = &http.Server{Handler: n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	handler := n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered))
+	// Who the client is (peer.Of), worked out once: forwarding headers only from trusted proxies.
+	handler = peer.Resolve(func() []netip.Prefix { return n.Catalog.Load().Server.TrustedProxies }, handler)
+	n.http = &http.Server{Handler: handler, ReadHeaderTimeout: catalog.HeaderTimeout, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
 	if metricsLn != nil {
