@@ -5,7 +5,8 @@
 //
 // Strings are escaped exactly as codec.Marshal (encoding/json with SetEscapeHTML(false))
 // escapes them: `"` and `\` with a backslash, \b \f \n \r \t by name, other control characters
-// as \u00XX, U+2028 and U+2029 as \u2028 and \u2029, each byte of invalid UTF-8 as \ufffd, and
+// as \u00XX, U+2028 and U+2029 as \u2028 and \u2029, each byte of invalid UTF-8 as the character U+FFFD
+// itself (encoding/json's choice since Go 1.27; it wrote the escape \ufffd before), and
 // `<`, `>`, `&` as they are.
 package jsonw
 
@@ -53,7 +54,7 @@ func String(b []byte, s string) []byte {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
+			b = append(b, "\uFFFD"...)
 		case r == '\u2028' || r == '\u2029':
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])

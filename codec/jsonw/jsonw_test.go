@@ -15,7 +15,7 @@ func TestStringEscapesAsCodecMarshal(t *testing.T) {
 		{"\x00\x01\x1f", `"\u0000\u0001\u001f"`},
 		{"\b\f\n\r\t", `"\b\f\n\r\t"`},
 		{"a\u2028b\u2029c", `"a\u2028b\u2029c"`},
-		{"bad \xff byte \xc3", `"bad \ufffd byte \ufffd"`},
+		{"bad \xff byte \xc3", "\"bad \uFFFD byte \uFFFD\""},
 		{"<b> & </b>", `"<b> & </b>"`},
 		{"é ✓ 😀", `"é ✓ 😀"`},
 		{"\x7f", "\"\x7f\""},
