@@ -135,10 +135,9 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminAddr: cmp.Or(opt.AdminAddr, "127.0.0.1:0"),
-		AdminToken: AdminToken,
-		Health:     opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store,
-		LogRetentionEvery: opt.LogRetentionEvery}
+	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
+		AdminAddr: cmp.Or(opt.AdminAddr, "127.0.0.1:0"), AdminToken: AdminToken, Health: opt.Health, Quota: opt.Quota,
+		QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store, LogRetentionEvery: opt.LogRetentionEvery}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
