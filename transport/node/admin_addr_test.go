@@ -6,81 +6,16 @@ import (
 	"crypto/x509"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
-
-// TestAdminAddressIsChosen: the node's configuration (--admin-addr, MODELGATE_ADMIN_ADDR)
-// wins over the catalog's server.admin_addr, which wins over the loopback default; off
-// serves none; a chosen address that cannot open stops the start, the default being taken
-// does not (the node runs without an admin plane and says so).
-func TestAdminAddressIsChosen(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	// Hold the default address (if another process holds it, it is taken all the same).
-	if def, err := net.Listen("tcp", catalog.DefaultAdminAddr); err == nil {
-		defer def.Close()
-	} else if !errors.Is(err, syscall.EADDRINUSE) {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name       string
-		configured string
-		inCatalog  string
-		listens    bool
-		err        string
-		warn       string
-	}{
-		{name: "configured", configured: "127.0.0.1:0", inCatalog: catalog.AdminOff, listens: true},
-		{name: "configured off wins over the catalog", configured: "off", inCatalog: "127.0.0.1:0"},
-		{name: "from the catalog", inCatalog: "127.0.0.1:0", listens: true},
-		{name: "off in the catalog", inCatalog: catalog.AdminOff},
-		{name: "configured address taken", configured: taken.Addr().String(),
-			err: "admin API address " + taken.Addr().String() + ": listen tcp " + taken.Addr().String() + ": bind: address already in use (set server.admin_addr or --admin-addr to another host:port, or off)"},
-		{name: "catalog address taken", inCatalog: taken.Addr().String(), err: "(set server.admin_addr or --admin-addr to another host:port, or off)"},
-		{name: "default address taken", warn: `msg="admin API not served: the default admin API address is in use; set server.admin_addr or --admin-addr" addr=127.0.0.1:9465`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var logs strings.Builder
-			cfg := Config{AdminAddr: c.configured, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-			p, err := openAdminPlane(cfg, catalog.Server{Edge: catalog.Edge{AdminAddr: c.inCatalog}})
-			if p != nil && p.ln != nil {
-				defer p.ln.Close()
-			}
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("err %v, want %q", err, c.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := p.ln != nil; got != c.listens {
-				t.Fatalf("listening %v, want %v", got, c.listens)
-			}
-			if p.ln != nil && !p.ln.Addr().(*net.TCPAddr).IP.IsLoopback() {
-				t.Fatalf("listening on %s", p.ln.Addr())
-			}
-			if c.warn == "" && logs.Len() > 0 || !strings.Contains(logs.String(), c.warn) {
-				t.Fatalf("log %q, want %q", logs.String(), c.warn)
-			}
-		})
-	}
-}
 
 // TestAdminTLSIsTheCatalogsFiles: the admin listener's TLS comes from server.admin_tls's
 // files, or server.tls's for "same", through the loader the node is given; none set is plain
