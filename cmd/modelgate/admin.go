@@ -350,7 +350,7 @@ func (c adminClient) call(method, path string, body any) ([]byte, error) {
 	}
 	if resp.StatusCode >= 300 {
 		if publicPort(raw) {
-			return nil, fmt.Errorf("%s is the gateway's public port, which serves no admin API: pass its admin listener's URL (server.admin_addr) as --admin-url or MODELGATE_ADMIN_URL", c.url)
+			return nil, fmt.Errorf("%s is the gateway's public port, which serves no admin API: give its admin listener's URL (server.admin_addr) instead", c.url)
 		}
 		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(raw)))
 	}

@@ -46,7 +46,7 @@ func TestAdminFindsTheAdminListener(t *testing.T) {
 		{name: "MODELGATE_ADDR is not the admin address", envAddr: strings.TrimPrefix(public, "http://"), want: "http://127.0.0.1:9465"},
 		{name: "nothing set: serve's default", want: "http://127.0.0.1:9465"},
 		{name: "a public port given as the admin URL", flag: public, want: public,
-			runErr: public + " is the gateway's public port, which serves no admin API: pass its admin listener's URL (server.admin_addr) as --admin-url or MODELGATE_ADMIN_URL"},
+			runErr: public + " is the gateway's public port, which serves no admin API: give its admin listener's URL (server.admin_addr) instead"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
