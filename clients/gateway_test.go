@@ -18,6 +18,7 @@ import (
 // a temporary data directory), started as its own process exactly as `make run` starts it.
 type gateway struct {
 	url        string // http://127.0.0.1:port
+	adminURL   string // its admin listener, as demo-credentials.json names it
 	adminToken string
 }
 
@@ -25,7 +26,7 @@ type gateway struct {
 func startGateway(t *testing.T, bin, dataDir string) *gateway {
 	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "demo", "--data", dataDir, "--addr", addr)
+	cmd := exec.Command(bin, "demo", "--data", dataDir, "--addr", addr, "--admin-addr", freeAddr(t))
 	log, err := os.Create(filepath.Join(dataDir, "gateway.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,13 +51,14 @@ func startGateway(t *testing.T, bin, dataDir string) *gateway {
 	for {
 		var creds struct {
 			AdminToken string `json:"admin_token"`
+			AdminURL   string `json:"admin_url"`
 		}
 		b, err := os.ReadFile(credsPath)
 		if err == nil && json.Unmarshal(b, &creds) == nil && creds.AdminToken != "" {
 			if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
-					return &gateway{url: "http://" + addr, adminToken: creds.AdminToken}
+					return &gateway{url: "http://" + addr, adminURL: creds.AdminURL, adminToken: creds.AdminToken}
 				}
 			}
 		}
@@ -96,7 +98,7 @@ func (g *gateway) newKey(t *testing.T, email, plan string) string {
 func (g *gateway) admin(t *testing.T, path string, body, out any) {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	status, raw := post(t, g.url+path, string(b), "Authorization", "Bearer "+g.adminToken)
+	status, raw := post(t, g.adminURL+path, string(b), "Authorization", "Bearer "+g.adminToken)
 	if status != http.StatusCreated {
 		t.Fatalf("POST %s: %d %s", path, status, raw)
 	}

@@ -47,20 +47,20 @@ func callJSON(ctx context.Context, method, url, token string, in, out any) error
 	return nil
 }
 
-// CreateAccountKey creates an account on plan through the gateway's admin API and returns
-// the secret of a new key on it.
-func CreateAccountKey(ctx context.Context, gatewayURL, adminToken, email, plan string) (string, error) {
+// CreateAccountKey creates an account on plan through the gateway's admin API (at adminURL,
+// its admin listener) and returns the secret of a new key on it.
+func CreateAccountKey(ctx context.Context, adminURL, adminToken, email, plan string) (string, error) {
 	var acct struct {
 		ID string `json:"id"`
 	}
-	if err := callJSON(ctx, http.MethodPost, gatewayURL+"/admin/v1/accounts", adminToken,
+	if err := callJSON(ctx, http.MethodPost, adminURL+"/admin/v1/accounts", adminToken,
 		map[string]string{"email": email, "plan": plan}, &acct); err != nil {
 		return "", err
 	}
 	var key struct {
 		Secret string `json:"key"`
 	}
-	if err := callJSON(ctx, http.MethodPost, gatewayURL+"/admin/v1/accounts/"+acct.ID+"/keys", adminToken,
+	if err := callJSON(ctx, http.MethodPost, adminURL+"/admin/v1/accounts/"+acct.ID+"/keys", adminToken,
 		map[string]string{"name": "bench"}, &key); err != nil {
 		return "", err
 	}
@@ -72,7 +72,7 @@ func CreateAccountKey(ctx context.Context, gatewayURL, adminToken, email, plan s
 
 // CreateAccounts creates n accounts with one key each, workers at a time, and returns the
 // keys in creation order. progress, if set, is called now and then with the count so far.
-func CreateAccounts(ctx context.Context, gatewayURL, adminToken, plan, emailPrefix string, n, workers int, progress func(int)) ([]string, error) {
+func CreateAccounts(ctx context.Context, adminURL, adminToken, plan, emailPrefix string, n, workers int, progress func(int)) ([]string, error) {
 	keys := make([]string, n)
 	var next, done atomic.Int64
 	var firstErr error
@@ -87,7 +87,7 @@ func CreateAccounts(ctx context.Context, gatewayURL, adminToken, plan, emailPref
 				if i >= n {
 					return
 				}
-				k, err := CreateAccountKey(ctx, gatewayURL, adminToken, fmt.Sprintf("%s-%05d@bench.invalid", emailPrefix, i), plan)
+				k, err := CreateAccountKey(ctx, adminURL, adminToken, fmt.Sprintf("%s-%05d@bench.invalid", emailPrefix, i), plan)
 				if err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return

@@ -151,10 +151,10 @@ type LaunchConfig struct {
 	LogLevel   string // the gateway's MODELGATE_LOG_LEVEL (default info)
 	Profile    bool   // serve the started gateway's Go profiles (MODELGATE_PPROF) for the suite's --profile
 	// Given servers: a simulator at SimURL, or a gateway at GatewayURL (serving the bench
-	// catalog, Catalog(SimURL, BurstRPM), with AdminToken), is used instead of started.
-	// Their PIDs, if known, let the suite read their CPU and memory.
-	SimURL, GatewayURL, AdminToken string
-	SimPID, GatewayPID             int
+	// catalog, Catalog(SimURL, BurstRPM), with its admin API at AdminURL and AdminToken), is
+	// used instead of started. Their PIDs, if known, let the suite read their CPU and memory.
+	SimURL, GatewayURL, AdminURL, AdminToken string
+	SimPID, GatewayPID                       int
 }
 
 // Launched is the simulator, the floor proxy and the gateway, running.
@@ -240,6 +240,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 	l.ProxyURL, l.ProxyPID = px.URL, px.PID
 	if cfg.GatewayURL != "" {
 		l.GatewayURL, l.GatewayPID, l.AdminToken = strings.TrimSuffix(cfg.GatewayURL, "/"), cfg.GatewayPID, cfg.AdminToken
+		l.AdminURL = strings.TrimSuffix(cfg.AdminURL, "/")
 		return l, nil
 	}
 
@@ -251,7 +252,12 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 	if level == "" {
 		level = "info"
 	}
-	env := []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, SimCredentialEnv + "=" + SimCredential, "MODELGATE_LOG_LEVEL=" + level}
+	adminAddr, err := freeAddr() // never the default admin address, which a second gateway may hold
+	if err != nil {
+		return nil, err
+	}
+	env := []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, "MODELGATE_ADMIN_ADDR=" + adminAddr, SimCredentialEnv + "=" + SimCredential,
+		"MODELGATE_LOG_LEVEL=" + level}
 	if cfg.Profile {
 		// Its own metrics address (not the default a second gateway may hold) serves the profiles.
 		debug, err := freeAddr()
@@ -266,7 +272,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 	if err != nil {
 		return nil, err
 	}
-	l.GatewayURL, l.GatewayPID, l.AdminToken = gw.URL, gw.PID, AdminToken
+	l.GatewayURL, l.GatewayPID, l.AdminURL, l.AdminToken = gw.URL, gw.PID, "http://"+adminAddr, AdminToken
 	return l, ctx.Err()
 }
 
@@ -279,6 +285,7 @@ type Endpoints struct {
 	ProxyPID   int    `json:"proxy_pid"`
 	GatewayURL string `json:"gateway_url"`
 	GatewayPID int    `json:"gateway_pid"`
+	AdminURL   string `json:"-"` // the gateway's admin listener
 	AdminToken string `json:"-"`
 	// GatewayDebugURL serves the gateway's /debug/pprof/ (a launched gateway with Profile).
 	GatewayDebugURL string `json:"-"`

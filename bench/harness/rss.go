@@ -114,7 +114,11 @@ func MeasureRSS(ctx context.Context, cfg RSSConfig) ([]RSSSample, error) {
 		return err
 	}
 	data := filepath.Join(cfg.WorkDir, "data")
-	env := append([]string{"MODELGATE_METRICS_ADDR=off", "MODELGATE_LOG_LEVEL=warn"}, cfg.Env...)
+	adminAddr, err := freeAddr() // never the default admin address, which a second gateway may hold
+	if err != nil {
+		return nil, err
+	}
+	env := append([]string{"MODELGATE_METRICS_ADDR=off", "MODELGATE_ADMIN_ADDR=" + adminAddr, "MODELGATE_LOG_LEVEL=warn"}, cfg.Env...)
 	args := []string{"demo", "--data", data, "--addr", "{addr}"}
 	if !cfg.Demo {
 		sim, err := start("simulator", cfg.SimBin, []string{"--addr", "{addr}"}, nil)
@@ -144,7 +148,7 @@ func MeasureRSS(ctx context.Context, cfg RSSConfig) ([]RSSSample, error) {
 		reqs = demoRequests(gw.URL, key)
 	} else {
 		fmt.Fprintf(cfg.Log, "creating %d accounts...\n", cfg.Accounts)
-		keys, err := CreateAccounts(ctx, gw.URL, AdminToken, PlanBench, "rss", cfg.Accounts, 16, nil)
+		keys, err := CreateAccounts(ctx, "http://"+adminAddr, AdminToken, PlanBench, "rss", cfg.Accounts, 16, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -162,7 +162,7 @@ func (s *suite) setup(ctx context.Context, scenarios []*Scenario) error {
 	var err error
 	// E-mails are unique per account: a run's own stamp lets a given gateway serve many runs.
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
-	if s.key, err = CreateAccountKey(ctx, s.ep.GatewayURL, s.ep.AdminToken, "bench-"+run+"@bench.invalid", PlanBench); err != nil {
+	if s.key, err = CreateAccountKey(ctx, s.ep.AdminURL, s.ep.AdminToken, "bench-"+run+"@bench.invalid", PlanBench); err != nil {
 		return fmt.Errorf("bench account: %w", err)
 	}
 	for _, sc := range scenarios {
@@ -173,7 +173,7 @@ func (s *suite) setup(ctx context.Context, scenarios []*Scenario) error {
 			}
 			s.logf("creating %d accounts through the admin API (%d in parallel)...", s.cfg.Accounts, s.cfg.AccountWorkers)
 			a0 := time.Now()
-			s.manyKeys, err = CreateAccounts(ctx, s.ep.GatewayURL, s.ep.AdminToken, PlanBench, "many-"+run, s.cfg.Accounts, s.cfg.AccountWorkers,
+			s.manyKeys, err = CreateAccounts(ctx, s.ep.AdminURL, s.ep.AdminToken, PlanBench, "many-"+run, s.cfg.Accounts, s.cfg.AccountWorkers,
 				func(n int) {
 					if n%2500 == 0 {
 						s.logf("  %d accounts", n)
@@ -191,7 +191,7 @@ func (s *suite) setup(ctx context.Context, scenarios []*Scenario) error {
 			if s.burstKeys != nil {
 				continue
 			}
-			s.burstKeys, err = CreateAccounts(ctx, s.ep.GatewayURL, s.ep.AdminToken, PlanBurst, "burst-"+run, s.cfg.Reps+1, 4, nil)
+			s.burstKeys, err = CreateAccounts(ctx, s.ep.AdminURL, s.ep.AdminToken, PlanBurst, "burst-"+run, s.cfg.Reps+1, 4, nil)
 			if err != nil {
 				return err
 			}

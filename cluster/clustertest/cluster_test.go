@@ -67,7 +67,7 @@ func TestKeyMadeOnOneNodeServesOnAllAndItsRevocationHoldsEverywhere(t *testing.T
 	c.WaitCaughtUp(5 * time.Second)
 
 	// The CLI's table: every shard on a line with a leader (a number, not "none").
-	out := c.MustRun("cluster", "status", "--node", c.Nodes[2].URL())
+	out := c.MustRun("cluster", "status", "--node", c.Nodes[2].AdminURL())
 	for shard := 1; shard <= 5; shard++ {
 		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d +[1-3] +1,2,3 +- +\d+ +\d+$`, shard)).MatchString(out) {
 			t.Errorf("cluster status has no line for shard %d with a leader and voters 1,2,3:\n%s", shard, out)

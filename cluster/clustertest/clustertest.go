@@ -132,12 +132,17 @@ type Node struct {
 	DataDir  string
 	RaftAddr string
 	HTTPAddr string
-	routes   string // the peer routes file it starts with (Options.Faults), or ""
-	proc     *proc
+	// AdminAddr is its admin listener's: the admin API and /admin/cluster, never on HTTPAddr.
+	AdminAddr string
+	routes    string // the peer routes file it starts with (Options.Faults), or ""
+	proc      *proc
 }
 
 // URL is the node's gateway URL.
 func (n *Node) URL() string { return "http://" + n.HTTPAddr }
+
+// AdminURL is the node's admin listener's URL.
+func (n *Node) AdminURL() string { return "http://" + n.AdminAddr }
 
 // New makes the certificates and inits every node (modelgate cluster certs and init); no
 // process runs yet.
@@ -161,7 +166,7 @@ func New(t testing.TB, opt Options) *Cluster {
 	var peers []string
 	for i := range opt.Nodes {
 		n := &Node{c: c, ID: uint64(i + 1), DataDir: filepath.Join(c.Dir, fmt.Sprintf("node%d", i+1)),
-			RaftAddr: FreeAddr(t), HTTPAddr: FreeAddr(t)}
+			RaftAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), AdminAddr: FreeAddr(t)}
 		c.Nodes = append(c.Nodes, n)
 		certArgs = append(certArgs, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
 		peers = append(peers, fmt.Sprintf("%d=%s", n.ID, n.RaftAddr))
@@ -277,7 +282,7 @@ func (n *Node) serve() (*proc, error) {
 		env = append(env, node.PeerRoutesEnv+"="+n.routes)
 	}
 	return startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), env,
-		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--metrics-addr", "off")
+		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--admin-addr", n.AdminAddr, "--metrics-addr", "off")
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.
@@ -310,8 +315,13 @@ func (n *Node) Exited(d time.Duration) (string, bool) {
 // Output is the process's output so far (the last few KiB).
 func (n *Node) Output() string { return n.proc.logs.tail() }
 
-// Do sends one request to the node and returns the status, headers and body.
+// Do sends one request to the node's public port and returns the status, headers and body.
 func (n *Node) Do(method, path, bearer string, body any) (int, http.Header, []byte) {
+	n.c.t.Helper()
+	return n.do(n.URL(), method, path, bearer, body)
+}
+
+func (n *Node) do(base, method, path, bearer string, body any) (int, http.Header, []byte) {
 	n.c.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -321,7 +331,7 @@ func (n *Node) Do(method, path, bearer string, body any) (int, http.Header, []by
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, n.URL()+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	if err != nil {
 		n.c.t.Fatal(err)
 	}
@@ -347,10 +357,10 @@ func (n *Node) send(req *http.Request) (int, http.Header, []byte) {
 	return resp.StatusCode, resp.Header, b
 }
 
-// Admin calls the node's admin API with the cluster's token.
+// Admin calls the node's admin API, on its admin listener, with the cluster's token.
 func (n *Node) Admin(method, path string, body any) (int, []byte) {
 	n.c.t.Helper()
-	status, _, b := n.Do(method, path, AdminToken, body)
+	status, _, b := n.do(n.AdminURL(), method, path, AdminToken, body)
 	return status, b
 }
 
@@ -417,7 +427,7 @@ func Listing(t testing.TB, dir string) string {
 // a data directory and addresses; it joins with `modelgate cluster join`, not init.
 func (c *Cluster) AddNode() *Node {
 	c.t.Helper()
-	n := &Node{c: c, ID: uint64(len(c.Nodes) + 1), RaftAddr: FreeAddr(c.t), HTTPAddr: FreeAddr(c.t)}
+	n := &Node{c: c, ID: uint64(len(c.Nodes) + 1), RaftAddr: FreeAddr(c.t), HTTPAddr: FreeAddr(c.t), AdminAddr: FreeAddr(c.t)}
 	n.DataDir = filepath.Join(c.Dir, fmt.Sprintf("node%d", n.ID))
 	c.MustRun("cluster", "certs", "--out", c.CertDir, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
 	c.Nodes = append(c.Nodes, n)

@@ -238,7 +238,7 @@ func (l *load) topUp(a *loadAccount, amount, key string, first int) {
 	deadline := time.Now().Add(time.Minute)
 	for try := first; time.Now().Before(deadline); try++ {
 		n := l.c.Nodes[try%len(l.c.Nodes)]
-		status, _, raw, _, err := post(n.URL()+"/admin/v1/accounts/"+a.id+"/credits", AdminToken, body)
+		status, _, raw, _, err := post(n.AdminURL()+"/admin/v1/accounts/"+a.id+"/credits", AdminToken, body)
 		if err == nil && status == http.StatusOK {
 			a.mu.Lock()
 			a.topUps += mustParse(amount)

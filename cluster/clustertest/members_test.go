@@ -22,7 +22,7 @@ func TestJoinDrainAndRemoveChangeTheMembers(t *testing.T) {
 
 	n4 := c.AddNode()
 	out := c.MustRun("cluster", "join", "--data", n4.DataDir, "--node-id", "4", "--raft-addr", n4.RaftAddr,
-		"--via", n1.URL(), "--certs", c.CertDir)
+		"--via", n1.AdminURL(), "--certs", c.CertDir)
 	if !strings.Contains(out, "node 4 added to cluster") || !strings.Contains(out, "non-voting replica of shards [1 2 3]") {
 		t.Errorf("join said:\n%s", out)
 	}
@@ -41,7 +41,7 @@ func TestJoinDrainAndRemoveChangeTheMembers(t *testing.T) {
 		}
 	}
 
-	out = c.MustRun("cluster", "drain", "1", "--node", n1.URL())
+	out = c.MustRun("cluster", "drain", "1", "--node", n1.AdminURL())
 	status, h, b := n1.Do(http.MethodPost, "/v1/chat/completions", secret, map[string]any{"model": Model, "messages": []map[string]string{{"role": "user", "content": "hi"}}})
 	if status != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || !strings.Contains(string(b), "node_draining") {
 		t.Errorf("a call to the draining node: %d Retry-After %q %s", status, h.Get("Retry-After"), b)
@@ -68,7 +68,7 @@ func TestJoinDrainAndRemoveChangeTheMembers(t *testing.T) {
 		}
 	}
 
-	out = c.MustRun("cluster", "remove", "4", "--node", n2.URL())
+	out = c.MustRun("cluster", "remove", "4", "--node", n2.AdminURL())
 	if out != "node 4 removed from shards 1,2,3\n" {
 		t.Errorf("remove said %q", out)
 	}
@@ -83,6 +83,15 @@ func TestJoinDrainAndRemoveChangeTheMembers(t *testing.T) {
 	}
 	if status, b := n2.Admin(http.MethodDelete, "/admin/cluster/members/2", nil); status != http.StatusConflict || !strings.Contains(string(b), "remove_self") {
 		t.Errorf("a node removing itself: %d %s", status, b)
+	}
+	// The cluster's operator routes are on the admin listener only: the public port, token
+	// or not, answers where they are and removes no one.
+	if status, _, b := n2.Do(http.MethodDelete, "/admin/cluster/members/3", AdminToken, nil); status != http.StatusNotFound ||
+		!strings.Contains(string(b), `"code":"admin_elsewhere"`) {
+		t.Errorf("a removal sent to the public port: %d %s", status, b)
+	}
+	if st, err := n2.Status(); err != nil || len(st.Members) != 3 {
+		t.Errorf("members after a removal sent to the public port: %+v %v", st.Members, err)
 	}
 }
 

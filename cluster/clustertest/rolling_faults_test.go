@@ -26,7 +26,7 @@ func TestClusterFaultRollingRestartWithDrainUnderLoad(t *testing.T) {
 	for _, n := range c.Nodes {
 		time.Sleep(2 * time.Second) // the load on a whole cluster
 		drained := time.Now()
-		out := c.MustRun("cluster", "drain", fmt.Sprint(n.ID), "--node", n.URL())
+		out := c.MustRun("cluster", "drain", fmt.Sprint(n.ID), "--node", n.AdminURL())
 		if !strings.Contains(out, fmt.Sprintf("node %d leads no shard", n.ID)) {
 			t.Errorf("drain of node %d said:\n%s", n.ID, out)
 		}

@@ -52,7 +52,7 @@ func (c *Cluster) WatchLeaders(interval time.Duration) *LeaderWatch {
 }
 
 func (w *LeaderWatch) poll(client *http.Client, n *Node) {
-	req, _ := http.NewRequest(http.MethodGet, n.URL()+"/admin/cluster/status", nil)
+	req, _ := http.NewRequest(http.MethodGet, n.AdminURL()+"/admin/cluster/status", nil)
 	req.Header.Set("Authorization", "Bearer "+AdminToken)
 	var st node.StatusView
 	resp, err := client.Do(req)

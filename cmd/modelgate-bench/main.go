@@ -40,7 +40,8 @@ Usage:
   modelgate-bench render REPORT.json              print a saved report's Markdown again
 
 The suite starts what it is not given: --sim-url uses a running simulator, --gateway-url a
-running gateway (serving "modelgate-bench catalog --sim-url ..." with --admin-token).
+running gateway (serving "modelgate-bench catalog --sim-url ..." with its admin API at
+--gateway-admin-url and --admin-token).
 
 Scenarios: %s
 ("cluster" runs last, in this process: charges through the quota service on one node and on
@@ -136,6 +137,7 @@ func run(args []string) error {
 	simPID := fs.Int("sim-pid", 0, "suite: the --sim-url simulator's process id (CPU and RSS)")
 	gatewayURL := fs.String("gateway-url", "", "suite: use this running gateway (it must serve the bench catalog for the simulator) instead of starting one")
 	gatewayPID := fs.Int("gateway-pid", 0, "suite: the --gateway-url gateway's process id (CPU and RSS)")
+	gatewayAdminURL := fs.String("gateway-admin-url", os.Getenv("MODELGATE_ADMIN_URL"), "suite: the --gateway-url gateway's admin listener (default $MODELGATE_ADMIN_URL)")
 	adminToken := fs.String("admin-token", os.Getenv("MODELGATE_ADMIN_TOKEN"), "suite: the --gateway-url gateway's admin token (default $MODELGATE_ADMIN_TOKEN)")
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --target-url (a load test sends a lot of traffic)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
@@ -191,11 +193,12 @@ func run(args []string) error {
 		}
 		rep, err = harness.RunTarget(ctx, harness.TargetConfig{URL: *targetURL, Keys: keys, Model: *model, PID: *pid, Scenario: name, Config: cfg})
 	} else {
-		if *gatewayURL != "" && (*simURL == "" || *adminToken == "") {
-			return errors.New("--gateway-url needs --sim-url (the simulator its catalog points at) and --admin-token")
+		if *gatewayURL != "" && (*simURL == "" || *adminToken == "" || *gatewayAdminURL == "") {
+			return errors.New("--gateway-url needs --sim-url (the simulator its catalog points at), --gateway-admin-url and --admin-token")
 		}
 		lc := harness.LaunchConfig{GatewayBin: *gatewayBin, SimBin: *simBin, BurstRPM: cfg.BurstRPM, LogLevel: *logLevel,
-			ServerCPUs: cfg.ServerCPUs, Profile: *profile, SimURL: *simURL, SimPID: *simPID, GatewayURL: *gatewayURL, GatewayPID: *gatewayPID, AdminToken: *adminToken}
+			ServerCPUs: cfg.ServerCPUs, Profile: *profile, SimURL: *simURL, SimPID: *simPID, GatewayURL: *gatewayURL, GatewayPID: *gatewayPID,
+			AdminURL: *gatewayAdminURL, AdminToken: *adminToken}
 		if scs, _ := harness.SelectScenarios(scenarios); len(scs) > 0 {
 			rep, err = suite(ctx, cfg, lc, *work, *keep)
 		}

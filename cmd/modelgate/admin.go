@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 const adminUsage = `modelgate admin: operator commands, sent to a running gateway's admin API.
@@ -36,9 +38,10 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
         the page's next_cursor, --all reads every page and prints them as one
   modelgate admin routes      every route's health: cooldown, its reason, the provider's last refusal
 
-Flags may come before or after the words. Every command takes --url (else MODELGATE_URL,
-else the gateway's listen address MODELGATE_ADDR, else http://127.0.0.1:8080) and --token
-(else MODELGATE_ADMIN_TOKEN, else read from <--data>/admin-token, default ./data).
+Flags may come before or after the words. Every command calls the gateway's admin
+listener (server.admin_addr) at --admin-url, else MODELGATE_ADMIN_URL, else the admin address
+MODELGATE_ADMIN_ADDR that serve reads, else http://127.0.0.1:9465; it takes --token (else
+MODELGATE_ADMIN_TOKEN, else read from <--data>/admin-token, default ./data).
 `
 
 // flagsOnly are the resources that take no action word.
@@ -60,7 +63,7 @@ type adminClient struct {
 
 func adminCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
-	baseURL := fs.String("url", "", "gateway URL (default: MODELGATE_URL, else http://MODELGATE_ADDR, else http://127.0.0.1:8080)")
+	baseURL := fs.String("admin-url", "", "the gateway's admin URL (default: MODELGATE_ADMIN_URL, else http://MODELGATE_ADMIN_ADDR, else http://127.0.0.1:9465)")
 	token := fs.String("token", os.Getenv("MODELGATE_ADMIN_TOKEN"), "admin token")
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory holding admin-token")
 	email := fs.String("email", "", "account e-mail")
@@ -113,7 +116,7 @@ func adminCmd(args []string, out io.Writer) error {
 	case idKind != "":
 		return fmt.Errorf("%s needs %s", command, idKind)
 	}
-	gateway, err := gatewayURL(*baseURL)
+	gateway, err := adminURL(*baseURL)
 	if err != nil {
 		return err
 	}
@@ -225,17 +228,34 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	return words, nil
 }
 
-// gatewayURL is where the admin commands go: --url, else MODELGATE_URL, else the address
-// the gateway listens on (MODELGATE_ADDR, which serve and demo read), reached over loopback
-// when it is a wildcard.
-func gatewayURL(flagURL string) (string, error) {
-	if u := cmp.Or(flagURL, os.Getenv("MODELGATE_URL")); u != "" {
+// adminURL is where the admin commands go, the gateway's admin listener: --admin-url, else
+// MODELGATE_ADMIN_URL, else the admin address serve listens on (MODELGATE_ADMIN_ADDR, which
+// serve and demo read, so one exported variable serves both), else serve's default. The
+// public address (MODELGATE_URL, MODELGATE_ADDR) says nothing of where the admin listener
+// is, so it is never turned into one: MODELGATE_URL set alone is refused rather than the
+// command sent to a default address it may not mean.
+func adminURL(flagURL string) (string, error) {
+	if u := cmp.Or(flagURL, os.Getenv("MODELGATE_ADMIN_URL")); u != "" {
 		return strings.TrimRight(u, "/"), nil
 	}
-	addr := env("MODELGATE_ADDR", defaultAddr)
+	addr := os.Getenv("MODELGATE_ADMIN_ADDR")
+	switch {
+	case addr == catalog.AdminOff:
+		return "", errors.New("MODELGATE_ADMIN_ADDR is off: the gateway serves no admin API; pass --admin-url if another one does")
+	case addr == "" && os.Getenv("MODELGATE_URL") != "":
+		return "", errors.New("MODELGATE_URL is the gateway's public URL, which serves no admin API: pass --admin-url or set MODELGATE_ADMIN_URL to its admin listener (server.admin_addr)")
+	case addr == "":
+		addr = catalog.DefaultAdminAddr
+	}
+	return listenURL("MODELGATE_ADMIN_ADDR", addr)
+}
+
+// listenURL is the http URL that reaches a listen address named by the environment variable
+// name: a wildcard host (0.0.0.0, empty) is called at 127.0.0.1, :: at ::1.
+func listenURL(name, addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
-		return "", fmt.Errorf("MODELGATE_ADDR %q is not a listen address like 127.0.0.1:8080; pass --url", addr)
+		return "", fmt.Errorf("%s %q is not a listen address like %s; pass --admin-url", name, addr, catalog.DefaultAdminAddr)
 	}
 	switch host {
 	case "", "0.0.0.0":
@@ -329,9 +349,23 @@ func (c adminClient) call(method, path string, body any) ([]byte, error) {
 		raw = append(pretty.Bytes(), '\n')
 	}
 	if resp.StatusCode >= 300 {
+		if publicPort(raw) {
+			return nil, fmt.Errorf("%s is the gateway's public port, which serves no admin API: give its admin listener's URL (server.admin_addr) instead", c.url)
+		}
 		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(raw)))
 	}
 	return raw, nil
+}
+
+// publicPort reports an answer of a gateway's public port to an admin path (404
+// admin_elsewhere): the URL given is not the admin listener's.
+func publicPort(raw []byte) bool {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(raw, &e) == nil && e.Error.Code == "admin_elsewhere"
 }
 
 func splitList(s string) []string {

@@ -19,8 +19,9 @@ import (
 // adminTestEnv starts a node and clears the environment adminCmd reads defaults from.
 func adminTestEnv(t *testing.T) *nodetest.Env {
 	t.Helper()
-	t.Setenv("MODELGATE_URL", "")
-	t.Setenv("MODELGATE_ADDR", "")
+	for _, v := range []string{"MODELGATE_ADMIN_URL", "MODELGATE_ADMIN_ADDR", "MODELGATE_URL", "MODELGATE_ADDR"} {
+		t.Setenv(v, "")
+	}
 	t.Setenv("MODELGATE_ADMIN_TOKEN", "")
 	t.Setenv("MODELGATE_DATA", t.TempDir()) // holds no admin-token
 	return nodetest.Start(t, "", nodetest.Options{})
@@ -31,7 +32,7 @@ func runAdmin(t *testing.T, env *nodetest.Env, args ...string) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	env.WaitIdle() // usage must see the requests answered so far
-	args = append(args, "--url", env.Node.URL, "--token", "test-admin-token")
+	args = append(args, "--admin-url", env.Node.AdminURL, "--token", "test-admin-token")
 	if err := adminCmd(args, &out); err != nil {
 		t.Fatalf("admin %s: %v (output %s)", strings.Join(args, " "), err, out.Bytes())
 	}
@@ -230,7 +231,7 @@ func TestAdminCmdRoutes(t *testing.T) {
 
 func TestAdminCmdErrors(t *testing.T) {
 	env := adminTestEnv(t)
-	conn := []string{"--url", env.Node.URL, "--token", "test-admin-token"}
+	conn := []string{"--admin-url", env.Node.AdminURL, "--token", "test-admin-token"}
 	cases := []struct {
 		name      string
 		args      []string
@@ -254,9 +255,9 @@ func TestAdminCmdErrors(t *testing.T) {
 			"GET /admin/v1/accounts/acct_doesnotexist000000: 404 Not Found: {…", false},
 		{"api refusal", append([]string{"keys", "create", "--account", env.Account.ID}, conn...),
 			"POST /admin/v1/accounts/" + env.Account.ID + "/keys: 400 Bad Request: {…", false},
-		{"wrong token", []string{"accounts", "get", env.Account.ID, "--url", env.Node.URL, "--token", "nope"},
+		{"wrong token", []string{"accounts", "get", env.Account.ID, "--admin-url", env.Node.AdminURL, "--token", "nope"},
 			"GET /admin/v1/accounts/" + env.Account.ID + ": 401 Unauthorized: {…", false},
-		{"no token anywhere", []string{"accounts", "get", env.Account.ID, "--url", env.Node.URL, "--data", t.TempDir()},
+		{"no token anywhere", []string{"accounts", "get", env.Account.ID, "--admin-url", env.Node.AdminURL, "--data", t.TempDir()},
 			"no admin token: pass --token, set MODELGATE_ADMIN_TOKEN, or point --data at the gateway's data directory", false},
 	}
 	for _, tc := range cases {
@@ -299,7 +300,7 @@ func TestAdminCmdTokenSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := adminCmd(append(get, "--url", env.Node.URL, "--data", dir), &out); err != nil {
+	if err := adminCmd(append(get, "--admin-url", env.Node.AdminURL, "--data", dir), &out); err != nil {
 		t.Fatalf("token from --data: %v", err)
 	}
 	var a persistence.Account
@@ -312,17 +313,17 @@ func TestAdminCmdTokenSources(t *testing.T) {
 	bad := t.TempDir()
 	os.WriteFile(filepath.Join(bad, "admin-token"), []byte("wrong\n"), 0o600)
 	out.Reset()
-	if err := adminCmd(append(get, "--url", env.Node.URL, "--data", bad, "--token", "test-admin-token"), &out); err != nil {
+	if err := adminCmd(append(get, "--admin-url", env.Node.AdminURL, "--data", bad, "--token", "test-admin-token"), &out); err != nil {
 		t.Fatalf("--token with a wrong file: %v", err)
 	}
 	out.Reset()
-	if err := adminCmd(append(get, "--url", env.Node.URL, "--data", bad), &out); err == nil || !strings.Contains(err.Error(), "401") {
+	if err := adminCmd(append(get, "--admin-url", env.Node.AdminURL, "--data", bad), &out); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("wrong file token: %v", err)
 	}
 
-	// MODELGATE_DATA, MODELGATE_URL and MODELGATE_ADMIN_TOKEN supply the defaults.
+	// MODELGATE_DATA, MODELGATE_ADMIN_URL and MODELGATE_ADMIN_TOKEN supply the defaults.
 	t.Setenv("MODELGATE_DATA", dir)
-	t.Setenv("MODELGATE_URL", env.Node.URL+"/")
+	t.Setenv("MODELGATE_ADMIN_URL", env.Node.AdminURL+"/")
 	out.Reset()
 	if err := adminCmd(get, &out); err != nil {
 		t.Fatalf("token from MODELGATE_DATA: %v", err)
@@ -363,7 +364,7 @@ func TestAdminBillingCommands(t *testing.T) {
 		t.Fatalf("quota %+v", q)
 	}
 	var out bytes.Buffer
-	err := adminCmd([]string{"accounts", "plan", a.ID, "--plan", "gold", "--url", env.Node.URL, "--token", "test-admin-token"}, &out)
+	err := adminCmd([]string{"accounts", "plan", a.ID, "--plan", "gold", "--admin-url", env.Node.AdminURL, "--token", "test-admin-token"}, &out)
 	if err == nil || !strings.Contains(err.Error(), "plan gold is not in the catalog") {
 		t.Fatalf("unknown plan: %v", err)
 	}

@@ -13,41 +13,69 @@ import (
 // deadAddr is an address nothing listens on: a command sent there fails.
 const deadAddr = "127.0.0.1:1"
 
-// TestItem12AdminFindsTheGateway: issue #12 item 12, the admin commands call the gateway at
-// --url, else MODELGATE_URL, else the listen address MODELGATE_ADDR (a wildcard host reached
-// over loopback), else 127.0.0.1:8080.
-func TestItem12AdminFindsTheGateway(t *testing.T) {
+// TestAdminFindsTheAdminListener: the admin commands call the gateway's admin listener at
+// --admin-url, else MODELGATE_ADMIN_URL, else the admin address MODELGATE_ADMIN_ADDR that
+// serve reads (a wildcard host reached over loopback; off refused), else serve's default
+// 127.0.0.1:9465. The public address never stands in for it: MODELGATE_URL alone is refused,
+// MODELGATE_ADDR is not read, and a URL that turns out to be a public port says so.
+func TestAdminFindsTheAdminListener(t *testing.T) {
 	env := adminTestEnv(t)
-	nodeURL, _ := url.Parse(env.Node.URL)
-	port := nodeURL.Port()
+	admin, public := env.Node.AdminURL, env.Node.URL
+	parsed, _ := url.Parse(admin)
+	port := parsed.Port()
 	cases := []struct {
-		name               string
-		flag, envURL, addr string
-		err                string // "" when the command reaches the node
+		name                                             string
+		flag, envAdminURL, envAdminAddr, envURL, envAddr string
+		want                                             string // the URL chosen; the node's admin URL is called too
+		err                                              string // adminURL's error, exactly
+		runErr                                           string // the command's error, exactly, when the URL is chosen but wrong
 	}{
-		{name: "--url", flag: env.Node.URL, envURL: "http://" + deadAddr, addr: deadAddr},
-		{name: "--url with a trailing slash", flag: env.Node.URL + "/"},
-		{name: "MODELGATE_URL", envURL: env.Node.URL, addr: deadAddr},
-		{name: "MODELGATE_ADDR", addr: "127.0.0.1:" + port},
-		{name: "MODELGATE_ADDR on every interface", addr: "0.0.0.0:" + port},
-		{name: "MODELGATE_ADDR with no host", addr: ":" + port},
-		{name: "MODELGATE_URL before MODELGATE_ADDR", envURL: "http://" + deadAddr, addr: "127.0.0.1:" + port, err: "connection refused"},
-		{name: "--url before the rest", flag: "http://" + deadAddr, envURL: env.Node.URL, addr: "127.0.0.1:" + port, err: "connection refused"},
-		{name: "MODELGATE_ADDR without a port", addr: "127.0.0.1", err: `MODELGATE_ADDR "127.0.0.1" is not a listen address like 127.0.0.1:8080; pass --url`},
+		{name: "--admin-url first", flag: admin, envAdminURL: "http://" + deadAddr, envAdminAddr: deadAddr, envURL: public, envAddr: deadAddr, want: admin},
+		{name: "--admin-url without its trailing slash", flag: admin + "/", want: admin},
+		{name: "MODELGATE_ADMIN_URL second", envAdminURL: admin + "/", envAdminAddr: deadAddr, envURL: public, want: admin},
+		{name: "MODELGATE_ADMIN_ADDR third", envAdminAddr: "127.0.0.1:" + port, envURL: public, envAddr: deadAddr, want: admin},
+		{name: "MODELGATE_ADMIN_ADDR on every interface", envAdminAddr: "0.0.0.0:" + port, want: admin},
+		{name: "MODELGATE_ADMIN_ADDR with no host", envAdminAddr: ":" + port, want: admin},
+		{name: "MODELGATE_ADMIN_ADDR on every IPv6 interface", envAdminAddr: "[::]:9999", want: "http://[::1]:9999"},
+		{name: "MODELGATE_ADMIN_ADDR off", envAdminAddr: "off", envURL: public,
+			err: "MODELGATE_ADMIN_ADDR is off: the gateway serves no admin API; pass --admin-url if another one does"},
+		{name: "MODELGATE_ADMIN_ADDR without a port", envAdminAddr: "127.0.0.1",
+			err: `MODELGATE_ADMIN_ADDR "127.0.0.1" is not a listen address like 127.0.0.1:9465; pass --admin-url`},
+		{name: "MODELGATE_URL alone is refused", envURL: public, envAddr: deadAddr,
+			err: "MODELGATE_URL is the gateway's public URL, which serves no admin API: pass --admin-url or set MODELGATE_ADMIN_URL to its admin listener (server.admin_addr)"},
+		{name: "MODELGATE_ADDR is not the admin address", envAddr: strings.TrimPrefix(public, "http://"), want: "http://127.0.0.1:9465"},
+		{name: "nothing set: serve's default", want: "http://127.0.0.1:9465"},
+		{name: "a public port given as the admin URL", flag: public, want: public,
+			runErr: public + " is the gateway's public port, which serves no admin API: give its admin listener's URL (server.admin_addr) instead"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("MODELGATE_ADMIN_URL", tc.envAdminURL)
+			t.Setenv("MODELGATE_ADMIN_ADDR", tc.envAdminAddr)
 			t.Setenv("MODELGATE_URL", tc.envURL)
-			t.Setenv("MODELGATE_ADDR", tc.addr)
+			t.Setenv("MODELGATE_ADDR", tc.envAddr)
+			got, err := adminURL(tc.flag)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("%q, %v; want the error %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("%q, %v; want %q", got, err, tc.want)
+			}
+			if got != admin && tc.runErr == "" {
+				return // not this test's node: where it points is what is checked
+			}
 			args := []string{"accounts", "get", env.Account.ID, "--token", "test-admin-token"}
 			if tc.flag != "" {
-				args = append(args, "--url", tc.flag)
+				args = append(args, "--admin-url", tc.flag)
 			}
 			var out bytes.Buffer
-			err := adminCmd(args, &out)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want one saying %q", err, tc.err)
+			err = adminCmd(args, &out)
+			if tc.runErr != "" {
+				if err == nil || err.Error() != tc.runErr {
+					t.Fatalf("err = %v, want %q", err, tc.runErr)
 				}
 				return
 			}
@@ -67,7 +95,7 @@ func TestItem12AdminFindsTheGateway(t *testing.T) {
 // the words; after "--" everything is a word.
 func TestItem12AdminFlagsAnywhere(t *testing.T) {
 	env := adminTestEnv(t)
-	t.Setenv("MODELGATE_URL", env.Node.URL)
+	t.Setenv("MODELGATE_ADMIN_URL", env.Node.AdminURL)
 	t.Setenv("MODELGATE_ADMIN_TOKEN", "test-admin-token")
 	id := env.Account.ID
 	for i, args := range [][]string{
@@ -75,7 +103,7 @@ func TestItem12AdminFlagsAnywhere(t *testing.T) {
 		{"accounts", "credits", "--amount", "1", id, "--key", "k1"},
 		{"--amount", "1", "--key", "k2", "accounts", "credits", id},
 		{"accounts", "--amount=1", "credits", "--key", "k3", id},
-		{"--url", env.Node.URL, "accounts", "credits", "--amount", "1", "--key", "k4", "--", id},
+		{"--admin-url", env.Node.AdminURL, "accounts", "credits", "--amount", "1", "--key", "k4", "--", id},
 	} {
 		var out bytes.Buffer
 		if err := adminCmd(args, &out); err != nil {
@@ -156,7 +184,7 @@ func TestItem13AdminCmdListsAccounts(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	err := adminCmd([]string{"accounts", "create", "--email", "ONE@example.com", "--url", env.Node.URL, "--token", "test-admin-token"}, &out)
+	err := adminCmd([]string{"accounts", "create", "--email", "ONE@example.com", "--admin-url", env.Node.AdminURL, "--token", "test-admin-token"}, &out)
 	if want := "POST /admin/v1/accounts: 409 Conflict: {"; err == nil || !strings.HasPrefix(err.Error(), want) ||
 		!strings.Contains(err.Error(), `"code": "email_taken"`) || !strings.Contains(err.Error(), all[1].ID) {
 		t.Fatalf("duplicate e-mail: %v", err)

@@ -24,16 +24,20 @@ const clusterUsage = `Usage:
       node with the same --peers and --shards; then start each with serve --data DIR.
   modelgate cluster join --data DIR --node-id N --raft-addr HOST:PORT --via URL --certs DIR
                          [--cert-name NAME]
-      Ask the member at URL to add this node as a non-voting replica of the metadata shard
-      (and of the account shards named), then write DIR/cluster.json.
+      Ask the member whose admin listener is at URL to add this node as a non-voting
+      replica of the metadata shard (and of the account shards named), then write
+      DIR/cluster.json.
   modelgate cluster status --node URL [--json]
   modelgate cluster remove ID --node URL [--json]
   modelgate cluster drain ID --node URL [--json]   (URL is node ID's own)
-      Call a node's admin API: the members and every shard's leader, voters, applied index
-      and lag; take node ID out of every shard; move node ID's leaderships away, then stop it.
+      Call a node's admin API at URL, its admin listener (server.admin_addr, such as
+      http://127.0.0.1:9465; the public port serves none): the members and every shard's
+      leader, voters, applied index and lag; take node ID out of every shard; move node ID's
+      leaderships away, then stop it.
   modelgate cluster demo [--data ./data-cluster] [--port-base 8080] [--shards 8]
-      make cluster: three nodes on loopback (HTTP port-base+N, Raft port-base+10+N) as child
-      processes over the simulator, with a demo account and key; Ctrl-C stops all.
+      make cluster: three nodes on loopback (HTTP port-base+N, Raft port-base+10+N, admin
+      API port-base+20+N) as child processes over the simulator, with a demo account and
+      key; Ctrl-C stops all.
 
 The certificates of node N are NAME.crt and NAME.key in --certs, NAME being node<N> unless
 --cert-name says otherwise. Every node of a cluster uses the same admin token: set

@@ -32,7 +32,7 @@ func clusterDemo(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("cluster demo", flag.ContinueOnError)
 	fs.SetOutput(out)
 	dir := fs.String("data", "./data-cluster", "directory of the demo cluster (certificates, one data directory per node, logs)")
-	base := fs.Int("port-base", 8080, "node N serves HTTP on port-base+N and Raft on port-base+10+N")
+	base := fs.Int("port-base", 8080, "node N serves HTTP on port-base+N, Raft on port-base+10+N and its admin API on port-base+20+N")
 	shards := fs.Int("shards", 8, "account shards (the demo keeps them few)")
 	if err := parseAll(fs, args); err != nil {
 		return err
@@ -73,18 +73,19 @@ func clusterDemo(args []string, out io.Writer) error {
 	if err := waitHealthy(url1, 30*time.Second); err != nil {
 		return fmt.Errorf("%w (logs in %s)", err, *dir)
 	}
-	creds, err := demoClusterCreds(*dir, url1, token)
+	creds, err := demoClusterCreds(*dir, url1, demoAdminURL(*base, 1), token)
 	if err != nil {
 		return err
 	}
 	key := creds.APIKey
 	fmt.Fprintf(out, "\nmodelgate demo cluster: %d nodes\n", demoNodes)
 	for i := 1; i <= demoNodes; i++ {
-		fmt.Fprintf(out, "  node %d: %s/v1   (log %s)\n", i, demoURL(*base, i), filepath.Join(*dir, fmt.Sprintf("node%d.log", i)))
+		fmt.Fprintf(out, "  node %d: %s/v1   admin API %s   (log %s)\n", i, demoURL(*base, i), demoAdminURL(*base, i),
+			filepath.Join(*dir, fmt.Sprintf("node%d.log", i)))
 	}
 	fmt.Fprintf(out, "  API key:     %s\n  admin token: %s\n  dashboard:   %s (any node's /dashboard/)\n    log in as  %s / %s\n  (saved in %s)\n\n",
 		key, token, creds.Dashboard, creds.Email, creds.Password, filepath.Join(*dir, "demo-credentials.json"))
-	fmt.Fprintf(out, "watch the cluster:  MODELGATE_ADMIN_TOKEN=%s %s cluster status --node %s\n", token, bin, url1)
+	fmt.Fprintf(out, "watch the cluster:  MODELGATE_ADMIN_TOKEN=%s %s cluster status --node %s\n", token, bin, demoAdminURL(*base, 1))
 	fmt.Fprintf(out, "kill a node:        kill -9 $(cat %s)\n", filepath.Join(*dir, "node2.pid"))
 	fmt.Fprintf(out, "call any node:      curl %s/v1/chat/completions -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '{\"model\":\"sim-chat\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'\n", demoURL(*base, 3), key)
 	fmt.Fprintf(out, "Ctrl-C stops all.\n\n")
@@ -94,6 +95,10 @@ func clusterDemo(args []string, out io.Writer) error {
 }
 
 func demoURL(base, i int) string { return fmt.Sprintf("http://127.0.0.1:%d", base+i) }
+
+// demoAdminURL is node i's admin listener: the cluster's operator routes (status, join,
+// drain, remove) and the admin API are there, not on its public port.
+func demoAdminURL(base, i int) string { return fmt.Sprintf("http://127.0.0.1:%d", base+20+i) }
 
 // demoToken is the demo cluster's admin token, made at the first start.
 func demoToken(dir string) (string, error) {
@@ -145,7 +150,7 @@ func startDemoNode(bin, dir, catPath string, i, base int) (*exec.Cmd, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "serve", "--config", catPath, "--data", filepath.Join(dir, fmt.Sprintf("node%d", i)),
-		"--addr", fmt.Sprintf("127.0.0.1:%d", base+i), "--metrics-addr", "off")
+		"--addr", fmt.Sprintf("127.0.0.1:%d", base+i), "--admin-addr", strings.TrimPrefix(demoAdminURL(base, i), "http://"), "--metrics-addr", "off")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "MODELGATE_SIM_KEY=sim-demo-credential")
 	if err := cmd.Start(); err != nil {
@@ -183,20 +188,21 @@ func waitHealthy(url string, d time.Duration) error {
 }
 
 // demoClusterCreds returns the demo credentials, kept in <dir>/demo-credentials.json: at
-// the first start it creates the account and key through url's admin API, and while the
-// file has no password (the first start, or one from before the dashboard) it gives the
-// account a random dashboard password there, as `make run`'s demo does.
-func demoClusterCreds(dir, url, token string) (credentials, error) {
+// the first start it creates the account and key through the admin API at adminURL (the
+// node at url's), and while the file has no password (the first start, or one from before
+// the dashboard) it gives the account a random dashboard password there, as `make run`'s
+// demo does.
+func demoClusterCreds(dir, url, adminURL, token string) (credentials, error) {
 	path := filepath.Join(dir, "demo-credentials.json")
 	var creds credentials
 	if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &creds) != nil || creds.APIKey == "" {
-		if creds, err = demoClusterKey(url, token); err != nil {
+		if creds, err = demoClusterKey(url, adminURL, token); err != nil {
 			return creds, err
 		}
 	}
 	if creds.Password == "" {
 		password := newDemoPassword()
-		raw, err := adminClient{url: url, token: token}.call(http.MethodPut, "/admin/v1/accounts/"+creds.AccountID+"/password", map[string]string{"password": password})
+		raw, err := adminClient{url: adminURL, token: token}.call(http.MethodPut, "/admin/v1/accounts/"+creds.AccountID+"/password", map[string]string{"password": password})
 		if err != nil {
 			return creds, fmt.Errorf("demo login: %w", err)
 		}
@@ -204,13 +210,14 @@ func demoClusterCreds(dir, url, token string) (credentials, error) {
 		json.Unmarshal(raw, &acct)
 		creds.Email, creds.Password, creds.Dashboard = acct.Email, password, url+dashboard.Prefix
 	}
+	creds.AdminURL = adminURL // the file may be from before the admin listener
 	b, _ := json.MarshalIndent(creds, "", "  ")
 	return creds, os.WriteFile(path, append(b, '\n'), 0o600)
 }
 
-// demoClusterKey creates the demo account and its key through url's admin API.
-func demoClusterKey(url, token string) (credentials, error) {
-	c := adminClient{url: url, token: token}
+// demoClusterKey creates the demo account and its key through the admin API at adminURL.
+func demoClusterKey(url, adminURL, token string) (credentials, error) {
+	c := adminClient{url: adminURL, token: token}
 	raw, err := c.call(http.MethodPost, "/admin/v1/accounts", map[string]string{"email": demoEmail, "plan": "demo"})
 	if err != nil {
 		return credentials{}, fmt.Errorf("demo account: %w", err)
@@ -223,5 +230,5 @@ func demoClusterKey(url, token string) (credentials, error) {
 	}
 	var key struct{ Key string }
 	json.Unmarshal(raw, &key)
-	return credentials{APIKey: key.Key, AdminToken: token, BaseURL: url + "/v1", AccountID: acct.ID}, nil
+	return credentials{APIKey: key.Key, AdminToken: token, BaseURL: url + "/v1", AdminURL: adminURL, AccountID: acct.ID}, nil
 }

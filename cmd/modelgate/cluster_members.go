@@ -123,7 +123,7 @@ func clusterJoin(args []string, out io.Writer) error {
 	fs.SetOutput(out)
 	var nf nodeFlags
 	nf.register(fs)
-	via := fs.String("via", "", "URL of a member's gateway (its admin API adds this node)")
+	via := fs.String("via", "", "URL of a member's admin listener (server.admin_addr; its admin API adds this node)")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}

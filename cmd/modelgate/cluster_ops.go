@@ -21,7 +21,7 @@ type opFlags struct {
 }
 
 func (o *opFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.url, "node", "", "URL of the node's gateway, e.g. http://127.0.0.1:8081 (required)")
+	fs.StringVar(&o.url, "node", "", "URL of the node's admin listener (server.admin_addr), e.g. http://127.0.0.1:9465 (required)")
 	fs.BoolVar(&o.asJSON, "json", false, "print the admin API's JSON instead of a table")
 }
 

@@ -28,6 +28,7 @@ type credentials struct {
 	APIKey     string `json:"api_key"`
 	AdminToken string `json:"admin_token"`
 	BaseURL    string `json:"base_url"`
+	AdminURL   string `json:"admin_url"`  // the admin listener ("" when off): where admin commands go
 	AccountID  string `json:"account_id"` // the demo account, which owns the key
 	// The demo account's dashboard login (a random password made at the first start).
 	Email     string `json:"email,omitempty"`
@@ -42,26 +43,28 @@ func demo(args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory")
 	addr := fs.String("addr", env("MODELGATE_ADDR", defaultAddr), "listen address")
+	adminAddr := fs.String("admin-addr", os.Getenv("MODELGATE_ADMIN_ADDR"), "admin API listen address, or off (default 127.0.0.1:9465)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	logger := newLogger()
 	sig := notifySignals()
-	n, creds, stopSim, err := startDemo(*data, *addr)
+	n, creds, stopSim, err := startDemo(*data, *addr, *adminAddr)
 	if err != nil {
 		return err
 	}
 	defer stopSim()
-	logger.Info("modelgate demo serving", "base_url", creds.BaseURL, "metrics", metricsShown(n), "credentials", filepath.Join(*data, "demo-credentials.json"))
-	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  account:     %s\n  admin token: %s\n  metrics:     %s\n  dashboard:   %s\n    log in as  %s / %s\n  (saved in %s)\n\n",
-		creds.BaseURL, creds.APIKey, creds.AccountID, creds.AdminToken, metricsShown(n), creds.Dashboard, creds.Email, creds.Password,
+	logger.Info("modelgate demo serving", "base_url", creds.BaseURL, "admin", served(n.AdminURL), "metrics", served(n.MetricsURL), "credentials", filepath.Join(*data, "demo-credentials.json"))
+	fmt.Printf("\nmodelgate demo is running at %s\n  API key:     %s\n  account:     %s\n  admin API:   %s\n  admin token: %s\n  metrics:     %s\n  dashboard:   %s\n    log in as  %s / %s\n  (saved in %s)\n\n",
+		creds.BaseURL, creds.APIKey, creds.AccountID, served(n.AdminURL), creds.AdminToken, served(n.MetricsURL), creds.Dashboard, creds.Email, creds.Password,
 		filepath.Join(*data, "demo-credentials.json"))
 	return run(n, logger, sig)
 }
 
-// startDemo starts the simulator and a node over it, and makes sure the demo account and
-// key exist. A second start with the same data directory reuses them.
-func startDemo(dataDir, addr string) (*node.Node, credentials, func(), error) {
+// startDemo starts the simulator and a node over it (its admin listener at adminAddr, ""
+// for the default), and makes sure the demo account and key exist. A second start with the
+// same data directory reuses them.
+func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func(), error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, credentials{}, nil, err
 	}
@@ -78,8 +81,8 @@ func startDemo(dataDir, addr string) (*node.Node, credentials, func(), error) {
 		return nil, credentials{}, nil, err
 	}
 	n, err := node.Start(node.Config{DataDir: dataDir, CatalogPath: catPath, Addr: addr, AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
-		MetricsAddr: os.Getenv("MODELGATE_METRICS_ADDR"),
-		Store:       persistence.Options{CacheBytes: mib(envInt("MODELGATE_CACHE_MIB")), MemTableBytes: mib(envInt("MODELGATE_MEMTABLE_MIB"))}})
+		MetricsAddr: os.Getenv("MODELGATE_METRICS_ADDR"), AdminAddr: adminAddr,
+		Store: persistence.Options{CacheBytes: mib(envInt("MODELGATE_CACHE_MIB")), MemTableBytes: mib(envInt("MODELGATE_MEMTABLE_MIB"))}})
 	if err != nil {
 		stopSim()
 		return nil, credentials{}, nil, err
@@ -95,7 +98,7 @@ func startDemo(dataDir, addr string) (*node.Node, credentials, func(), error) {
 
 func demoAccount(n *node.Node, dataDir string) (credentials, error) {
 	path := filepath.Join(dataDir, "demo-credentials.json")
-	creds := credentials{AdminToken: n.AdminToken, BaseURL: n.URL + "/v1"}
+	creds := credentials{AdminToken: n.AdminToken, BaseURL: n.URL + "/v1", AdminURL: n.AdminURL}
 	var old credentials
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && old.APIKey != "" {
 		if k, err := n.Store.LookupKey(old.APIKey); err == nil && k.RevokedAt == 0 {

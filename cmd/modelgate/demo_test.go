@@ -26,7 +26,7 @@ type demoRun struct {
 
 func startDemoT(t *testing.T, dir string) *demoRun {
 	t.Helper()
-	n, creds, stopSim, err := startDemo(dir, "127.0.0.1:0")
+	n, creds, stopSim, err := startDemo(dir, "127.0.0.1:0", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("startDemo: %v", err)
 	}
@@ -104,7 +104,10 @@ func checkDemoChat(t *testing.T, creds credentials) {
 // checkDemoAdmin proves the admin token opens the admin API.
 func checkDemoAdmin(t *testing.T, r *demoRun, acctID string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, r.n.URL+"/admin/v1/accounts/"+acctID, nil)
+	if r.creds.AdminURL != r.n.AdminURL || !strings.HasPrefix(r.creds.AdminURL, "http://127.0.0.1:") {
+		t.Fatalf("admin_url %q, the node's admin listener %q", r.creds.AdminURL, r.n.AdminURL)
+	}
+	req, _ := http.NewRequest(http.MethodGet, r.creds.AdminURL+"/admin/v1/accounts/"+acctID, nil)
 	req.Header.Set("Authorization", "Bearer "+r.creds.AdminToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

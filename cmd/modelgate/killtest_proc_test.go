@@ -32,7 +32,8 @@ type ktProc struct {
 	err  error         // Wait's error, after done
 }
 
-// ktLog collects a child's stderr and reports the first match of a pattern.
+// ktLog collects a child's stderr and reports the first match of a pattern (its submatches,
+// space-separated).
 type ktLog struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
@@ -56,7 +57,7 @@ func (l *ktLog) Write(p []byte) (int, error) {
 		if !l.sent {
 			if m := l.re.FindSubmatch(l.line); m != nil {
 				l.sent = true
-				l.found <- string(m[1])
+				l.found <- string(bytes.Join(m[1:], []byte(" ")))
 			}
 		}
 		l.line = l.line[:0]
@@ -74,8 +75,8 @@ func (l *ktLog) tail() string {
 	return s
 }
 
-// ktStart starts bin with args and waits until its stderr shows the address (the first
-// submatch of addrRe).
+// ktStart starts bin with args and waits until its stderr shows the addresses (the
+// submatches of addrRe, space-separated).
 func ktStart(t *testing.T, name, bin string, env []string, addrRe *regexp.Regexp, args ...string) (*ktProc, string) {
 	t.Helper()
 	p := &ktProc{name: name, cmd: exec.Command(bin, args...), done: make(chan struct{})}
@@ -152,15 +153,27 @@ func ktBuild(t *testing.T) (gateway, sim string) {
 	return filepath.Join(out, "modelgate"), filepath.Join(out, "modelgate-sim")
 }
 
-// ktClient talks to one running gateway.
+// ktClient talks to one running gateway: its public port at base, its admin listener at
+// adminBase.
 type ktClient struct {
-	t    *testing.T
-	base string
-	http *http.Client
+	t         *testing.T
+	base      string
+	adminBase string
+	http      *http.Client
 }
 
-// do sends a JSON request; it returns the status and body, or the transport error.
+// do sends a JSON request to the public port; it returns the status and body, or the
+// transport error.
 func (c *ktClient) do(method, path, bearer string, body any) (int, []byte, error) {
+	return c.send(c.base, method, path, bearer, body)
+}
+
+// doAdmin is do to the admin listener.
+func (c *ktClient) doAdmin(method, path, bearer string, body any) (int, []byte, error) {
+	return c.send(c.adminBase, method, path, bearer, body)
+}
+
+func (c *ktClient) send(base, method, path, bearer string, body any) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -169,7 +182,7 @@ func (c *ktClient) do(method, path, bearer string, body any) (int, []byte, error
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, c.base+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -192,7 +205,7 @@ func (c *ktClient) do(method, path, bearer string, body any) (int, []byte, error
 // admin sends an admin request that must answer want, and decodes the answer into out.
 func (c *ktClient) admin(method, path string, body any, want int, out any) {
 	c.t.Helper()
-	status, raw, err := c.do(method, "/admin/v1"+path, ktAdminToken, body)
+	status, raw, err := c.doAdmin(method, "/admin/v1"+path, ktAdminToken, body)
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -154,10 +154,12 @@ func runKillTest(t *testing.T, kills int) {
 // start starts the gateway on the run's data directory.
 func (r *ktRun) start(name string) {
 	env := []string{"MODELGATE_ADMIN_TOKEN=" + ktAdminToken, ktSimKeyEnv + "=sim-secret", "MODELGATE_LOG_LEVEL=info"}
-	servingRe := regexp.MustCompile(`"msg":"modelgate serving".*"url":"(http://[^"]+)"`)
-	p, base := ktStart(r.t, "modelgate ("+name+")", r.gatewayBin, env, servingRe, "serve", "--config", r.catalog, "--data", r.data, "--addr", "127.0.0.1:0")
+	servingRe := regexp.MustCompile(`"msg":"modelgate serving".*"url":"(http://[^"]+)","admin":"(http://[^"]+)"`)
+	p, addrs := ktStart(r.t, "modelgate ("+name+")", r.gatewayBin, env, servingRe, "serve", "--config", r.catalog, "--data", r.data,
+		"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+	base, admin, _ := strings.Cut(addrs, " ")
 	r.gw = p
-	r.c = &ktClient{t: r.t, base: base, http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * ktWorkers}}}
+	r.c = &ktClient{t: r.t, base: base, adminBase: admin, http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * ktWorkers}}}
 	r.c.waitHealthy()
 }
 
@@ -206,7 +208,7 @@ func (r *ktRun) round(n int) {
 	topUp := fmt.Sprintf("kill-%d", n)
 	acked := make(chan bool, 1)
 	go func() {
-		status, raw, err := r.c.do(http.MethodPost, "/admin/v1/accounts/"+paid.id+"/credits", ktAdminToken,
+		status, raw, err := r.c.doAdmin(http.MethodPost, "/admin/v1/accounts/"+paid.id+"/credits", ktAdminToken,
 			map[string]string{"amount_usd": "0.25", "idempotency_key": topUp})
 		var out ktCredit
 		acked <- err == nil && status == 200 && json.Unmarshal(raw, &out) == nil && out.Added

@@ -10,23 +10,26 @@ import (
 const usage = `modelgate: a unified model gateway
 
 Usage:
-  modelgate serve --config FILE [--data DIR] [--addr HOST:PORT] [--metrics-addr HOST:PORT|off]
-                  [--min-free-mib N] [--ballast-mib N] [--cache-mib N] [--memtable-mib N]
-  modelgate demo  [--data DIR] [--addr HOST:PORT]
+  modelgate serve --config FILE [--data DIR] [--addr HOST:PORT] [--admin-addr HOST:PORT|off]
+                  [--metrics-addr HOST:PORT|off] [--min-free-mib N] [--ballast-mib N]
+                  [--cache-mib N] [--memtable-mib N]
+  modelgate demo  [--data DIR] [--addr HOST:PORT] [--admin-addr HOST:PORT|off]
   modelgate admin <accounts|keys|usage|routes> ...   (modelgate admin help)
+  modelgate cluster <certs|init|join|status|remove|drain|demo> ...   (modelgate cluster help)
 
-Environment: MODELGATE_CONFIG, MODELGATE_DATA (default ./data), MODELGATE_ADDR
-(default 127.0.0.1:8080; admin commands call the gateway there unless MODELGATE_URL or --url
-says otherwise), MODELGATE_METRICS_ADDR (host:port or off; default the catalog's
-server.metrics_addr, else 127.0.0.1:9464), MODELGATE_MIN_FREE_MIB and MODELGATE_BALLAST_MIB
-(the full-disk guard: default 64 and 16; -1 turns either off), MODELGATE_CACHE_MIB and
-MODELGATE_MEMTABLE_MIB (the store's block cache and memtable: default 8 and 4),
-MODELGATE_ADMIN_TOKEN, MODELGATE_LOG_LEVEL (debug|info|warn|error), MODELGATE_PPROF (on:
-Go's profiles at /debug/pprof/ on the metrics address). Go's own GOGC and GOMEMLIMIT tune
-the heap (README, "Memory").
+Environment: MODELGATE_CONFIG, MODELGATE_DATA (default ./data), MODELGATE_ADDR (default
+127.0.0.1:8080), MODELGATE_ADMIN_ADDR (the admin API's own listener, host:port or off;
+default the catalog's server.admin_addr, else 127.0.0.1:9465; admin commands call it there
+unless MODELGATE_ADMIN_URL or --admin-url says otherwise), MODELGATE_METRICS_ADDR (host:port
+or off; default the catalog's server.metrics_addr, else 127.0.0.1:9464),
+MODELGATE_MIN_FREE_MIB and MODELGATE_BALLAST_MIB (the full-disk guard: default 64 and 16;
+-1 turns either off), MODELGATE_CACHE_MIB and MODELGATE_MEMTABLE_MIB (the store's block
+cache and memtable: default 8 and 4), MODELGATE_ADMIN_TOKEN, MODELGATE_LOG_LEVEL
+(debug|info|warn|error), MODELGATE_PPROF (on: Go's profiles at /debug/pprof/ on the metrics
+address). Go's own GOGC and GOMEMLIMIT tune the heap (README, "Memory").
 `
 
-// defaultAddr is where serve and demo listen, and where admin commands call, by default.
+// defaultAddr is where serve and demo listen by default.
 const defaultAddr = "127.0.0.1:8080"
 
 func main() {

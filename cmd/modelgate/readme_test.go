@@ -1,6 +1,6 @@
 package main
 
-// The README test of issue #12 item 12: every command of README.md's ```sh blocks, taken from
+// The README test: every command of README.md's ```sh blocks, taken from
 // the file itself, runs in order in one bash session in a fresh directory against
 // `bin/modelgate demo` (built by the test, on a free port, its own ./data), and must give the
 // outcome the README documents. Each command has its step in readmeSteps, in README order: a
@@ -8,7 +8,9 @@ package main
 // and this test change together.
 //
 // What the test changes in a command: the default address 127.0.0.1:8080 becomes the demo's
-// (MODELGATE_ADDR is exported, as the README says to when the port is not the default), and
+// and the admin API's default 127.0.0.1:9465 the demo's admin address (MODELGATE_ADDR and
+// MODELGATE_ADMIN_ADDR are exported, as the README says to when a port is not the default),
+// the serve command's addresses are free loopback ones, and
 // the placeholders acct_…, key_…, sk-token-…, video_… and req_… become what the command before
 // printed (the README says so). curl reports each answer's status through a curlrc
 // (CURL_HOME), so the commands run exactly as written and the status is checked too.
@@ -70,6 +72,9 @@ var readmeSteps = []readmeStep{
 	// Operating it
 	{start: "export MODELGATE_ADMIN_TOKEN=$(python3"},
 	{start: "ACCOUNT=$(python3"},
+	{start: "curl -s http://127.0.0.1:9465/admin/v1/accounts/$ACCOUNT", status: 200, want: []string{`"email":"demo@modelgate.local"`}},
+	{start: "curl -s http://127.0.0.1:8080/admin/v1/accounts/$ACCOUNT", status: 404,
+		want: []string{`"code":"admin_elsewhere"`, `"message":"the admin API is served on its own listener; see server.admin_addr"`}},
 	{start: "bin/modelgate admin usage --account $ACCOUNT --from", want: []string{`"model": "sim-chat"`, `"model": "sim-embed"`}},
 	{start: "bin/modelgate admin usage --account $ACCOUNT --model sim-chat --all", want: []string{`"model": "sim-chat"`, `"totals": {`}, check: checkOneModel},
 	{start: "bin/modelgate admin accounts list ", want: []string{`"object": "list"`, `"email": "demo@modelgate.local"`}},
@@ -88,7 +93,7 @@ var readmeSteps = []readmeStep{
 	{start: "bin/modelgate admin accounts credits acct_… --amount 25.00 --key topup-2026-11-22", want: []string{`"balance_usd": "25"`, `"added": true`}},
 	{start: "bin/modelgate admin accounts quota acct_…", want: []string{`"plan": "free"`, `"balance_usd": "25"`}},
 	{start: "bin/modelgate admin accounts plan acct_… --plan pro", want: []string{`"plan": "pro"`}},
-	{start: "curl -s -X PATCH http://127.0.0.1:8080/admin/v1/keys/key_…", status: 200,
+	{start: "curl -s -X PATCH http://127.0.0.1:9465/admin/v1/keys/key_…", status: 200,
 		want: []string{`"limits":{"budget":{"amount_usd":"12.5","period":"day"},"expires_at":"2099-12-31T00:00:00Z","rpm":60}`}},
 	// Running for real
 	{start: "bin/modelgate serve --config catalog.yaml", background: true, check: checkServing},
@@ -117,8 +122,8 @@ var readmeSteps = []readmeStep{
 	{start: "curl -s http://127.0.0.1:8080/v1/chat/completions", status: 200, want: []string{`"object":"chat.completion"`, `"model":"sim-messages"`}},
 }
 
-// TestItem12ReadmeCommandsWorkAsWritten: issue #12 item 12 (see the top of this file).
-func TestItem12ReadmeCommandsWorkAsWritten(t *testing.T) {
+// TestReadmeCommandsWorkAsWritten: see the top of this file.
+func TestReadmeCommandsWorkAsWritten(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "python3"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the README's commands need %s: %v", tool, err)
@@ -201,7 +206,9 @@ func readmeCommands(readme string) []string {
 type readmeRun struct {
 	dir, root  string
 	addr       string              // the demo's listen address
-	serveAddr  string              // the address the README's serve command gets
+	adminAddr  string              // the demo's admin listener
+	serveAddr  string              // the addresses the README's serve command gets
+	serveAdmin string              // (its --admin-addr)
 	demoStdout *nodetest.LogBuffer // what `bin/modelgate demo` printed
 	stdin      io.Writer           // bash's
 	done       chan string         // bash's "__readme_done" lines
@@ -247,7 +254,8 @@ func startReadmeRun(t *testing.T, root string) *readmeRun {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	r := &readmeRun{dir: dir, root: root, addr: freeLoopbackAddr(t), serveAddr: freeLoopbackAddr(t), found: map[string]string{}}
+	r := &readmeRun{dir: dir, root: root, addr: freeLoopbackAddr(t), adminAddr: freeLoopbackAddr(t), serveAddr: freeLoopbackAddr(t),
+		serveAdmin: freeLoopbackAddr(t), found: map[string]string{}}
 	curlHome := filepath.Join(dir, ".readme")
 	os.MkdirAll(curlHome, 0o700)
 	os.WriteFile(filepath.Join(curlHome, ".curlrc"), []byte("write-out = \"\\n__curl_status %{http_code}\\n\"\n"), 0o600)
@@ -258,7 +266,7 @@ func startReadmeRun(t *testing.T, root string) *readmeRun {
 		}
 	}
 	// MODELGATE_SIM_KEY: the credential the demo catalog's routes name, for the serve step.
-	environ = append(environ, "MODELGATE_ADDR="+r.addr, "CURL_HOME="+curlHome, "MODELGATE_SIM_KEY=sim-demo-credential")
+	environ = append(environ, "MODELGATE_ADDR="+r.addr, "MODELGATE_ADMIN_ADDR="+r.adminAddr, "CURL_HOME="+curlHome, "MODELGATE_SIM_KEY=sim-demo-credential")
 
 	demo := exec.Command(filepath.Join(dir, "bin", "modelgate"), "demo")
 	demo.Dir, demo.Env = dir, environ
@@ -333,7 +341,8 @@ func (r *readmeRun) run(t *testing.T, n int, cmd string, step readmeStep) string
 			cmd = strings.ReplaceAll(cmd, p.text, v)
 		}
 	}
-	cmd = strings.NewReplacer("127.0.0.1:8080", r.addr, "0.0.0.0:8080", r.serveAddr, "/var/lib/modelgate", "serve-data",
+	cmd = strings.NewReplacer("127.0.0.1:8080", r.addr, "127.0.0.1:9465", r.adminAddr, "0.0.0.0:8080", r.serveAddr, "10.0.0.1:9465", r.serveAdmin,
+		"/var/lib/modelgate", "serve-data",
 		"<pid>", r.servePID).Replace(cmd)
 	outFile, errFile := filepath.Join(r.dir, ".readme", fmt.Sprint(n, ".out")), filepath.Join(r.dir, ".readme", fmt.Sprint(n, ".err"))
 	// Braces keep the session's variables; stdin is not the script's; exec makes $! the
@@ -445,7 +454,8 @@ func checkImageServed(t *testing.T, r *readmeRun, out string) {
 }
 
 // checkServing: the README's serve command serves the operator's catalog (the test puts the
-// demo's there) on the address it names.
+// demo's there) on the address it names, and its admin API on the other (asking for the
+// token), never on the first.
 func checkServing(t *testing.T, r *readmeRun, _ string) {
 	waitFor(t, "serve to answer /healthz on "+r.serveAddr, func() bool {
 		resp, err := http.Get("http://" + r.serveAddr + "/healthz")
@@ -454,6 +464,21 @@ func checkServing(t *testing.T, r *readmeRun, _ string) {
 		}
 		return err == nil && resp.StatusCode == 200
 	})
+	for _, c := range []struct {
+		addr   string
+		status int
+		code   string
+	}{{r.serveAdmin, 401, `"code":"invalid_admin_token"`}, {r.serveAddr, 404, `"code":"admin_elsewhere"`}} {
+		resp, err := http.Get("http://" + c.addr + "/admin/v1/routes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || !strings.Contains(string(raw), c.code) {
+			t.Fatalf("GET http://%s/admin/v1/routes: %d %s, want %d %s", c.addr, resp.StatusCode, raw, c.status, c.code)
+		}
+	}
 }
 
 // checkReloaded: SIGHUP made serve reload its catalog.

@@ -30,7 +30,7 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("modelgate serving", "url", n.URL, "metrics", metricsShown(n), "catalog", cfg.CatalogPath, "data", cfg.DataDir, "models", len(n.Catalog.Load().Models()))
+	logger.Info("modelgate serving", "url", n.URL, "admin", served(n.AdminURL), "metrics", served(n.MetricsURL), "catalog", cfg.CatalogPath, "data", cfg.DataDir, "models", len(n.Catalog.Load().Models()))
 	return run(n, logger, sig)
 }
 
@@ -50,6 +50,7 @@ func serveConfig(args []string) (node.Config, error) {
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory (Pebble store, admin token)")
 	addr := fs.String("addr", env("MODELGATE_ADDR", defaultAddr), "listen address")
 	metricsAddr := fs.String("metrics-addr", os.Getenv("MODELGATE_METRICS_ADDR"), "metrics listen address, or off (default: the catalog's server.metrics_addr, else 127.0.0.1:9464)")
+	adminAddr := fs.String("admin-addr", os.Getenv("MODELGATE_ADMIN_ADDR"), "admin API listen address, or off (default: the catalog's server.admin_addr, else 127.0.0.1:9465)")
 	minFree := fs.Int64("min-free-mib", envInt("MODELGATE_MIN_FREE_MIB"), "free space (MiB) below which the store refuses writes and calls get 503 (0: 64; -1: never)")
 	ballast := fs.Int64("ballast-mib", envInt("MODELGATE_BALLAST_MIB"), "size (MiB) of the emergency ballast file in the data directory (0: 16; -1: none)")
 	cache := fs.Int64("cache-mib", envInt("MODELGATE_CACHE_MIB"), "the store's block cache (MiB; 0: 8)")
@@ -60,7 +61,7 @@ func serveConfig(args []string) (node.Config, error) {
 	if *config == "" {
 		return node.Config{}, errors.New("serve needs --config FILE (or MODELGATE_CONFIG)")
 	}
-	cfg := node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr, Pprof: os.Getenv("MODELGATE_PPROF") == "on",
+	cfg := node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr, AdminAddr: *adminAddr, Pprof: os.Getenv("MODELGATE_PPROF") == "on",
 		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
 		Store: persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast),
 			CacheBytes: mib(*cache), MemTableBytes: mib(*memtable)}}
@@ -108,12 +109,12 @@ func run(n *node.Node, logger *slog.Logger, sig chan os.Signal) error {
 	}
 }
 
-// metricsShown is where the node serves its metrics, for the start-up line.
-func metricsShown(n *node.Node) string {
-	if n.MetricsURL == "" {
+// served is where the node serves its metrics or admin API (url), for the start-up lines.
+func served(url string) string {
+	if url == "" {
 		return "not served"
 	}
-	return n.MetricsURL
+	return url
 }
 
 func newLogger() *slog.Logger {

@@ -472,7 +472,7 @@ func TestGuard(t *testing.T) {
 	for _, rt := range routes {
 		for _, a := range auths {
 			t.Run(rt.method+" "+rt.path+"/"+a.name, func(t *testing.T) {
-				resp := env.Do(rt.method, rt.path, "", rt.body, a.headers...)
+				resp := env.DoAdmin(rt.method, rt.path, "", rt.body, a.headers...)
 				raw := nodetest.Read(t, resp)
 				wantError(t, resp.StatusCode, raw, 401, "authentication_error", "invalid_admin_token", "", "Bearer")
 				for _, secret := range []string{acct, env.Account.Email, envKey.ID, "intruder"} {

@@ -55,6 +55,7 @@ func TestItem6RateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
 	}
 	hello := `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`
 	gemHello := `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`
+	const adminListener = "admin listener:" // a path sent to the admin listener, not the public port
 	cases := []struct {
 		name, method, path, key, body string
 		status                        int
@@ -89,9 +90,10 @@ func TestItem6RateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
 		{"wrong method", "GET", "/v1/chat/completions", env.Key, "", 405, "chat", ""},
 		{"wrong method, messages", "PUT", "/v1/messages", env.Key, "", 405, "messages", ""},
 		{"wrong method, gemini", "DELETE", "/v1beta/models", env.Key, "", 405, "google", ""},
-		{"admin without its token", "GET", "/admin/v1/accounts", "", "", 401, "chat", ""},
-		{"admin, unknown account", "GET", "/admin/v1/accounts/acct_nope", "test-admin-token", "", 404, "chat", ""},
-		{"admin, invalid body", "POST", "/admin/v1/accounts", "test-admin-token", `{"email":`, 400, "chat", ""},
+		{"admin without its token", "GET", adminListener + "/admin/v1/accounts", "", "", 401, "chat", ""},
+		{"admin, unknown account", "GET", adminListener + "/admin/v1/accounts/acct_nope", "test-admin-token", "", 404, "chat", ""},
+		{"admin, invalid body", "POST", adminListener + "/admin/v1/accounts", "test-admin-token", `{"email":`, 400, "chat", ""},
+		{"admin on the public port", "GET", "/admin/v1/accounts", "test-admin-token", "", 404, "chat", ""},
 	}
 	// budgetNow is the key's budget as a model list shows it: the reference each answer's
 	// headers must equal (the list itself takes nothing, as the rows show).
@@ -102,7 +104,12 @@ func TestItem6RateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resp := env.Do(c.method, c.path, c.key, c.body)
+			var resp *http.Response
+			if path, ok := strings.CutPrefix(c.path, adminListener); ok {
+				resp = env.DoAdmin(c.method, path, c.key, c.body)
+			} else {
+				resp = env.Do(c.method, c.path, c.key, c.body)
+			}
 			raw := nodetest.Read(t, resp)
 			id := resp.Header.Get("X-Request-Id")
 			if resp.StatusCode != c.status || !requestIDPattern.MatchString(id) {

@@ -7,11 +7,12 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// adminCases: the operator's API under /admin/v1, in the chat envelope with the request id.
-// Nothing an admin call refuses changes an account, a key, the credits or the log.
+// adminCases: the operator's API under /admin/v1 on the admin listener, in the chat envelope
+// with the request id. Nothing an admin call refuses changes an account, a key, the credits or
+// the log.
 func adminCases() []badCase {
 	call := func(method, name, path, body string, want answer) badCase {
-		return badCase{endpoint: "admin", name: name, method: method, path: path, body: body, key: keyAdmin, want: want, eff: nothing}
+		return badCase{endpoint: "admin", name: name, method: method, path: path, body: body, key: keyAdmin, want: want, eff: nothing, admin: true}
 	}
 	bad := func(code, param, msg string) answer { return chatErr(400, "invalid_request_error", code, param, msg) }
 	notFound := func(what, id string) answer {

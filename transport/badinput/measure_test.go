@@ -85,7 +85,7 @@ func (s *suite) measure(t *testing.T, c *caseAccount) state {
 
 func (s *suite) adminGet(t *testing.T, path string, v any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.env.Node.URL+path, nil)
+	req, _ := http.NewRequest(http.MethodGet, s.env.Node.AdminURL+path, nil)
 	req.Header.Set("Authorization", "Bearer test-admin-token")
 	resp, err := s.client.Do(req)
 	if err != nil {

@@ -65,6 +65,7 @@ type badCase struct {
 	headers            []string // name, value pairs, set after the key's
 	key                keyKind
 	known              bool   // a valid key goes in the case's headers (it gets rate headers)
+	admin              bool   // sent to the admin listener (the admin API's cases), not the public port
 	plan               string // the account's plan ("" = roomy)
 	want               answer
 	eff                effect
@@ -152,7 +153,8 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	s := newSuite(t)
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
-		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases()} {
+		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(),
+		adminPlaneCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}
@@ -266,7 +268,11 @@ func (c *caseAccount) expand(s string, task string) string {
 // send makes the case's request as its client would.
 func (s *suite) send(t *testing.T, bc badCase, c *caseAccount) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(bc.method, s.env.Node.URL+c.expand(bc.path, s.task), strings.NewReader(c.expand(bc.body, s.task)))
+	base := s.env.Node.URL
+	if bc.admin {
+		base = s.env.Node.AdminURL
+	}
+	req, err := http.NewRequest(bc.method, base+c.expand(bc.path, s.task), strings.NewReader(c.expand(bc.body, s.task)))
 	if err != nil {
 		t.Fatal(err)
 	}

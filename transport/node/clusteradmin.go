@@ -18,8 +18,8 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 )
 
-// register adds the cluster's operator routes, behind the admin token (the same on every
-// node): status, join (add a member), remove and drain.
+// register adds the cluster's operator routes to the admin listener's router, behind the
+// admin token (the same on every node): status, join (add a member), remove and drain.
 func (c *clusterNode) register(r *mux.Router, guard func(http.Handler) http.Handler) {
 	a := r.PathPrefix("/admin/cluster").Subrouter()
 	a.Use(guard)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -27,7 +26,7 @@ func (c *clusterNode) drain(w http.ResponseWriter, r *http.Request) {
 	}
 	if id != c.file.NodeID {
 		failJSON(w, http.StatusConflict, "invalid_request_error", "drain_elsewhere",
-			fmt.Sprintf("this is node %d: send the drain of node %d to that node's own URL", c.file.NodeID, id))
+			fmt.Sprintf("this is node %d: send the drain of node %d to that node's own admin URL", c.file.NodeID, id))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), drainTimeout)
@@ -96,12 +95,12 @@ func (n *Node) Drained() <-chan struct{} {
 	return n.cluster.drained
 }
 
-// refuseWhileDraining answers every call but the admin API's with 503 and Retry-After once
-// the node drains, so clients and load balancers move to another node; calls already
-// running are not touched.
+// refuseWhileDraining answers every call of the public port but /healthz's with 503 and
+// Retry-After once the node drains, so clients and load balancers move to another node;
+// calls already running are not touched. The admin plane, on its own listener, serves on.
 func (n *Node) refuseWhileDraining(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.cluster == nil || !n.cluster.draining.Load() || r.URL.Path == "/healthz" || strings.HasPrefix(r.URL.Path, "/admin/") {
+		if n.cluster == nil || !n.cluster.draining.Load() || r.URL.Path == "/healthz" {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -49,6 +50,11 @@ type Config struct {
 	CatalogPath string
 	Addr        string // host:port; port 0 picks a free one
 	MetricsAddr string // host:port of /metrics, or "off"; "" = the catalog's, else loopback
+	AdminAddr   string // host:port of /admin, or "off"; "" = the catalog's, else loopback
+	// AdminTLSConfig turns the catalog's admin certificate files (server.admin_tls, or
+	// server.tls for "same") into the admin listener's TLS configuration. Nil: a catalog
+	// that sets admin_tls is refused at start rather than served in plain text.
+	AdminTLSConfig func(catalog.TLSFiles) (*tls.Config, error)
 	// Pprof serves Go's profiles (/debug/pprof/) on the metrics listener, for measuring
 	// under load (the bench's --profile). Off by default; profiles hold no request content.
 	Pprof      bool
@@ -87,9 +93,11 @@ type Node struct {
 	AdminToken string       // empty when the token was created by an earlier start (only its file has it)
 	URL        string       // http://host:port
 	MetricsURL string       // http://host:port/metrics; "" when metrics are off
+	AdminURL   string       // http(s)://host:port of /admin/v1 and /admin/cluster; "" when off
 	http       *http.Server
 	ln         net.Listener
 	metrics    *http.Server // nil when metrics are off
+	adminPlane *adminPlane
 	done       chan error
 	cluster    *clusterNode // nil on a single node
 	retention  *logRetention
@@ -209,10 +217,7 @@ func Start(cfg Config) (*Node, error) {
 	})
 	n.API.Register(r)
 	adm := admin.New(admin.Deps{Store: adminStore, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board})
-	adm.Register(r)
-	if n.cluster != nil {
-		n.cluster.register(r, adm.Guard)
-	}
+	registerAdminElsewhere(r) // the admin API is on its own listener (serveAdminPlane)
 	r.NotFoundHandler = unrouted(r, n.API)
 	r.MethodNotAllowedHandler = r.NotFoundHandler
 
@@ -221,20 +226,21 @@ func Start(cfg Config) (*Node, error) {
 		n.shutdownActors()
 		return nil, err
 	}
+	adminPlane, err := openAdminPlane(cfg, cat.Server)
+	if err != nil {
+		closeListeners(metricsLn)
+		n.shutdownActors()
+		return nil, err
+	}
 	n.ln, err = net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		if metricsLn != nil {
-			metricsLn.Close()
-		}
+		closeListeners(metricsLn, adminPlane.ln)
 		n.shutdownActors()
 		return nil, err
 	}
 	n.URL = "http://" + n.ln.Addr().String()
 	if n.Auth, err = startAuth(cat, n.URL, authStore, cfg.Logger); err != nil {
-		n.ln.Close()
-		if metricsLn != nil {
-			metricsLn.Close()
-		}
+		closeListeners(n.ln, metricsLn, adminPlane.ln)
 		n.shutdownActors()
 		return nil, err
 	}
@@ -247,6 +253,7 @@ func Start(cfg Config) (*Node, error) {
 	n.http = &http.Server{Handler: handler, ReadHeaderTimeout: catalog.HeaderTimeout, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
+	n.serveAdminPlane(adminPlane, adm)
 	if metricsLn != nil {
 		n.MetricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
 		n.metrics = n.metricsServer()
@@ -304,6 +311,7 @@ func (n *Node) Close(ctx context.Context) error {
 	if err != nil {
 		n.http.Close()
 	}
+	n.adminPlane.shutdown(ctx)
 	if n.metrics != nil {
 		n.metrics.Close() // scrapes are short; nothing to drain
 	}

@@ -4,6 +4,7 @@ package nodetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -49,6 +50,8 @@ type Options struct {
 
 	// QuotaStore wraps the store of the quota actors (node.Config.QuotaStore).
 	QuotaStore func(quota.Store) quota.Store
+	// AdminAddr is node.Config.AdminAddr; "" is a free loopback port.
+	AdminAddr string
 }
 
 // DefaultCatalog is a chat model with two simulator routes (3:1, the first ZDR), a model
@@ -132,9 +135,9 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminToken: "test-admin-token",
-		Health: opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store,
-		LogRetentionEvery: opt.LogRetentionEvery}
+	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
+		AdminAddr: cmp.Or(opt.AdminAddr, "127.0.0.1:0"), AdminToken: AdminToken, Health: opt.Health, Quota: opt.Quota,
+		QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store, LogRetentionEvery: opt.LogRetentionEvery}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
@@ -197,14 +200,29 @@ func (e *Env) Post(path, key, body string, headers ...string) *http.Response {
 	return e.Do(http.MethodPost, path, key, body, headers...)
 }
 
-// Do sends a request to the node.
+// Do sends a request to the node's public port.
 func (e *Env) Do(method, path, key, body string, headers ...string) *http.Response {
+	e.TB.Helper()
+	return e.send(e.Node.URL, method, path, key, body, headers...)
+}
+
+// DoAdmin sends a request to the node's admin listener with the given token (none when
+// empty), as Do does to the public port.
+func (e *Env) DoAdmin(method, path, token, body string, headers ...string) *http.Response {
+	e.TB.Helper()
+	if e.Node.AdminURL == "" {
+		e.TB.Fatal("the node serves no admin plane")
+	}
+	return e.send(e.Node.AdminURL, method, path, token, body, headers...)
+}
+
+func (e *Env) send(base, method, path, key, body string, headers ...string) *http.Response {
 	e.TB.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, e.Node.URL+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	if err != nil {
 		e.TB.Fatal(err)
 	}
@@ -257,24 +275,17 @@ func (e *Env) WaitIdle() {
 	}
 }
 
-// Admin sends an admin API request with the env's admin token; usage queries wait for the
-// log to catch up first.
+// AdminToken is the env node's admin token.
+const AdminToken = "test-admin-token"
+
+// Admin sends an admin API request with the env's admin token to the node's admin listener;
+// usage queries wait for the log to catch up first.
 func (e *Env) Admin(method, path, body string) *http.Response {
 	e.TB.Helper()
 	if strings.Contains(path, "/usage") {
 		e.WaitIdle()
 	}
-	var rd io.Reader = bytes.NewReader(nil)
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequest(method, e.Node.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer test-admin-token")
-	resp, err := e.Client.Do(req)
-	if err != nil {
-		e.TB.Fatal(err)
-	}
-	return resp
+	return e.DoAdmin(method, path, AdminToken, body)
 }
 
 // LogBuffer is a log sink a test reads while the node writes to it.
