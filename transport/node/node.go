@@ -49,6 +49,11 @@ type Config struct {
 	CatalogPath string
 	Addr        string // host:port; port 0 picks a free one
 	MetricsAddr string // host:port of /metrics, or "off"; "" = the catalog's, else loopback
+	// TLS is the listener's certificate and key (serve's --tls-cert/--tls-key); zero: the
+	// catalog's server.tls. TLSPollEvery is how often the files are read for a change
+	// (zero: DefaultTLSPollEvery).
+	TLS          catalog.TLSFiles
+	TLSPollEvery time.Duration
 	// Pprof serves Go's profiles (/debug/pprof/) on the metrics listener, for measuring
 	// under load (the bench's --profile). Off by default; profiles hold no request content.
 	Pprof      bool
@@ -85,10 +90,11 @@ type Node struct {
 	API        *api.Server
 	Auth       *auth.Server // the /auth endpoints (sign-up, login, sessions)
 	AdminToken string       // empty when the token was created by an earlier start (only its file has it)
-	URL        string       // http://host:port
+	URL        string       // http://host:port, or https:// with TLS
 	MetricsURL string       // http://host:port/metrics; "" when metrics are off
 	http       *http.Server
 	ln         net.Listener
+	certs      *certs       // nil without TLS
 	metrics    *http.Server // nil when metrics are off
 	done       chan error
 	cluster    *clusterNode // nil on a single node
@@ -104,6 +110,10 @@ func Start(cfg Config) (*Node, error) {
 		cfg.Health = routehealth.DefaultPolicy()
 	}
 	cat, err := catalog.LoadFile(cfg.CatalogPath)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := loadCerts(cfg, cat)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +150,7 @@ func Start(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1)}
+	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1), certs: certs}
 	var keys api.Keys = store
 	var adminStore admin.Store = store
 	var authStore auth.Store = store
@@ -229,8 +239,10 @@ func Start(cfg Config) (*Node, error) {
 		n.shutdownActors()
 		return nil, err
 	}
-	n.URL = "http://" + n.ln.Addr().String()
-	if n.Auth, err = startAuth(cat, n.URL, authStore, cfg.Logger); err != nil {
+	n.URL = certs.scheme() + "://" + n.ln.Addr().String()
+	warnNoPublicURL(cat, n.ln.Addr(), cfg.Logger)
+	n.ln = certs.listener(n.ln)
+	if n.Auth, err = startAuth(n.Catalog, n.URL, authStore, cfg.Logger); err != nil {
 		n.ln.Close()
 		if metricsLn != nil {
 			metricsLn.Close()
@@ -243,10 +255,11 @@ func Start(cfg Config) (*Node, error) {
 	registerDashboard(r)
 	handler := n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered))
 	// Who the client is (peer.Of), worked out once: forwarding headers only from trusted proxies.
-	handler = peer.Resolve(func() []netip.Prefix { return n.Catalog.Load().Server.TrustedProxies }, handler)
+	handler = peer.Resolve(func() []netip.Prefix { return n.Catalog.Load().Server.TrustedProxies }, withHSTS(cat.Server.HSTS, handler))
 	n.http = &http.Server{Handler: handler, ReadHeaderTimeout: catalog.HeaderTimeout, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
+	certs.watch(cfg.TLSPollEvery)
 	if metricsLn != nil {
 		n.MetricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
 		n.metrics = n.metricsServer()
@@ -285,9 +298,11 @@ func (n *Node) healthz(w http.ResponseWriter, r *http.Request) {
 		"calls": "refused with 503 until the data directory has space again"}})
 }
 
-// Reload re-reads the catalog. A bad file changes nothing; requests in flight keep the
-// catalog they started with, and routes that stay keep their health.
+// Reload re-reads the TLS certificate files and the catalog. A bad file changes nothing;
+// requests in flight keep the catalog they started with, and routes that stay keep their
+// health.
 func (n *Node) Reload() error {
+	n.certs.reload(true)
 	cat, err := catalog.LoadFile(n.cfg.CatalogPath)
 	if err != nil {
 		return err
@@ -300,6 +315,7 @@ func (n *Node) Reload() error {
 // Close stops taking requests, lets those in flight finish (until ctx ends), lets the
 // accounts finish their writes and closes the store.
 func (n *Node) Close(ctx context.Context) error {
+	n.certs.close()
 	err := n.http.Shutdown(ctx)
 	if err != nil {
 		n.http.Close()
