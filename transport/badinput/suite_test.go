@@ -90,6 +90,7 @@ type effect struct {
 	counted bool  // it counts: its units from the window and weekly allowance, a burst slot
 	units   int64 // thousandths of a call it takes
 	served  bool  // an upstream answered it (one upstream call)
+	images  int64 // images it served: files added to the asset store, the daily image count
 }
 
 var (
@@ -152,7 +153,7 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	s := newSuite(t)
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
-		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases()} {
+		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(), edgeCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}
@@ -278,6 +279,9 @@ func (s *suite) send(t *testing.T, bc badCase, c *caseAccount) (*http.Response, 
 	}
 	for i := 0; i+1 < len(bc.headers); i += 2 {
 		req.Header.Set(bc.headers[i], c.expand(bc.headers[i+1], s.task))
+	}
+	if h := req.Header.Get("Host"); h != "" {
+		req.Host = h // Go's client sends req.Host, not a Host header
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
