@@ -27,7 +27,7 @@ func edgeCases() []badCase {
 			"X-Forwarded-For", "203.0.113.9", "Forwarded", "host=evil.example;proto=https"),
 		{endpoint: "edge", name: "the version twice, Host: evil.example", method: "POST", path: "/v1/v1/chat/completions",
 			headers: []string{"Host", "evil.example", "X-Forwarded-Host", "evil.example"}, eff: nothing,
-			want:  chatErr(404, "invalid_request_error", "unknown_url", "", "drop /v1 from the base URL (use http://127.0.0.1:"),
+			want: chatErr(404, "invalid_request_error", "unknown_url", "", "drop /v1 from the base URL (use http://127.0.0.1:"),
 			check: func(t *testing.T, s *suite, _ *caseAccount, raw []byte) {
 				if e, err := nodetest.ReadEnvelope(raw); err != nil || !strings.Contains(e.Message, "(use "+s.env.Node.URL+")") {
 					t.Errorf("message %q, want it to suggest %s", e.Message, s.env.Node.URL)
