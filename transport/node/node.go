@@ -150,7 +150,8 @@ func Start(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1), certs: certs}
+	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1)}
+	n.certs = certs
 	var keys api.Keys = store
 	var adminStore admin.Store = store
 	var authStore auth.Store = store
