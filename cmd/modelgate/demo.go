@@ -76,7 +76,7 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 		os.Setenv("MODELGATE_SIM_KEY", "sim-demo-credential") // the simulator accepts any bearer
 	}
 	catPath := filepath.Join(dataDir, "demo-catalog.yaml")
-	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(demoCatalog, "{{SIM}}", simURL)), 0o600); err != nil {
+	if err := writeDemoCatalog(catPath, simURL, ""); err != nil {
 		stopSim()
 		return nil, credentials{}, nil, err
 	}
@@ -87,13 +87,35 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 		stopSim()
 		return nil, credentials{}, nil, err
 	}
-	creds, err := demoAccount(n, dataDir)
+	// Links in answers (image and video URLs) carry the address the demo prints, set as
+	// public_url once the listener has it (a port 0 picks one).
+	if err = writeDemoCatalog(catPath, simURL, n.URL); err == nil {
+		err = n.Reload()
+	}
+	var creds credentials
+	if err == nil {
+		creds, err = demoAccount(n, dataDir)
+	}
 	if err != nil {
 		n.Close(context.Background())
 		stopSim()
 		return nil, credentials{}, nil, err
 	}
 	return n, creds, stopSim, nil
+}
+
+// writeDemoCatalog writes demo.yaml over the simulator at simURL, with server.public_url
+// when publicURL is set.
+func writeDemoCatalog(path, simURL, publicURL string) error {
+	cat := strings.ReplaceAll(demoCatalog, "{{SIM}}", simURL)
+	if publicURL != "" {
+		withURL := strings.Replace(cat, "\nserver:\n", "\nserver:\n  public_url: "+publicURL+"\n", 1)
+		if withURL == cat {
+			return errors.New("demo.yaml has no server: section to set public_url in")
+		}
+		cat = withURL
+	}
+	return os.WriteFile(path, []byte(cat), 0o600)
 }
 
 func demoAccount(n *node.Node, dataDir string) (credentials, error) {

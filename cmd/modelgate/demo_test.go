@@ -190,6 +190,7 @@ func TestDemoStartsReadyAndReusesItsCredentials(t *testing.T) {
 	}
 
 	checkDemoChat(t, creds)
+	checkDemoLinks(t, first)
 	checkDemoAdmin(t, first, acct.ID)
 
 	// Streamed: chunks, then data: [DONE] last.

@@ -55,6 +55,7 @@ func serveConfig(args []string) (node.Config, error) {
 	ballast := fs.Int64("ballast-mib", envInt("MODELGATE_BALLAST_MIB"), "size (MiB) of the emergency ballast file in the data directory (0: 16; -1: none)")
 	cache := fs.Int64("cache-mib", envInt("MODELGATE_CACHE_MIB"), "the store's block cache (MiB; 0: 8)")
 	memtable := fs.Int64("memtable-mib", envInt("MODELGATE_MEMTABLE_MIB"), "the store's memtable, of which it keeps up to two (MiB; 0: 4)")
+	tlsFiles := tlsFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return node.Config{}, err
 	}
@@ -65,6 +66,10 @@ func serveConfig(args []string) (node.Config, error) {
 		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
 		Store: persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast),
 			CacheBytes: mib(*cache), MemTableBytes: mib(*memtable)}}
+	var err error
+	if cfg.TLS, err = tlsFiles(); err != nil {
+		return node.Config{}, err
+	}
 	// A data directory with a cluster file (modelgate cluster init or join) is a cluster
 	// node's; without one the node is single and starts no engine.
 	f, ok, err := membership.Load(*data)
@@ -78,7 +83,7 @@ func serveConfig(args []string) (node.Config, error) {
 }
 
 // run serves until SIGINT/SIGTERM (on sig, notifySignals) or the end of a drain, reloading
-// the catalog on SIGHUP.
+// the TLS certificate and the catalog on SIGHUP.
 func run(n *node.Node, logger *slog.Logger, sig chan os.Signal) error {
 	// What starting used (the catalog's parse, the store's index checks, the demo login's
 	// argon2 hash: 19 MiB) is garbage now; without this the heap would stay at that peak

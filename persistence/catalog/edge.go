@@ -14,14 +14,15 @@ import (
 // Edge is how the gateway meets clients on the open internet: TLS, the admin plane's own
 // listener, which proxies may say who the client is, and the bounds a slow, greedy or
 // guessing client meets (docs/running.md says what each protects). Listener settings (TLS,
-// admin_addr) are read at start; the rest apply to each request from the catalog it started
-// with, so a reload changes them.
+// HSTS, admin_addr) are read at start; the rest apply to each request from the catalog it
+// started with, so a reload changes them.
 type Edge struct {
 	// TLS serves the public listener over HTTPS (HTTP/2 and HTTP/1.1, TLS 1.2+) with this
 	// certificate and key, re-read when the files change; zero: plain HTTP.
 	TLS TLSFiles
 	// HSTS is the max-age of the Strict-Transport-Security header sent on HTTPS answers
-	// (server.hsts); 0 sends none.
+	// (server.hsts); 0 sends none. The node refuses it on a plain listener: the certificate
+	// may come from serve's --tls-cert instead of server.tls, which the file cannot know.
 	HSTS time.Duration
 	// TrustedProxies are the addresses whose X-Forwarded-For/-Proto/-Host and Forwarded
 	// headers are believed; from anyone else they are ignored. Default none.
@@ -135,10 +136,6 @@ func (v *validator) edge(d edgeDoc) Edge {
 		} else {
 			e.AdminTLS = v.tlsFiles("server.admin_tls", *d.AdminTLS)
 		}
-	}
-	if e.HSTS > 0 && d.TLS == nil {
-		// Behind a TLS-terminating proxy the proxy sends it; over plain HTTP browsers ignore it.
-		v.fail("", "server.hsts", "needs server.tls (behind a TLS-terminating proxy, let the proxy send Strict-Transport-Security)")
 	}
 	e.BodyMinRate = DefaultBodyMinRate
 	if d.BodyMinRate != nil {

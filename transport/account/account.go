@@ -101,7 +101,7 @@ func (s *Server) guard(h handler, needSession bool) http.HandlerFunc {
 		} else if !ok {
 			return
 		}
-		if _, err := r.Cookie(auth.CookieName); err != nil {
+		if !s.Auth.HasSessionCookie(r) {
 			admin.Fail(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "",
 				"log in (POST /auth/login sets the session cookie) or send an API key in 'Authorization: Bearer <API key>'")
 			return

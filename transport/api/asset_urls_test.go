@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -31,16 +33,18 @@ func postAs(t *testing.T, env *nodetest.Env, method, path, body, host string, he
 	return resp
 }
 
-// TestItem11AssetURLsUsePublicAddress is issue #12 item 11: image url and video
-// metadata.url use server.public_url when the catalog sets it, else the address the client
-// used (Host, or X-Forwarded-Proto/-Host from a proxy, when they are well formed), never the
-// listen address; a video's URL is built at each poll, so a public_url set later applies to
-// tasks made before.
-func TestItem11AssetURLsUsePublicAddress(t *testing.T) {
-	env := nodetest.Start(t, "", nodetest.Options{})
+// TestAssetLinksNeverComeFromAClientsHeaders: image url and video metadata.url start with
+// server.public_url when the catalog sets it; else with the host and scheme a trusted proxy
+// forwards; else with the listen address. A client's Host, or forwarding headers from anyone
+// but a trusted proxy, never write them. A video's URL is built at each poll, so a setting
+// changed later applies to tasks made before.
+func TestAssetLinksNeverComeFromAClientsHeaders(t *testing.T) {
+	// Room for an image under each setting and case.
+	const plans = "plans:\n  - {name: roomy, window_requests: 1000, burst_rpm: 1000, allow_automated: true, image_daily_limit: 100, video_daily_seconds: 100}\n"
+	env := nodetest.Start(t, nodetest.DefaultCatalog+plans, nodetest.Options{Plan: "roomy"})
 	env.Sim.SetBehavior("v", simulator.Behavior{VideoDuration: 200 * time.Millisecond})
 	env.Admin(http.MethodPost, "/admin/v1/accounts/"+env.Account.ID+"/credits", `{"amount_usd":"1","idempotency_key":"v1"}`).Body.Close()
-	listen := strings.TrimPrefix(env.Node.URL, "http://")
+	listen := env.Node.URL // http://127.0.0.1:port
 
 	var task videoTask
 	json.Unmarshal(nodetest.Read(t, env.Post("/v1/videos", env.Key, `{"model":"vid","prompt":"p","mode":"text","seconds":"4"}`)), &task)
@@ -63,50 +67,61 @@ func TestItem11AssetURLsUsePublicAddress(t *testing.T) {
 		}
 		return got.Metadata.URL
 	}
+	videoPath := strings.TrimPrefix(videoURL(t, ""), listen)
+	if !strings.HasPrefix(videoPath, "/assets/vid/") {
+		t.Fatalf("video path %s", videoPath)
+	}
+
+	catPath := filepath.Join(env.DataDir, "catalog.yaml")
+	orig, _ := os.ReadFile(catPath)
+	settings := []struct {
+		name, server string // what the catalog's server section gains
+	}{
+		{"no public_url, no trusted proxy", ""},
+		{"no public_url, the client a trusted proxy", "trusted_proxies: [127.0.0.1], "},
+		{"public_url", "public_url: 'https://public.example/gw/', trusted_proxies: [127.0.0.1], "},
+	}
 	cases := []struct {
 		name    string
 		host    string
 		headers []string
-		base    string // what every asset URL starts with
+		base    [3]string // the links' base under each setting ("" = the listen address)
 	}{
-		{"the client's Host", "gw.example:8443", nil, "http://gw.example:8443"},
-		{"a proxy's forwarded host and scheme", "10.0.0.7:8080", []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "llm.example.com"}, "https://llm.example.com"},
-		{"the client-side hop of a chain of proxies", "10.0.0.7:8080", []string{"X-Forwarded-Proto", "HTTPS, http", "X-Forwarded-Host", "a.example, proxy.internal"}, "https://a.example"},
-		{"malformed forwarded values are ignored", "gw.example", []string{"X-Forwarded-Proto", "javascript", "X-Forwarded-Host", "evil.example/x?y=1"}, "http://gw.example"},
-		{"an IPv6 host", "[2001:db8::1]:8080", nil, "http://[2001:db8::1]:8080"},
+		{"the client's Host", "gw.example:8443", nil,
+			[3]string{"", "", "https://public.example/gw"}},
+		{"Host: evil.example", "evil.example", nil,
+			[3]string{"", "", "https://public.example/gw"}},
+		{"forwarded host and scheme", "10.0.0.7:8080", []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "llm.example.com"},
+			[3]string{"", "https://llm.example.com", "https://public.example/gw"}},
+		{"Forwarded", "10.0.0.7:8080", []string{"Forwarded", "for=198.51.100.7;proto=https;host=fw.example"},
+			[3]string{"", "https://fw.example", "https://public.example/gw"}},
+		{"a chain of proxies: the nearest one's values", "10.0.0.7:8080", []string{"X-Forwarded-Proto", "https, http", "X-Forwarded-Host", "a.example, proxy.internal"},
+			[3]string{"", "http://proxy.internal", "https://public.example/gw"}},
+		{"a malformed forwarded host", "gw.example", []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "evil.example/x?y=1"},
+			[3]string{"", "", "https://public.example/gw"}},
+		{"an IPv6 Host", "[2001:db8::1]:8080", nil,
+			[3]string{"", "", "https://public.example/gw"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			for kind, url := range map[string]string{"gen": imageURL(t, c.host, c.headers...), "vid": videoURL(t, c.host, c.headers...)} {
-				if !strings.HasPrefix(url, c.base+"/assets/"+kind+"/") || strings.Contains(url, listen) {
-					t.Errorf("%s URL %s, want it under %s/assets/%s/", kind, url, c.base, kind)
-				}
-			}
-		})
-	}
-
-	// The operator sets public_url: every link uses it, the task made before included, and
-	// the path under it is the same stored file.
-	before := videoURL(t, "gw.example")
-	catPath := filepath.Join(env.DataDir, "catalog.yaml")
-	orig, _ := os.ReadFile(catPath)
-	os.WriteFile(catPath, []byte(strings.Replace(string(orig), "server: {", "server: {public_url: 'https://public.example/gw/', ", 1)), 0o600)
-	if err := env.Node.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		img, vid := imageURL(t, c.host, c.headers...), videoURL(t, c.host, c.headers...)
-		if !strings.HasPrefix(img, "https://public.example/gw/assets/gen/") {
-			t.Errorf("%s: image URL %s ignores public_url", c.name, img)
+	for i, set := range settings {
+		os.WriteFile(catPath, []byte(strings.Replace(string(orig), "server: {", "server: {"+set.server, 1)), 0o600)
+		if err := env.Node.Reload(); err != nil {
+			t.Fatal(err)
 		}
-		if vid != "https://public.example/gw"+strings.TrimPrefix(before, "http://gw.example") {
-			t.Errorf("%s: video URL %s, want the same file under public_url (was %s)", c.name, vid, before)
+		for _, c := range cases {
+			t.Run(set.name+"/"+c.name, func(t *testing.T) {
+				base := cmp.Or(c.base[i], listen)
+				if got := imageURL(t, c.host, c.headers...); !regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `/assets/gen/\w+\.png$`).MatchString(got) {
+					t.Errorf("image URL %s, want %s/assets/gen/<file>", got, base)
+				}
+				if got := videoURL(t, c.host, c.headers...); got != base+videoPath {
+					t.Errorf("video URL %s, want %s", got, base+videoPath)
+				}
+			})
 		}
 	}
 	// The path is the gateway's own: served at the listen address a proxy forwards to.
-	path := strings.TrimPrefix(before, "http://gw.example")
-	if got, err := http.Get(env.Node.URL + path); err != nil || got.StatusCode != 200 || got.Header.Get("Content-Type") != "video/mp4" {
-		t.Fatalf("asset %s: %v %v", path, err, got)
+	if got, err := http.Get(listen + videoPath); err != nil || got.StatusCode != 200 || got.Header.Get("Content-Type") != "video/mp4" {
+		t.Fatalf("asset %s: %v %v", videoPath, err, got)
 	} else {
 		got.Body.Close()
 	}

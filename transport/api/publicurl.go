@@ -1,58 +1,36 @@
 package api
 
 import (
+	"net"
 	"net/http"
-	"strings"
+	"net/netip"
 
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/peer"
 )
 
 // publicBase is the gateway's address for links in an answer (image url, video
-// metadata.url): server.public_url when the catalog sets it, else the scheme and host this
-// client used, as a reverse proxy reports them in X-Forwarded-Proto and X-Forwarded-Host —
-// never the listen address. The forwarded headers are taken from any client: the link goes
-// back only to the client that sent them, which could as well have sent that Host. Links
-// that reach anyone else (e-mails) must use public_url alone.
+// metadata.url): server.public_url when the catalog sets it; else the host a trusted proxy
+// forwards, with the scheme it reports (peer.Of); else this listener's own address, the
+// connection's local end (the listen address, or the interface reached when listening on
+// all). Never the request's Host or anyone else's forwarding headers: a client could point
+// a link it shares, or a page that shows it, anywhere.
 func publicBase(r *http.Request, cat *catalog.Catalog) string {
 	if u := cat.Server.PublicURL; u != "" {
 		return u
 	}
+	if p := peer.Of(r); p.ForwardedHost != "" {
+		return p.Scheme() + "://" + p.ForwardedHost
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+	if !ok {
+		return "" // no listener (a test's bare handler): a relative link beats a wrong one
+	}
+	ap := local.AddrPort()
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if p := strings.ToLower(firstValue(r.Header.Get("X-Forwarded-Proto"))); p == "https" || p == "http" {
-		scheme = p
-	}
-	host := r.Host
-	if h := firstValue(r.Header.Get("X-Forwarded-Host")); validHost(h) {
-		host = h
-	}
-	if !validHost(host) {
-		return "" // no usable host (an HTTP/1.0 request): a relative link beats a wrong one
-	}
-	return scheme + "://" + host
-}
-
-// firstValue is the first of a comma-separated header value: the client-side hop, when
-// several proxies appended theirs.
-func firstValue(v string) string {
-	first, _, _ := strings.Cut(v, ",")
-	return strings.TrimSpace(first)
-}
-
-// validHost accepts host[:port] (names, IPv4, bracketed IPv6) and nothing that could
-// change the link's meaning (a path, a user, a query, spaces).
-func validHost(h string) bool {
-	if h == "" || len(h) > 255 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".-_:[]", c) >= 0
-		if !ok {
-			return false
-		}
-	}
-	return true
+	// A zone (fe80::1%eth0) means nothing to the client and would need escaping in a URL.
+	return scheme + "://" + netip.AddrPortFrom(ap.Addr().WithZone("").Unmap(), ap.Port()).String()
 }

@@ -120,7 +120,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if s.storeFailed(w, err) {
 		return
 	}
-	setCookie(w, r, id)
+	s.setCookie(w, r, id)
 	writeJSON(w, http.StatusOK, sessionAnswer{Account: viewOf(acct), CSRFToken: persistence.CSRFToken(id)})
 }
 
@@ -144,7 +144,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, c *Current) {
 	if s.storeFailed(w, s.cfg.Store.EndSessions(persistence.SessionEnd{AccountID: c.Account.ID, Hash: c.Hash})) {
 		return
 	}
-	clearCookie(w, r)
+	s.clearCookie(w, r)
 	w.WriteHeader(http.StatusNoContent)
 }
 

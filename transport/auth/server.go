@@ -49,6 +49,10 @@ type Config struct {
 	Limits  Limits
 	Now     func() time.Time // the proposers' clock; nil: time.Now
 	Logger  *slog.Logger
+
+	// PublicURL is the current server.public_url ("" unset; nil: none): an https one makes
+	// the session cookie Secure whatever connection a request came over.
+	PublicURL func() string
 }
 
 // Server is the /auth API.
@@ -69,6 +73,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.PublicURL == nil {
+		cfg.PublicURL = func() string { return "" }
 	}
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits

@@ -5,13 +5,20 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/peer"
 )
 
-// CookieName is the session cookie.
-const CookieName = "mg_session"
+// CookieName is the session cookie over plain HTTP; SecureCookieName over HTTPS, where the
+// __Host- prefix makes browsers take it only when Secure, for this host alone, on path / —
+// so neither a plain-HTTP answer nor a sibling domain can plant a session the gateway reads.
+const (
+	CookieName       = "mg_session"
+	SecureCookieName = "__Host-" + CookieName
+)
 
 // CSRFHeader carries the session's CSRF token on every state-changing request.
 const CSRFHeader = "X-CSRF-Token"
@@ -40,7 +47,7 @@ func CurrentFrom(ctx context.Context) (*Current, bool) {
 // CSRF token) or 403 account_disabled. A session last seen more than SessionTouchEvery ago
 // is touched (its idle expiry moves).
 func (s *Server) Authenticate(w http.ResponseWriter, r *http.Request) (*Current, bool) {
-	ck, err := r.Cookie(CookieName)
+	ck, err := r.Cookie(s.cookieName(r))
 	if err != nil || ck.Value == "" {
 		fail(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "", "not logged in: log in at POST /auth/login")
 		return nil, false
@@ -50,11 +57,11 @@ func (s *Server) Authenticate(w http.ResponseWriter, r *http.Request) (*Current,
 	ses, acct, err := s.cfg.Store.GetSession(hash, now)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
-		clearCookie(w, r)
+		s.clearCookie(w, r)
 		fail(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "", "the session has ended (logged out, expired, or the password changed): log in again")
 		return nil, false
 	case errors.Is(err, persistence.ErrDisabled):
-		clearCookie(w, r)
+		s.clearCookie(w, r)
 		fail(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this account has been disabled by the gateway's operator")
 		return nil, false
 	case s.storeFailed(w, err):
@@ -102,12 +109,34 @@ func changes(method string) bool {
 	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
 }
 
-func setCookie(w http.ResponseWriter, r *http.Request, id string) {
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: r.TLS != nil, MaxAge: int(persistence.SessionAbsolute / time.Second)})
+// HasSessionCookie reports whether r carries a session cookie (of its scheme's name).
+func (s *Server) HasSessionCookie(r *http.Request) bool {
+	_, err := r.Cookie(s.cookieName(r))
+	return err == nil
 }
 
-func clearCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: r.TLS != nil, MaxAge: -1})
+// secure reports whether r's client reached the gateway over HTTPS: this listener's TLS or a
+// trusted proxy's (peer.Of), or the operator's https public_url, which covers a TLS proxy
+// left out of server.trusted_proxies. A client's own X-Forwarded-Proto counts for nothing.
+func (s *Server) secure(r *http.Request) bool {
+	return peer.Of(r).HTTPS || strings.HasPrefix(s.cfg.PublicURL(), "https://")
+}
+
+// cookieName is the session cookie r's client sends: over HTTPS only the __Host- one is read,
+// so a cookie planted over plain HTTP is never taken for a session.
+func (s *Server) cookieName(r *http.Request) string {
+	if s.secure(r) {
+		return SecureCookieName
+	}
+	return CookieName
+}
+
+func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, id string) {
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(r), Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: s.secure(r), MaxAge: int(persistence.SessionAbsolute / time.Second)})
+}
+
+func (s *Server) clearCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(r), Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: s.secure(r), MaxAge: -1})
 }

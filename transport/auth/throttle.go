@@ -1,12 +1,13 @@
 package auth
 
 import (
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelgate/modelgate/transport/peer"
 )
 
 // Limit is at most Max counted events per Window (a fixed window from the first event).
@@ -104,12 +105,9 @@ func (p pair) add(r *http.Request, email string) {
 	p.addr.add(clientAddr(r))
 }
 
-// clientAddr is the address the connection came from. Forwarding headers are not read: a
-// caller could set them to dodge the limit (behind a proxy, every caller shares its address).
+// clientAddr is the client's address (peer.Of): the connection's, or behind a trusted proxy
+// the client it reports. A caller's own forwarding headers are not believed: it could set
+// them to dodge the limit.
 func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+	return peer.Of(r).String()
 }

@@ -99,7 +99,8 @@ func (s *suite) adminGet(t *testing.T, path string, v any) {
 
 // checkEffect: the counters moved exactly as the counting rule says for this answer, nothing
 // was charged, held or reserved, the log has exactly the answer's entry (or none), no account,
-// key, task or file was added, and an upstream was called only for a served answer.
+// key or task was added, files only as the effect says, and an upstream was called only for
+// a served answer.
 func (s *suite) checkEffect(t *testing.T, eff effect, resp *http.Response, before, after state) {
 	t.Helper()
 	want := before.quota
@@ -109,6 +110,7 @@ func (s *suite) checkEffect(t *testing.T, eff effect, resp *http.Response, befor
 		want.Weekly.Used += calls
 		want.Burst.Remaining--
 	}
+	want.Images.Used += eff.images
 	if after.quota != want {
 		t.Errorf("quota\n got %+v\nwant %+v", after.quota, want)
 	}
@@ -138,7 +140,7 @@ func (s *suite) checkEffect(t *testing.T, eff effect, resp *http.Response, befor
 	moved := fmt.Sprintf("accounts %+d, keys %+d, open tasks %+d, asset files %+d, upstream calls %+d",
 		after.accounts-before.accounts, after.keys-before.keys, after.openTasks-before.openTasks, after.assets-before.assets,
 		after.upstream-before.upstream)
-	if want := fmt.Sprintf("accounts +0, keys +0, open tasks +0, asset files +0, upstream calls %+d", calls); moved != want {
+	if want := fmt.Sprintf("accounts +0, keys +0, open tasks +0, asset files %+d, upstream calls %+d", eff.images, calls); moved != want {
 		t.Errorf("the case moved %s; want %s", moved, want)
 	}
 }

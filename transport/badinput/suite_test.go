@@ -91,6 +91,7 @@ type effect struct {
 	counted bool  // it counts: its units from the window and weekly allowance, a burst slot
 	units   int64 // thousandths of a call it takes
 	served  bool  // an upstream answered it (one upstream call)
+	images  int64 // images it served: files added to the asset store, the daily image count
 }
 
 var (
@@ -154,7 +155,7 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
 		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(),
-		adminPlaneCases()} {
+		adminPlaneCases(), edgeCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}
@@ -284,6 +285,9 @@ func (s *suite) send(t *testing.T, bc badCase, c *caseAccount) (*http.Response, 
 	}
 	for i := 0; i+1 < len(bc.headers); i += 2 {
 		req.Header.Set(bc.headers[i], c.expand(bc.headers[i+1], s.task))
+	}
+	if h := req.Header.Get("Host"); h != "" {
+		req.Host = h // Go's client sends req.Host, not a Host header
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {

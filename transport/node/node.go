@@ -52,9 +52,16 @@ type Config struct {
 	MetricsAddr string // host:port of /metrics, or "off"; "" = the catalog's, else loopback
 	AdminAddr   string // host:port of /admin, or "off"; "" = the catalog's, else loopback
 	// AdminTLSConfig turns the catalog's admin certificate files (server.admin_tls, or
-	// server.tls for "same") into the admin listener's TLS configuration. Nil: a catalog
-	// that sets admin_tls is refused at start rather than served in plain text.
+	// server.tls for "same") into the admin listener's TLS configuration; nil: the node's
+	// own loader (the public listener's certificate for the same files, else the files
+	// read and watched like it).
 	AdminTLSConfig func(catalog.TLSFiles) (*tls.Config, error)
+	// TLS is the listener's certificate and key (serve's --tls-cert/--tls-key); zero: the
+	// catalog's server.tls. TLSPollEvery is how often the files are read for a change
+	// (zero: DefaultTLSPollEvery); the admin listener's files (server.admin_tls) are
+	// watched the same way.
+	TLS          catalog.TLSFiles
+	TLSPollEvery time.Duration
 	// Pprof serves Go's profiles (/debug/pprof/) on the metrics listener, for measuring
 	// under load (the bench's --profile). Off by default; profiles hold no request content.
 	Pprof      bool
@@ -91,11 +98,13 @@ type Node struct {
 	API        *api.Server
 	Auth       *auth.Server // the /auth endpoints (sign-up, login, sessions)
 	AdminToken string       // empty when the token was created by an earlier start (only its file has it)
-	URL        string       // http://host:port
+	URL        string       // http://host:port, or https:// with TLS
 	MetricsURL string       // http://host:port/metrics; "" when metrics are off
 	AdminURL   string       // http(s)://host:port of /admin/v1 and /admin/cluster; "" when off
 	http       *http.Server
 	ln         net.Listener
+	certs      *certs       // nil without TLS
+	adminCerts *certs       // the admin listener's own certificate; nil without
 	metrics    *http.Server // nil when metrics are off
 	adminPlane *adminPlane
 	done       chan error
@@ -112,6 +121,10 @@ func Start(cfg Config) (*Node, error) {
 		cfg.Health = routehealth.DefaultPolicy()
 	}
 	cat, err := catalog.LoadFile(cfg.CatalogPath)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := loadCerts(cfg, cat)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +162,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1)}
+	n.certs = certs
 	var keys api.Keys = store
 	var adminStore admin.Store = store
 	var authStore auth.Store = store
@@ -226,6 +240,9 @@ func Start(cfg Config) (*Node, error) {
 		n.shutdownActors()
 		return nil, err
 	}
+	if cfg.AdminTLSConfig == nil {
+		cfg.AdminTLSConfig = n.adminCertLoader(certs, cfg.TLSPollEvery)
+	}
 	adminPlane, err := openAdminPlane(cfg, cat.Server)
 	if err != nil {
 		closeListeners(metricsLn)
@@ -238,9 +255,12 @@ func Start(cfg Config) (*Node, error) {
 		n.shutdownActors()
 		return nil, err
 	}
-	n.URL = "http://" + n.ln.Addr().String()
-	if n.Auth, err = startAuth(cat, n.URL, authStore, cfg.Logger); err != nil {
+	n.URL = certs.scheme() + "://" + n.ln.Addr().String()
+	warnNoPublicURL(cat, n.ln.Addr(), cfg.Logger)
+	n.ln = certs.listener(n.ln)
+	if n.Auth, err = startAuth(n.Catalog, n.URL, authStore, cfg.Logger); err != nil {
 		closeListeners(n.ln, metricsLn, adminPlane.ln)
+		n.adminCerts.close()
 		n.shutdownActors()
 		return nil, err
 	}
@@ -249,11 +269,12 @@ func Start(cfg Config) (*Node, error) {
 	registerDashboard(r)
 	handler := n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered))
 	// Who the client is (peer.Of), worked out once: forwarding headers only from trusted proxies.
-	handler = peer.Resolve(func() []netip.Prefix { return n.Catalog.Load().Server.TrustedProxies }, handler)
+	handler = peer.Resolve(func() []netip.Prefix { return n.Catalog.Load().Server.TrustedProxies }, withHSTS(cat.Server.HSTS, handler))
 	n.http = &http.Server{Handler: handler, ReadHeaderTimeout: catalog.HeaderTimeout, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.http.Serve(n.ln) }()
 	n.serveAdminPlane(adminPlane, adm)
+	certs.watch(cfg.TLSPollEvery)
 	if metricsLn != nil {
 		n.MetricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
 		n.metrics = n.metricsServer()
@@ -292,9 +313,12 @@ func (n *Node) healthz(w http.ResponseWriter, r *http.Request) {
 		"calls": "refused with 503 until the data directory has space again"}})
 }
 
-// Reload re-reads the catalog. A bad file changes nothing; requests in flight keep the
-// catalog they started with, and routes that stay keep their health.
+// Reload re-reads the TLS certificate files and the catalog. A bad file changes nothing;
+// requests in flight keep the catalog they started with, and routes that stay keep their
+// health.
 func (n *Node) Reload() error {
+	n.certs.reload(true)
+	n.adminCerts.reload(true)
 	cat, err := catalog.LoadFile(n.cfg.CatalogPath)
 	if err != nil {
 		return err
@@ -307,6 +331,8 @@ func (n *Node) Reload() error {
 // Close stops taking requests, lets those in flight finish (until ctx ends), lets the
 // accounts finish their writes and closes the store.
 func (n *Node) Close(ctx context.Context) error {
+	n.certs.close()
+	n.adminCerts.close()
 	err := n.http.Shutdown(ctx)
 	if err != nil {
 		n.http.Close()

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/x509"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,6 +36,11 @@ type Env struct {
 	Client  *http.Client
 	cfg     node.Config
 	stopSim func()
+
+	// Cert is the node's self-signed certificate (Options.TLS), in CertFile and KeyFile;
+	// Client trusts it.
+	Cert              *x509.Certificate
+	CertFile, KeyFile string
 }
 
 // Options tune the node; zero values take the defaults.
@@ -52,6 +58,11 @@ type Options struct {
 	QuotaStore func(quota.Store) quota.Store
 	// AdminAddr is node.Config.AdminAddr; "" is a free loopback port.
 	AdminAddr string
+
+	// TLS serves HTTPS with a self-signed certificate made for the test (Env.Cert), read
+	// again every TLSPollEvery (node.Config's).
+	TLS          bool
+	TLSPollEvery time.Duration
 }
 
 // DefaultCatalog is a chat model with two simulator routes (3:1, the first ZDR), a model
@@ -137,14 +148,22 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	}
 	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
 		AdminAddr: cmp.Or(opt.AdminAddr, "127.0.0.1:0"), AdminToken: AdminToken, Health: opt.Health, Quota: opt.Quota,
-		QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store, LogRetentionEvery: opt.LogRetentionEvery}
+		QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store, LogRetentionEvery: opt.LogRetentionEvery,
+		TLSPollEvery: opt.TLSPollEvery}
+	e := &Env{TB: tb, Sim: sim, SimURL: simURL, DataDir: dir, stopSim: stopSim,
+		Client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	if opt.TLS {
+		e.CertFile, e.KeyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+		e.Cert = WriteSelfSigned(tb, e.CertFile, e.KeyFile, "nodetest")
+		e.Client = TLSClient(e.Cert)
+		cfg.TLS.CertFile, cfg.TLS.KeyFile = e.CertFile, e.KeyFile
+	}
 	n, err := node.Start(cfg)
 	if err != nil {
 		stopSim()
 		tb.Fatal(err)
 	}
-	e := &Env{TB: tb, Sim: sim, SimURL: simURL, Node: n, DataDir: dir, cfg: cfg, stopSim: stopSim,
-		Client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	e.Node, e.cfg = n, cfg
 	if opt.DataDir == "" {
 		plan := opt.Plan
 		if plan == "" {
