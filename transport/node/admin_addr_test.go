@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelgate/modelgate/cluster/certs"
+	clustercerts "github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -73,12 +73,12 @@ func TestAdminTLSIsTheCatalogsFiles(t *testing.T) {
 func TestAdminListenerServesHTTPS(t *testing.T) {
 	dir := t.TempDir()
 	certDir := filepath.Join(dir, "certs")
-	if _, err := certs.Generate(certDir, []certs.NodeSpec{{Name: "admin", Hosts: []string{"127.0.0.1"}}}, certs.Options{}); err != nil {
+	if _, err := clustercerts.Generate(certDir, []clustercerts.NodeSpec{{Name: "admin", Hosts: []string{"127.0.0.1"}}}, clustercerts.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	cat := filepath.Join(dir, "catalog.yaml")
-	yaml := "server:\n  admin_tls: {cert_file: " + filepath.Join(certDir, certs.NodeCertFile("admin")) + ", key_file: " +
-		filepath.Join(certDir, certs.NodeKeyFile("admin")) + "}\n" +
+	yaml := "server:\n  admin_tls: {cert_file: " + filepath.Join(certDir, clustercerts.NodeCertFile("admin")) + ", key_file: " +
+		filepath.Join(certDir, clustercerts.NodeKeyFile("admin")) + "}\n" +
 		"models: [{id: m, kind: chat, routes: [{id: r, format: chat, base_url: 'http://127.0.0.1:1/v1', credential_env: NODETEST_SIM_KEY}]}]\n"
 	if err := os.WriteFile(cat, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestAdminListenerServesHTTPS(t *testing.T) {
 	if !strings.HasPrefix(n.AdminURL, "https://127.0.0.1:") || !strings.HasPrefix(n.URL, "http://") {
 		t.Fatalf("admin at %q, the API at %q", n.AdminURL, n.URL)
 	}
-	ca, err := os.ReadFile(filepath.Join(certDir, certs.CACertFile))
+	ca, err := os.ReadFile(filepath.Join(certDir, clustercerts.CACertFile))
 	if err != nil {
 		t.Fatal(err)
 	}
