@@ -33,49 +33,82 @@ func PrivateHost(host string) bool {
 	return AddressClass(a) != ""
 }
 
-// AddressClass names why an address is not one of the internet's, "" when it is: loopback,
-// private (RFC 1918, fc00::/7, where AWS's fd00:ec2::254 metadata lives), link-local
-// (169.254.0.0/16, where clouds serve instance metadata and credentials), carrier-grade NAT
-// (Alibaba's metadata at 100.100.100.200), this network (0.0.0.0/8), IETF protocol
-// assignments (192.0.0.0/24, Oracle's old metadata at 192.0.0.192), benchmarking, reserved
-// (240.0.0.0/4, the broadcast address), IPv4-compatible IPv6 (::/96), unspecified or
-// multicast. An IPv4-mapped IPv6 address is its IPv4 address; a NAT64 address (64:ff9b::/96)
-// is the IPv4 address it embeds, and the local-use NAT64 prefix (64:ff9b:1::/48) reaches the
-// operator's own translator, so it is private.
+// AddressClass names why an address is not one of the internet's, "" when it is: cloud
+// metadata (CloudMetadata), loopback, private (RFC 1918, fc00::/7), link-local
+// (169.254.0.0/16), carrier-grade NAT, this network (0.0.0.0/8), IETF protocol assignments
+// (192.0.0.0/24), benchmarking, reserved (240.0.0.0/4, the broadcast address),
+// IPv4-compatible IPv6 (::/96), unspecified or multicast. An IPv4-mapped IPv6 address is its
+// IPv4 address; a NAT64 address (64:ff9b::/96) is the IPv4 address it embeds; the local-use
+// NAT64 prefix (64:ff9b:1::/48) is the operator's own translator, so never the internet.
 func AddressClass(a netip.Addr) string {
+	a, nat := unwrap(a)
+	class := ""
+	switch {
+	case CloudMetadata(a):
+		class = ClassMetadata
+	case a.IsLoopback():
+		class = "loopback"
+	case a.IsUnspecified():
+		class = "unspecified"
+	case a.IsLinkLocalUnicast():
+		class = "link-local"
+	case a.IsMulticast():
+		class = "multicast"
+	case a.IsPrivate():
+		class = "private"
+	default:
+		for _, r := range specialRanges {
+			if r.prefix.Contains(a) {
+				class = r.class
+				break
+			}
+		}
+		if class == "" && !a.IsGlobalUnicast() {
+			class = "not global unicast"
+		}
+	}
+	if class != "" && nat {
+		class += " through NAT64"
+	}
+	return class
+}
+
+// ClassMetadata is AddressClass's name for a cloud's instance metadata address.
+const ClassMetadata = "cloud metadata"
+
+// CloudMetadata reports whether an address is where a cloud serves an instance its metadata
+// and credentials (also as IPv4-mapped or NAT64): AWS, GCP, Azure, Oracle and OpenStack's
+// 169.254.169.254, AWS's fd00:ec2::254, its ECS and EKS credential agents, Azure's WireServer
+// (168.63.129.16, a public address reachable only from inside Azure), Alibaba's
+// 100.100.100.200 and Oracle Cloud Classic's 192.0.0.192. No setting admits them.
+func CloudMetadata(a netip.Addr) bool {
+	a, _ = unwrap(a)
+	for _, m := range metadataAddrs {
+		if a == m {
+			return true
+		}
+	}
+	return false
+}
+
+// unwrap is the address an IPv4-mapped or NAT64 address stands for, and whether it was NAT64.
+func unwrap(a netip.Addr) (netip.Addr, bool) {
 	a = a.Unmap()
 	if nat64.Contains(a) {
 		b := a.As16()
-		if class := AddressClass(netip.AddrFrom4([4]byte(b[12:]))); class != "" {
-			return class + " through NAT64"
-		}
-		return ""
+		return netip.AddrFrom4([4]byte(b[12:])), true
 	}
-	switch {
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsUnspecified():
-		return "unspecified"
-	case a.IsLinkLocalUnicast():
-		return "link-local"
-	case a.IsMulticast():
-		return "multicast"
-	case a.IsPrivate():
-		return "private"
-	}
-	for _, r := range specialRanges {
-		if r.prefix.Contains(a) {
-			return r.class
-		}
-	}
-	if !a.IsGlobalUnicast() {
-		return "not global unicast"
-	}
-	return ""
+	return a, false
 }
 
 var (
 	nat64 = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052's well-known prefix
+
+	metadataAddrs = []netip.Addr{
+		netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254"),
+		netip.MustParseAddr("169.254.170.2"), netip.MustParseAddr("169.254.170.23"), netip.MustParseAddr("fd00:ec2::23"),
+		netip.MustParseAddr("168.63.129.16"), netip.MustParseAddr("100.100.100.200"), netip.MustParseAddr("192.0.0.192"),
+	}
 
 	specialRanges = []struct {
 		prefix netip.Prefix

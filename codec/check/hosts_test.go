@@ -56,7 +56,7 @@ func TestPrivateHost(t *testing.T) {
 
 // TestAddressClass: each class of address the gateway's own downloads refuse, by name, in
 // IPv4, IPv6, IPv4-mapped and NAT64 forms; public addresses (NAT64 of a public one
-// included) have none.
+// included) have none, except a cloud's metadata address.
 func TestAddressClass(t *testing.T) {
 	cases := []struct{ addr, class string }{
 		{"8.8.8.8", ""},
@@ -68,25 +68,31 @@ func TestAddressClass(t *testing.T) {
 		{"::ffff:127.0.0.1", "loopback"},
 		{"0.0.0.0", "unspecified"},
 		{"::", "unspecified"},
-		{"169.254.169.254", "link-local"},
-		{"169.254.170.2", "link-local"},
+		{"169.254.169.254", "cloud metadata"},
+		{"169.254.170.2", "cloud metadata"},
+		{"169.254.1.1", "link-local"},
 		{"fe80::1%eth0", "link-local"},
-		{"::ffff:169.254.169.254", "link-local"},
+		{"::ffff:169.254.169.254", "cloud metadata"},
 		{"224.0.0.1", "multicast"},
 		{"ff02::1", "multicast"},
 		{"10.1.2.3", "private"},
 		{"172.16.0.1", "private"},
 		{"192.168.0.1", "private"},
-		{"fd00:ec2::254", "private"},
+		{"fd00:ec2::254", "cloud metadata"},
+		{"fd00:ec2::1", "private"},
+		{"168.63.129.16", "cloud metadata"}, // public, yet Azure's WireServer
 		{"0.1.2.3", "this network"},
-		{"100.100.100.200", "carrier-grade NAT"},
-		{"192.0.0.192", "IETF protocol assignment"},
+		{"100.100.100.200", "cloud metadata"},
+		{"100.64.0.1", "carrier-grade NAT"},
+		{"192.0.0.192", "cloud metadata"},
+		{"192.0.0.8", "IETF protocol assignment"},
 		{"198.18.0.1", "benchmarking"},
 		{"255.255.255.255", "reserved"},
 		{"240.0.0.1", "reserved"},
 		{"::7f00:1", "IPv4-compatible"}, // 127.0.0.1 in the deprecated form
 		{"64:ff9b::7f00:1", "loopback through NAT64"},
-		{"64:ff9b::a9fe:a9fe", "link-local through NAT64"},
+		{"64:ff9b::a9fe:a9fe", "cloud metadata through NAT64"},
+		{"64:ff9b::a9fe:101", "link-local through NAT64"},
 		{"64:ff9b::a00:1", "private through NAT64"},
 		{"64:ff9b:1::a00:1", "local-use NAT64"},
 	}
