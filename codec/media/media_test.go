@@ -7,12 +7,12 @@ import (
 )
 
 // TestSniffTellsTheTypeFromTheBytes: each stored type from a real file's first bytes (the
-// images are CPython's test images, testdata/README), and what the gateway refuses to store:
+// images are CPython's test images, testdata/media/README), and what the gateway refuses to store:
 // other images, QuickTime and Matroska, ISO files that are not MP4 video, HTML, a truncated
 // header, nothing.
 func TestSniffTellsTheTypeFromTheBytes(t *testing.T) {
 	file := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "media", name))
 		if err != nil {
 			t.Fatal(err)
 		}
