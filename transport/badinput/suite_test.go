@@ -90,6 +90,11 @@ type effect struct {
 	counted bool  // it counts: its units from the window and weekly allowance, a burst slot
 	units   int64 // thousandths of a call it takes
 	served  bool  // an upstream answered it (one upstream call)
+	// calls are the upstream calls of an answer that tried more than one route (0: served's);
+	// images the day's images it used, files the asset files it stored.
+	calls  int64
+	images int64
+	files  int
 }
 
 var (
@@ -152,7 +157,8 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	s := newSuite(t)
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
-		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases()} {
+		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(),
+		fetchCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}
