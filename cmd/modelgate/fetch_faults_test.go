@@ -7,15 +7,15 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/modelgate/modelgate/transport/fetch/fetchtest"
 )
 
 // fetchCatalog: per scenario, an image model whose only route links inside (fx-<name>-only)
@@ -25,7 +25,7 @@ func fetchCatalog(scenarios []string) string {
 	cat := `server:
   connect_timeout: 5s
   first_byte_timeout: 10s
-  fetch_allow: [127.0.0.2/32]
+  fetch_allow: [` + fetchtest.PublicPrefix + `]
 models:
 `
 	route := func(id, simRoute string, weight int) string {
@@ -49,20 +49,8 @@ models:
 // other route answers 502 and nothing is counted, charged or stored; one with a standby route
 // fails over to it and serves its image, counted once.
 func TestFaultGatewayDownloadsRefuseInternalAddresses(t *testing.T) {
-	var accepted atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	internal := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		fmt.Fprint(w, "<html>instance credentials</html>")
-	}))
-	internal.Listener = fxCounting{ln, &accepted}
-	internal.Start()
-	defer internal.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-
+	internal := fetchtest.StartInternal(t)
+	port := internal.Port
 	targets := map[string]string{
 		"loopback":  "http://127.0.0.1:" + port + "/admin",
 		"localhost": "http://localhost:" + port + "/admin",
@@ -73,23 +61,16 @@ func TestFaultGatewayDownloadsRefuseInternalAddresses(t *testing.T) {
 	} else {
 		t.Logf("the machine's name %q does not resolve to loopback; its scenario is left out", name)
 	}
-	pub, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	link := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	link := fetchtest.Public(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, targets[strings.TrimPrefix(r.URL.Path, "/")], http.StatusFound)
 	}))
-	link.Listener = pub
-	link.Start()
-	defer link.Close()
 
 	gatewayBin, simBin := ktBuild(t)
 	_, simBase := ktStart(t, "modelgate-sim", simBin, nil, regexp.MustCompile(`modelgate-sim listening.* base_url=(http://\S+)`), "--addr", "127.0.0.1:0")
 	sim := &ktClient{t: t, base: simBase, http: &http.Client{}}
 	scenarios := slices.Sorted(maps.Keys(targets))
 	for _, name := range scenarios {
-		if status, raw, err := sim.do(http.MethodPut, "/_sim/routes/link-"+name, "", map[string]string{"image_url": link.URL + "/" + name}); err != nil || status != 200 {
+		if status, raw, err := sim.do(http.MethodPut, "/_sim/routes/link-"+name, "", map[string]string{"image_url": link + "/" + name}); err != nil || status != 200 {
 			t.Fatalf("steer simulator route link-%s: %d %s %v", name, status, raw, err)
 		}
 	}
@@ -146,7 +127,7 @@ func TestFaultGatewayDownloadsRefuseInternalAddresses(t *testing.T) {
 		})
 	}
 	c.t = t
-	if n := accepted.Load(); n != 0 {
+	if n := internal.Accepted(); n != 0 {
 		t.Errorf("the loopback server accepted %d connections", n)
 	}
 	if !gw.logs.contains("169.254.169.254 is cloud metadata; no connection attempted") {
@@ -168,19 +149,6 @@ func resolvesToLoopback(name string) bool {
 		}
 	}
 	return true
-}
-
-type fxCounting struct {
-	net.Listener
-	n *atomic.Int64
-}
-
-func (l fxCounting) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.n.Add(1)
-	}
-	return c, err
 }
 
 // contains reports whether the child's output so far holds s.

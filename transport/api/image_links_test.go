@@ -2,14 +2,13 @@ package api_test
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/simulator"
+	"github.com/modelgate/modelgate/transport/fetch/fetchtest"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
@@ -17,22 +16,15 @@ import (
 // the image a route linked to is 499, not the route's failure (the download is cut with the
 // call, and the route stays healthy), and the day's image is released.
 func TestAClientThatLeavesDuringTheImageDownload(t *testing.T) {
-	cat := strings.Replace(nodetest.DefaultCatalog, "max_body_bytes: 65536}", "max_body_bytes: 65536, fetch_allow: [127.0.0.2/32]}", 1)
+	cat := strings.Replace(nodetest.DefaultCatalog, "max_body_bytes: 65536}", "max_body_bytes: 65536, fetch_allow: ["+fetchtest.PublicPrefix+"]}", 1)
 	env := nodetest.Start(t, cat, nodetest.Options{})
 	arrived, cut := make(chan struct{}), make(chan struct{})
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	link := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	link := fetchtest.Public(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(arrived)
 		<-r.Context().Done() // never answers: only the gateway's leaving ends it
 		close(cut)
 	}))
-	link.Listener = ln
-	link.Start()
-	defer link.Close()
-	env.Sim.SetBehavior("i", simulator.Behavior{ImageURL: link.URL + "/slow.png"})
+	env.Sim.SetBehavior("i", simulator.Behavior{ImageURL: link + "/slow.png"})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-arrived; cancel() }()

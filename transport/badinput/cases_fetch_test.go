@@ -3,14 +3,12 @@ package badinput_test
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/modelgate/modelgate/simulator"
+	"github.com/modelgate/modelgate/transport/fetch/fetchtest"
 )
 
 // The gateway's own downloads (transport/fetch): an image route whose answer links somewhere
@@ -30,7 +28,7 @@ func init() {
 		models += "  - id: " + m.id + "\n    kind: image\n    routes:\n" + m.routes
 	}
 	suiteCatalog = strings.Replace(suiteCatalog, "removed:\n", models+"removed:\n", 1)
-	suiteCatalog = strings.Replace(suiteCatalog, "max_body_bytes: 65536}", "max_body_bytes: 65536, fetch_allow: [127.0.0.2/32]}", 1)
+	suiteCatalog = strings.Replace(suiteCatalog, "max_body_bytes: 65536}", "max_body_bytes: 65536, fetch_allow: ["+fetchtest.PublicPrefix+"]}", 1)
 	simRoutes = append(simRoutes, "fa", "fb", "fc", "fd", "fe", "ff")
 }
 
@@ -39,65 +37,28 @@ func route(id string, weight int) string {
 		id, id, id, weight)
 }
 
-// trap is a case's two servers: an internal one on loopback (a page labelled image/png) that
-// counts the connections it accepts, and the link's host on 127.0.0.2 that redirects to where
-// the case says (or serves the page itself).
-type trap struct {
-	internal atomic.Int64
-	port     string // the internal server's
-}
+// trap is a case's servers (fetchtest): the internal one on loopback, and the link's host
+// on 127.0.0.2 that redirects to where the case says, or serves the internal page itself.
+type trap struct{ internal *fetchtest.Internal }
 
 // set starts the servers for the case's test and points the simulator route's image links at
 // the link's host; to is where it redirects ("" serves the page), {port} the internal server.
 func (tr *trap) set(t *testing.T, s *suite, route, to string) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.internal.Store(0)
-	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		fmt.Fprint(w, "<html><body>internal admin page</body></html>")
-	})
-	in := httptest.NewUnstartedServer(page)
-	in.Listener = countingListener{ln, &tr.internal}
-	in.Start()
-	t.Cleanup(in.Close)
-	_, tr.port, _ = net.SplitHostPort(ln.Addr().String())
-	to = strings.ReplaceAll(to, "{port}", tr.port)
-	pub, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	link := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	tr.internal = fetchtest.StartInternal(t)
+	to = strings.ReplaceAll(to, "{port}", tr.internal.Port)
+	link := fetchtest.Public(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if to == "" {
-			page(w, r)
+			fetchtest.Page(w, r)
 			return
 		}
 		http.Redirect(w, r, to, http.StatusFound)
 	}))
-	link.Listener = pub
-	link.Start()
-	t.Cleanup(link.Close)
-	s.env.Sim.SetBehavior(route, simulator.Behavior{ImageURL: link.URL + "/images/img_1.png?sig=secret"})
-}
-
-type countingListener struct {
-	net.Listener
-	n *atomic.Int64
-}
-
-func (l countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.n.Add(1)
-	}
-	return c, err
+	s.env.Sim.SetBehavior(route, simulator.Behavior{ImageURL: link + "/images/img_1.png?sig=secret"})
 }
 
 // untouched: the internal server saw no connection.
 func (tr *trap) untouched(t *testing.T) {
-	if n := tr.internal.Load(); n != 0 {
+	if n := tr.internal.Accepted(); n != 0 {
 		t.Errorf("the internal server on loopback accepted %d connections", n)
 	}
 }

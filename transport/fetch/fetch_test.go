@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelgate/modelgate/codec/media"
+	"github.com/modelgate/modelgate/transport/fetch/fetchtest"
 )
 
 // fixture is a real file of testdata/media.
@@ -28,60 +27,7 @@ func fixture(t *testing.T, name string) []byte {
 	return b
 }
 
-// internal is a server on loopback standing for what only the gateway reaches (an admin page
-// labelled image/png): it counts the connections it accepts.
-type internal struct {
-	srv      *httptest.Server
-	accepted atomic.Int64
-	port     string
-}
-
-type countingListener struct {
-	net.Listener
-	n *atomic.Int64
-}
-
-func (l countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.n.Add(1)
-	}
-	return c, err
-}
-
-func startInternal(t *testing.T) *internal {
-	in := &internal{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		fmt.Fprint(w, "<html><body>internal admin page</body></html>")
-	}))
-	in.srv.Listener = countingListener{ln, &in.accepted}
-	in.srv.Start()
-	t.Cleanup(in.srv.Close)
-	_, in.port, _ = net.SplitHostPort(ln.Addr().String())
-	return in
-}
-
-// public is a server on 127.0.0.2, which the tests admit with Want.Allow: it stands for a host
-// of the internet (a test has no other address to listen on).
-func public(t *testing.T, h http.HandlerFunc) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-var publicAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}
+var publicAllow = fetchtest.Allow()
 
 func images(allow ...netip.Prefix) Want {
 	return Want{MaxBytes: 1 << 20, Types: media.Images, Allow: allow}
@@ -107,7 +53,7 @@ func names(m map[string]string) func(context.Context, string) ([]netip.Addr, err
 // written as a literal and as a name a resolver maps to it, is refused once resolved, before a
 // connection is attempted: the loopback server sees none.
 func TestEveryClassOfAddressIsRefusedAtTheDial(t *testing.T) {
-	in := startInternal(t)
+	in := fetchtest.StartInternal(t)
 	cases := []struct{ host, addr, class string }{
 		{"127.0.0.1", "127.0.0.1", "loopback"},
 		{"127.9.9.9", "127.9.9.9", "loopback"},
@@ -145,7 +91,7 @@ func TestEveryClassOfAddressIsRefusedAtTheDial(t *testing.T) {
 					host = "internal.example"
 					f.Lookup = names(map[string]string{host: c.addr})
 				}
-				_, err := f.Get(context.Background(), "http://"+host+":"+in.port+"/latest/meta-data/", images())
+				_, err := f.Get(context.Background(), "http://"+host+":"+in.Port+"/latest/meta-data/", images())
 				dialled := netip.MustParseAddr(c.addr).Unmap() // an IPv4-mapped address is dialled as IPv4
 				want := dialled.String() + " is " + c.class + "; no connection attempted"
 				if !errors.Is(err, ErrAddress) || !strings.Contains(err.Error(), want) {
@@ -154,7 +100,7 @@ func TestEveryClassOfAddressIsRefusedAtTheDial(t *testing.T) {
 			})
 		}
 	}
-	if n := in.accepted.Load(); n != 0 {
+	if n := in.Accepted(); n != 0 {
 		t.Errorf("the loopback server accepted %d connections", n)
 	}
 }
@@ -163,20 +109,20 @@ func TestEveryClassOfAddressIsRefusedAtTheDial(t *testing.T) {
 // public one reaches only the public one; to internal ones only, none (DNS rebinding: the
 // address dialled is the one judged).
 func TestANameIsJudgedByEveryAddressItResolvesTo(t *testing.T) {
-	in := startInternal(t)
+	in := fetchtest.StartInternal(t)
 	png := fixture(t, "python.png")
-	srv := public(t, func(w http.ResponseWriter, r *http.Request) { w.Write(png) })
+	srv := fetchtest.Public(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(png) }))
 	port := srv[strings.LastIndex(srv, ":")+1:]
 	f := &Fetcher{Lookup: names(map[string]string{"mixed.example": "127.0.0.1,127.0.0.2", "inside.example": "10.0.0.1,127.0.0.1"})}
 	got, err := f.Get(context.Background(), "http://mixed.example:"+port+"/a.png", images(publicAllow...))
 	if err != nil || got.Type != media.PNG || string(got.Data) != string(png) {
 		t.Fatalf("mixed: %v, %s", err, got.Type)
 	}
-	_, err = f.Get(context.Background(), "http://inside.example:"+in.port+"/a.png", images(publicAllow...))
+	_, err = f.Get(context.Background(), "http://inside.example:"+in.Port+"/a.png", images(publicAllow...))
 	if !errors.Is(err, ErrAddress) || !strings.Contains(err.Error(), "10.0.0.1 is private") || !strings.Contains(err.Error(), "127.0.0.1 is loopback") {
 		t.Fatalf("inside: %v", err)
 	}
-	if n := in.accepted.Load(); n != 0 {
+	if n := in.Accepted(); n != 0 {
 		t.Errorf("the loopback server accepted %d connections", n)
 	}
 }
@@ -185,10 +131,10 @@ func TestANameIsJudgedByEveryAddressItResolvesTo(t *testing.T) {
 // name through the system resolver, to the metadata address) is refused at that hop; three
 // redirects are followed, a fourth is not; a redirect to another scheme is refused.
 func TestRedirectsAreCheckedAtEveryHop(t *testing.T) {
-	in := startInternal(t)
+	in := fetchtest.StartInternal(t)
 	png := fixture(t, "python.png")
 	var base string
-	base = public(t, func(w http.ResponseWriter, r *http.Request) {
+	base = fetchtest.Public(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch to := r.URL.Query().Get("to"); {
 		case to != "":
 			http.Redirect(w, r, to, http.StatusFound)
@@ -198,14 +144,14 @@ func TestRedirectsAreCheckedAtEveryHop(t *testing.T) {
 		default:
 			w.Write(png)
 		}
-	})
+	}))
 	cases := []struct {
 		name, url string
 		err       error
 		says      string
 	}{
-		{"to loopback", base + "/?to=http://127.0.0.1:" + in.port + "/admin", ErrAddress, "127.0.0.1 is loopback"},
-		{"to localhost (the system resolver)", base + "/?to=http://localhost:" + in.port + "/admin", ErrAddress, "is loopback"},
+		{"to loopback", base + "/?to=http://127.0.0.1:" + in.Port + "/admin", ErrAddress, "127.0.0.1 is loopback"},
+		{"to localhost (the system resolver)", base + "/?to=http://localhost:" + in.Port + "/admin", ErrAddress, "is loopback"},
 		{"to the metadata address", base + "/?to=http://169.254.169.254/latest/meta-data/iam/", ErrAddress, "169.254.169.254 is cloud metadata"},
 		{"to a file", base + "/?to=file:///etc/passwd", ErrScheme, `"file:"`},
 		{"to ftp", base + "/?to=ftp://example.com/a.png", ErrScheme, `"ftp:"`},
@@ -224,7 +170,7 @@ func TestRedirectsAreCheckedAtEveryHop(t *testing.T) {
 			}
 		})
 	}
-	if n := in.accepted.Load(); n != 0 {
+	if n := in.Accepted(); n != 0 {
 		t.Errorf("the loopback server accepted %d connections", n)
 	}
 }
@@ -233,13 +179,7 @@ func TestRedirectsAreCheckedAtEveryHop(t *testing.T) {
 // server on purpose; no prefix admits a cloud metadata address.
 func TestFetchAllowAdmitsAPrivateUpstreamButNoMetadata(t *testing.T) {
 	png := fixture(t, "python.png")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(png) }))
-	srv.Listener = ln
-	srv.Start()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(png) })) // on loopback
 	defer srv.Close()
 	f := &Fetcher{}
 	got, err := f.Get(context.Background(), srv.URL+"/a.png", images(netip.MustParsePrefix("127.0.0.0/8")))
@@ -283,10 +223,10 @@ func TestTheTypeIsWhatTheBytesAre(t *testing.T) {
 	}
 	var body []byte
 	var label string
-	srv := public(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := fetchtest.Public(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", label)
 		w.Write(body)
-	})
+	}))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			body, label = c.body, c.label
@@ -305,7 +245,7 @@ func TestTheTypeIsWhatTheBytesAre(t *testing.T) {
 // other than 200, a scheme other than http(s), and a server that never answers.
 func TestSizeStatusSchemeAndTimeAreBounded(t *testing.T) {
 	png := fixture(t, "python.png")
-	srv := public(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := fetchtest.Public(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/exact", "/announced":
 			w.Write(png)
@@ -318,7 +258,7 @@ func TestSizeStatusSchemeAndTimeAreBounded(t *testing.T) {
 		case "/stall":
 			<-r.Context().Done()
 		}
-	})
+	}))
 	exact := int64(len(png))
 	cases := []struct {
 		name, url string
