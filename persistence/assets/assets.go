@@ -47,7 +47,7 @@ var (
 )
 
 // extensions are the content types each kind holds, with their file extension. QuickTime is
-// still read, served and copied between nodes, but Put no longer takes it (stored).
+// still read, served and copied between nodes, but Put takes only the types of stored.
 var extensions = map[string]map[string]string{
 	KindImage: {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"},
 	KindVideo: {"video/mp4": "mp4", "video/webm": "webm", "video/quicktime": "mov"},
