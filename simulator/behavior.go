@@ -53,6 +53,11 @@ type Behavior struct {
 	// states it as its "seconds" once completed, and the MP4 lasts that long. A job keeps
 	// the value in force when it was created.
 	VideoOutputSeconds int
+	// ImageURL, when set, is the link every image of an images answer (POST
+	// /images/generations) carries instead of the picture, whatever response_format asked for:
+	// a provider whose answer points somewhere (a redirect to an internal address, a page that
+	// is no image) for the gateway to download.
+	ImageURL string
 }
 
 // defaultVideoDuration is the job duration when Behavior.VideoDuration is 0.

@@ -25,6 +25,7 @@ type routeJSON struct {
 	VideoMS           int64   `json:"video_ms"`
 	VideoFailFraction float64 `json:"video_fail_fraction"`
 	VideoOutputSecs   int     `json:"video_output_seconds"`
+	ImageURL          string  `json:"image_url"`
 	Calls             int64   `json:"calls"`
 }
 
@@ -76,6 +77,7 @@ func (s *Server) putRoute(w http.ResponseWriter, r *http.Request) {
 		VideoDuration:      time.Duration(in.VideoMS) * time.Millisecond,
 		VideoFailFraction:  in.VideoFailFraction,
 		VideoOutputSeconds: in.VideoOutputSecs,
+		ImageURL:           in.ImageURL,
 	})
 	writeJSON(w, http.StatusOK, s.routeView(name))
 }
@@ -124,6 +126,7 @@ func (s *Server) routeView(name string) routeJSON {
 		VideoMS:           b.VideoDuration.Milliseconds(),
 		VideoFailFraction: b.VideoFailFraction,
 		VideoOutputSecs:   b.VideoOutputSeconds,
+		ImageURL:          b.ImageURL,
 		Calls:             s.Calls(name),
 	}
 }

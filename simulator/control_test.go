@@ -10,15 +10,17 @@ func TestControlEndpoint(t *testing.T) {
 	s, base := startSim(t)
 	resp, data := call(t, http.MethodPut, base+"/_sim/routes/beta", `{"first_byte_ms":5,
 		"tokens_per_second":50,"fail_status":503,"retry_after":2,"fail_kind":"retry_hint","retry_delay_ms":1500,
-		"fail_fraction":0.5,"drop_after_chunks":4,"video_ms":250,"video_fail_fraction":0.25,"video_output_seconds":3}`, "-")
+		"fail_fraction":0.5,"drop_after_chunks":4,"video_ms":250,"video_fail_fraction":0.25,"video_output_seconds":3,
+		"image_url":"http://127.0.0.2:9/redirect"}`, "-")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT status %d: %s", resp.StatusCode, data)
 	}
 	assertJSON(t, data, `{"route":"beta","first_byte_ms":5,"tokens_per_second":50,"fail_status":503,
 		"retry_after":2,"fail_kind":"retry_hint","retry_delay_ms":1500,"fail_fraction":0.5,"drop_after_chunks":4,"video_ms":250,
-		"video_fail_fraction":0.25,"video_output_seconds":3,"calls":0}`)
+		"video_fail_fraction":0.25,"video_output_seconds":3,"image_url":"http://127.0.0.2:9/redirect","calls":0}`)
 	want := Behavior{FirstByteDelay: 5 * time.Millisecond, TokensPerSecond: 50, FailStatus: 503,
-		RetryAfter: 2, FailKind: FailRetryHint, RetryDelay: 1500 * time.Millisecond, FailFraction: 0.5, DropAfterChunks: 4, VideoDuration: 250 * time.Millisecond, VideoFailFraction: 0.25, VideoOutputSeconds: 3}
+		RetryAfter: 2, FailKind: FailRetryHint, RetryDelay: 1500 * time.Millisecond, FailFraction: 0.5, DropAfterChunks: 4, VideoDuration: 250 * time.Millisecond, VideoFailFraction: 0.25, VideoOutputSeconds: 3,
+		ImageURL: "http://127.0.0.2:9/redirect"}
 	if got := s.Behavior("beta"); got != want {
 		t.Errorf("Behavior(beta) = %+v, want %+v", got, want)
 	}
@@ -28,7 +30,7 @@ func TestControlEndpoint(t *testing.T) {
 	_, data = call(t, http.MethodGet, base+"/_sim/routes/beta", "", "-")
 	assertJSON(t, data, `{"route":"beta","first_byte_ms":5,"tokens_per_second":50,"fail_status":503,
 		"retry_after":2,"fail_kind":"retry_hint","retry_delay_ms":1500,"fail_fraction":0.5,"drop_after_chunks":4,"video_ms":250,
-		"video_fail_fraction":0.25,"video_output_seconds":3,"calls":2}`)
+		"video_fail_fraction":0.25,"video_output_seconds":3,"image_url":"http://127.0.0.2:9/redirect","calls":2}`)
 
 	// The empty name is the default route; an empty body heals a route.
 	call(t, http.MethodPut, base+"/_sim/routes/", `{"fail_status":429}`, "-")

@@ -15,7 +15,8 @@ import (
 // (media.go): the requested size scaled down to at most 256 px on the longer side, drawn from
 // an FNV hash of the prompt and the image's index, so the same prompt gets the same bytes.
 // response_format "url" (the default) returns URLs that point back at the simulator
-// (GET /r/{route}/files/{id}.png); "b64_json" returns the bytes inline.
+// (GET /r/{route}/files/{id}.png); "b64_json" returns the bytes inline; a route whose
+// behaviour sets image_url links there instead, whatever was asked.
 
 const (
 	// imageOutputTokens is what one generated image costs in output tokens (OpenAI bills
@@ -57,7 +58,9 @@ func (s *Server) images(ex *exchange) {
 	data := make([]obj, n)
 	for i := range data {
 		pic := pictureFor(prompt, i, w, h)
-		if req.ResponseFormat == "b64_json" {
+		if u := ex.behavior.ImageURL; u != "" {
+			data[i] = obj{{"url", u}}
+		} else if req.ResponseFormat == "b64_json" {
 			data[i] = obj{{"b64_json", base64.StdEncoding.EncodeToString(pic)}}
 		} else {
 			data[i] = obj{{"url", s.storeFile(ex, "image/png", pic)}}

@@ -111,6 +111,25 @@ func TestImagesGenerations(t *testing.T) {
 	}
 }
 
+// TestImageURLLinksEveryImageThere: a route with image_url answers with that link, b64_json
+// asked or not, and its usage as ever.
+func TestImageURLLinksEveryImageThere(t *testing.T) {
+	s, base := startSim(t)
+	s.SetBehavior("far", Behavior{ImageURL: "http://127.0.0.2:9/redirect?to=internal"})
+	for _, body := range []string{`{"prompt":"a fox","response_format":"b64_json"}`, `{"prompt":"a fox","n":2}`} {
+		resp, raw := post(t, base+"/r/far/v1/images/generations", body)
+		got := decode(t, raw)
+		for i := range got.(map[string]any)["data"].([]any) {
+			if u, b64 := str(got, "data", i, "url"), str(got, "data", i, "b64_json"); u != "http://127.0.0.2:9/redirect?to=internal" || b64 != "" {
+				t.Errorf("%s: data[%d] url %q, b64_json %d bytes", body, i, u, len(b64))
+			}
+		}
+		if resp.StatusCode != 200 || str(got, "output_format") != "png" || str(got, "size") != "1024x1024" {
+			t.Errorf("%s: %d %s", body, resp.StatusCode, raw)
+		}
+	}
+}
+
 func TestImagesAreDeterministic(t *testing.T) {
 	_, base := startSim(t)
 	gen := func(body string) any {

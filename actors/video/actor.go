@@ -313,7 +313,11 @@ func (a *taskActor) download(route *catalog.Route, to catalog.Timeouts) {
 			return &downloadedRes{err: err}
 		}
 		defer body.Close()
-		asset, err := store.Put(assets.KindVideo, acct, videoType(ct), body)
+		typ, file, err := sniffVideo(body, ct)
+		if err != nil {
+			return &downloadedRes{err: err}
+		}
+		asset, err := store.Put(assets.KindVideo, acct, typ, file)
 		return &downloadedRes{asset: asset, err: err}
 	})
 }
@@ -325,6 +329,10 @@ func (a *taskActor) onDownloaded(m *downloadedRes) {
 		}
 		if errors.Is(m.err, assets.ErrTooLarge) {
 			a.fail(CodeTooLarge, fmt.Sprintf("the finished video is too large to store (%v)", m.err))
+			return
+		}
+		if errors.Is(m.err, errNotVideo) {
+			a.fail(CodeFailed, m.err.Error())
 			return
 		}
 		a.svc.log.Warn("video download failed; retrying", "task", a.task, "err", m.err)

@@ -41,6 +41,7 @@ type jobSpec struct {
 	Made       int    `json:"made"`        // the seconds a completed job says it made (0: it does not say)
 	Lose       bool   `json:"lose"`        // polls answer 404
 	Size       int    `json:"size"`        // bytes of content; default 4096
+	Content    []byte `json:"content"`     // the content's first bytes (base64) instead of an MP4's, still labelled video/mp4
 	Hint       int    `json:"hint"`        // seconds of Retry-After on successful polls while running
 }
 
@@ -193,7 +194,9 @@ func (f *fakeAPI) content(w http.ResponseWriter, id string) {
 		return
 	}
 	w.Header().Set("Content-Type", "video/mp4")
-	w.Write(content(id, j.spec.Size))
+	b := content(id, j.spec.Size)
+	copy(b, j.spec.Content)
+	w.Write(b)
 }
 
 // pollLog is the jobs' polls so far.

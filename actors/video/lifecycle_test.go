@@ -3,6 +3,7 @@ package video
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -158,6 +160,10 @@ func TestFailurePaths(t *testing.T) {
 			CodeTimeout, "the video was not ready within 20s", []string{"in_progress 33", "failed 33", "failed 33 settled"}},
 		{"the video is too large to keep", `{"duration":"2s","size":5000}`, envOpts{maxVideoBytes: 4096},
 			CodeTooLarge, "the finished video is too large to store (assets: too large: more than 4096 bytes)", []string{"in_progress 50", "failed 50", "failed 50 settled"}},
+		{"the finished file is a web page labelled video/mp4", `{"duration":"2s","content":"PCFkb2N0eXBlIGh0bWw+PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg=="}`, envOpts{},
+			CodeFailed, `the finished file is not an MP4 or WebM video (labelled "video/mp4")`, []string{"in_progress 50", "failed 50", "failed 50 settled"}},
+		{"the finished file is QuickTime", `{"duration":"2s","content":"AAAAFGZ0eXBxdCAg"}`, envOpts{},
+			CodeFailed, `the finished file is not an MP4 or WebM video (labelled "video/mp4")`, []string{"in_progress 50", "failed 50", "failed 50 settled"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,6 +193,23 @@ func TestFailurePaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAVideoIsStoredAsWhatItsBytesAre: a WebM file that the upstream labels video/mp4 is
+// stored and linked as WebM.
+func TestAVideoIsStoredAsWhatItsBytesAre(t *testing.T) {
+	e := newEnv(t, envOpts{topUp: "1"})
+	webm := base64.StdEncoding.EncodeToString([]byte("\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\x82\x84webm"))
+	created := e.create("acct_w", 5, `{"duration":"2s","content":"`+webm+`"}`)
+	task := e.wait("acct_w", created.ID, nil)
+	if task.Status != StatusCompleted || !strings.HasSuffix(task.URL, ".webm") {
+		t.Fatalf("task = %+v", task)
+	}
+	a, f, err := e.assets.OpenPath("vid", strings.TrimPrefix(task.URL, "/assets/vid/"))
+	if err != nil || a.ContentType != "video/webm" {
+		t.Fatalf("asset %+v, %v", a, err)
+	}
+	f.Close()
 }
 
 // Get serves only the owner's tasks, from the actor (a passivated one is activated from

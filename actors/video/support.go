@@ -1,14 +1,17 @@
 package video
 
 import (
+	"bufio"
 	"errors"
-	"mime"
+	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/codec/media"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
-	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -82,14 +85,23 @@ func jobState(s string) string {
 	return StatusInProgress
 }
 
-// videoType is the content type a download is stored under: the upstream's when the asset
-// store knows it as a video type, else video/mp4 (what the job API serves; upstreams also
-// say application/octet-stream).
-func videoType(ct string) string {
-	if mt, _, err := mime.ParseMediaType(ct); err == nil && assets.Ext(assets.KindVideo, mt) != "" {
-		return mt
+// errNotVideo is a finished job whose file is not a video the gateway stores: fetching it
+// again would bring the same bytes, so the task fails.
+var errNotVideo = errors.New("the finished file is not an MP4 or WebM video")
+
+// sniffVideo reads a download's first bytes: the type they are (one of media.Videos, whatever
+// the upstream labelled them) and the whole file to store. Another type is errNotVideo.
+func sniffVideo(body io.Reader, label string) (string, io.Reader, error) {
+	file := bufio.NewReaderSize(body, media.SniffLen)
+	head, err := file.Peek(media.SniffLen)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", nil, err
 	}
-	return "video/mp4"
+	typ := media.Sniff(head)
+	if !slices.Contains(media.Videos, typ) {
+		return "", nil, fmt.Errorf("%w (labelled %q)", errNotVideo, label)
+	}
+	return typ, file, nil
 }
 
 func retryAfter(err error) time.Duration {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/check/checktest"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/media"
 )
 
 // requestParams are the members an images request error may name ("" = the body as a whole).
@@ -72,7 +73,7 @@ func checkImage(t *testing.T, img *Image) {
 	switch {
 	case img.Data == nil && img.URL == "":
 		t.Fatalf("an image with neither bytes nor a link: %+v", img)
-	case img.Data != nil && (len(img.Data) == 0 || !slices.Contains(servedTypes, img.MediaType) || Sniff(img.Data, img.MediaType) != img.MediaType):
+	case img.Data != nil && (len(img.Data) == 0 || media.Sniff(img.Data) != img.MediaType || !slices.Contains(media.Images, img.MediaType)):
 		t.Fatalf("bytes the gateway cannot serve: %d bytes of %q", len(img.Data), img.MediaType)
 	case img.InputTokens < 0 || img.OutputTokens < 0:
 		t.Fatalf("negative token counts: %d in, %d out", img.InputTokens, img.OutputTokens)

@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"mime"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/media"
 )
 
 // Sizes are the sizes the gateway serves (gateway-api.md, POST /images/generations); any other
@@ -148,8 +148,7 @@ func DecodeChat(body []byte) (*Image, error) {
 			URL           string `json:"url"`
 			RevisedPrompt string `json:"revised_prompt"`
 		} `json:"data"`
-		OutputFormat string `json:"output_format"`
-		Usage        struct {
+		Usage struct {
 			InputTokens  int64 `json:"input_tokens"`
 			OutputTokens int64 `json:"output_tokens"`
 		} `json:"usage"`
@@ -161,14 +160,13 @@ func DecodeChat(body []byte) (*Image, error) {
 		return nil, fmt.Errorf("the images answer has no data")
 	}
 	d := out.Data[0]
-	img := &Image{URL: d.URL, RevisedPrompt: d.RevisedPrompt, InputTokens: max(out.Usage.InputTokens, 0), OutputTokens: max(out.Usage.OutputTokens, 0),
-		MediaType: "image/" + orDefault(out.OutputFormat, "png")}
+	img := &Image{URL: d.URL, RevisedPrompt: d.RevisedPrompt, InputTokens: max(out.Usage.InputTokens, 0), OutputTokens: max(out.Usage.OutputTokens, 0)}
 	if d.B64JSON != "" {
 		data, err := base64.StdEncoding.DecodeString(d.B64JSON)
 		if err != nil {
 			return nil, fmt.Errorf("b64_json is not base64: %w", err)
 		}
-		if img.MediaType, err = servable(data, img.MediaType); err != nil {
+		if img.MediaType, err = servable(data); err != nil {
 			return nil, err
 		}
 		img.Data = data
@@ -220,7 +218,7 @@ func DecodeGemini(body []byte) (*Image, error) {
 				if err != nil {
 					return nil, fmt.Errorf("inlineData is not base64: %w", err)
 				}
-				mediaType, err := servable(data, p.InlineData.MimeType)
+				mediaType, err := servable(data)
 				if err != nil {
 					return nil, err
 				}
@@ -232,40 +230,17 @@ func DecodeGemini(body []byte) (*Image, error) {
 	return nil, fmt.Errorf("the answer holds no image")
 }
 
-// servedTypes are the media types the gateway stores and serves images as.
-var servedTypes = []string{"image/png", "image/jpeg", "image/webp", "image/gif"}
-
-// servable is the media type of an answer's image bytes: the one their magic number says,
-// else the one the answer names (in lower case, without parameters). Empty bytes or another
-// type are a broken answer, refused here so the next route may serve the image rather than
-// the gateway failing to store it after the upstream was paid.
-func servable(data []byte, label string) (string, error) {
+// servable is the media type of an answer's image bytes: the one they are (media.Sniff),
+// whatever the answer names. Empty bytes or another type are a broken answer, refused here so
+// the next route may serve the image rather than the gateway storing what it cannot serve.
+func servable(data []byte) (string, error) {
 	if len(data) == 0 {
 		return "", fmt.Errorf("the answer's image is empty")
 	}
-	if mt, _, err := mime.ParseMediaType(label); err == nil {
-		label = mt
+	if mediaType := media.Sniff(data); slices.Contains(media.Images, mediaType) {
+		return mediaType, nil
 	}
-	mediaType := Sniff(data, label)
-	if !slices.Contains(servedTypes, mediaType) {
-		return "", fmt.Errorf("the answer's image is %q, not PNG, JPEG, WEBP or GIF", mediaType)
-	}
-	return mediaType, nil
-}
-
-// Sniff trusts the bytes over the label: PNG, JPEG, WEBP and GIF by their magic numbers.
-func Sniff(data []byte, fallback string) string {
-	switch {
-	case len(data) > 8 && string(data[:8]) == "\x89PNG\r\n\x1a\n":
-		return "image/png"
-	case len(data) > 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF:
-		return "image/jpeg"
-	case len(data) > 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
-		return "image/webp"
-	case len(data) > 6 && (string(data[:6]) == "GIF87a" || string(data[:6]) == "GIF89a"):
-		return "image/gif"
-	}
-	return fallback
+	return "", fmt.Errorf("the answer's image is not PNG, JPEG, WebP or GIF")
 }
 
 // Extension is the file extension of a media type.
@@ -279,13 +254,6 @@ func Extension(mediaType string) string {
 		return "gif"
 	}
 	return "png"
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Result is the spec's image record.

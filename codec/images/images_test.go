@@ -80,10 +80,14 @@ func TestDecodeAnswers(t *testing.T) {
 }
 
 // TestAnswersTheGatewayCannotServeAreRefused (issue #12 item 19, found by FuzzDecodeChat): an
-// upstream image the gateway could not store (empty, or of a type other than PNG, JPEG, WEBP
-// or GIF) is a broken answer, so the next route may serve it; a negative token count is none.
+// upstream image the gateway could not store (empty, or bytes that are not PNG, JPEG, WebP or
+// GIF whatever the answer calls them) is a broken answer, so the next route may serve it; the
+// type is the bytes', never the label's; a negative token count is none.
 func TestAnswersTheGatewayCannotServeAreRefused(t *testing.T) {
 	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nrest"))
+	jpeg := base64.StdEncoding.EncodeToString([]byte("\xff\xd8\xff\xe0\x00\x10JFIF"))
+	html := base64.StdEncoding.EncodeToString([]byte("<html><script>alert(1)</script></html>"))
+	const notServable = "the answer's image is not PNG, JPEG, WebP or GIF"
 	cases := []struct {
 		name   string
 		decode func([]byte) (*Image, error)
@@ -91,12 +95,14 @@ func TestAnswersTheGatewayCannotServeAreRefused(t *testing.T) {
 		err    string // "" = decodes to mediaType
 		media  string
 	}{
-		{"chat, an unknown output_format", DecodeChat, `{"data":[{"b64_json":"AAAA"}],"output_format":"avif"}`, `the answer's image is "image/avif", not PNG, JPEG, WEBP or GIF`, ""},
+		{"chat, bytes of no image type", DecodeChat, `{"data":[{"b64_json":"AAAA"}],"output_format":"avif"}`, notServable, ""},
 		{"chat, the magic number wins", DecodeChat, `{"data":[{"b64_json":"` + png + `"}],"output_format":"avif"}`, "", "image/png"},
-		{"chat, output_format in capitals", DecodeChat, `{"data":[{"b64_json":"AAAA"}],"output_format":"JPEG"}`, "", "image/jpeg"},
+		{"chat, JPEG bytes called png", DecodeChat, `{"data":[{"b64_json":"` + jpeg + `"}],"output_format":"png"}`, "", "image/jpeg"},
+		{"chat, HTML called png", DecodeChat, `{"data":[{"b64_json":"` + html + `"}],"output_format":"png"}`, notServable, ""},
 		{"gemini, empty data", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/png","data":""}}]}}]}`, "the answer's image is empty", ""},
-		{"gemini, a type with parameters", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/WebP; q=1","data":"AAAA"}}]}}]}`, "", "image/webp"},
-		{"gemini, an image type not served", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/tiff","data":"AAAA"}}]}}]}`, `the answer's image is "image/tiff", not PNG, JPEG, WEBP or GIF`, ""},
+		{"gemini, HTML labelled image/png", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/png","data":"` + html + `"}}]}}]}`, notServable, ""},
+		{"gemini, PNG bytes labelled image/tiff", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/tiff","data":"` + png + `"}}]}}]}`, "", "image/png"},
+		{"gemini, an image type not served", DecodeGemini, `{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/tiff","data":"AAAA"}}]}}]}`, notServable, ""},
 	}
 	for _, c := range cases {
 		img, err := c.decode([]byte(c.body))

@@ -19,12 +19,14 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/modelgate/modelgate/codec/media"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -44,11 +46,16 @@ var (
 	ErrTooLarge = errors.New("assets: too large")
 )
 
-// extensions are the content types each kind accepts, with their file extension.
+// extensions are the content types each kind holds, with their file extension. QuickTime is
+// still read, served and copied between nodes, but Put takes only the types of stored.
 var extensions = map[string]map[string]string{
 	KindImage: {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "image/gif": "gif"},
 	KindVideo: {"video/mp4": "mp4", "video/webm": "webm", "video/quicktime": "mov"},
 }
+
+// stored are the content types Put takes for a new file of each kind: what codec/media tells
+// from the bytes.
+var stored = map[string][]string{KindImage: media.Images, KindVideo: media.Videos}
 
 // KV is the part of *persistence.Store the asset store uses.
 type KV interface {
@@ -129,10 +136,17 @@ func (s *Store) tmpDir() string { return filepath.Join(s.root, "tmp") }
 // Ext is the file extension of a content type of a kind ("" when the kind does not take it).
 func Ext(kind, contentType string) string { return extensions[kind][contentType] }
 
-// Put stores r's bytes as a new asset of account, durably, and returns it. More than the
-// kind's size cap is ErrTooLarge (nothing is kept); a kind or content type the store does
-// not take is ErrInvalid.
+// Put stores r's bytes as a new asset of account, durably, and returns it. contentType is
+// what the caller found the bytes to be (media.Sniff). More than the kind's size cap is
+// ErrTooLarge (nothing is kept); a kind or content type the store does not take for a new
+// file is ErrInvalid.
 func (s *Store) Put(kind, account, contentType string, r io.Reader) (Asset, error) {
+	if ct, _, err := mime.ParseMediaType(contentType); err == nil {
+		contentType = ct
+	}
+	if extensions[kind] != nil && !slices.Contains(stored[kind], contentType) {
+		return Asset{}, fmt.Errorf("%w: content type %q for a new file of kind %q", ErrInvalid, contentType, kind)
+	}
 	return s.put(newID(), kind, account, contentType, time.Unix(s.cfg.Now().Unix(), 0).UTC(), "", r)
 }
 

@@ -128,6 +128,8 @@ func TestPutRejects(t *testing.T) {
 		{"unknown kind", "doc", "a", "image/png", 1, ErrInvalid},
 		{"video type as image", KindImage, "a", "video/mp4", 1, ErrInvalid},
 		{"image type as video", KindVideo, "a", "image/png", 1, ErrInvalid},
+		{"QuickTime, read but no longer stored", KindVideo, "a", "video/quicktime", 1, ErrInvalid},
+		{"an image type the gateway does not store", KindImage, "a", "image/svg+xml", 1, ErrInvalid},
 		{"no account", KindImage, "", "image/png", 1, ErrInvalid},
 		{"image over the cap", KindImage, "a", "image/png", 1001, ErrTooLarge},
 		{"video over the cap", KindVideo, "a", "video/mp4", 5001, ErrTooLarge},

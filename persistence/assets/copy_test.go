@@ -2,8 +2,12 @@ package assets
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestACopyKeepsTheAssetsIdentityAndRefusesBytesThatDoNotMatchItsHash(t *testing.T) {
@@ -42,5 +46,23 @@ func TestACopyKeepsTheAssetsIdentityAndRefusesBytesThatDoNotMatchItsHash(t *test
 		if err != nil || have != a || !bytes.Equal(read(t, f), video) {
 			t.Errorf("%s: served copy %+v, %v", tc.name, have, err)
 		}
+	}
+}
+
+// TestAQuickTimeVideoStoredBeforeIsStillCopiedAndOpened: Put no longer takes QuickTime, but a
+// .mov stored before is a node's to copy and serve like any asset.
+func TestAQuickTimeVideoStoredBeforeIsStillCopiedAndOpened(t *testing.T) {
+	e := newEnv(t)
+	mov := []byte("\x00\x00\x00\x14ftypqt  \x00\x00\x02\x00qt  ")
+	sum := sha256.Sum256(mov)
+	a := Asset{ID: strings.Repeat("Q", IDLen), Kind: KindVideo, ContentType: "video/quicktime", Account: "acct",
+		SHA256: hex.EncodeToString(sum[:]), Created: time.Unix(1700000000, 0).UTC()}
+	got, err := e.s.Copy(a, bytes.NewReader(mov))
+	if err != nil || got.Path != "/assets/vid/"+a.ID+".mov" {
+		t.Fatalf("copy: %+v, %v", got, err)
+	}
+	have, f, err := e.s.OpenPath(KindVideo, a.ID+".mov")
+	if err != nil || have.ContentType != "video/quicktime" || !bytes.Equal(read(t, f), mov) {
+		t.Fatalf("open: %+v, %v", have, err)
 	}
 }

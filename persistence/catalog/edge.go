@@ -48,7 +48,8 @@ type Edge struct {
 	AuthFailuresPerMinute int
 	AuthPenalty           time.Duration
 	// FetchAllow are private addresses the gateway's own downloads (an upstream's image
-	// link) may reach on purpose: a self-hosted upstream inside the operator's network.
+	// link) may reach on purpose: a self-hosted upstream inside the operator's network. A
+	// cloud metadata address stays refused (transport/fetch).
 	FetchAllow []netip.Prefix
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -14,9 +13,11 @@ import (
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/images"
+	"github.com/modelgate/modelgate/codec/media"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/fetch"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
 
@@ -32,6 +33,10 @@ var errNoAssetStore = errors.New("no asset store")
 
 // maxImageBytes bounds an image read from an upstream.
 const maxImageBytes = 32 << 20
+
+// downloads fetches what an upstream's answer links to (transport/fetch: the system resolver,
+// its time bound).
+var downloads = &fetch.Fetcher{}
 
 func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 	c := s.begin(w, "images")
@@ -116,7 +121,9 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// fetchImage reads an upstream's image answer, downloading the file when it sent a link.
+// fetchImage reads an upstream's image answer, downloading the file when it sent a link. An
+// answer the gateway cannot use (no image, a link it refuses or cannot download) is the
+// route's failure: the next route is tried, and 502 when none is left.
 func (s *Server) fetchImage(ctx context.Context, rec *record, a *attempt) (*images.Image, bool) {
 	body, ok := s.readWhole(rec, a)
 	if !ok {
@@ -128,42 +135,22 @@ func (s *Server) fetchImage(ctx context.Context, rec *record, a *attempt) (*imag
 	}
 	img, err := decode(body)
 	if err == nil && img.Data == nil {
-		img.Data, img.MediaType, err = download(ctx, img.URL, img.MediaType)
+		var f fetch.File
+		f, err = downloads.Get(ctx, img.URL, fetch.Want{MaxBytes: maxImageBytes, Types: media.Images, Allow: rec.c.catalog.Server.FetchAllow})
+		img.Data, img.MediaType = f.Data, f.Type
 	}
-	if err != nil {
+	switch {
+	case err != nil && rec.clientGone():
+		s.clientLeft(rec, a)
+		return nil, false
+	case err != nil:
+		rec.c.failed = true
 		s.finish(a, routehealth.Failed, a.resp.Status)
-		s.Logger.Warn("upstream image answer unusable; failing over", "route", a.route.ID, "err", err)
+		s.Logger.Warn("upstream image answer unusable; failing over", "request_id", rec.c.id, "route", a.route.ID, "err", err)
 		return nil, false
 	}
 	s.finish(a, routehealth.Succeeded, a.resp.Status)
 	return img, true
-}
-
-var downloadClient = &http.Client{Timeout: 60 * time.Second}
-
-// download fetches an image an upstream linked to (providers' links expire within hours,
-// so the gateway keeps its own copy).
-func download(ctx context.Context, url, fallback string) ([]byte, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	resp, err := downloadClient.Do(req)
-	if err != nil {
-		return nil, "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("image download answered %d", resp.StatusCode)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxImageBytes+1))
-	if err != nil {
-		return nil, "", err
-	}
-	if len(data) > maxImageBytes {
-		return nil, "", fmt.Errorf("image larger than %d bytes", maxImageBytes)
-	}
-	return data, images.Sniff(data, resp.Header.Get("Content-Type")), nil
 }
 
 // dailyRefusal is the 429 of a daily media limit, with Retry-After until 00:00 UTC.
@@ -183,6 +170,7 @@ func dailyRefusal(d quota.MediaDecision, err error, code, msg string) *apiError 
 // serveAsset serves a stored file by its unguessable id, with ranges (video players seek).
 func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	kind, file := muxVar(r, "kind"), muxVar(r, "file")
+	safeAsset(w.Header())
 	var ct string
 	var mod time.Time
 	var content io.ReadSeekCloser
@@ -199,4 +187,14 @@ func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	http.ServeContent(w, r, file, mod, content)
+}
+
+// safeAsset makes a served file inert whatever its bytes are (a file stored before its type
+// was sniffed, a type no longer stored): the browser takes the type as given and never runs
+// it as a page (no script, no form, no plugin, no request of its own), while a page of any
+// origin may still show it (API clients in browsers embed generated images and videos).
+func safeAsset(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
 }

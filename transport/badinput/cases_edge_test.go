@@ -16,7 +16,7 @@ func edgeCases() []badCase {
 	const p = "/v1/images/generations"
 	image := func(name string, headers ...string) badCase {
 		eff := servedBy(1000)
-		eff.images = 1
+		eff.images, eff.files = 1, 1
 		return post("edge", name, p, `{"model":"img","prompt":"a lighthouse"}`, ok200, eff).withHeaders(headers...).checking(linkAtListenAddress)
 	}
 	return []badCase{

@@ -91,7 +91,11 @@ type effect struct {
 	counted bool  // it counts: its units from the window and weekly allowance, a burst slot
 	units   int64 // thousandths of a call it takes
 	served  bool  // an upstream answered it (one upstream call)
-	images  int64 // images it served: files added to the asset store, the daily image count
+	// calls are the upstream calls of an answer that tried more than one route (0: served's);
+	// images the day's images it used, files the asset files it stored.
+	calls  int64
+	images int64
+	files  int
 }
 
 var (
@@ -155,7 +159,7 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
 		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(),
-		adminPlaneCases(), edgeCases()} {
+		adminPlaneCases(), edgeCases(), fetchCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}
