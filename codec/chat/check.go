@@ -38,7 +38,8 @@ func (r *Request) check() *ir.Error {
 	if err := unmarshalRaw(r.value("model"), &r.Model); err != nil || r.Model == "" {
 		return bad("model", "model is required and must be a string")
 	}
-	if e := checkMessages(r.value("messages")); e != nil {
+	var e *ir.Error
+	if r.Images, e = checkMessages(r.value("messages")); e != nil {
 		return e
 	}
 	for _, rg := range ranges {
@@ -78,13 +79,14 @@ func (r *Request) check() *ir.Error {
 	return decodeThinking(r.value, &t)
 }
 
-// checkMessages checks that messages is a non-empty array of objects with a known role.
-func checkMessages(raw json.RawMessage) *ir.Error {
+// checkMessages checks that messages is a non-empty array of objects with a known role whose
+// content points only at media the client may name (media.go); images reports an image in any
+// of them.
+func checkMessages(raw json.RawMessage) (images bool, e *ir.Error) {
 	if raw == nil {
-		return bad("messages", "messages is required")
+		return false, bad("messages", "messages is required")
 	}
 	n := 0
-	var e *ir.Error
 	err := jsonscan.Elements(raw, func(v jsonscan.Span) bool {
 		at := fmt.Sprintf("messages[%d]", n)
 		n++
@@ -93,28 +95,32 @@ func checkMessages(raw json.RawMessage) *ir.Error {
 			e = bad(at, "%s must be a message object {\"role\", \"content\"}; got %s", at, check.Quote(msg))
 			return false
 		}
-		span, ok := jsonscan.Member(msg, "role")
+		members := pick(msg, "role", "content")
 		var role string
-		if !ok || isNull(msg[span.Start:span.End]) {
+		if members[0] == nil || isNull(members[0]) {
 			e = bad(at+".role", "%s.role is required: one of %s", at, strings.Join(Roles, ", "))
 			return false
 		}
-		if json.Unmarshal(msg[span.Start:span.End], &role) != nil {
+		if json.Unmarshal(members[0], &role) != nil {
 			e = bad(at+".role", "%s.role must be a string: one of %s", at, strings.Join(Roles, ", "))
 			return false
 		}
-		e = check.OneOf(at+".role", role, Roles...)
+		if e = check.OneOf(at+".role", role, Roles...); e != nil {
+			return false
+		}
+		has, me := checkMedia(at, members[1])
+		images, e = images || has, me
 		return e == nil
 	})
 	switch {
 	case err != nil:
-		return bad("messages", "messages must be an array of message objects")
+		return false, bad("messages", "messages must be an array of message objects")
 	case e != nil:
-		return e
+		return false, e
 	case n == 0:
-		return bad("messages", "messages must contain at least one message")
+		return false, bad("messages", "messages must contain at least one message")
 	}
-	return nil
+	return images, nil
 }
 
 // decodeStop reads stop: a string or an array of at most maxStop strings.
