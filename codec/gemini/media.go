@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -45,21 +44,30 @@ func readMedia(at string, keys map[string]json.RawMessage, p *wirePart) *ir.Erro
 			return bad(at+"."+mm.name, "%s.%s must be an object: %s", at, mm.name, check.JSONProblem(err))
 		}
 		param := at + "." + mm.name
-		mt := cmp.Or(w.MimeType, w.MimeTypeProto)
+		mt, typeName := spelt(w.MimeType, "mimeType", w.MimeTypeProto, "mime_type")
 		if mm.file {
-			uri := cmp.Or(w.FileURI, w.FileURIProto)
-			if e := checkFileURI(param, mt, uri); e != nil {
+			uri, uriName := spelt(w.FileURI, "fileUri", w.FileURIProto, "file_uri")
+			if e := checkFileURI(param+"."+uriName, mt, uri); e != nil {
 				return e
 			}
 			p.FileData = &fileData{MimeType: mt, FileURI: uri}
 			continue
 		}
-		if e := checkInline(param, mt, w.Data); e != nil {
+		if e := checkInline(param, typeName, mt, w.Data); e != nil {
 			return e
 		}
 		p.InlineData = &blob{MimeType: mt, Data: w.Data}
 	}
 	return nil
+}
+
+// spelt is a member's value and the name it was sent under: the JSON one unless only the
+// proto one is set.
+func spelt(camel, camelName, proto, protoName string) (string, string) {
+	if camel == "" && proto != "" {
+		return proto, protoName
+	}
+	return camel, camelName
 }
 
 // mediaOf is the kind of media a MIME type names: an image's types are checked, any other
@@ -73,20 +81,22 @@ func mediaOf(mimeType string) check.Media {
 
 func isImageType(mimeType string) bool { return strings.HasPrefix(strings.ToLower(mimeType), "image/") }
 
-func checkInline(param, mimeType, data string) *ir.Error {
+// checkInline checks an inlineData (param names it, typeName its type member as sent).
+func checkInline(param, typeName, mimeType, data string) *ir.Error {
 	if data == "" {
 		return nil
 	}
 	typeParam := ""
 	if mimeType != "" {
-		typeParam = param + ".mimeType"
+		typeParam = param + "." + typeName
 	}
 	return check.Inline(typeParam, mimeType, param+".data", data, mediaOf(mimeType))
 }
 
+// checkFileURI checks a fileData's URI (param names it).
 func checkFileURI(param, mimeType, uri string) *ir.Error {
 	if uri == "" {
 		return nil
 	}
-	return check.MediaURL(param+".fileUri", uri, mediaOf(mimeType))
+	return check.MediaURL(param, uri, mediaOf(mimeType))
 }
