@@ -9,9 +9,9 @@ import (
 // imageDoc is what an image model makes: the values a request's size, quality and style may
 // take (docs/catalog.md, "Image models"). None listed keeps the gateway's defaults.
 type imageDoc struct {
-	Sizes     []string `yaml:"sizes"`
-	Qualities []string `yaml:"qualities"`
-	Styles    []string `yaml:"styles"`
+	Sizes     []string `yaml:"sizes,omitempty"`
+	Qualities []string `yaml:"qualities,omitempty"`
+	Styles    []string `yaml:"styles,omitempty"`
 }
 
 // images reads an image model's sizes, qualities and styles; another kind lists none.
