@@ -40,9 +40,11 @@ var inputFormats = []inputFormat{
 		body: func(model, part string) string {
 			return `{"model":"` + model + `","messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},` + part + `]}]}`
 		},
-		urlPart:    func(url string) string { return `{"type":"image_url","image_url":{"url":"` + url + `"}}` },
-		inlinePart: func(data string) string { return `{"type":"image_url","image_url":{"url":"data:image/png;base64,` + data + `"}}` },
-		urlParam:   "messages[0].content[1].image_url.url", inlineParam: "messages[0].content[1].image_url.url",
+		urlPart: func(url string) string { return `{"type":"image_url","image_url":{"url":"` + url + `"}}` },
+		inlinePart: func(data string) string {
+			return `{"type":"image_url","image_url":{"url":"data:image/png;base64,` + data + `"}}`
+		},
+		urlParam: "messages[0].content[1].image_url.url", inlineParam: "messages[0].content[1].image_url.url",
 		refusal: invalid},
 	{endpoint: "messages", path: "/v1/messages", model: "msg", units: 2000, route: "m",
 		body: func(model, part string) string {
@@ -58,9 +60,11 @@ var inputFormats = []inputFormat{
 		body: func(model, part string) string {
 			return `{"model":"` + model + `","input":[{"role":"user","content":[{"type":"input_text","text":"what is this?"},` + part + `]}]}`
 		},
-		urlPart:    func(url string) string { return `{"type":"input_image","image_url":"` + url + `"}` },
-		inlinePart: func(data string) string { return `{"type":"input_image","image_url":"data:image/png;base64,` + data + `"}` },
-		urlParam:   "input[0].content[1].image_url", inlineParam: "input[0].content[1].image_url",
+		urlPart: func(url string) string { return `{"type":"input_image","image_url":"` + url + `"}` },
+		inlinePart: func(data string) string {
+			return `{"type":"input_image","image_url":"data:image/png;base64,` + data + `"}`
+		},
+		urlParam: "input[0].content[1].image_url", inlineParam: "input[0].content[1].image_url",
 		refusal: invalid},
 	{endpoint: "gemini", path: "/v1beta/models/{model}:generateContent", model: "gem", units: 1000, route: "g",
 		body: func(_, part string) string {
@@ -69,7 +73,9 @@ var inputFormats = []inputFormat{
 		urlPart:    func(url string) string { return `{"fileData":{"fileUri":"` + url + `","mimeType":"image/png"}}` },
 		inlinePart: func(data string) string { return `{"inlineData":{"mimeType":"image/png","data":"` + data + `"}}` },
 		urlParam:   "contents[0].parts[1].fileData.fileUri", inlineParam: "contents[0].parts[1].inlineData.data",
-		refusal: func(param, msg string) answer { return googleErr(400, "INVALID_ARGUMENT", "invalid_request", param, msg) }},
+		refusal: func(param, msg string) answer {
+			return googleErr(400, "INVALID_ARGUMENT", "invalid_request", param, msg)
+		}},
 }
 
 // to is the format's request to model with part.
