@@ -1,13 +1,10 @@
 package chat
 
 import (
-	"errors"
 	"testing"
 
-	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/check/checktest"
 )
-
-const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 // withParts is a chat request whose user turn holds the content parts given.
 func withParts(parts string) string {
@@ -52,23 +49,11 @@ func TestChatMediaIsCheckedInTheLightParse(t *testing.T) {
 		{"an input_audio's data", `{"type":"input_audio","input_audio":{"data":"RIFF....","format":"wav"}}`,
 			"messages[1].content[1].input_audio.data", `messages[1].content[1].input_audio.data must be valid base64; got "RIFF...."`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			want := `{"error":{"message":` + quoteJSON(c.message) + `,"type":"invalid_request_error","param":` + paramJSON(c.param) + `,"code":"invalid_request"}}`
-			for name, decode := range map[string]func([]byte) error{
-				"ParseRequest": func(b []byte) error { _, err := ParseRequest(b); return err },
-				"DecodeIR":     func(b []byte) error { _, err := DecodeIR(b); return err },
-			} {
-				var e *ir.Error
-				if err := decode([]byte(withParts(c.parts))); !errors.As(err, &e) || e.Status != 400 {
-					t.Fatalf("%s: %v, want a 400", name, err)
-				}
-				if got := string(EncodeError(e)); e.Param != c.param || got != want {
-					t.Errorf("%s: param %q\n got %s\nwant %s", name, e.Param, got, want)
-				}
-			}
-		})
+	refusals := make([]checktest.Refusal, len(cases))
+	for i, c := range cases {
+		refusals[i] = checktest.Refusal{Name: c.name, Body: withParts(c.parts), Param: c.param, Message: c.message}
 	}
+	checkRefusals(t, refusals)
 }
 
 // TestChatMediaThatPasses: web and inline media of the allowed kinds pass the light parse,
@@ -81,7 +66,7 @@ func TestChatMediaThatPasses(t *testing.T) {
 		{"text only", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, false},
 		{"text parts", withParts(`{"type":"text","text":"image_url: http://127.0.0.1/ in words"}`), false},
 		{"an https image", withParts(`{"type":"image_url","image_url":{"url":"https://example.com/a.png","detail":"low"}}`), true},
-		{"an inline PNG", withParts(`{"type":"image_url","image_url":{"url":"data:image/png;base64,` + png1x1 + `"}}`), true},
+		{"an inline PNG", withParts(`{"type":"image_url","image_url":{"url":"data:image/png;base64,` + checktest.PNG + `"}}`), true},
 		{"an image in a tool result", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
 			`{"role":"tool","tool_call_id":"c1","content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]}`, true},
 		{"a PDF file", withParts(`{"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjcK"}}`), false},

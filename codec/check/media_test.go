@@ -3,10 +3,24 @@ package check
 import (
 	"strings"
 	"testing"
+
+	"github.com/modelgate/modelgate/codec/check/checktest"
+	"github.com/modelgate/modelgate/codec/ir"
 )
 
-// png1x1 is a whole 1×1 PNG in base64.
-const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+// answers checks a check's answer: none when want is "", else the 400 on param saying want.
+func answers(t *testing.T, e *ir.Error, param, want string) {
+	t.Helper()
+	switch {
+	case want == "" && e != nil:
+		t.Fatalf("refused: %s", e.Message)
+	case want == "":
+	case e == nil:
+		t.Fatalf("passed, want %q", want)
+	case e.Status != 400 || e.Param != param || e.Message != want:
+		t.Errorf("got %d %q %q\nwant 400 %q %q", e.Status, e.Param, e.Message, param, want)
+	}
+}
 
 // TestMediaURL: the URLs a client may hand the model — every scheme, every class of host a
 // fetcher inside a network would reach (in the numeric spellings fetchers read), data: URLs
@@ -75,7 +89,7 @@ func TestMediaURL(t *testing.T) {
 		{"an IPv6 link-local address with a zone", "http://[fe80::1%25eth0]/", Image, private("http://[fe80::1%25eth0]/")},
 		{"a .local name", "http://printer.local/", Image, private("http://printer.local/")},
 		{"a name under localhost", "http://app.localhost:3000/", Image, private("http://app.localhost:3000/")},
-		{"a PNG data URL", "data:image/png;base64," + png1x1, Image, ""},
+		{"a PNG data URL", "data:image/png;base64," + checktest.PNG, Image, ""},
 		{"a data URL in capitals", "DATA:IMAGE/JPEG;BASE64,/9j/", Image, ""},
 		{"a webp data URL without padding", "data:image/webp;base64,UklGRg", Image, ""},
 		{"a gif data URL", "data:image/gif;base64,R0lGODlh", Image, ""},
@@ -104,18 +118,7 @@ func TestMediaURL(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := MediaURL("image_url", c.url, c.media)
-			switch {
-			case c.want == "" && e != nil:
-				t.Fatalf("refused: %s", e.Message)
-			case c.want == "":
-				return
-			case e == nil:
-				t.Fatalf("passed, want %q", c.want)
-			}
-			if e.Status != 400 || e.Param != "image_url" || e.Message != c.want {
-				t.Errorf("got %d %q %q\nwant 400 \"image_url\" %q", e.Status, e.Param, e.Message, c.want)
-			}
+			answers(t, MediaURL("image_url", c.url, c.media), "image_url", c.want)
 		})
 	}
 }
@@ -128,7 +131,7 @@ func TestInline(t *testing.T) {
 		media                 Media
 		param, want           string // "" = passes
 	}{
-		{"a PNG", "image/png", png1x1, Image, "", ""},
+		{"a PNG", "image/png", checktest.PNG, Image, "", ""},
 		{"a type in capitals", "IMAGE/JPEG", "/9j/", Image, "", ""},
 		{"an SVG", "image/svg+xml", "PHN2Zz4=", Image, "source.media_type",
 			`source.media_type must be one of image/png, image/jpeg, image/webp, image/gif for an image; got "image/svg+xml"`},
@@ -143,18 +146,7 @@ func TestInline(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := Inline("source.media_type", c.mediaType, "source.data", c.data, c.media)
-			switch {
-			case c.want == "" && e != nil:
-				t.Fatalf("refused: %s", e.Message)
-			case c.want == "":
-				return
-			case e == nil:
-				t.Fatalf("passed, want %q", c.want)
-			}
-			if e.Status != 400 || e.Param != c.param || e.Message != c.want {
-				t.Errorf("got %d %q %q\nwant 400 %q %q", e.Status, e.Param, e.Message, c.param, c.want)
-			}
+			answers(t, Inline("source.media_type", c.mediaType, "source.data", c.data, c.media), c.param, c.want)
 		})
 	}
 	if e := Inline("", "", "input_audio.data", "UklGRg==", Audio); e != nil {

@@ -8,8 +8,6 @@ import (
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
-const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-
 // TestGeminiMediaIsChecked: fileData.fileUri and inlineData, in either spelling the API reads
 // and wherever a Part is (a turn, the system instruction, a function response), point only at
 // a public web address or hold valid base64 of an allowed type; each refusal is a 400
@@ -22,9 +20,7 @@ func TestGeminiMediaIsChecked(t *testing.T) {
 	private := func(param, u string) string {
 		return param + ` must not point at a private, loopback or link-local address; got "` + u + `"`
 	}
-	cases := []struct {
-		name, body, param, message string
-	}{
+	cases := []checktest.Refusal{
 		{"a local file", turn(`{"fileData":{"fileUri":"file:///etc/passwd","mimeType":"image/png"}}`), uri,
 			uri + ` must be an https:, http: or data: URL of an image; got "file:///etc/passwd"`},
 		{"the metadata service", turn(`{"fileData":{"fileUri":"http://169.254.169.254/","mimeType":"image/png"}}`), uri, private(uri, "http://169.254.169.254/")},
@@ -48,17 +44,7 @@ func TestGeminiMediaIsChecked(t *testing.T) {
 		{"in a function response", `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{},"parts":[{"fileData":{"fileUri":"http://localhost/a.png","mimeType":"image/png"}}]}}]}]}`,
 			"contents[1].parts[0].functionResponse.parts[0].fileData.fileUri", private("contents[1].parts[0].functionResponse.parts[0].fileData.fileUri", "http://localhost/a.png")},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Format.DecodeRequest([]byte(c.body))
-			e := checktest.Invalid(t, err, c.param)
-			msg, _ := json.Marshal(c.message)
-			want := `{"error":{"code":400,"message":` + string(msg) + `,"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"description":` + string(msg) + `,"field":"` + c.param + `"}]}]}}`
-			if got := string(Format.EncodeError(e)); got != want {
-				t.Errorf("\n got %s\nwant %s", got, want)
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 // TestGeminiMediaInEitherSpelling: what passes is read into the IR alike whichever spelling
@@ -68,10 +54,10 @@ func TestGeminiMediaInEitherSpelling(t *testing.T) {
 		name, part string
 		want       ir.Part
 	}{
-		{"inlineData", `{"inlineData":{"mimeType":"image/png","data":"` + png1x1 + `"}}`,
-			ir.Part{Kind: ir.PartImage, Image: &ir.Image{MediaType: "image/png", Data: png1x1}}},
-		{"inline_data", `{"inline_data":{"mime_type":"image/png","data":"` + png1x1 + `"}}`,
-			ir.Part{Kind: ir.PartImage, Image: &ir.Image{MediaType: "image/png", Data: png1x1}}},
+		{"inlineData", `{"inlineData":{"mimeType":"image/png","data":"` + checktest.PNG + `"}}`,
+			ir.Part{Kind: ir.PartImage, Image: &ir.Image{MediaType: "image/png", Data: checktest.PNG}}},
+		{"inline_data", `{"inline_data":{"mime_type":"image/png","data":"` + checktest.PNG + `"}}`,
+			ir.Part{Kind: ir.PartImage, Image: &ir.Image{MediaType: "image/png", Data: checktest.PNG}}},
 		{"fileData", `{"fileData":{"fileUri":"https://example.com/a.pdf","mimeType":"application/pdf"}}`,
 			ir.Part{Kind: ir.PartFile, File: &ir.File{MediaType: "application/pdf", URL: "https://example.com/a.pdf"}}},
 		{"file_data, its type guessed", `{"file_data":{"file_uri":"https://example.com/a.jpg"}}`,

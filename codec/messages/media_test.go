@@ -1,13 +1,10 @@
 package messages
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/check/checktest"
 )
-
-const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 // TestMessagesMediaIsChecked: an image's or a document's source (in a turn or a tool result)
 // points only at a public web address or holds valid base64 of an allowed type; each refusal
@@ -21,9 +18,7 @@ func TestMessagesMediaIsChecked(t *testing.T) {
 	private := func(u string) string {
 		return url + ` must not point at a private, loopback or link-local address; got "` + u + `"`
 	}
-	cases := []struct {
-		name, body, param, message string
-	}{
+	cases := []checktest.Refusal{
 		{"a local file", image(`{"type":"url","url":"file:///etc/passwd"}`), url, url + ` must be an https:, http: or data: URL of an image; got "file:///etc/passwd"`},
 		{"the metadata service", image(`{"type":"url","url":"http://169.254.169.254/latest/meta-data/"}`), url,
 			url + ` must not point at a private, loopback or link-local address; got "http://169.254.169.254/latest/meta-data…`},
@@ -41,26 +36,5 @@ func TestMessagesMediaIsChecked(t *testing.T) {
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"image","source":{"type":"url","url":"http://[::1]/a.png"}}]}]}]}`,
 			"messages[1].content[0].content[0].source.url", `messages[1].content[0].content[0].source.url must not point at a private, loopback or link-local address; got "http://[::1]/a.png"`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Format.DecodeRequest([]byte(c.body))
-			e := checktest.Invalid(t, err, c.param)
-			msg, _ := json.Marshal(c.message)
-			want := `{"type":"error","error":{"type":"invalid_request_error","message":` + string(msg) + `,"code":"invalid_request"}}`
-			if got := string(Format.EncodeError(e)); got != want {
-				t.Errorf("\n got %s\nwant %s", got, want)
-			}
-		})
-	}
-	for _, ok := range []string{
-		image(`{"type":"url","url":"https://example.com/a.png"}`),
-		image(`{"type":"base64","media_type":"image/png","data":"` + png1x1 + `"}`),
-		block(`{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjcK"}}`),
-		block(`{"type":"document","source":{"type":"url","url":"https://example.com/a.pdf"}}`),
-		block(`{"type":"document","source":{"type":"text","media_type":"text/plain","data":"plain words"}}`),
-	} {
-		if _, err := Format.DecodeRequest([]byte(ok)); err != nil {
-			t.Errorf("%s: %v", ok, err)
-		}
-	}
+	checkRefusals(t, cases)
 }

@@ -1,13 +1,10 @@
 package responses
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/check/checktest"
 )
-
-const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 // TestResponsesMediaIsChecked: input_image's image_url and input_file's file_url and
 // file_data point only at a public web address or hold valid base64; each refusal is a 400
@@ -20,9 +17,7 @@ func TestResponsesMediaIsChecked(t *testing.T) {
 	private := func(param, u string) string {
 		return param + ` must not point at a private, loopback or link-local address; got "` + u + `"`
 	}
-	cases := []struct {
-		name, body, param, message string
-	}{
+	cases := []checktest.Refusal{
 		{"a local file", part(`{"type":"input_image","image_url":"file:///etc/passwd"}`), img, img + ` must be an https:, http: or data: URL of an image; got "file:///etc/passwd"`},
 		{"the metadata service", part(`{"type":"input_image","image_url":"http://169.254.169.254/"}`), img, private(img, "http://169.254.169.254/")},
 		{"a loopback port", part(`{"type":"input_image","image_url":"http://127.0.0.1:6379/"}`), img, private(img, "http://127.0.0.1:6379/")},
@@ -36,26 +31,5 @@ func TestResponsesMediaIsChecked(t *testing.T) {
 		{"a file_data data URL without base64", part(`{"type":"input_file","file_data":"data:application/pdf,%PDF"}`),
 			"input[0].content[1].file_data", `input[0].content[1].file_data must be a data URL of a file: data:TYPE;base64,… with TYPE any type/subtype; got "data:application/pdf,%PDF"`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Format.DecodeRequest([]byte(c.body))
-			e := checktest.Invalid(t, err, c.param)
-			msg, _ := json.Marshal(c.message)
-			want := `{"error":{"message":` + string(msg) + `,"type":"invalid_request_error","param":"` + c.param + `","code":"invalid_request"}}`
-			if got := string(Format.EncodeError(e)); got != want {
-				t.Errorf("\n got %s\nwant %s", got, want)
-			}
-		})
-	}
-	for _, ok := range []string{
-		part(`{"type":"input_image","image_url":"https://example.com/a.png","detail":"low"}`),
-		part(`{"type":"input_image","image_url":"data:image/png;base64,` + png1x1 + `"}`),
-		part(`{"type":"input_file","filename":"a.pdf","file_data":"JVBERi0xLjcK"}`),
-		part(`{"type":"input_file","file_data":"data:application/pdf;base64,JVBERi0xLjcK"}`),
-		part(`{"type":"input_file","file_url":"https://example.com/a.pdf"}`),
-	} {
-		if _, err := Format.DecodeRequest([]byte(ok)); err != nil {
-			t.Errorf("%s: %v", ok, err)
-		}
-	}
+	checkRefusals(t, cases)
 }

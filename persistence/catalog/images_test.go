@@ -34,15 +34,9 @@ func TestImageModelOptions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cat, err := Parse("f.yaml", []byte(c.yaml))
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error = %v\nwant it to contain %q", err, c.err)
-				}
+			cat := parseCase(t, c.yaml, c.err)
+			if cat == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			m, _ := cat.Lookup("m")
 			if !reflect.DeepEqual(m.Images, c.want) {
@@ -54,4 +48,20 @@ func TestImageModelOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parseCase parses a test's catalog as f.yaml: nil when it is refused with an error holding
+// wantErr, as it must be when wantErr is set; the test stops on any other outcome.
+func parseCase(t *testing.T, yaml, wantErr string) *Catalog {
+	t.Helper()
+	cat, err := Parse("f.yaml", []byte(yaml))
+	switch {
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Fatalf("error = %v\nwant it to contain %q", err, wantErr)
+	case wantErr != "":
+		return nil
+	case err != nil:
+		t.Fatal(err)
+	}
+	return cat
 }

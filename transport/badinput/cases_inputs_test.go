@@ -3,6 +3,8 @@ package badinput_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
 // inputsCases: media a client hands the model (image URLs, inline data) on every generation
@@ -32,8 +34,6 @@ type inputFormat struct {
 	inlineParam    string // the member an invalid inline payload is refused on
 	refusal        func(param, msg string) answer
 }
-
-const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 var inputFormats = []inputFormat{
 	{endpoint: "chat", path: "/v1/chat/completions", model: "chat", units: 1000, route: "a b",
@@ -109,7 +109,7 @@ func (f inputFormat) cases() []badCase {
 		c("an image at IPv6 loopback", f.model, f.urlPart("http://[::1]/a.png"), private("http://[::1]/a.png"), counted),
 		c("an image URL that is not a url", f.model, f.urlPart("not a url"), notURL("not a url"), counted),
 		c("an image of invalid base64", f.model, f.inlinePart("@@not base64@@"), notBase64, counted),
-		c("an image to a text-only model", "open-only", f.inlinePart(png1x1),
+		c("an image to a text-only model", "open-only", f.inlinePart(checktest.PNG),
 			f.refusal("model", `model "open-only" does not take images (its input_modalities: text): send the request without images, or to a model that takes them`),
 			clientError(1000)),
 		c("an https image", f.model, f.urlPart(good), ok200, servedBy(f.units)).checking(upstreamHolds(strings.Fields(f.route), good)),
