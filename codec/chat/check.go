@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonscan"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // What the light parse checks before any upstream is called (issue #12 item 9): the members
@@ -168,11 +169,11 @@ func readRef(raw []byte) (toolRef, bool) {
 	return t, true
 }
 
-// pick returns the raw values of the named members of an object (nil where absent), in one
-// pass over it.
+// pick returns the raw values of the named members of an object inside the body the light
+// parse has checked (nil where absent; the last of a repeated one), in one pass over it.
 func pick(obj []byte, names ...string) []json.RawMessage {
 	out := make([]json.RawMessage, len(names))
-	jsonscan.Members(obj, func(k []byte, v jsonscan.Span) bool {
+	jsonw.EachMember(obj, func(k []byte, v jsonscan.Span) bool {
 		for i, n := range names {
 			if jsonscan.KeyIs(k, n) {
 				out[i] = obj[v.Start:v.End]

@@ -9,11 +9,13 @@ import (
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonscan"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // What a chat route is handed as it is must not point anywhere the client may not name: the
-// light parse reads every content part's media members in place (codec/jsonscan), decoding
-// only their URLs, and checks them as every format's decoder does (check.MediaURL).
+// light parse reads every content part's media members in place, decoding only their URLs,
+// and checks them as every format's decoder does (check.MediaURL). The messages were checked
+// whole by jsonscan, so the walk inside them only finds boundaries (codec/jsonw).
 
 // urlMedia is what a part's member named *_url holds. image_url is OpenAI's; audio_url and
 // video_url are what self-hosted servers (vLLM) fetch too; any other *_url is checked as a
@@ -28,14 +30,14 @@ func checkMedia(at string, content []byte) (images bool, e *ir.Error) {
 		return false, nil
 	}
 	j := -1
-	jsonscan.Elements(content, func(v jsonscan.Span) bool {
+	jsonw.ElementsOf(content, func(v jsonscan.Span) bool {
 		j++
 		part := content[v.Start:v.End]
 		if part[0] != '{' {
 			return true
 		}
 		where := func() string { return at + ".content[" + strconv.Itoa(j) + "]" }
-		jsonscan.Members(part, func(k []byte, mv jsonscan.Span) bool {
+		jsonw.EachMember(part, func(k []byte, mv jsonscan.Span) bool {
 			val := part[mv.Start:mv.End]
 			if isNull(val) {
 				return true
