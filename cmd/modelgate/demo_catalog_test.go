@@ -9,7 +9,7 @@ import (
 )
 
 // The demo's auto model may pick every chat model of the demo, in the file's order, and
-// counts one call.
+// counts one call; every chat model of the demo takes images.
 func TestDemoAutoModelCoversEveryChatModel(t *testing.T) {
 	t.Setenv("MODELGATE_SIM_KEY", "demo")
 	c, err := catalog.Parse("demo.yaml", []byte(strings.ReplaceAll(demoCatalog, "{{SIM}}", "http://127.0.0.1:1")))
@@ -20,6 +20,9 @@ func TestDemoAutoModelCoversEveryChatModel(t *testing.T) {
 	for _, m := range c.Models() {
 		if m.Kind == catalog.KindChat && !m.IsAuto() {
 			chat = append(chat, m.ID)
+			if !m.AcceptsImages() { // the simulator reads images in every format
+				t.Errorf("%s: input_modalities %v, want image among them", m.ID, m.Architecture.InputModalities)
+			}
 		}
 	}
 	auto, ok := c.Lookup("auto")

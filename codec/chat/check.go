@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonscan"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // What the light parse checks before any upstream is called (issue #12 item 9): the members
@@ -38,7 +39,8 @@ func (r *Request) check() *ir.Error {
 	if err := unmarshalRaw(r.value("model"), &r.Model); err != nil || r.Model == "" {
 		return bad("model", "model is required and must be a string")
 	}
-	if e := checkMessages(r.value("messages")); e != nil {
+	var e *ir.Error
+	if r.Images, e = checkMessages(r.value("messages")); e != nil {
 		return e
 	}
 	for _, rg := range ranges {
@@ -78,13 +80,14 @@ func (r *Request) check() *ir.Error {
 	return decodeThinking(r.value, &t)
 }
 
-// checkMessages checks that messages is a non-empty array of objects with a known role.
-func checkMessages(raw json.RawMessage) *ir.Error {
+// checkMessages checks that messages is a non-empty array of objects with a known role whose
+// content points only at media the client may name (media.go); images reports an image in any
+// of them.
+func checkMessages(raw json.RawMessage) (images bool, e *ir.Error) {
 	if raw == nil {
-		return bad("messages", "messages is required")
+		return false, bad("messages", "messages is required")
 	}
 	n := 0
-	var e *ir.Error
 	err := jsonscan.Elements(raw, func(v jsonscan.Span) bool {
 		at := fmt.Sprintf("messages[%d]", n)
 		n++
@@ -93,28 +96,32 @@ func checkMessages(raw json.RawMessage) *ir.Error {
 			e = bad(at, "%s must be a message object {\"role\", \"content\"}; got %s", at, check.Quote(msg))
 			return false
 		}
-		span, ok := jsonscan.Member(msg, "role")
+		members := pick(msg, "role", "content")
 		var role string
-		if !ok || isNull(msg[span.Start:span.End]) {
+		if members[0] == nil || isNull(members[0]) {
 			e = bad(at+".role", "%s.role is required: one of %s", at, strings.Join(Roles, ", "))
 			return false
 		}
-		if json.Unmarshal(msg[span.Start:span.End], &role) != nil {
+		if json.Unmarshal(members[0], &role) != nil {
 			e = bad(at+".role", "%s.role must be a string: one of %s", at, strings.Join(Roles, ", "))
 			return false
 		}
-		e = check.OneOf(at+".role", role, Roles...)
+		if e = check.OneOf(at+".role", role, Roles...); e != nil {
+			return false
+		}
+		has, me := checkMedia(at, members[1])
+		images, e = images || has, me
 		return e == nil
 	})
 	switch {
 	case err != nil:
-		return bad("messages", "messages must be an array of message objects")
+		return false, bad("messages", "messages must be an array of message objects")
 	case e != nil:
-		return e
+		return false, e
 	case n == 0:
-		return bad("messages", "messages must contain at least one message")
+		return false, bad("messages", "messages must contain at least one message")
 	}
-	return nil
+	return images, nil
 }
 
 // decodeStop reads stop: a string or an array of at most maxStop strings.
@@ -162,11 +169,11 @@ func readRef(raw []byte) (toolRef, bool) {
 	return t, true
 }
 
-// pick returns the raw values of the named members of an object (nil where absent), in one
-// pass over it.
+// pick returns the raw values of the named members of an object inside the body the light
+// parse has checked (nil where absent; the last of a repeated one), in one pass over it.
 func pick(obj []byte, names ...string) []json.RawMessage {
 	out := make([]json.RawMessage, len(names))
-	jsonscan.Members(obj, func(k []byte, v jsonscan.Span) bool {
+	jsonw.EachMember(obj, func(k []byte, v jsonscan.Span) bool {
 		for i, n := range names {
 			if jsonscan.KeyIs(k, n) {
 				out[i] = obj[v.Start:v.End]

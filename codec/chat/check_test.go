@@ -2,11 +2,10 @@ package chat
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
-	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
 const userTurn = `"messages":[{"role":"user","content":"hi"}]`
@@ -16,9 +15,7 @@ const userTurn = `"messages":[{"role":"user","content":"hi"}]`
 // allows, in the chat envelope.
 func TestItem9ChatChecksRangesEnumsAndTools(t *testing.T) {
 	weather := `{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}`
-	cases := []struct {
-		name, body, param, message string
-	}{
+	cases := []checktest.Refusal{
 		{"unknown role", `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"wizard","content":"b"}]}`,
 			"messages[1].role", `messages[1].role must be one of system, developer, user, assistant, tool, function; got "wizard"`},
 		{"role not a string", `{"model":"m","messages":[{"role":7,"content":"a"}]}`,
@@ -64,23 +61,7 @@ func TestItem9ChatChecksRangesEnumsAndTools(t *testing.T) {
 		{"body not JSON", `{"model":`, "", "the request body must be a JSON object: it is not valid JSON (unexpected end of JSON input at byte 9)"},
 		{"body an array", `[1]`, "", "the request body must be a JSON object; got [1]"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			want := `{"error":{"message":` + quoteJSON(c.message) + `,"type":"invalid_request_error","param":` + paramJSON(c.param) + `,"code":"invalid_request"}}`
-			for name, decode := range map[string]func([]byte) error{
-				"ParseRequest": func(b []byte) error { _, err := ParseRequest(b); return err },
-				"DecodeIR":     func(b []byte) error { _, err := DecodeIR(b); return err },
-			} {
-				var e *ir.Error
-				if err := decode([]byte(c.body)); !errors.As(err, &e) || e.Status != 400 {
-					t.Fatalf("%s: %v, want a 400", name, err)
-				}
-				if got := string(EncodeError(e)); e.Param != c.param || got != want {
-					t.Errorf("%s: param %q\n got %s\nwant %s", name, e.Param, got, want)
-				}
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 // TestItem9ChatAcceptsTheBounds: the ends of every range, and tool kinds a provider defines
@@ -111,4 +92,16 @@ func paramJSON(p string) string {
 		return "null"
 	}
 	return quoteJSON(p)
+}
+
+// checkRefusals checks that the light parse of the hot path and the full decode refuse each
+// case with the same 400, in the chat envelope.
+func checkRefusals(t *testing.T, cases []checktest.Refusal) {
+	t.Helper()
+	envelope := func(param, message string) string {
+		return `{"error":{"message":` + quoteJSON(message) + `,"type":"invalid_request_error","param":` + paramJSON(param) + `,"code":"invalid_request"}}`
+	}
+	checktest.Refuses(t, cases, EncodeError, envelope,
+		func(b []byte) error { _, err := ParseRequest(b); return err },
+		func(b []byte) error { _, err := DecodeIR(b); return err })
 }

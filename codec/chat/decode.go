@@ -242,11 +242,8 @@ func decodeContent(at string, raw json.RawMessage, kinds contentKinds) ([]ir.Par
 
 // ParseImageURL splits a data: URL into media type and base64 data; other URLs stay URLs.
 func ParseImageURL(u, detail string) *ir.Image {
-	if rest, ok := strings.CutPrefix(u, "data:"); ok {
-		meta, data, found := strings.Cut(rest, ",")
-		if found && strings.HasSuffix(meta, ";base64") {
-			return &ir.Image{MediaType: strings.TrimSuffix(meta, ";base64"), Data: data, Detail: detail}
-		}
+	if mediaType, data, ok := check.DataURL(u); ok {
+		return &ir.Image{MediaType: mediaType, Data: data, Detail: detail}
 	}
 	return &ir.Image{URL: u, Detail: detail}
 }

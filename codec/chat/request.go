@@ -23,6 +23,7 @@ type Request struct {
 	IncludeUsage bool // the client asked for the usage chunk itself
 	MaxTokens    int  // max_completion_tokens, else max_tokens; 0 = not given
 	Choices      int  // n; 0 = not given
+	Images       bool // a message's content holds an image (an image_url part)
 	body         *jsonpatch.Object
 }
 

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -16,9 +15,7 @@ func TestItem9GeminiChecksRangesEnumsAndTools(t *testing.T) {
 	const turn = `"contents":[{"role":"user","parts":[{"text":"hi"}]}]`
 	config := func(members string) string { return `{` + turn + `,"generationConfig":{` + members + `}}` }
 	decl := `{"functionDeclarations":[{"name":"get_weather"}]}`
-	cases := []struct {
-		name, body, param, message string
-	}{
+	cases := []checktest.Refusal{
 		{"unknown role", `{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"wizard","parts":[{"text":"b"}]}]}`,
 			"contents[1].role", `contents[1].role "wizard" is not valid: use user or model`},
 		{"no contents", `{"contents":[]}`, "contents", "contents is not specified"},
@@ -39,17 +36,7 @@ func TestItem9GeminiChecksRangesEnumsAndTools(t *testing.T) {
 		{"function name with a space", `{` + turn + `,"tools":[{"functionDeclarations":[{"name":"get weather"}]}]}`,
 			"tools[0].functionDeclarations[0].name", `tools[0].functionDeclarations[0].name "get weather" must be 1 to 128 characters of a-z, A-Z, 0-9, '_' and '-' (and '.', ':')`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Format.DecodeRequest([]byte(c.body))
-			e := checktest.Invalid(t, err, c.param)
-			msg, _ := json.Marshal(c.message)
-			want := `{"error":{"code":400,"message":` + string(msg) + `,"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"description":` + string(msg) + `,"field":"` + c.param + `"}]}]}}`
-			if got := string(Format.EncodeError(e)); got != want {
-				t.Errorf("\n got %s\nwant %s", got, want)
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 // TestItem9GeminiAcceptsTheBounds: the ends of each range, a float topK as SDKs send it, and
@@ -65,4 +52,15 @@ func TestItem9GeminiAcceptsTheBounds(t *testing.T) {
 			t.Errorf("%s: %v", extra, err)
 		}
 	}
+}
+
+// checkRefusals checks each case's 400 INVALID_ARGUMENT in Google's envelope, the param a
+// BadRequest field violation.
+func checkRefusals(t *testing.T, cases []checktest.Refusal) {
+	t.Helper()
+	envelope := func(param, message string) string {
+		msg := checktest.Quoted(message)
+		return `{"error":{"code":400,"message":` + msg + `,"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"description":` + msg + `,"field":"` + param + `"}]}]}}`
+	}
+	checktest.Refuses(t, cases, Format.EncodeError, envelope, func(b []byte) error { _, err := Format.DecodeRequest(b); return err })
 }

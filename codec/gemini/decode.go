@@ -168,7 +168,7 @@ type clientFunctionResponse struct {
 // partFields are the Part members IR holds; the others become contents[].parts[] markers.
 var partFields = map[string]bool{
 	"text": true, "thought": true, "thoughtSignature": true, "inlineData": true, "fileData": true,
-	"functionCall": true, "functionResponse": true,
+	"inline_data": true, "file_data": true, "functionCall": true, "functionResponse": true,
 }
 
 func (d *decoder) system(raw json.RawMessage) *ir.Error {
@@ -199,6 +199,9 @@ func decodePart(at string, raw json.RawMessage) (wirePart, []string, *ir.Error) 
 	}
 	var keys map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &keys)
+	if e := readMedia(at, keys, &p); e != nil {
+		return p, nil, e
+	}
 	var other []string
 	for k := range keys {
 		if !partFields[k] {

@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -279,8 +280,8 @@ func mediaPart(p ir.Part, loss *ir.Loss) (part, bool) {
 	default:
 		return part{}, false
 	}
-	if data == "" && strings.HasPrefix(uri, "data:") {
-		if dmt, d, ok := parseDataURL(uri); ok {
+	if data == "" {
+		if dmt, d, ok := check.DataURL(uri); ok {
 			data, uri = d, ""
 			if mt == "" {
 				mt = dmt
@@ -300,14 +301,6 @@ func mediaPart(p ir.Part, loss *ir.Loss) (part, bool) {
 		mt = guessMediaType(uri, isImage)
 	}
 	return part{FileData: &fileData{MimeType: mt, FileURI: uri}}, true
-}
-
-func parseDataURL(u string) (mediaType, data string, ok bool) {
-	meta, data, ok := strings.Cut(strings.TrimPrefix(u, "data:"), ",")
-	if !ok || !strings.HasSuffix(meta, ";base64") {
-		return "", "", false
-	}
-	return strings.TrimSuffix(meta, ";base64"), data, true
 }
 
 var extMediaTypes = map[string]string{

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/codec"
@@ -110,7 +109,7 @@ func named(tc *ir.ToolCall) *ir.ToolCall {
 }
 
 func mediaFromWire(mimeType, data, uri string) ir.Part {
-	if strings.HasPrefix(mimeType, "image/") {
+	if isImageType(mimeType) {
 		return ir.Part{Kind: ir.PartImage, Image: &ir.Image{MediaType: mimeType, Data: data, URL: uri}}
 	}
 	return ir.Part{Kind: ir.PartFile, File: &ir.File{MediaType: mimeType, Data: data, URL: uri}}

@@ -15,7 +15,19 @@ import (
 )
 
 // requestParams are the members an images request error may name ("" = the body as a whole).
-var requestParams = []string{"", "model", "prompt", "n", "size", "response_format"}
+var requestParams = []string{"", "model", "prompt", "n", "size", "quality", "style", "response_format"}
+
+// decodeFor is DecodeRequest and For a model of the gateway's defaults (no options).
+func decodeFor(body []byte) (*Request, error) {
+	r, err := DecodeRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	if e := r.For(Options{}); e != nil {
+		return nil, e
+	}
+	return r, nil
+}
 
 // FuzzDecodeRequest (issue #12 item 19): any body is a 400 naming a member of the request, or
 // a request within the documented ranges (a served size, url or b64_json) that the client's
@@ -28,12 +40,14 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"model":"m","prompt":"a cat","n":1,"response_format":"b64_json","size":"1792x1024","user":"u"}`,
 		`{"model":"m","prompt":"p","size":"auto","response_format":"url"}`,
 		`{"model":"m","prompt":"p","size":"0x10"}`,
+		`{"model":"m","prompt":"p","size":"100000x100000"}`,
+		`{"model":"m","prompt":"p","quality":"hd","style":"vivid"}`,
 		`{"model":7,"prompt":"p"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		r, err := DecodeRequest(body)
+		r, err := decodeFor(body)
 		if err != nil {
 			var e *ir.Error
 			if !errors.As(err, &e) || e.Status != 400 || e.Message == "" || !slices.Contains(requestParams, e.Param) {
@@ -45,14 +59,15 @@ func FuzzDecodeRequest(f *testing.F) {
 			(r.ResponseFormat != "url" && r.ResponseFormat != "b64_json") {
 			t.Fatalf("accepted out of range: %+v", r)
 		}
-		again, err := json.Marshal(map[string]any{"model": r.Model, "prompt": r.Prompt, "size": r.Size, "response_format": r.ResponseFormat, "user": r.User})
+		again, err := json.Marshal(map[string]any{"model": r.Model, "prompt": r.Prompt, "size": r.Size, "quality": r.Quality, "style": r.Style,
+			"response_format": r.ResponseFormat, "user": r.User})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r2, err := DecodeRequest(again); err != nil || *r2 != *r {
+		if r2, err := decodeFor(again); err != nil || *r2 != *r {
 			t.Fatalf("written back as %s it decodes to %+v, %v; want %+v", again, r2, err, r)
 		}
-		up, err := DecodeRequest(ChatBody(r, "up"))
+		up, err := decodeFor(ChatBody(r, "up"))
 		if err != nil || up.Model != "up" || up.Prompt != r.Prompt || up.Size != r.Size || up.ResponseFormat != "b64_json" {
 			t.Fatalf("chat-route body %s decodes to %+v, %v", ChatBody(r, "up"), up, err)
 		}

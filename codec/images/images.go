@@ -16,32 +16,39 @@ import (
 	"github.com/modelgate/modelgate/codec/media"
 )
 
-// Sizes are the sizes the gateway serves (gateway-api.md, POST /images/generations); any other
-// size maps to the one with the closest aspect ratio.
+// Sizes are the sizes the gateway makes for a model whose catalog entry lists none
+// (gateway-api.md, POST /images/generations); any other size maps to the one with the
+// closest aspect ratio (Options).
 var Sizes = []string{"2048x2048", "2752x1536", "1536x2752", "1664x2496", "2496x1664", "1760x2368", "2368x1760",
 	"1824x2272", "2272x1824", "3072x1376", "1344x3136", "2560x720", "3072x864"}
 
-// DefaultSize is used when the client names none (or "auto").
+// DefaultSize is used when the client names none (or "auto") for such a model.
 const DefaultSize = "2048x2048"
 
 // Request is a checked image request.
 type Request struct {
-	Model          string
-	Prompt         string
-	Size           string // one of Sizes
-	ResponseFormat string // url | b64_json
+	Model   string
+	Prompt  string
+	Size    string // as asked ("" for auto) until For sets what the upstream is asked to make
+	Quality string // "" when not given
+	Style   string // "" when not given
+	// ResponseFormat is url or b64_json.
+	ResponseFormat string
 	User           string
 }
 
 func bad(param, format string, args ...any) *ir.Error { return check.Bad(param, format, args...) }
 
-// DecodeRequest checks a client's image request.
+// DecodeRequest checks a client's image request as far as it can without the model: what the
+// model makes is For's to check.
 func DecodeRequest(body []byte) (*Request, error) {
 	var in struct {
 		Model          string          `json:"model"`
 		Prompt         *string         `json:"prompt"`
 		N              *int            `json:"n"`
 		Size           string          `json:"size"`
+		Quality        string          `json:"quality"`
+		Style          string          `json:"style"`
 		ResponseFormat string          `json:"response_format"`
 		User           string          `json:"user"`
 		Stream         json.RawMessage `json:"stream"`
@@ -55,10 +62,11 @@ func DecodeRequest(body []byte) (*Request, error) {
 	if in.Prompt == nil || strings.TrimSpace(*in.Prompt) == "" {
 		return nil, bad("prompt", "prompt is required")
 	}
+	// The gateway makes, stores and bills one image per call, whatever the model could make.
 	if in.N != nil && *in.N != 1 {
 		return nil, bad("n", "n must be 1: one image per request")
 	}
-	r := &Request{Model: in.Model, Prompt: *in.Prompt, ResponseFormat: in.ResponseFormat, User: in.User}
+	r := &Request{Model: in.Model, Prompt: *in.Prompt, Quality: in.Quality, Style: in.Style, ResponseFormat: in.ResponseFormat, User: in.User}
 	switch r.ResponseFormat {
 	case "":
 		r.ResponseFormat = "url"
@@ -66,32 +74,26 @@ func DecodeRequest(body []byte) (*Request, error) {
 	default:
 		return nil, bad("response_format", "response_format %q must be url or b64_json", in.ResponseFormat)
 	}
-	size, err := MapSize(in.Size)
-	if err != nil {
-		return nil, err
+	if in.Size != "" && in.Size != "auto" {
+		if _, _, ok := parseSize(in.Size); !ok {
+			return nil, bad("size", "size %q must be WIDTHxHEIGHT, for example 2048x2048", in.Size)
+		}
+		r.Size = in.Size
 	}
-	r.Size = size
 	return r, nil
 }
 
-// MapSize maps WIDTHxHEIGHT to the supported size with the closest aspect ratio.
-func MapSize(s string) (string, error) {
-	if s == "" || s == "auto" {
-		return DefaultSize, nil
-	}
-	w, h, ok := parseSize(s)
-	if !ok {
-		return "", bad("size", "size %q must be WIDTHxHEIGHT, for example 2048x2048", s)
-	}
+// closestSize is the size of sizes with the aspect ratio closest to w:h (the first of equals).
+func closestSize(sizes []string, w, h int) string {
 	want := math.Log(float64(w) / float64(h))
-	best, bestDiff := DefaultSize, math.Inf(1)
-	for _, c := range Sizes {
+	best, bestDiff := sizes[0], math.Inf(1)
+	for _, c := range sizes {
 		cw, ch, _ := parseSize(c)
 		if d := math.Abs(math.Log(float64(cw)/float64(ch)) - want); d < bestDiff-1e-12 {
 			best, bestDiff = c, d
 		}
 	}
-	return best, nil
+	return best
 }
 
 func parseSize(s string) (int, int, bool) {
@@ -135,8 +137,16 @@ type Image struct {
 
 // ChatBody is the upstream request for a chat-format route's images API. The gateway asks for
 // b64_json so the bytes come in the answer; a URL answer is downloaded.
+// A quality or style goes with it when the client chose one (For took it from the model's).
 func ChatBody(r *Request, upstreamModel string) []byte {
-	b, _ := json.Marshal(map[string]any{"model": upstreamModel, "prompt": r.Prompt, "n": 1, "size": r.Size, "response_format": "b64_json"})
+	body := map[string]any{"model": upstreamModel, "prompt": r.Prompt, "n": 1, "size": r.Size, "response_format": "b64_json"}
+	if r.Quality != "" && r.Quality != "auto" {
+		body["quality"] = r.Quality
+	}
+	if r.Style != "" {
+		body["style"] = r.Style
+	}
+	b, _ := json.Marshal(body)
 	return b
 }
 

@@ -7,10 +7,11 @@ import (
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
-func TestMapSize(t *testing.T) {
+// TestSizeWithoutSizes: a model without sizes of its own makes any size of at most MaxSide
+// a side at the closest aspect ratio of the gateway's Sizes.
+func TestSizeWithoutSizes(t *testing.T) {
 	cases := map[string]string{
 		"":          "2048x2048",
-		"auto":      "2048x2048",
 		"1024x1024": "2048x2048",
 		"1792x1024": "2752x1536", // 1.75: 2752x1536 (1.79) is closer than 2496x1664 (1.5)
 		"1024x1792": "1536x2752",
@@ -18,16 +19,12 @@ func TestMapSize(t *testing.T) {
 		"2560x720":  "2560x720",
 		"100x300":   "1344x3136",
 		"4000x1000": "2560x720", // 2560x720 and 3072x864 share 32:9; the first listed wins
+		"4096x4096": "2048x2048",
 	}
 	for in, want := range cases {
-		got, err := MapSize(in)
+		got, err := Options{}.size(in)
 		if err != nil || got != want {
-			t.Errorf("MapSize(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"big", "0x10", "10x", "x10", "-5x5"} {
-		if _, err := MapSize(bad); err == nil {
-			t.Errorf("MapSize(%q) accepted", bad)
+			t.Errorf("size(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 }
@@ -45,6 +42,9 @@ func TestDecodeRequest(t *testing.T) {
 		{`{"model":"m","prompt":"x","n":2}`, "n"},
 		{`{"model":"m","prompt":"x","response_format":"jpeg"}`, "response_format"},
 		{`{"model":"m","prompt":"x","size":"huge"}`, "size"},
+		{`{"model":"m","prompt":"x","size":"0x10"}`, "size"},
+		{`{"model":"m","prompt":"x","size":"-5x5"}`, "size"},
+		{`{"model":"m","prompt":"x","size":"10x"}`, "size"},
 	}
 	for _, c := range cases {
 		_, err := DecodeRequest([]byte(c.body))

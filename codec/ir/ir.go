@@ -133,6 +133,26 @@ type Tool struct {
 	Deferred bool
 }
 
+// HasImages reports an image anywhere in the request's messages, tool results included:
+// what needs a model that takes image input.
+func (r *Request) HasImages() bool {
+	for _, m := range r.Messages {
+		if hasImage(m.Parts) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasImage(parts []Part) bool {
+	for _, p := range parts {
+		if p.Kind == PartImage || p.Kind == PartToolResult && hasImage(p.ToolResult.Content) {
+			return true
+		}
+	}
+	return false
+}
+
 // LoadedTools are the tools a model of a format without on-demand loading may see: the
 // deferred ones are left out, as the messages API keeps them out of the model's context, and
 // each left out is reported.

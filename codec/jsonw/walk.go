@@ -14,6 +14,23 @@ import (
 // MembersOf is Members for an object inside text Members (or jsonscan) has checked.
 func MembersOf(text []byte, names []string, vals []jsonscan.Span) bool {
 	clear(vals)
+	ok := true
+	isObject := EachMember(text, func(key []byte, v jsonscan.Span) bool {
+		k := Lookup(key, names)
+		switch {
+		case k == Unsure || k >= 0 && vals[k] != (jsonscan.Span{}):
+			ok = false
+		case k >= 0 && !IsNull(text[v.Start:v.End]):
+			vals[k] = v
+		}
+		return ok
+	})
+	return ok && isObject
+}
+
+// EachMember calls fn with each member of an object inside checked text: its raw key (escapes
+// as written) and the span of its value. False when text is not an object or fn said stop.
+func EachMember(text []byte, fn func(key []byte, v jsonscan.Span) bool) bool {
 	i := ws(text, 0)
 	if i >= len(text) || text[i] != '{' {
 		return false
@@ -28,12 +45,8 @@ func MembersOf(text []byte, names []string, vals []jsonscan.Span) bool {
 		i = ws(text, end) // at the colon
 		i = ws(text, i+1)
 		v := jsonscan.Span{Start: i, End: skipValue(text, i)}
-		k := Lookup(key, names)
-		switch {
-		case k == Unsure || k >= 0 && vals[k] != (jsonscan.Span{}):
+		if !fn(key, v) {
 			return false
-		case k >= 0 && !IsNull(text[v.Start:v.End]):
-			vals[k] = v
 		}
 		i = ws(text, v.End)
 		if i >= len(text) || text[i] == '}' {

@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -15,9 +14,7 @@ import (
 func TestItem9MessagesChecksRangesEnumsAndTools(t *testing.T) {
 	const head = `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}]`
 	tool := `{"name":"get_weather","input_schema":{"type":"object"}}`
-	cases := []struct {
-		name, body, param, message string
-	}{
+	cases := []checktest.Refusal{
 		{"unknown role", `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"a"},{"role":"wizard","content":"b"}]}`,
 			"messages[1].role", `messages[1].role must be one of user, assistant, system; got "wizard"`},
 		{"temperature above 1", head + `,"temperature":1.5}`, "temperature", "temperature must be a number from 0 to 1; got 1.5"},
@@ -40,17 +37,7 @@ func TestItem9MessagesChecksRangesEnumsAndTools(t *testing.T) {
 		{"tool name of 129 characters", head + `,"tools":[{"name":"` + strings.Repeat("x", 129) + `"}]}`,
 			"tools[0].name", `tools[0].name "` + strings.Repeat("x", 129) + `" must be 1 to 128 characters of a-z, A-Z, 0-9, '_' and '-'`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Format.DecodeRequest([]byte(c.body))
-			e := checktest.Invalid(t, err, c.param)
-			msg, _ := json.Marshal(c.message)
-			want := `{"type":"error","error":{"type":"invalid_request_error","message":` + string(msg) + `,"code":"invalid_request"}}`
-			if got := string(Format.EncodeError(e)); got != want {
-				t.Errorf("\n got %s\nwant %s", got, want)
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 // TestItem9MessagesAcceptsTheBounds: the ends of each range, a tool_choice naming a server
@@ -67,4 +54,14 @@ func TestItem9MessagesAcceptsTheBounds(t *testing.T) {
 			t.Errorf("%s: %v", extra, err)
 		}
 	}
+}
+
+// checkRefusals checks each case's 400 in the messages envelope (no param member: the message
+// names the field).
+func checkRefusals(t *testing.T, cases []checktest.Refusal) {
+	t.Helper()
+	envelope := func(_, message string) string {
+		return `{"type":"error","error":{"type":"invalid_request_error","message":` + checktest.Quoted(message) + `,"code":"invalid_request"}}`
+	}
+	checktest.Refuses(t, cases, Format.EncodeError, envelope, func(b []byte) error { _, err := Format.DecodeRequest(b); return err })
 }

@@ -363,15 +363,24 @@ func decodeSource(at string, raw json.RawMessage) (inSource, *ir.Error) {
 	return s, nil
 }
 
-// checkBase64 requires what a base64 source needs: data and its media type.
-func checkBase64(at string, s inSource) *ir.Error {
+// checkBase64 requires what a base64 source needs: data, valid base64, and its media type,
+// one that m takes (check.Inline).
+func checkBase64(at string, s inSource, m check.Media) *ir.Error {
 	if s.Data == nil || *s.Data == "" {
 		return bad(at+".source.data", "data is required")
 	}
 	if s.MediaType == "" {
 		return bad(at+".source.media_type", "media_type is required")
 	}
-	return nil
+	return check.Inline(at+".source.media_type", s.MediaType, at+".source.data", *s.Data, m)
+}
+
+// checkURL requires what a url source needs: a URL the provider may fetch (check.MediaURL).
+func checkURL(at string, s inSource, m check.Media) *ir.Error {
+	if s.URL == "" {
+		return bad(at+".source.url", "url is required")
+	}
+	return check.MediaURL(at+".source.url", s.URL, m)
 }
 
 func decodeImage(at string, raw json.RawMessage) (*ir.Image, *ir.Error) {
@@ -381,13 +390,13 @@ func decodeImage(at string, raw json.RawMessage) (*ir.Image, *ir.Error) {
 	}
 	switch s.Type {
 	case "base64":
-		if err := checkBase64(at, s); err != nil {
+		if err := checkBase64(at, s, check.Image); err != nil {
 			return nil, err
 		}
 		return &ir.Image{MediaType: s.MediaType, Data: *s.Data}, nil
 	case "url":
-		if s.URL == "" {
-			return nil, bad(at+".source.url", "url is required")
+		if err := checkURL(at, s, check.Image); err != nil {
+			return nil, err
 		}
 		return &ir.Image{URL: s.URL}, nil
 	}
@@ -401,7 +410,7 @@ func decodeDocument(at string, raw json.RawMessage) (*ir.File, *ir.Error) {
 	}
 	switch s.Type {
 	case "base64":
-		if err := checkBase64(at, s); err != nil {
+		if err := checkBase64(at, s, check.File); err != nil {
 			return nil, err
 		}
 		return &ir.File{MediaType: s.MediaType, Data: *s.Data}, nil
@@ -411,8 +420,8 @@ func decodeDocument(at string, raw json.RawMessage) (*ir.File, *ir.Error) {
 		}
 		return &ir.File{MediaType: "text/plain", Data: base64.StdEncoding.EncodeToString([]byte(*s.Data))}, nil
 	case "url":
-		if s.URL == "" {
-			return nil, bad(at+".source.url", "url is required")
+		if err := checkURL(at, s, check.File); err != nil {
+			return nil, err
 		}
 		return &ir.File{MediaType: "application/pdf", URL: s.URL}, nil
 	}

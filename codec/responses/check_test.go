@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/check/checktest"
@@ -13,9 +12,7 @@ import (
 func TestItem9ResponsesChecksRangesEnumsAndTools(t *testing.T) {
 	const head = `{"model":"m","input":"hi"`
 	fn := `{"type":"function","name":"get_weather","parameters":{"type":"object"}}`
-	cases := []struct {
-		name, body, param, message string
-	}{
+	cases := []checktest.Refusal{
 		{"empty input array", `{"model":"m","input":[]}`, "input", "input must not be empty: send a string or an array of input items"},
 		{"empty input string", `{"model":"m","input":""}`, "input", "input must not be empty: send a string or an array of input items"},
 		{"empty input beside instructions", `{"model":"m","instructions":"be brief","input":[]}`, "input", "input must not be empty: send a string or an array of input items"},
@@ -37,17 +34,7 @@ func TestItem9ResponsesChecksRangesEnumsAndTools(t *testing.T) {
 		{"tool name with a colon", head + `,"tools":[{"type":"function","name":"ns:get"}]}`,
 			"tools[0].name", `tools[0].name "ns:get" must be 1 to 64 characters of a-z, A-Z, 0-9, '_' and '-'`},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Format.DecodeRequest([]byte(c.body))
-			e := checktest.Invalid(t, err, c.param)
-			msg, _ := json.Marshal(c.message)
-			want := `{"error":{"message":` + string(msg) + `,"type":"invalid_request_error","param":"` + c.param + `","code":"invalid_request"}}`
-			if got := string(Format.EncodeError(e)); got != want {
-				t.Errorf("\n got %s\nwant %s", got, want)
-			}
-		})
-	}
+	checkRefusals(t, cases)
 }
 
 // TestItem9ResponsesAcceptsTheBounds: the ends of each range, hosted tools and a choice among
@@ -64,4 +51,13 @@ func TestItem9ResponsesAcceptsTheBounds(t *testing.T) {
 			t.Errorf("%s: %v", extra, err)
 		}
 	}
+}
+
+// checkRefusals checks each case's 400 in the OpenAI envelope.
+func checkRefusals(t *testing.T, cases []checktest.Refusal) {
+	t.Helper()
+	envelope := func(param, message string) string {
+		return `{"error":{"message":` + checktest.Quoted(message) + `,"type":"invalid_request_error","param":"` + param + `","code":"invalid_request"}}`
+	}
+	checktest.Refuses(t, cases, Format.EncodeError, envelope, func(b []byte) error { _, err := Format.DecodeRequest(b); return err })
 }

@@ -378,25 +378,32 @@ func contentPart(param string, raw json.RawMessage) (ir.Part, error) {
 			}
 			return ir.Part{}, invalid(param+".image_url", "%s.image_url is required", param)
 		}
+		if e := check.MediaURL(param+".image_url", *w.ImageURL, check.Image); e != nil {
+			return ir.Part{}, e
+		}
 		img := &ir.Image{Detail: w.Detail}
-		if mime, data, ok := parseDataURL(*w.ImageURL); ok {
+		if mime, data, ok := check.DataURL(*w.ImageURL); ok {
 			img.MediaType, img.Data = mime, data
-		} else if isHTTPURL(*w.ImageURL) {
-			img.URL = *w.ImageURL
 		} else {
-			return ir.Part{}, invalid(param+".image_url", "%s.image_url must be an http(s) URL or a base64 data URL", param)
+			img.URL = *w.ImageURL
 		}
 		return ir.Part{Kind: ir.PartImage, Image: img}, nil
 	case "input_file":
 		f := &ir.File{Name: w.Filename}
 		switch {
 		case w.FileData != nil && *w.FileData != "":
-			if mime, data, ok := parseDataURL(*w.FileData); ok {
+			if e := fileData(param+".file_data", *w.FileData); e != nil {
+				return ir.Part{}, e
+			}
+			if mime, data, ok := check.DataURL(*w.FileData); ok {
 				f.MediaType, f.Data = mime, data
 			} else {
 				f.MediaType, f.Data = mimeFromName(w.Filename), *w.FileData
 			}
 		case w.FileURL != nil && *w.FileURL != "":
+			if e := check.MediaURL(param+".file_url", *w.FileURL, check.File); e != nil {
+				return ir.Part{}, e
+			}
 			f.URL = *w.FileURL
 		case w.FileID != nil:
 			return ir.Part{}, invalid(param+".file_id", "%s.file_id: uploaded files are not supported by this gateway; send file_data or file_url", param)
@@ -408,6 +415,9 @@ func contentPart(param string, raw json.RawMessage) (ir.Part, error) {
 		if w.InputAudio == nil || w.InputAudio.Data == "" {
 			return ir.Part{}, invalid(param+".input_audio", "%s.input_audio.data is required", param)
 		}
+		if e := check.Inline("", "", param+".input_audio.data", w.InputAudio.Data, check.Audio); e != nil {
+			return ir.Part{}, e
+		}
 		return ir.Part{Kind: ir.PartFile, File: &ir.File{MediaType: "audio/" + w.InputAudio.Format,
 			Data: w.InputAudio.Data}}, nil
 	case "":
@@ -416,25 +426,13 @@ func contentPart(param string, raw json.RawMessage) (ir.Part, error) {
 	return ir.Part{}, invalid(param+".type", "%s.type %q is not supported", param, w.Type)
 }
 
-// parseDataURL splits data:<mime>;base64,<data>.
-func parseDataURL(s string) (mime, data string, ok bool) {
-	rest, found := strings.CutPrefix(s, "data:")
-	if !found {
-		return "", "", false
+// fileData checks an input_file's file_data: a data: URL, or the bare base64 the API also
+// takes (its type then comes from the filename).
+func fileData(param, s string) *ir.Error {
+	if len(s) >= 5 && strings.EqualFold(s[:5], "data:") {
+		return check.MediaURL(param, s, check.File)
 	}
-	head, data, found := strings.Cut(rest, ",")
-	if !found {
-		return "", "", false
-	}
-	mime, found = strings.CutSuffix(head, ";base64")
-	if !found {
-		return "", "", false
-	}
-	return mime, data, true
-}
-
-func isHTTPURL(s string) bool {
-	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+	return check.Inline("", "", param, s, check.File)
 }
 
 func mimeFromName(name string) string {

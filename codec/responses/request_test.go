@@ -230,7 +230,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 			"input[0].content[0].file_id: uploaded files are not supported by this gateway; send image_url"},
 		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"ftp://x/y.png"}]}]}`,
 			"input[0].content[0].image_url",
-			"input[0].content[0].image_url must be an http(s) URL or a base64 data URL"},
+			"input[0].content[0].image_url must be an https:, http: or data: URL of an image; got \"ftp://x/y.png\""},
 		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_file","filename":"a.pdf"}]}]}`,
 			"input[0].content[0].file_data", "input[0].content[0] needs file_data or file_url"},
 		{`{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":7}]}]}`,

@@ -3,10 +3,8 @@
 package videos
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,18 +121,19 @@ func (r *Request) checkInputs() *ir.Error {
 		return bad("audios", "mode reference allows at most %d audios, got %d", MaxAudios, len(r.Audios))
 	}
 	for _, in := range []struct {
-		param, url, media string
-	}{{"first_frame", r.FirstFrame, "image"}, {"last_frame", r.LastFrame, "image"}} {
-		if e := mediaURL(in.param, in.url, in.media); in.url != "" && e != nil {
+		param, url string
+	}{{"first_frame", r.FirstFrame}, {"last_frame", r.LastFrame}} {
+		if e := check.MediaURL(in.param, in.url, check.Image); in.url != "" && e != nil {
 			return e
 		}
 	}
 	for _, list := range []struct {
-		name, kind string
-		urls       []string
-	}{{"images", "image", r.Images}, {"audios", "audio", r.Audios}} {
+		name  string
+		media check.Media
+		urls  []string
+	}{{"images", check.Image, r.Images}, {"audios", check.Audio, r.Audios}} {
 		for i, u := range list.urls {
-			if e := mediaURL(fmt.Sprintf("%s[%d]", list.name, i), u, list.kind); e != nil {
+			if e := check.MediaURL(fmt.Sprintf("%s[%d]", list.name, i), u, list.media); e != nil {
 				return e
 			}
 		}
@@ -155,51 +154,6 @@ func (r *Request) reference() string {
 		return "images"
 	}
 	return "audios"
-}
-
-// maxURL bounds a web address; inline data may be as long as the body allows.
-const maxURL = 2048
-
-// mediaURL checks one frame or reference: an http(s) URL of a public host, or a base64 data
-// URL of the right kind of media. Anything else (file:, ftp:, a bare path, 127.0.0.1) would
-// have the provider fetch what the client may not name.
-func mediaURL(param, raw, kind string) *ir.Error {
-	if rest, ok := cutPrefixFold(raw, "data:"); ok {
-		meta, data, found := strings.Cut(rest, ",")
-		mime, isBase64 := strings.CutSuffix(meta, ";base64")
-		subtype, isKind := cutPrefixFold(mime, kind+"/")
-		if !found || !isBase64 || data == "" || !isKind || subtype == "" || !isBase64Text(data) {
-			return bad(param, "%s must be a data URL of an %s (data:%s/…;base64,…); got %s", param, kind, kind, check.QuoteString(raw))
-		}
-		return nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || len(raw) > maxURL || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return bad(param, "%s must be an https:, http: or data: URL of an %s; got %s", param, kind, check.QuoteString(raw))
-	}
-	// The provider fetches it from inside its network — or the operator's, for a self-hosted
-	// upstream: an address there (the cloud's metadata service, an admin port) is refused.
-	if check.PrivateHost(u.Hostname()) {
-		return bad(param, "%s must not point at a private, loopback or link-local address; got %s", param, check.QuoteString(raw))
-	}
-	return nil
-}
-
-// isBase64Text reports whether s is base64, padded or not: what the provider decodes.
-func isBase64Text(s string) bool {
-	enc := base64.StdEncoding
-	if len(s)%4 != 0 {
-		enc = base64.RawStdEncoding
-	}
-	_, err := enc.DecodeString(s)
-	return err == nil
-}
-
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
-		return s[len(prefix):], true
-	}
-	return s, false
 }
 
 func seconds(raw json.RawMessage) (int, error) {

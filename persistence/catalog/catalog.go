@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/modelgate/modelgate/codec/images"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/reasoning"
 )
@@ -112,6 +113,9 @@ type Model struct {
 	// Auto, when set, makes this an auto model: it has no routes of its own, and each request
 	// is served by one of its candidates.
 	Auto *Auto
+	// Images is what an image model makes: its sizes, qualities and styles (none: the
+	// gateway's defaults, images.Options).
+	Images images.Options
 }
 
 // Route policies: how one of a model's routes is chosen.

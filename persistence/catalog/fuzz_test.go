@@ -231,6 +231,7 @@ func modelDocOf(m *Model) modelDoc {
 		d.Pricing = pricingDocOf(m.Pricing)
 	}
 	routingDocOf(m, &d)
+	d.imageDoc = imageDoc{Sizes: m.Images.Sizes, Qualities: m.Images.Qualities, Styles: m.Images.Styles}
 	r := m.Reasoning
 	d.Reasoning.Class, d.Reasoning.Efforts, d.Reasoning.Inline, d.Reasoning.Adaptive = r.Class, slices.Clone(r.Efforts), r.Inline, r.Adaptive
 	a := m.Architecture

@@ -83,6 +83,8 @@ type modelDoc struct {
 	Fallbacks   []string `yaml:"fallbacks"`
 	RoutePolicy string   `yaml:"route_policy"`
 	Auto        *autoDoc `yaml:"auto"`
+	// What an image model makes (images.go): only image models take these.
+	imageDoc `yaml:",inline"`
 }
 
 // pricingDoc is a model's or a route's prices: USD per token as decimal strings.
@@ -342,6 +344,7 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 		m.DeprecatedAt = t.Unix()
 	}
 	v.routing(m, d)
+	v.images(m, d)
 	switch {
 	case d.Auto != nil && len(d.Routes) > 0:
 		v.fail(id, "routes", "an auto model has no routes of its own: its candidates' routes serve it")

@@ -1,9 +1,6 @@
 package catalog
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // server.log_retention_days: absent is 0 (keep forever); a negative or absurd one is named.
 func TestLogRetentionDays(t *testing.T) {
@@ -20,15 +17,8 @@ func TestLogRetentionDays(t *testing.T) {
 		{name: "not a number", yaml: "server: {log_retention_days: 1w}\n" + base, err: "log_retention_days"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cat, err := Parse("f.yaml", []byte(c.yaml))
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error = %v\nwant it to contain %q", err, c.err)
-				}
-				return
-			}
-			if err != nil || cat.Server.LogRetentionDays != c.want {
-				t.Fatalf("log_retention_days = %d, %v; want %d", cat.Server.LogRetentionDays, err, c.want)
+			if cat := parseCase(t, c.yaml, c.err); cat != nil && cat.Server.LogRetentionDays != c.want {
+				t.Fatalf("log_retention_days = %d, want %d", cat.Server.LogRetentionDays, c.want)
 			}
 		})
 	}

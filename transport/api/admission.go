@@ -110,13 +110,19 @@ func errRecordFailed(err error) *apiError {
 }
 
 // admitModel resolves the requested model for an endpoint of kind, records it, announces a
-// deprecation and admits the call at its estimated cost. False means the error was answered.
+// deprecation, checks the request against the model (fits; nil: nothing to check) and admits
+// the call at its estimated cost. False means the error was answered.
 func (s *Server) admitModel(w http.ResponseWriter, r *http.Request, c *call, rec *record, name, kind string,
-	cost func(*catalog.Model) money.Amount) (*catalog.Model, bool) {
+	fits func(*catalog.Model) *apiError, cost func(*catalog.Model) money.Amount) (*catalog.Model, bool) {
 	m, e := s.resolveModel(c, name, kind)
 	if e == nil {
 		rec.resolved(m)
 		setDeprecation(w, m)
+		if fits != nil {
+			e = fits(m)
+		}
+	}
+	if e == nil {
 		rec.adm, e = s.admit(r, w, c, m, cost(m))
 	}
 	if e != nil {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"cmp"
 	"slices"
 	"strconv"
@@ -89,23 +88,13 @@ type needs struct {
 	tools, images, reasoning bool
 }
 
-// needsOf reads what the request asks. A chat body is read from its light parse unless it may
-// hold an image (an image_url part), which takes the full decode to be sure of.
+// needsOf reads what the request asks; a chat body from its light parse, without a decode.
 func needsOf(g *generation) needs {
-	if g.req == nil && g.chatReq != nil && !bytes.Contains(g.body, []byte(`"image_url"`)) {
-		return needs{tools: g.chatReq.HasTools(), reasoning: thinks(g.thinking())}
-	}
-	req, e := g.canonical()
-	if e != nil {
-		return needs{}
-	}
-	n := needs{tools: len(req.Tools) > 0, reasoning: thinks(req.Thinking)}
-	for _, msg := range req.Messages {
-		for _, p := range msg.Parts {
-			if p.Kind == ir.PartImage {
-				n.images = true
-			}
-		}
+	n := needs{images: g.hasImages(), reasoning: thinks(g.thinking())}
+	if g.req == nil {
+		n.tools = g.chatReq.HasTools()
+	} else {
+		n.tools = len(g.req.Tools) > 0
 	}
 	return n
 }

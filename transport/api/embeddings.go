@@ -22,7 +22,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		rec.fail(w, irInvalid(err))
 		return
 	}
-	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindEmbedding, func(m *catalog.Model) money.Amount {
+	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindEmbedding, nil, func(m *catalog.Model) money.Amount {
 		return m.Pricing.Prompt.Times(int64(len(body)/4 + 1))
 	})
 	if !ok {

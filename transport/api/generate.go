@@ -105,6 +105,25 @@ func (g *generation) oneChoice() *apiError {
 		"send one request per answer", param, g.clientModel))
 }
 
+// hasImages reports an image in the request: a chat body's from its light parse, which read
+// every content part, else the IR's.
+func (g *generation) hasImages() bool {
+	if g.chatReq != nil {
+		return g.chatReq.Images
+	}
+	return g.req.HasImages()
+}
+
+// takesInput refuses images to a model whose catalog input_modalities lack image (the
+// predicate an auto model's choice applies to its candidates), before any upstream is called.
+func (g *generation) takesInput(m *catalog.Model) *apiError {
+	if m.AcceptsImages() || !g.hasImages() {
+		return nil
+	}
+	return errInvalid("model", fmt.Sprintf("model %s does not take images (its input_modalities: %s): send the request without images, or to a model that takes them",
+		strconv.Quote(m.ID), strings.Join(m.Architecture.InputModalities, ", ")))
+}
+
 // thinking is what the client asked for, before the model's class is applied.
 func (g *generation) thinking() ir.Thinking {
 	if g.req != nil {

@@ -54,7 +54,15 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		rec.fail(w, &apiError{Status: http.StatusNotImplemented, Type: "server_error", Code: "no_asset_store", Message: "this gateway has no asset store configured for generated images"})
 		return
 	}
-	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindImage, func(m *catalog.Model) money.Amount {
+	// The model's sizes, qualities and styles are checked before admission: a refused request
+	// never reserves one of the day's images.
+	fits := func(m *catalog.Model) *apiError {
+		if e := req.For(m.Images); e != nil {
+			return irInvalid(e)
+		}
+		return nil
+	}
+	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindImage, fits, func(m *catalog.Model) money.Amount {
 		return m.Pricing.Prompt.Times(int64(len(req.Prompt)/3+1)) + m.Pricing.Completion.Times(defaultMaxTokens)
 	})
 	if !ok {

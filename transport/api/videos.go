@@ -45,7 +45,7 @@ func (s *Server) createVideo(w http.ResponseWriter, r *http.Request) {
 	// Beyond the plan the price of the requested seconds must be available now; the output
 	// seconds are charged on completion (pricing.completion is a video model's price per
 	// output second).
-	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindVideo, func(m *catalog.Model) money.Amount {
+	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindVideo, nil, func(m *catalog.Model) money.Amount {
 		return m.Pricing.Completion.Times(int64(req.Seconds))
 	})
 	if !ok {

@@ -24,14 +24,21 @@ import (
 )
 
 // suiteCatalog is the default test catalog with the messages model counting two calls, a
-// chat model on one route whose answers are capped at 50 tokens, a removed model, and the
-// plans the cases run on: roomy (room for everything), interactive (no automated clients),
-// free (what an account created without a plan gets).
+// chat model on one route whose answers are capped at 50 tokens, an image model of its own
+// sizes and qualities, a removed model, and the plans the cases run on: roomy (room for
+// everything), interactive (no automated clients), free (what an account created without a
+// plan gets).
 var suiteCatalog = strings.Replace(nodetest.DefaultCatalog, "  - id: msg\n    kind: chat\n", "  - id: msg\n    kind: chat\n    quota_multiplier: 2\n", 1) + `  - id: solo
     kind: chat
     max_output_tokens: 50
     routes:
       - {id: s, format: chat, base_url: "{{SIM}}/r/s/v1", upstream_model: up-s, credential_env: NODETEST_SIM_KEY}
+  - id: img-sized
+    kind: image
+    sizes: [1024x1024, 1536x1024]
+    qualities: [low, high]
+    routes:
+      - {id: is, format: chat, base_url: "{{SIM}}/r/is/v1", upstream_model: up-is, credential_env: NODETEST_SIM_KEY}
 removed:
   - {id: chat-old, replacement: chat}
 plans:
@@ -41,7 +48,7 @@ plans:
 `
 
 // simRoutes are the simulator routes of suiteCatalog.
-var simRoutes = []string{"a", "b", "c", "m", "g", "r", "i", "gi", "v", "e", "s"}
+var simRoutes = []string{"a", "b", "c", "m", "g", "r", "i", "gi", "v", "e", "s", "is"}
 
 // keyKind is the credential a case sends.
 type keyKind int
@@ -159,7 +166,7 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
 		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(),
-		adminPlaneCases(), edgeCases(), fetchCases()} {
+		adminPlaneCases(), edgeCases(), fetchCases(), inputsCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}

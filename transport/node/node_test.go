@@ -139,7 +139,7 @@ func TestModelRecordFields(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	resp := env.Do(http.MethodGet, "/v1/models/chat-latest", env.Key, "")
 	raw := nodetest.Read(t, resp)
-	want := `{"id":"chat","object":"model","created":0,"owned_by":"modelgate","permission":[],"root":"chat","parent":null,"kind":"chat","context_length":1000,"max_output_tokens":100,"pricing":{"prompt":"0.000001","completion":"0.000002"},"quota_multiplier":1,"reasoning":{"supported":false},"architecture":{"modality":"text->text","input_modalities":["text"],"output_modalities":["text"]},"aliases":["chat-latest"]}`
+	want := `{"id":"chat","object":"model","created":0,"owned_by":"modelgate","permission":[],"root":"chat","parent":null,"kind":"chat","context_length":1000,"max_output_tokens":100,"pricing":{"prompt":"0.000001","completion":"0.000002"},"quota_multiplier":1,"reasoning":{"supported":false},"architecture":{"modality":"text+image->text","input_modalities":["text","image"],"output_modalities":["text"]},"aliases":["chat-latest"]}`
 	if strings.TrimSpace(string(raw)) != want {
 		t.Fatalf("record:\n%s\nwant\n%s", raw, want)
 	}

@@ -66,7 +66,9 @@ type Options struct {
 }
 
 // DefaultCatalog is a chat model with two simulator routes (3:1, the first ZDR), a model
-// with no ZDR route, and an embedding model. {{SIM}} is replaced by the simulator URL.
+// with no ZDR route (text input only), a model of each other upstream format, image, video
+// and embedding models; the chat model and the one of each format take images. {{SIM}} is
+// replaced by the simulator URL.
 const DefaultCatalog = `
 server: {first_byte_timeout: 5s, idle_stream_timeout: 5s, max_body_bytes: 65536}
 models:
@@ -76,6 +78,7 @@ models:
     max_output_tokens: 100
     pricing: {prompt: "0.000001", completion: "0.000002", cache_read: "0.0000001"}
     aliases: [chat-latest]
+    architecture: {input_modalities: [text, image]}
     routes:
       - {id: a, format: chat, base_url: "{{SIM}}/r/a/v1", upstream_model: up-a, credential_env: NODETEST_SIM_KEY, weight: 3, zdr: true}
       - {id: b, format: chat, base_url: "{{SIM}}/r/b/v1", upstream_model: up-b, credential_env: NODETEST_SIM_KEY, weight: 1}
@@ -88,6 +91,7 @@ models:
     max_output_tokens: 512
     pricing: {prompt: "0.000003", completion: "0.000015", cache_read: "0.0000003", cache_write: "0.00000375"}
     reasoning: {class: toggle}
+    architecture: {input_modalities: [text, image]}
     routes:
       - {id: m, format: messages, base_url: "{{SIM}}/r/m/v1", upstream_model: up-m, credential_env: NODETEST_SIM_KEY}
   - id: gem
@@ -95,6 +99,7 @@ models:
     max_output_tokens: 512
     pricing: {prompt: "0.000001", completion: "0.000004"}
     reasoning: {class: effort, efforts: [low, high]}
+    architecture: {input_modalities: [text, image]}
     routes:
       - {id: g, format: gemini, base_url: "{{SIM}}/r/g/v1beta", upstream_model: up-g, credential_env: NODETEST_SIM_KEY}
   - id: resp
@@ -103,6 +108,7 @@ models:
     tokenizer: o200k_base
     pricing: {prompt: "0.0000025", completion: "0.00001", cache_read: "0.00000025"}
     reasoning: {class: effort, efforts: [low, medium, high]}
+    architecture: {input_modalities: [text, image]}
     routes:
       - {id: r, format: responses, base_url: "{{SIM}}/r/r/v1", upstream_model: up-r, credential_env: NODETEST_SIM_KEY}
   - id: img
