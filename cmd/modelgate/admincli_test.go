@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
 // deadAddr is an address nothing listens on: a command sent there fails.
@@ -39,7 +40,7 @@ func TestItem12AdminFindsTheGateway(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("MODELGATE_URL", tc.envURL)
 			t.Setenv("MODELGATE_ADDR", tc.addr)
-			args := []string{"accounts", "get", env.Account.ID, "--token", "test-admin-token"}
+			args := []string{"accounts", "get", env.Account.ID, "--token", nodetest.AdminToken}
 			if tc.flag != "" {
 				args = append(args, "--url", tc.flag)
 			}
@@ -68,7 +69,7 @@ func TestItem12AdminFindsTheGateway(t *testing.T) {
 func TestItem12AdminFlagsAnywhere(t *testing.T) {
 	env := adminTestEnv(t)
 	t.Setenv("MODELGATE_URL", env.Node.URL)
-	t.Setenv("MODELGATE_ADMIN_TOKEN", "test-admin-token")
+	t.Setenv("MODELGATE_ADMIN_TOKEN", nodetest.AdminToken)
 	id := env.Account.ID
 	for i, args := range [][]string{
 		{"accounts", "credits", id, "--amount", "1", "--key", "k0"},
@@ -156,7 +157,7 @@ func TestItem13AdminCmdListsAccounts(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	err := adminCmd([]string{"accounts", "create", "--email", "ONE@example.com", "--url", env.Node.URL, "--token", "test-admin-token"}, &out)
+	err := adminCmd([]string{"accounts", "create", "--email", "ONE@example.com", "--url", env.Node.URL, "--token", nodetest.AdminToken}, &out)
 	if want := "POST /admin/v1/accounts: 409 Conflict: {"; err == nil || !strings.HasPrefix(err.Error(), want) ||
 		!strings.Contains(err.Error(), `"code": "email_taken"`) || !strings.Contains(err.Error(), all[1].ID) {
 		t.Fatalf("duplicate e-mail: %v", err)

@@ -66,6 +66,7 @@ type badCase struct {
 	key                keyKind
 	known              bool   // a valid key goes in the case's headers (it gets rate headers)
 	plan               string // the account's plan ("" = roomy)
+	from               string // the loopback address the case's requests come from ("": 127.0.0.1)
 	want               answer
 	eff                effect
 	// prepare readies the account before the case is measured; check looks further at the
@@ -152,7 +153,8 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	s := newSuite(t)
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
-		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases()} {
+		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(),
+		authFailCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}
@@ -247,7 +249,7 @@ func (s *suite) account(t *testing.T, plan string, kind keyKind) *caseAccount {
 			_, err = store.RevokeKey(rk.ID)
 		}
 	case keyAdmin:
-		c.secret = "test-admin-token"
+		c.secret = nodetest.AdminToken
 	case keyNone:
 		c.secret = ""
 	}
@@ -279,7 +281,7 @@ func (s *suite) send(t *testing.T, bc badCase, c *caseAccount) (*http.Response, 
 	for i := 0; i+1 < len(bc.headers); i += 2 {
 		req.Header.Set(bc.headers[i], c.expand(bc.headers[i+1], s.task))
 	}
-	resp, err := s.client.Do(req)
+	resp, err := s.clientFrom(bc.from).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", bc.method, bc.path, err)
 	}

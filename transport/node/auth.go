@@ -5,13 +5,14 @@ import (
 
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/auth"
+	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/mail"
 )
 
 // startAuth builds the /auth endpoints over store with the config file's auth section: SMTP
 // when auth.mail is set, else dev mode (links in the log). Links point at auth.base_url,
 // else server.public_url, else nodeURL — never at a request's Host, which a caller sets.
-func startAuth(cat *catalog.Catalog, nodeURL string, store auth.Store, logger *slog.Logger) (*auth.Server, error) {
+func startAuth(cat *catalog.Catalog, nodeURL string, store auth.Store, limit *authlimit.Limiter, logger *slog.Logger) (*auth.Server, error) {
 	var mailer mail.Mailer = mail.Dev{Logger: logger}
 	if m := cat.Auth.Mail; m != nil {
 		smtp, err := mail.NewSMTP(mail.Config{Host: m.Host, Port: m.Port, Security: m.Security, Username: m.Username, PasswordEnv: m.PasswordEnv, From: m.From})
@@ -29,5 +30,5 @@ func startAuth(cat *catalog.Catalog, nodeURL string, store auth.Store, logger *s
 	if base == "" {
 		base = nodeURL
 	}
-	return auth.New(auth.Config{Store: store, Mailer: mailer, Plan: cat.Auth.SignupPlan, BaseURL: base, Logger: logger}), nil
+	return auth.New(auth.Config{Store: store, Mailer: mailer, Plan: cat.Auth.SignupPlan, BaseURL: base, AuthLimit: limit, Logger: logger}), nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,13 @@ import (
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node"
 )
+
+// AdminToken is every test node's admin token (strong enough for a node to start with).
+const AdminToken = "mg-admin-nodetest-VFeS9MpxpdCopYaYABBu1x85kHKGmlHD"
+
+// ImportedKey is a secret strong enough to import (POST …/keys with import_key); tests that
+// import several append to it.
+const ImportedKey = "sk-user-biXqjrUB1HJJEUKR2FvIA75B2wl3whMj"
 
 // Env is one simulator and one gateway node with an account and key.
 type Env struct {
@@ -113,6 +121,19 @@ models:
       - {id: e, format: chat, base_url: "{{SIM}}/r/e/v1", upstream_model: up-e, credential_env: NODETEST_SIM_KEY}
 `
 
+// ManyAuthFailures raises server.auth_failures_per_minute of a catalog whose server line is
+// "server: {…}" (DefaultCatalog's) to ManyAuthFailuresLimit, for tests that send more wrong
+// keys, tokens or sessions from 127.0.0.1 within a minute than the default 30 allows.
+func ManyAuthFailures(catalogYAML string) string {
+	if !strings.Contains(catalogYAML, "\nserver: {") {
+		panic("nodetest.ManyAuthFailures: the catalog has no \"server: {\" line")
+	}
+	return strings.Replace(catalogYAML, "\nserver: {", "\nserver: {auth_failures_per_minute: "+strconv.Itoa(ManyAuthFailuresLimit)+", ", 1)
+}
+
+// ManyAuthFailuresLimit is the limit ManyAuthFailures sets.
+const ManyAuthFailuresLimit = 10000
+
 // Start brings up a simulator and a node with catalogYAML (DefaultCatalog if empty).
 func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	tb.Helper()
@@ -132,7 +153,7 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminToken: "test-admin-token",
+	cfg := node.Config{DataDir: dir, CatalogPath: catPath, Addr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", AdminToken: AdminToken,
 		Health: opt.Health, Quota: opt.Quota, QuotaStore: opt.QuotaStore, Logger: opt.Logger, Store: opt.Store,
 		LogRetentionEvery: opt.LogRetentionEvery}
 	n, err := node.Start(cfg)
@@ -269,7 +290,7 @@ func (e *Env) Admin(method, path, body string) *http.Response {
 		rd = strings.NewReader(body)
 	}
 	req, _ := http.NewRequest(method, e.Node.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer test-admin-token")
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
 	resp, err := e.Client.Do(req)
 	if err != nil {
 		e.TB.Fatal(err)
