@@ -135,7 +135,7 @@ func (l *Limiter) fail(network netip.Prefix) {
 	}
 	c.roll(now)
 	c.cur++
-	if c.estimate(now) >= int64(set.PerMinute)*int64(Window) {
+	if c.estimate(now) >= int64(set.PerMinute)*Window.Milliseconds() {
 		// Counting starts afresh when the penalty ends.
 		c.until = now.Add(set.Penalty)
 		c.start, c.cur, c.prev = c.until, 0, 0
@@ -154,11 +154,12 @@ func (c *client) roll(now time.Time) {
 	}
 }
 
-// estimate is the failures of the 60 s up to now, times Window (so it stays an integer):
-// this minute's count, and the previous minute's in the share the last 60 s still cover.
+// estimate is the failures of the 60 s up to now, times Window in milliseconds (an integer
+// that cannot overflow for any limit a catalog holds): this minute's count, and the previous
+// minute's in the share the last 60 s still cover.
 func (c *client) estimate(now time.Time) int64 {
-	covered := Window - now.Sub(c.start)
-	return int64(c.prev)*int64(covered) + int64(c.cur)*int64(Window)
+	covered := (Window - now.Sub(c.start)).Milliseconds()
+	return int64(c.prev)*covered + int64(c.cur)*Window.Milliseconds()
 }
 
 // idle says nothing of the client is remembered any longer: no penalty and no failure in
