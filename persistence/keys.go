@@ -280,6 +280,9 @@ func validateImportSecret(secret string) (string, error) {
 	case !printableASCII(secret):
 		return "", invalidf("import_key", "secret must be printable ASCII without spaces")
 	}
+	if err := CheckSecretBits("import_key", "the secret after "+prefix, secret[len(prefix):]); err != nil {
+		return "", err
+	}
 	return prefix, nil
 }
 

@@ -203,14 +203,14 @@ func TestRevokeKey(t *testing.T) {
 func TestImportKey(t *testing.T) {
 	s, _ := openStore(t)
 	acct := newAccount(t, s)
-	const secret = "sk-user-Legacy_Key.42~xyZ9"
+	const secret = importedUser
 	k, err := s.ImportKey(acct.ID, KeySpec{Name: "legacy", Models: []string{"m1"}}, secret)
 	if err != nil {
 		t.Fatalf("ImportKey: %v", err)
 	}
 	want := Key{
 		ID: k.ID, AccountID: acct.ID, Name: "legacy", Models: []string{"m1"},
-		Hint: "sk-user-…xyZ9", CreatedAt: k.CreatedAt,
+		Hint: "sk-user-…s0Ya", CreatedAt: k.CreatedAt,
 	}
 	if !keyIDRe.MatchString(k.ID) || k.CreatedAt == 0 || !reflect.DeepEqual(k, want) {
 		t.Errorf("ImportKey = %+v, want %+v", k, want)
@@ -220,10 +220,10 @@ func TestImportKey(t *testing.T) {
 	}
 
 	// sk-token- secrets can be imported too, with the matching hint.
-	tok := "sk-token-" + strings.Repeat("Q", 11) + "abcd"
+	tok := importedToken
 	k2 := must(s.ImportKey(acct.ID, KeySpec{Name: "t"}, tok))(t)
-	if k2.Hint != "sk-token-…abcd" {
-		t.Errorf("Hint = %q, want %q", k2.Hint, "sk-token-…abcd")
+	if k2.Hint != "sk-token-…v0Dj" {
+		t.Errorf("Hint = %q, want %q", k2.Hint, "sk-token-…v0Dj")
 	}
 
 	// Duplicates conflict, whichever account tries.
@@ -261,8 +261,11 @@ func TestImportKeyRejectsBadInputWritingNothing(t *testing.T) {
 		{"non-ascii", "sk-user-abcdéfghijklmnop", KeySpec{Name: "x"}, "", ErrInvalid},
 		{"DEL", "sk-user-abcdefghijklmnop\x7f", KeySpec{Name: "x"}, "", ErrInvalid},
 		{"too long", "sk-user-" + strings.Repeat("a", 505), KeySpec{Name: "x"}, "", ErrInvalid},
-		{"bad spec", "sk-user-abcdefghijklmnop", KeySpec{}, "", ErrInvalid},
-		{"unknown account", "sk-user-abcdefghijklmnop", KeySpec{Name: "x"}, "acct_nope", ErrNotFound},
+		{"bad spec", importedUser, KeySpec{}, "", ErrInvalid},
+		{"a run of one character", "sk-user-" + strings.Repeat("a", 40), KeySpec{Name: "x"}, "", ErrInvalid},
+		{"a sequence", "sk-user-0123456789abcdefghijklmnopqrstuvwxyz", KeySpec{Name: "x"}, "", ErrInvalid},
+		{"125 bits", "sk-user-Zq8rT2mV9xK4wP7nB3cY6", KeySpec{Name: "x"}, "", ErrInvalid},
+		{"unknown account", importedUser, KeySpec{Name: "x"}, "acct_nope", ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.acct == "" {
@@ -326,7 +329,7 @@ func TestSecretNeverWrittenToDisk(t *testing.T) {
 	s, dir := openStore(t)
 	acct := newAccount(t, s)
 	k, secret := must2(t, s, acct.ID, KeySpec{Name: "x"})
-	const imported = "sk-user-ImportedSecretValue123"
+	const imported = importedUser
 	k2 := must(s.ImportKey(acct.ID, KeySpec{Name: "y"}, imported))(t)
 	must(s.RevokeKey(k.ID))(t)
 	// Close (rather than Flush) so every write sits verbatim in the

@@ -34,7 +34,8 @@ func (s *Store) CreateKey(accountID string, spec KeySpec) (Key, string, error) {
 
 // ImportKey registers a secret issued elsewhere (e.g. migrated "sk-user-"
 // keys). The secret must start with "sk-user-" or "sk-token-", be 20-512
-// printable ASCII characters without spaces, and not already be registered.
+// printable ASCII characters without spaces, have MinSecretBits after its
+// prefix (SecretBits), and not already be registered.
 func (s *Store) ImportKey(accountID string, spec KeySpec, secret string) (Key, error) {
 	prefix, err := validateImportSecret(secret)
 	if err != nil {

@@ -48,8 +48,8 @@ func TestApplyHalfRechecksWhatMustBeUnique(t *testing.T) {
 	owner := must(s.CreateAccount("owner@example.com", "pro"))(t)
 	first := must(s.PrepareAccount("Race@Example.com", "pro"))(t)
 	second := must(s.PrepareAccount("race@example.com", "free"))(t)
-	imp1 := must(s.PrepareImport(owner.ID, KeySpec{Name: "a"}, "sk-user-0123456789abcdef"))(t)
-	imp2 := must(s.PrepareImport(owner.ID, KeySpec{Name: "b"}, "sk-user-0123456789abcdef"))(t)
+	imp1 := must(s.PrepareImport(owner.ID, KeySpec{Name: "a"}, importedUser))(t)
+	imp2 := must(s.PrepareImport(owner.ID, KeySpec{Name: "b"}, importedUser))(t)
 	// A key of an account created earlier in the same batch: the batch reads its own writes.
 	early, _, err := s.PrepareKey(first.Account.ID, KeySpec{Name: "early"})
 	if err != nil {

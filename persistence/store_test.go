@@ -112,7 +112,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k2 := must(s.ImportKey(a.ID, KeySpec{Name: "two"}, "sk-user-abcdefghijklmnop"))(t)
+	k2 := must(s.ImportKey(a.ID, KeySpec{Name: "two"}, importedUser))(t)
 	k1 = must(s.RevokeKey(k1.ID))(t)
 	logs := []LogEntry{entry(a.ID, "r1", 0), entry(a.ID, "r2", 0), entry(a.ID, "r3", time.Second)}
 	if err := s.AppendLog(logs); err != nil {
@@ -136,7 +136,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if got := must(s.LookupKey(sec1))(t); !reflect.DeepEqual(got, k1) || got.RevokedAt == 0 {
 		t.Errorf("LookupKey(revoked) = %+v, want %+v", got, k1)
 	}
-	if got := must(s.LookupKey("sk-user-abcdefghijklmnop"))(t); !reflect.DeepEqual(got, k2) {
+	if got := must(s.LookupKey(importedUser))(t); !reflect.DeepEqual(got, k2) {
 		t.Errorf("LookupKey(imported) = %+v, want %+v", got, k2)
 	}
 	if got := must(s.ListLog(a.ID, time.Time{}, time.Time{}, 0))(t); !reflect.DeepEqual(got, logs) {
@@ -146,7 +146,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 		t.Errorf("GetMeta = %q", got)
 	}
 	// The duplicate-secret index survives too.
-	if _, err := s.ImportKey(a.ID, KeySpec{Name: "dup"}, "sk-user-abcdefghijklmnop"); !errors.Is(err, ErrConflict) {
+	if _, err := s.ImportKey(a.ID, KeySpec{Name: "dup"}, importedUser); !errors.Is(err, ErrConflict) {
 		t.Errorf("duplicate import after reopen: err = %v, want ErrConflict", err)
 	}
 	// Keys created after reopen still list after the old ones.

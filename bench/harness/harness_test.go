@@ -173,7 +173,7 @@ func TestSuiteInProcess(t *testing.T) {
 
 	pid := os.Getpid()
 	ep := Endpoints{SimURL: env.SimURL, SimPID: pid, ProxyURL: "http://" + ln.Addr().String(), ProxyPID: pid,
-		GatewayURL: env.Node.URL, GatewayPID: pid, AdminURL: env.Node.AdminURL, AdminToken: "test-admin-token"}
+		GatewayURL: env.Node.URL, GatewayPID: pid, AdminURL: env.Node.AdminURL, AdminToken: nodetest.AdminToken}
 	cfg := Config{Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond, Reps: 1, Concurrency: 4,
 		Accounts: 30, AccountWorkers: 4, BurstRPM: 10}
 	if testing.Verbose() {

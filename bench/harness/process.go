@@ -174,7 +174,7 @@ func (l *Launched) Stop() error {
 
 // AdminToken is the gateway's admin token in launched runs (loopback only, a throwaway data
 // directory).
-const AdminToken = "mg-admin-bench-harness-token"
+const AdminToken = "mg-admin-bench-MDJOu8Flp2UNENNswO6XqEGdjSLsTN85"
 
 // SimCredential is what the gateway sends the simulator (which accepts any credential).
 const SimCredential = "sim-bench-credential"

@@ -27,7 +27,7 @@ import (
 )
 
 // AdminToken is every node's admin token (a cluster shares one).
-const AdminToken = "mg-admin-clustertest-token"
+const AdminToken = "mg-admin-clustertest-2468G5queFDCLiiWVxvOiVshw6uM3ZBY"
 
 // Model is the catalog's chat model and VideoModel its video model (route VideoRoute), both
 // served by the simulator; Plan its one plan.

@@ -34,7 +34,7 @@ type sampleLog struct {
 	secret1 string
 }
 
-const importSecret = "sk-user-0123456789abcdefghij"
+const importSecret = "sk-user-RRUD8V0Uq10Sl7lPnoEch9eC79Hzf8fa" // strong enough to import
 
 func newSampleLog(t *testing.T) sampleLog {
 	p, _ := openStore(t)

@@ -32,7 +32,7 @@ func runAdmin(t *testing.T, env *nodetest.Env, args ...string) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	env.WaitIdle() // usage must see the requests answered so far
-	args = append(args, "--admin-url", env.Node.AdminURL, "--token", "test-admin-token")
+	args = append(args, "--admin-url", env.Node.AdminURL, "--token", nodetest.AdminToken)
 	if err := adminCmd(args, &out); err != nil {
 		t.Fatalf("admin %s: %v (output %s)", strings.Join(args, " "), err, out.Bytes())
 	}
@@ -93,14 +93,14 @@ func TestAdminCmdKeysAndUsage(t *testing.T) {
 	if plain.ZDR || plain.Models == nil || len(plain.Models) != 0 || plain.Secret == "" {
 		t.Fatalf("created %+v", plain)
 	}
-	const imported = "sk-user-ImportedByTheCommand0123456789"
+	const imported = nodetest.ImportedKey
 	out := runAdmin(t, env, "keys", "create", "--account", acct, "--name", "legacy", "--import", imported)
 	if bytes.Contains(out, []byte(imported)) {
 		t.Fatalf("import output shows the secret: %s", out)
 	}
 	var imp adminKeyOut
 	adminJSON(t, out, &imp)
-	if imp.Secret != "" || imp.Hint != "sk-user-…6789" || imp.Name != "legacy" {
+	if imp.Secret != "" || imp.Hint != "sk-user-…whMj" || imp.Name != "legacy" {
 		t.Fatalf("imported %+v", imp)
 	}
 	if _, err := env.Node.Store.LookupKey(imported); err != nil {
@@ -231,7 +231,7 @@ func TestAdminCmdRoutes(t *testing.T) {
 
 func TestAdminCmdErrors(t *testing.T) {
 	env := adminTestEnv(t)
-	conn := []string{"--admin-url", env.Node.AdminURL, "--token", "test-admin-token"}
+	conn := []string{"--admin-url", env.Node.AdminURL, "--token", nodetest.AdminToken}
 	cases := []struct {
 		name      string
 		args      []string
@@ -296,7 +296,7 @@ func TestAdminCmdTokenSources(t *testing.T) {
 
 	// --data DIR: the token is read from DIR/admin-token, surrounding space trimmed.
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "admin-token"), []byte("  test-admin-token\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "admin-token"), []byte("  "+nodetest.AdminToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -313,7 +313,7 @@ func TestAdminCmdTokenSources(t *testing.T) {
 	bad := t.TempDir()
 	os.WriteFile(filepath.Join(bad, "admin-token"), []byte("wrong\n"), 0o600)
 	out.Reset()
-	if err := adminCmd(append(get, "--admin-url", env.Node.AdminURL, "--data", bad, "--token", "test-admin-token"), &out); err != nil {
+	if err := adminCmd(append(get, "--admin-url", env.Node.AdminURL, "--data", bad, "--token", nodetest.AdminToken), &out); err != nil {
 		t.Fatalf("--token with a wrong file: %v", err)
 	}
 	out.Reset()
@@ -329,7 +329,7 @@ func TestAdminCmdTokenSources(t *testing.T) {
 		t.Fatalf("token from MODELGATE_DATA: %v", err)
 	}
 	t.Setenv("MODELGATE_DATA", bad)
-	t.Setenv("MODELGATE_ADMIN_TOKEN", "test-admin-token")
+	t.Setenv("MODELGATE_ADMIN_TOKEN", nodetest.AdminToken)
 	out.Reset()
 	if err := adminCmd(get, &out); err != nil {
 		t.Fatalf("token from MODELGATE_ADMIN_TOKEN: %v", err)
@@ -364,7 +364,7 @@ func TestAdminBillingCommands(t *testing.T) {
 		t.Fatalf("quota %+v", q)
 	}
 	var out bytes.Buffer
-	err := adminCmd([]string{"accounts", "plan", a.ID, "--plan", "gold", "--admin-url", env.Node.AdminURL, "--token", "test-admin-token"}, &out)
+	err := adminCmd([]string{"accounts", "plan", a.ID, "--plan", "gold", "--admin-url", env.Node.AdminURL, "--token", nodetest.AdminToken}, &out)
 	if err == nil || !strings.Contains(err.Error(), "plan gold is not in the catalog") {
 		t.Fatalf("unknown plan: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
 // deadAddr is an address nothing listens on: a command sent there fails.
@@ -67,7 +68,7 @@ func TestAdminFindsTheAdminListener(t *testing.T) {
 			if got != admin && tc.runErr == "" {
 				return // not this test's node: where it points is what is checked
 			}
-			args := []string{"accounts", "get", env.Account.ID, "--token", "test-admin-token"}
+			args := []string{"accounts", "get", env.Account.ID, "--token", nodetest.AdminToken}
 			if tc.flag != "" {
 				args = append(args, "--admin-url", tc.flag)
 			}
@@ -96,7 +97,7 @@ func TestAdminFindsTheAdminListener(t *testing.T) {
 func TestItem12AdminFlagsAnywhere(t *testing.T) {
 	env := adminTestEnv(t)
 	t.Setenv("MODELGATE_ADMIN_URL", env.Node.AdminURL)
-	t.Setenv("MODELGATE_ADMIN_TOKEN", "test-admin-token")
+	t.Setenv("MODELGATE_ADMIN_TOKEN", nodetest.AdminToken)
 	id := env.Account.ID
 	for i, args := range [][]string{
 		{"accounts", "credits", id, "--amount", "1", "--key", "k0"},
@@ -184,7 +185,7 @@ func TestItem13AdminCmdListsAccounts(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	err := adminCmd([]string{"accounts", "create", "--email", "ONE@example.com", "--admin-url", env.Node.AdminURL, "--token", "test-admin-token"}, &out)
+	err := adminCmd([]string{"accounts", "create", "--email", "ONE@example.com", "--admin-url", env.Node.AdminURL, "--token", nodetest.AdminToken}, &out)
 	if want := "POST /admin/v1/accounts: 409 Conflict: {"; err == nil || !strings.HasPrefix(err.Error(), want) ||
 		!strings.Contains(err.Error(), `"code": "email_taken"`) || !strings.Contains(err.Error(), all[1].ID) {
 		t.Fatalf("duplicate e-mail: %v", err)

@@ -34,7 +34,7 @@ import (
 )
 
 const (
-	ktAdminToken = "mg-admin-killtest-0123456789abcdef"
+	ktAdminToken = "mg-admin-killtest-DPHRZTTHPEfc8xYq0upBIQuFtm88reiS"
 	ktSimKeyEnv  = "KILLTEST_SIM_KEY"
 	ktWorkers    = 8
 	ktWindow     = 720 * time.Hour // every plan's window: no reset during the test

@@ -43,8 +43,9 @@ type Edge struct {
 	MaxBodyBytesInFlight int64
 	// MaxConnsPerIP caps one address's open connections to the public listener.
 	MaxConnsPerIP int
-	// AuthFailuresPerMinute is how many failed key, token or session checks one address may
-	// make in a minute before its auth attempts are refused with 429 for AuthPenalty.
+	// AuthFailuresPerMinute is how many failed key, token, session or password checks one
+	// client may make in a minute: the last of them starts AuthPenalty, during which its auth
+	// attempts are refused with 429 (transport/authlimit).
 	AuthFailuresPerMinute int
 	AuthPenalty           time.Duration
 	// FetchAllow are private addresses the gateway's own downloads (an upstream's image

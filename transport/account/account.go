@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
+	"github.com/modelgate/modelgate/transport/authlimit"
 )
 
 // Prefix is where the account API is served.
@@ -45,6 +46,9 @@ type Deps struct {
 	Grants Grants
 	Logger *slog.Logger
 	Now    func() time.Time // nil: time.Now
+	// AuthLimit refuses a client that keeps failing key checks (the node's one limiter, which
+	// Auth's session check asks too; nil: none).
+	AuthLimit *authlimit.Limiter
 }
 
 // Server is the account API.
@@ -94,7 +98,7 @@ func (s *Server) guard(h handler, needSession bool) http.HandlerFunc {
 					"managing keys needs a logged-in session (the dashboard); an API key may only read its account")
 				return
 			}
-			if acct, ok := s.keyAccount(w, secret); ok {
+			if acct, ok := s.keyAccount(w, r, secret); ok {
 				h(w, r, acct)
 			}
 			return
@@ -131,10 +135,15 @@ func apiKey(w http.ResponseWriter, r *http.Request) (string, bool) {
 }
 
 // keyAccount checks the key as the API's key check does and reads its account.
-func (s *Server) keyAccount(w http.ResponseWriter, secret string) (persistence.Account, bool) {
+func (s *Server) keyAccount(w http.ResponseWriter, r *http.Request, secret string) (persistence.Account, bool) {
+	if wait := s.AuthLimit.Wait(r, authlimit.APIKey); wait > 0 {
+		authlimit.Refuse(w, wait, admin.Fail)
+		return persistence.Account{}, false
+	}
 	k, err := s.Keys.LookupKey(secret)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrInvalid):
+		s.AuthLimit.Failed(r, authlimit.APIKey)
 		admin.Fail(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "invalid API key")
 	case errors.Is(err, persistence.ErrDisabled):
 		admin.Fail(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this API key's account has been disabled by the gateway's operator")

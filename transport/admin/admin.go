@@ -21,6 +21,7 @@ import (
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/authlimit"
 )
 
 // Store is what the admin API changes.
@@ -52,6 +53,9 @@ type Deps struct {
 	Catalog   *catalog.Holder
 	Quota     *quota.Service
 	Health    RouteHealth
+	// AuthLimit refuses a client that keeps failing token checks (the node's one limiter;
+	// nil: none).
+	AuthLimit *authlimit.Limiter
 }
 
 // Server is the admin API.
@@ -61,11 +65,12 @@ type Server struct {
 	catalog   *catalog.Holder
 	quota     *quota.Service
 	health    RouteHealth
+	authLimit *authlimit.Limiter
 }
 
 // New builds the admin API.
 func New(d Deps) *Server {
-	return &Server{store: d.Store, tokenHash: d.TokenHash, catalog: d.Catalog, quota: d.Quota, health: d.Health}
+	return &Server{store: d.Store, tokenHash: d.TokenHash, catalog: d.Catalog, quota: d.Quota, health: d.Health, authLimit: d.AuthLimit}
 }
 
 // DefaultPlan is the plan of an account created without one.
@@ -96,12 +101,23 @@ func (s *Server) Register(r *mux.Router) {
 // cluster's /admin/cluster).
 func (s *Server) Guard(next http.Handler) http.Handler { return s.guard(next) }
 
-// guard compares hashes in constant time, so neither the token nor its length leaks.
+// guard compares hashes in constant time, so neither the token nor its length leaks. Any
+// Authorization header is an attempt: a client that failed too many is refused unchecked.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		header := r.Header.Get("Authorization")
+		if header != "" {
+			if wait := s.authLimit.Wait(r, authlimit.AdminToken); wait > 0 {
+				authlimit.Refuse(w, wait, Fail)
+				return
+			}
+		}
+		token, ok := strings.CutPrefix(header, "Bearer ")
 		got := sha256.Sum256([]byte(strings.TrimSpace(token)))
 		if !ok || subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) != 1 {
+			if header != "" {
+				s.authLimit.Failed(r, authlimit.AdminToken)
+			}
 			Fail(w, http.StatusUnauthorized, "authentication_error", "invalid_admin_token", "", "the admin API needs 'Authorization: Bearer <admin token>'")
 			return
 		}

@@ -283,7 +283,7 @@ func TestCreateKey(t *testing.T) {
 
 func TestImportKey(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
-	const secret = "sk-user-LegacyIssuedKey0123456789abcdefWXYZ"
+	const secret = nodetest.ImportedKey
 	path := "/admin/v1/accounts/" + env.Account.ID + "/keys"
 	status, raw := admin(t, env, http.MethodPost, path, `{"name":"legacy","models":["chat"],"import_key":"`+secret+`"}`)
 	if status != 201 {
@@ -294,7 +294,7 @@ func TestImportKey(t *testing.T) {
 	}
 	var k keyOut
 	Decode(t, raw, &k)
-	if k.AccountID != env.Account.ID || k.Name != "legacy" || !slices.Equal(k.Models, []string{"chat"}) || k.ZDR || k.Hint != "sk-user-…WXYZ" {
+	if k.AccountID != env.Account.ID || k.Name != "legacy" || !slices.Equal(k.Models, []string{"chat"}) || k.ZDR || k.Hint != "sk-user-…whMj" {
 		t.Fatalf("imported key = %s", raw)
 	}
 	// The imported secret authenticates, with the key's restriction.
@@ -320,7 +320,11 @@ func TestImportKey(t *testing.T) {
 		{"minted secret re-imported", env.Account.ID, `{"name":"dup","import_key":"` + env.Key + `"}`, 409, "conflict", "import_key", "already registered"},
 		{"bad prefix", env.Account.ID, `{"name":"x","import_key":"pk-live-0123456789abcdefghijkl"}`, 400, "invalid_request", "import_key", "sk-user-"},
 		{"too short", env.Account.ID, `{"name":"x","import_key":"sk-user-short"}`, 400, "invalid_request", "import_key", "min 20"},
-		{"unknown account", "acct_doesnotexist000000", `{"name":"x","import_key":"sk-user-AnotherLegacyKey0123456789"}`, 404, "account_not_found", "", ""},
+		{"12 characters of secret", env.Account.ID, `{"name":"x","import_key":"sk-user-aaaaaaaaaaaa"}`, 400, "invalid_request", "import_key",
+			"the secret after sk-user- has about 4 bits of entropy, under the 128 needed"},
+		{"a guessable secret", env.Account.ID, `{"name":"x","import_key":"sk-token-Password1234567890"}`, 400, "invalid_request", "import_key",
+			"the secret after sk-token- has about 59 bits of entropy, under the 128 needed"},
+		{"unknown account", "acct_doesnotexist000000", `{"name":"x","import_key":"` + nodetest.ImportedKey + `2"}`, 404, "account_not_found", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -345,7 +349,7 @@ func TestListKeysNeverShowsSecrets(t *testing.T) {
 	path := "/admin/v1/accounts/" + env.Account.ID + "/keys"
 	minted1 := createKey(t, env, env.Account.ID, `{"name":"one"}`)
 	minted2 := createKey(t, env, env.Account.ID, `{"name":"two","models":["embed"],"zdr":true}`)
-	const imported = "sk-user-ImportedSecretForListing0123456789"
+	const imported = nodetest.ImportedKey + "List"
 	imp := createKey(t, env, env.Account.ID, `{"name":"three","import_key":"`+imported+`"}`)
 	revoked := createKey(t, env, env.Account.ID, `{"name":"four"}`)
 	if s, raw := admin(t, env, http.MethodDelete, "/admin/v1/keys/"+revoked.ID, ""); s != 200 {
@@ -378,7 +382,7 @@ func TestListKeysNeverShowsSecrets(t *testing.T) {
 		{envKey.ID, "test", "sk-token-…" + env.Key[len(env.Key)-4:], false},
 		{minted1.ID, "one", minted1.Hint, false},
 		{minted2.ID, "two", minted2.Hint, false},
-		{imp.ID, "three", "sk-user-…6789", false},
+		{imp.ID, "three", "sk-user-…List", false},
 		{revoked.ID, "four", revoked.Hint, true},
 	}
 	if out.Object != "list" || len(out.Data) != len(want) {
@@ -440,7 +444,7 @@ func TestRevokeKey(t *testing.T) {
 // TestGuard: every route refuses every request without the exact bearer admin token, and
 // a refused request changes nothing.
 func TestGuard(t *testing.T) {
-	env := nodetest.Start(t, "", nodetest.Options{})
+	env := nodetest.Start(t, nodetest.ManyAuthFailures(nodetest.DefaultCatalog), nodetest.Options{}) // 64 wrong tokens
 	envKey, _ := env.Node.Store.LookupKey(env.Key)
 	acct := env.Account.ID
 	routes := []struct{ method, path, body string }{
@@ -453,20 +457,20 @@ func TestGuard(t *testing.T) {
 		{http.MethodDelete, "/admin/v1/keys/" + envKey.ID, ""},
 		{http.MethodGet, "/admin/v1/routes", ""},
 	}
-	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:test-admin-token"))
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:"+nodetest.AdminToken))
 	auths := []struct {
 		name    string
 		headers []string
 	}{
 		{"no token", nil},
 		{"wrong token", []string{"Authorization", "Bearer wrong-token"}},
-		{"token prefix", []string{"Authorization", "Bearer test-admin"}},
-		{"token with suffix", []string{"Authorization", "Bearer test-admin-token2"}},
+		{"token prefix", []string{"Authorization", "Bearer " + nodetest.AdminToken[:20]}},
+		{"token with suffix", []string{"Authorization", "Bearer " + nodetest.AdminToken + "2"}},
 		{"basic scheme", []string{"Authorization", basic}},
-		{"basic with raw token", []string{"Authorization", "Basic test-admin-token"}},
-		{"token without scheme", []string{"Authorization", "test-admin-token"}},
+		{"basic with raw token", []string{"Authorization", "Basic " + nodetest.AdminToken}},
+		{"token without scheme", []string{"Authorization", nodetest.AdminToken}},
 		{"empty bearer", []string{"Authorization", "Bearer "}},
-		{"api key header", []string{"x-api-key", "test-admin-token"}},
+		{"api key header", []string{"x-api-key", nodetest.AdminToken}},
 		{"user api key", []string{"Authorization", "Bearer " + env.Key}},
 	}
 	for _, rt := range routes {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/authlimit"
 )
 
 // ErrKeysUnavailable is what a Keys implementation wraps when it cannot answer in time (a
@@ -43,13 +44,18 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	if secret == "" {
 		return errUnauthorized("no API key: send 'Authorization: Bearer <API key>' or 'x-api-key: <API key>'")
 	}
+	if wait := s.AuthLimit.Wait(r, authlimit.APIKey); wait > 0 {
+		return errAuthLimited(wait)
+	}
 	if !strings.HasPrefix(secret, "sk-token-") && !strings.HasPrefix(secret, "sk-user-") {
+		s.AuthLimit.Failed(r, authlimit.APIKey)
 		return errUnauthorized("invalid API key: keys start with sk-token- or sk-user-")
 	}
 	c.checked = time.Now() // the cluster's wait budget starts here (quota.MaxWait)
 	key, err := s.Keys.LookupKey(secret)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
+		s.AuthLimit.Failed(r, authlimit.APIKey)
 		return errUnauthorized("invalid API key")
 	case errors.Is(err, ErrKeysUnavailable):
 		s.Logger.Warn("key check unavailable", "request_id", c.id, "err", err)
@@ -71,6 +77,13 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	}
 	c.key, c.ctx = key, r.Context()
 	return nil
+}
+
+// errAuthLimited refuses a key from a client that failed too many key, token or session
+// checks (authlimit): the key is not looked at.
+func errAuthLimited(wait time.Duration) *apiError {
+	return &apiError{Status: http.StatusTooManyRequests, Type: authlimit.Type, Code: authlimit.Code,
+		RetryAfter: authlimit.Seconds(wait), Message: authlimit.Message(wait)}
 }
 
 // errKeyExpired is the 401 of a key past its expiry (persistence.KeyLimits.ExpiresAt).

@@ -91,9 +91,9 @@ func TestItem6RateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
 		{"wrong method, messages", "PUT", "/v1/messages", env.Key, "", 405, "messages", ""},
 		{"wrong method, gemini", "DELETE", "/v1beta/models", env.Key, "", 405, "google", ""},
 		{"admin without its token", "GET", adminListener + "/admin/v1/accounts", "", "", 401, "chat", ""},
-		{"admin, unknown account", "GET", adminListener + "/admin/v1/accounts/acct_nope", "test-admin-token", "", 404, "chat", ""},
-		{"admin, invalid body", "POST", adminListener + "/admin/v1/accounts", "test-admin-token", `{"email":`, 400, "chat", ""},
-		{"admin on the public port", "GET", "/admin/v1/accounts", "test-admin-token", "", 404, "chat", ""},
+		{"admin, unknown account", "GET", adminListener + "/admin/v1/accounts/acct_nope", nodetest.AdminToken, "", 404, "chat", ""},
+		{"admin, invalid body", "POST", adminListener + "/admin/v1/accounts", nodetest.AdminToken, `{"email":`, 400, "chat", ""},
+		{"admin on the public port", "GET", "/admin/v1/accounts", nodetest.AdminToken, "", 404, "chat", ""},
 	}
 	// budgetNow is the key's budget as a model list shows it: the reference each answer's
 	// headers must equal (the list itself takes nothing, as the rows show).

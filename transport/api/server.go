@@ -19,6 +19,7 @@ import (
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -55,6 +56,9 @@ type Deps struct {
 	Upstream *upstream.Client
 	Metrics  *metrics.Metrics
 	Logger   *slog.Logger
+	// AuthLimit refuses a client that keeps failing key checks (the node's one limiter;
+	// nil: none).
+	AuthLimit *authlimit.Limiter
 }
 
 // Server is the /v1 API.

@@ -3,6 +3,7 @@ package auth
 import (
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -40,6 +41,7 @@ type env struct {
 	store *persistence.Store
 	smtp  *mailtest.Server
 	clock *clock
+	srv   *Server
 }
 
 func newEnv(t *testing.T, limits Limits) *env {
@@ -62,7 +64,7 @@ func newEnv(t *testing.T, limits Limits) *env {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(a.Close)
 	a.Register(r)
-	return &env{t: t, url: srv.URL, store: store, smtp: smtp, clock: c}
+	return &env{t: t, url: srv.URL, store: store, smtp: smtp, clock: c, srv: a}
 }
 
 // answer is one HTTP answer, its body read.
@@ -75,6 +77,13 @@ type answer struct {
 
 // call sends a request; session (a cookie value) and csrf are sent when not empty.
 func (e *env) call(method, path, body, session, csrf string) answer {
+	e.t.Helper()
+	return e.callFrom("", method, path, body, session, csrf)
+}
+
+// callFrom sends a request from the loopback address from ("": the system's choice, which
+// is 127.0.0.1): Linux's loopback takes any 127/8 source, so each is another client.
+func (e *env) callFrom(from, method, path, body, session, csrf string) answer {
 	e.t.Helper()
 	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
 	if err != nil {
@@ -90,6 +99,10 @@ func (e *env) call(method, path, body, session, csrf string) answer {
 		req.Header.Set(CSRFHeader, csrf)
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if from != "" {
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		client.Transport = &http.Transport{DialContext: dialer.DialContext}
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		e.t.Fatal(err)

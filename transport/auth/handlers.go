@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/authlimit"
 )
 
 type credentials struct {
@@ -88,10 +89,11 @@ type sessionAnswer struct {
 }
 
 // handleLogin is POST /auth/login. A wrong e-mail and a wrong password get one answer, and
-// take as long: an unknown e-mail is checked against a dummy hash.
+// take as long: an unknown e-mail is checked against a dummy hash, and the failure waits the
+// e-mail's delay either way.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	var in credentials
-	if !decode(w, r, &in) || s.login.refused(w, r, in.Email) || s.storeFailed(w, persistence.CheckEmail(in.Email)) {
+	if !decode(w, r, &in) || s.passwordRefused(w, r, in.Email) || s.storeFailed(w, persistence.CheckEmail(in.Email)) {
 		return
 	}
 	acct, login, ok, err := s.checkPassword(in.Email, in.Password)
@@ -99,7 +101,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		s.login.add(r, in.Email)
+		s.passwordFailed(r, in.Email)
 		fail(w, http.StatusUnauthorized, "authentication_error", "invalid_credentials", "", "the e-mail or the password is wrong")
 		return
 	}
@@ -122,6 +124,23 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	s.setCookie(w, r, id)
 	writeJSON(w, http.StatusOK, sessionAnswer{Account: viewOf(acct), CSRFToken: persistence.CSRFToken(id)})
+}
+
+// passwordRefused answers 429 to a password check from a client locked out for the e-mail,
+// or for every e-mail, or that failed too many checks of any kind (authlimit).
+func (s *Server) passwordRefused(w http.ResponseWriter, r *http.Request, email string) bool {
+	if wait := s.cfg.AuthLimit.Wait(r, authlimit.Password); wait > 0 {
+		authlimit.Refuse(w, wait, fail)
+		return true
+	}
+	return s.login.refused(w, r, email)
+}
+
+// passwordFailed counts a wrong password for the e-mail and the client, and waits the
+// e-mail's delay (or until the client leaves).
+func (s *Server) passwordFailed(r *http.Request, email string) {
+	s.cfg.AuthLimit.Failed(r, authlimit.Password)
+	s.sleep(r.Context(), s.login.failed(r, email))
 }
 
 // checkPassword finds the login of email and checks password against it, always paying for

@@ -61,7 +61,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, c *Curre
 		Current string `json:"current_password"`
 		New     string `json:"new_password"`
 	}
-	if !decode(w, r, &in) || s.login.refused(w, r, c.Account.Email) {
+	if !decode(w, r, &in) || s.passwordRefused(w, r, c.Account.Email) {
 		return
 	}
 	login, err := s.cfg.Store.GetLogin(c.Account.ID)
@@ -69,7 +69,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, c *Curre
 		return
 	}
 	if !persistence.VerifyPassword(login.PasswordHash, in.Current) {
-		s.login.add(r, c.Account.Email)
+		s.passwordFailed(r, c.Account.Email)
 		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_current_password", "current_password", "current_password is wrong")
 		return
 	}

@@ -1,4 +1,4 @@
-// Package auth serves the sign-in endpoints under /auth (issue #14): sign-up with e-mail
+// Package auth serves the sign-in endpoints under /auth: sign-up with e-mail
 // verification, login and server-side sessions with CSRF tokens, password reset and change.
 // It runs over a Store: the single node's persistence.Store, or cluster/meta.Store in
 // cluster mode. The endpoints are same-origin JSON; errors use the OpenAI-style envelope.
@@ -6,6 +6,7 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/mail"
 )
 
@@ -47,8 +49,11 @@ type Config struct {
 	// the node's own URL); never the request's Host, which a caller could forge.
 	BaseURL string
 	Limits  Limits
-	Now     func() time.Time // the proposers' clock; nil: time.Now
-	Logger  *slog.Logger
+	// AuthLimit refuses a client that keeps failing session or password checks (the node's
+	// one limiter; nil: none).
+	AuthLimit *authlimit.Limiter
+	Now       func() time.Time // the proposers' clock; nil: time.Now
+	Logger    *slog.Logger
 
 	// PublicURL is the current server.public_url ("" unset; nil: none): an https one makes
 	// the session cookie Secure whatever connection a request came over.
@@ -61,9 +66,10 @@ type Server struct {
 	now    func() time.Time
 	log    *slog.Logger
 	out    *outbox
-	login  pair // failed logins (and wrong current passwords)
+	login  logins // failed logins (and wrong current passwords)
 	signup pair
 	forgot pair
+	sleep  func(context.Context, time.Duration) // a failed login's delay
 }
 
 // New builds the /auth API and starts its mail queue; Close stops it.
@@ -83,9 +89,10 @@ func New(cfg Config) *Server {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	l := cfg.Limits
 	return &Server{cfg: cfg, now: cfg.Now, log: cfg.Logger, out: newOutbox(cfg.Mailer, cfg.Logger),
-		login:  newPair(cfg.Now, l.LoginPerEmail, l.LoginPerAddress),
+		login:  newLogins(cfg.Now, l),
 		signup: newPair(cfg.Now, l.SignupPerEmail, l.SignupPerAddress),
-		forgot: newPair(cfg.Now, l.ForgotPerEmail, l.ForgotPerAddress)}
+		forgot: newPair(cfg.Now, l.ForgotPerEmail, l.ForgotPerAddress),
+		sleep:  sleep}
 }
 
 // Close sends the mail already queued (until its deadline) and stops the queue.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/peer"
 )
 
@@ -43,7 +44,8 @@ func CurrentFrom(ctx context.Context) (*Current, bool) {
 }
 
 // Authenticate reads the session cookie: the caller, or false after answering 401 (no or
-// ended session), 403 csrf_token_invalid (a state-changing method without the session's
+// ended session: a failed check for the client's authlimit), 429 (a client that failed too
+// many checks), 403 csrf_token_invalid (a state-changing method without the session's
 // CSRF token) or 403 account_disabled. A session last seen more than SessionTouchEvery ago
 // is touched (its idle expiry moves).
 func (s *Server) Authenticate(w http.ResponseWriter, r *http.Request) (*Current, bool) {
@@ -52,11 +54,16 @@ func (s *Server) Authenticate(w http.ResponseWriter, r *http.Request) (*Current,
 		fail(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "", "not logged in: log in at POST /auth/login")
 		return nil, false
 	}
+	if wait := s.cfg.AuthLimit.Wait(r, authlimit.Session); wait > 0 {
+		authlimit.Refuse(w, wait, fail)
+		return nil, false
+	}
 	now := s.now()
 	hash := persistence.SessionHash(ck.Value)
 	ses, acct, err := s.cfg.Store.GetSession(hash, now)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
+		s.cfg.AuthLimit.Failed(r, authlimit.Session)
 		s.clearCookie(w, r)
 		fail(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "", "the session has ended (logged out, expired, or the password changed): log in again")
 		return nil, false

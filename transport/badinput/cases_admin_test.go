@@ -30,8 +30,8 @@ func adminCases() []badCase {
 	return []badCase{
 		call("GET", "no token", accounts, "", noToken).withKey(keyNone),
 		call("GET", "a wrong token", accounts, "", noToken).withKey(keyNone).withHeaders("Authorization", "Bearer not-the-token"),
-		call("GET", "the token as x-api-key", accounts, "", noToken).withKey(keyNone).withHeaders("x-api-key", "test-admin-token"),
-		call("GET", "the token in Basic authorization", accounts, "", noToken).withKey(keyNone).withHeaders("Authorization", "Basic test-admin-token"),
+		call("GET", "the token as x-api-key", accounts, "", noToken).withKey(keyNone).withHeaders("x-api-key", nodetest.AdminToken),
+		call("GET", "the token in Basic authorization", accounts, "", noToken).withKey(keyNone).withHeaders("Authorization", "Basic "+nodetest.AdminToken),
 		call("GET", "an API key as the token", accounts, "", noToken).withKey(keyMain),
 		call("POST", "a new account: not JSON", accounts, `not json`, badJSON("not valid JSON")),
 		call("POST", "a new account: a JSON array", accounts, `[]`, badJSON("got array")),

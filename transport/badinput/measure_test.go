@@ -86,7 +86,7 @@ func (s *suite) measure(t *testing.T, c *caseAccount) state {
 func (s *suite) adminGet(t *testing.T, path string, v any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.env.Node.AdminURL+path, nil)
-	req.Header.Set("Authorization", "Bearer test-admin-token")
+	req.Header.Set("Authorization", "Bearer "+nodetest.AdminToken)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)

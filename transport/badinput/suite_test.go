@@ -74,6 +74,7 @@ type badCase struct {
 	known              bool   // a valid key goes in the case's headers (it gets rate headers)
 	admin              bool   // sent to the admin listener (the admin API's cases), not the public port
 	plan               string // the account's plan ("" = roomy)
+	from               string // the loopback address the case's requests come from ("": 127.0.0.1)
 	want               answer
 	eff                effect
 	// prepare readies the account before the case is measured; check looks further at the
@@ -166,7 +167,7 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
 		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(),
-		adminPlaneCases(), edgeCases(), fetchCases(), inputsCases()} {
+		adminPlaneCases(), edgeCases(), fetchCases(), inputsCases(), authFailCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}
@@ -261,7 +262,7 @@ func (s *suite) account(t *testing.T, plan string, kind keyKind) *caseAccount {
 			_, err = store.RevokeKey(rk.ID)
 		}
 	case keyAdmin:
-		c.secret = "test-admin-token"
+		c.secret = nodetest.AdminToken
 	case keyNone:
 		c.secret = ""
 	}
@@ -300,7 +301,7 @@ func (s *suite) send(t *testing.T, bc badCase, c *caseAccount) (*http.Response, 
 	if h := req.Header.Get("Host"); h != "" {
 		req.Host = h // Go's client sends req.Host, not a Host header
 	}
-	resp, err := s.client.Do(req)
+	resp, err := s.clientFrom(bc.from).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", bc.method, bc.path, err)
 	}

@@ -28,6 +28,8 @@ type Metrics struct {
 	logDrops  prometheus.Counter
 	dropped   *prometheus.CounterVec
 	panics    *prometheus.CounterVec
+	authFails *prometheus.CounterVec
+	authRefs  *prometheus.CounterVec
 }
 
 // New registers every metric, plus the Go runtime and process collectors.
@@ -83,8 +85,15 @@ func New() *Metrics {
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "modelgate_panics_total", Help: "Requests whose handler panicked (answered 500, logged with the stack), by endpoint.",
 		}, []string{"endpoint"}),
+		authFails: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_auth_failures_total", Help: "Failed credential checks, by kind (api_key, admin_token, session, password).",
+		}, []string{"kind"}),
+		authRefs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "modelgate_auth_refusals_total", Help: "Auth attempts refused with 429 unchecked because their client address failed too often, by kind.",
+		}, []string{"kind"}),
 	}
 	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.routeSt, m.routeErr, m.routeWt, m.logDrops, m.dropped, m.panics,
+		m.authFails, m.authRefs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -151,6 +160,12 @@ func (m *Metrics) Dropped(client, upstream string, fields []string) {
 
 // Panic counts a request whose handler panicked.
 func (m *Metrics) Panic(endpoint string) { m.panics.WithLabelValues(endpoint).Inc() }
+
+// AuthFailure counts a failed credential check; kind is one of authlimit's kinds.
+func (m *Metrics) AuthFailure(kind string) { m.authFails.WithLabelValues(kind).Inc() }
+
+// AuthRefused counts an auth attempt refused because its address failed too often.
+func (m *Metrics) AuthRefused(kind string) { m.authRefs.WithLabelValues(kind).Inc() }
 
 // Store publishes the data directory's state, read at each scrape: whether the store takes
 // writes (0 while its disk is full and calls are refused with 503) and the free bytes.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/auth"
+	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/mail"
 )
 
@@ -12,7 +13,7 @@ import (
 // when auth.mail is set, else dev mode (links in the log). Links point at auth.base_url,
 // else server.public_url, else nodeURL — never at a request's Host, which a caller sets.
 // The session cookie is Secure whenever the current catalog's public_url is https.
-func startAuth(cats *catalog.Holder, nodeURL string, store auth.Store, logger *slog.Logger) (*auth.Server, error) {
+func startAuth(cats *catalog.Holder, nodeURL string, store auth.Store, limit *authlimit.Limiter, logger *slog.Logger) (*auth.Server, error) {
 	cat := cats.Load()
 	var mailer mail.Mailer = mail.Dev{Logger: logger}
 	if m := cat.Auth.Mail; m != nil {
@@ -31,6 +32,6 @@ func startAuth(cats *catalog.Holder, nodeURL string, store auth.Store, logger *s
 	if base == "" {
 		base = nodeURL
 	}
-	return auth.New(auth.Config{Store: store, Mailer: mailer, Plan: cat.Auth.SignupPlan, BaseURL: base, Logger: logger,
+	return auth.New(auth.Config{Store: store, Mailer: mailer, Plan: cat.Auth.SignupPlan, BaseURL: base, AuthLimit: limit, Logger: logger,
 		PublicURL: func() string { return cats.Load().Server.PublicURL }}), nil
 }

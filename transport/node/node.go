@@ -35,6 +35,7 @@ import (
 	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
+	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/peer"
 	"github.com/modelgate/modelgate/transport/upstream"
@@ -225,12 +226,14 @@ func Start(cfg Config) (*Node, error) {
 	// loses its body and meets a 405). Such a path is a 404 naming it (api.NotFound).
 	r := mux.NewRouter().SkipClean(true)
 	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
+	// One limiter of failed key, token, session and password checks for every surface.
+	authLimit := authlimit.New(authlimit.FromCatalog(n.Catalog), n.Metrics)
 	n.API = api.New(api.Deps{
 		Keys: keys, Accounts: store, Log: store, Recorder: store, Quota: n.Quota, Assets: apiAssets, Videos: n.Video,
-		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger,
+		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger, AuthLimit: authLimit,
 	})
 	n.API.Register(r)
-	adm := admin.New(admin.Deps{Store: adminStore, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board})
+	adm := admin.New(admin.Deps{Store: adminStore, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board, AuthLimit: authLimit})
 	registerAdminElsewhere(r) // the admin API is on its own listener (serveAdminPlane)
 	r.NotFoundHandler = unrouted(r, n.API)
 	r.MethodNotAllowedHandler = r.NotFoundHandler
@@ -258,14 +261,14 @@ func Start(cfg Config) (*Node, error) {
 	n.URL = certs.scheme() + "://" + n.ln.Addr().String()
 	warnNoPublicURL(cat, n.ln.Addr(), cfg.Logger)
 	n.ln = certs.listener(n.ln)
-	if n.Auth, err = startAuth(n.Catalog, n.URL, authStore, cfg.Logger); err != nil {
+	if n.Auth, err = startAuth(n.Catalog, n.URL, authStore, authLimit, cfg.Logger); err != nil {
 		closeListeners(n.ln, metricsLn, adminPlane.ln)
 		n.adminCerts.close()
 		n.shutdownActors()
 		return nil, err
 	}
 	n.Auth.Register(r) // before Serve: the router is not read until then
-	account.New(account.Deps{Store: adminStore, Admin: adm, Auth: n.Auth, Keys: keys, Grants: store, Logger: cfg.Logger}).Register(r)
+	account.New(account.Deps{Store: adminStore, Admin: adm, Auth: n.Auth, Keys: keys, Grants: store, Logger: cfg.Logger, AuthLimit: authLimit}).Register(r)
 	registerDashboard(r)
 	handler := n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered))
 	// Who the client is (peer.Of), worked out once: forwarding headers only from trusted proxies.
@@ -370,8 +373,13 @@ func (n *Node) shutdownActors() {
 
 // adminToken returns the hash to check and, when this start created or was given the
 // token, the token itself to show. A created token is written to <data>/admin-token (0600).
+// A given or stored token needs persistence.MinSecretBits (after an mg-admin- prefix, which
+// guesses nothing): the node refuses to start with a weaker one.
 func adminToken(dataDir, given string) ([32]byte, string, error) {
 	if given != "" {
+		if err := strongAdminToken("the admin token given (MODELGATE_ADMIN_TOKEN)", given, ""); err != nil {
+			return [32]byte{}, "", err
+		}
 		return sha256.Sum256([]byte(given)), given, nil
 	}
 	path := filepath.Join(dataDir, "admin-token")
@@ -380,13 +388,28 @@ func adminToken(dataDir, given string) ([32]byte, string, error) {
 		if t == "" {
 			return [32]byte{}, "", fmt.Errorf("%s is empty; delete it to create a new admin token", path)
 		}
+		if err := strongAdminToken("the admin token in "+path, t, "; or delete the file to have one made"); err != nil {
+			return [32]byte{}, "", err
+		}
 		return sha256.Sum256([]byte(t)), t, nil
 	}
-	t := "mg-admin-" + RandomBase62(40)
+	t := adminTokenPrefix + RandomBase62(40)
 	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
 		return [32]byte{}, "", fmt.Errorf("admin token: %w", err)
 	}
 	return sha256.Sum256([]byte(t)), t, nil
+}
+
+// adminTokenPrefix starts the tokens a node makes; it adds nothing to a guess.
+const adminTokenPrefix = "mg-admin-"
+
+// strongAdminToken refuses a token under persistence.MinSecretBits, saying what it is and,
+// after the estimator's advice, what else to do.
+func strongAdminToken(what, token, orElse string) error {
+	if err := persistence.CheckSecretBits("", what, strings.TrimPrefix(token, adminTokenPrefix)); err != nil {
+		return fmt.Errorf("%w%s", err, orElse)
+	}
+	return nil
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,13 @@ import (
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node"
 )
+
+// AdminToken is every test node's admin token (strong enough for a node to start with).
+const AdminToken = "mg-admin-nodetest-VFeS9MpxpdCopYaYABBu1x85kHKGmlHD"
+
+// ImportedKey is a secret strong enough to import (POST …/keys with import_key); tests that
+// import several append to it.
+const ImportedKey = "sk-user-biXqjrUB1HJJEUKR2FvIA75B2wl3whMj"
 
 // Env is one simulator and one gateway node with an account and key.
 type Env struct {
@@ -132,6 +140,19 @@ models:
     routes:
       - {id: e, format: chat, base_url: "{{SIM}}/r/e/v1", upstream_model: up-e, credential_env: NODETEST_SIM_KEY}
 `
+
+// ManyAuthFailures raises server.auth_failures_per_minute of a catalog whose server line is
+// "server: {…}" (DefaultCatalog's) to ManyAuthFailuresLimit, for tests that send more wrong
+// keys, tokens or sessions from 127.0.0.1 within a minute than the default 30 allows.
+func ManyAuthFailures(catalogYAML string) string {
+	if !strings.Contains(catalogYAML, "\nserver: {") {
+		panic("nodetest.ManyAuthFailures: the catalog has no \"server: {\" line")
+	}
+	return strings.Replace(catalogYAML, "\nserver: {", "\nserver: {auth_failures_per_minute: "+strconv.Itoa(ManyAuthFailuresLimit)+", ", 1)
+}
+
+// ManyAuthFailuresLimit is the limit ManyAuthFailures sets.
+const ManyAuthFailuresLimit = 10000
 
 // Start brings up a simulator and a node with catalogYAML (DefaultCatalog if empty).
 func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
@@ -299,9 +320,6 @@ func (e *Env) WaitIdle() {
 		time.Sleep(time.Millisecond)
 	}
 }
-
-// AdminToken is the env node's admin token.
-const AdminToken = "test-admin-token"
 
 // Admin sends an admin API request with the env's admin token to the node's admin listener;
 // usage queries wait for the log to catch up first.
