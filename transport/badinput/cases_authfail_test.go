@@ -51,11 +51,11 @@ func authFailCases() []badCase {
 			session, []string{"Cookie", wrongCookie}, api, []string{"Authorization", "Bearer {key}"}}.badCase(),
 		guess{"the session of /auth", "127.0.0.18", "GET", "/auth/session", "", limited("chat"),
 			session, []string{"Cookie", wrongCookie}, session, []string{"Cookie", "mg_session=" + strings.Repeat("h", 43)}}.badCase(),
-		{endpoint: "auth failures", name: "importing a key of 12 repeated characters", method: "POST", path: "/admin/v1/accounts/{acct}/keys",
+		{endpoint: "auth failures", name: "importing a key of 12 repeated characters", method: "POST", path: "/admin/v1/accounts/{acct}/keys", admin: true,
 			body: `{"name":"k","import_key":"sk-user-aaaaaaaaaaaa"}`, key: keyAdmin, eff: nothing,
 			want: chatErr(400, "invalid_request_error", "invalid_request", "import_key",
 				"the secret after sk-user- has about 4 bits of entropy, under the 128 needed: use at least 22 random letters and digits")},
-		{endpoint: "auth failures", name: "importing a key with a guessable secret", method: "POST", path: "/admin/v1/accounts/{acct}/keys",
+		{endpoint: "auth failures", name: "importing a key with a guessable secret", method: "POST", path: "/admin/v1/accounts/{acct}/keys", admin: true,
 			body: `{"name":"k","import_key":"sk-token-abcdefghijklmnopqrstuvwxyz0123456789"}`, key: keyAdmin, eff: nothing,
 			want: chatErr(400, "invalid_request_error", "invalid_request", "import_key", "the secret after sk-token- has about 20 bits of entropy")},
 	}
@@ -79,7 +79,7 @@ func (g guess) badCase() badCase {
 	var failures float64
 	refusals := map[string]float64{} // by kind, before the case
 	bc := badCase{endpoint: "auth failures", name: g.name, from: g.from, method: g.method, path: g.path, body: g.body, key: keyNone,
-		headers: g.wrong, want: g.want, eff: nothing}
+		headers: g.wrong, want: g.want, eff: nothing, admin: strings.HasPrefix(g.path, "/admin/")}
 	bc.prepare = func(t *testing.T, s *suite, c *caseAccount) {
 		failures = s.authCounter(t, "failures", g.kind)
 		for _, kind := range []string{g.kind, g.rightKind} {

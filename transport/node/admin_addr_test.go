@@ -89,7 +89,7 @@ func TestAdminListenerServesHTTPS(t *testing.T) {
 		return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, err
 	}
 	n, err := Start(Config{DataDir: filepath.Join(dir, "data"), CatalogPath: cat, Addr: "127.0.0.1:0", MetricsAddr: "off", AdminAddr: "127.0.0.1:0",
-		AdminToken: "tls-admin-token", AdminTLSConfig: load, Logger: slog.New(slog.DiscardHandler)})
+		AdminToken: "mg-admin-tls-Zq4vN8rTb2KxW7pLd3Hs9Fy6", AdminTLSConfig: load, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestAdminListenerServesHTTPS(t *testing.T) {
 	roots.AppendCertsFromPEM(ca)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}}
 	req, _ := http.NewRequest(http.MethodGet, n.AdminURL+"/admin/v1/routes", nil)
-	req.Header.Set("Authorization", "Bearer tls-admin-token")
+	req.Header.Set("Authorization", "Bearer mg-admin-tls-Zq4vN8rTb2KxW7pLd3Hs9Fy6")
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
