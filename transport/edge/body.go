@@ -129,6 +129,7 @@ func (rd *reading) setDeadline() {
 func (rd *reading) failed(err error) *Problem {
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
+		rd.st.late.Store(true)
 		return tooSlow(rd.st, rd.total, rd.r.ContentLength, rd.rateBound)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, net.ErrClosed),
 		rd.r.Context().Err() != nil:

@@ -20,6 +20,8 @@ type request struct {
 	// bodyDone: the body was read to its end, or there was none; else an HTTP/1 answer
 	// closes the connection rather than let net/http drain it.
 	bodyDone atomic.Bool
+	// late: the body missed its deadline; its connection is closed without more waiting.
+	late atomic.Bool
 }
 
 type stateKey struct{}

@@ -116,14 +116,15 @@ func (w *writer) unbound() { w.rc.SetWriteDeadline(time.Time{}) }
 // bounded too (net/http clears the deadline after). An unread body is then given
 // unreadLinger: net/http reads what is left of it (up to 256 KiB) after the answer went out,
 // so that closing the connection does not reset it under an answer the client has not read
-// yet; a body that does not come in that time is not waited for.
+// yet; a body that does not come in that time is not waited for, and one that already
+// missed its deadline (408) not at all.
 func (w *writer) finish() {
 	w.statusLine()
 	if w.r.ProtoMajor != 1 {
 		return
 	}
 	w.bound()
-	if !w.st.bodyDone.Load() {
+	if !w.st.bodyDone.Load() && !w.st.late.Load() {
 		w.rc.SetReadDeadline(time.Now().Add(unreadLinger))
 	}
 }
