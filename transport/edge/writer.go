@@ -2,6 +2,7 @@ package edge
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"time"
 
@@ -51,6 +52,9 @@ func (w *writer) statusLine() {
 
 func (w *writer) Write(p []byte) (int, error) {
 	w.statusLine()
+	if len(p) == 0 {
+		return w.ResponseWriter.Write(p)
+	}
 	written := 0
 	for len(p) > 0 {
 		piece := p[:min(len(p), catalog.WritePiece)]
@@ -78,32 +82,21 @@ func (w *writer) Flush() {
 // net/http still sends it with sendfile.
 func (w *writer) ReadFrom(src io.Reader) (int64, error) {
 	w.statusLine()
-	inner, left := src, int64(-1)
-	if lr, ok := src.(*io.LimitedReader); ok {
-		inner, left = lr.R, lr.N
+	lr, ok := src.(*io.LimitedReader)
+	if !ok {
+		lr = &io.LimitedReader{R: src, N: math.MaxInt64}
 	}
 	var total int64
-	for left != 0 {
-		piece := int64(catalog.WritePiece)
-		if left > 0 {
-			piece = min(piece, left)
-		}
+	for lr.N > 0 {
+		piece := min(lr.N, catalog.WritePiece)
 		w.bound()
-		n, err := io.Copy(w.ResponseWriter, &io.LimitedReader{R: inner, N: piece})
+		n, err := io.Copy(w.ResponseWriter, &io.LimitedReader{R: lr.R, N: piece})
 		w.unbound()
 		total += n
-		if left > 0 {
-			left -= n
-		}
+		lr.N -= n
 		if err != nil || n < piece {
-			if lr, ok := src.(*io.LimitedReader); ok {
-				lr.N = left
-			}
 			return total, err
 		}
-	}
-	if lr, ok := src.(*io.LimitedReader); ok {
-		lr.N = 0
 	}
 	return total, nil
 }
