@@ -38,8 +38,9 @@ type Edge struct {
 	// it may arrive, in bytes per second, after the first BodyGrace.
 	BodyTimeout time.Duration
 	BodyMinRate int64
-	// MaxBodyBytesInFlight caps the body bytes held by all requests being read at once;
-	// 0: sized from the machine's memory at start.
+	// MaxBodyBytesInFlight caps the body bytes held by all requests in flight at once (a
+	// body's buffers while it is read, then the body until its request ends); 0: sized from
+	// the machine's memory at start (transport/edge). When set, at least max_body_bytes.
 	MaxBodyBytesInFlight int64
 	// MaxConnsPerIP caps one address's open connections to the public listener.
 	MaxConnsPerIP int
@@ -75,6 +76,11 @@ const (
 	// HeaderTimeout is how long a request's headers may take to arrive (not configurable:
 	// no client needs longer).
 	HeaderTimeout = 10 * time.Second
+	// WriteTimeout is how long one write to a client (a piece of at most WritePiece bytes,
+	// a flush) may wait for the client to read: a client that stops reading is cut after it,
+	// a stream that lasts long is not (not configurable: it bounds a stall, not a duration).
+	WriteTimeout = 30 * time.Second
+	WritePiece   = 64 << 10
 )
 
 // AdminOff as admin_addr serves no admin plane at all.
@@ -114,7 +120,7 @@ func (t *tlsDoc) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*plain)(t))
 }
 
-func (v *validator) edge(d edgeDoc) Edge {
+func (v *validator) edge(d edgeDoc, maxBody int64) Edge {
 	e := Edge{
 		HSTS:        v.optionalDuration("server.hsts", d.HSTS),
 		AdminAddr:   v.listenAddr("server.admin_addr", d.AdminAddr, AdminOff),
@@ -145,8 +151,12 @@ func (v *validator) edge(d edgeDoc) Edge {
 			v.fail("", "server.body_min_rate", "must be 0 (no minimum) or more bytes per second")
 		}
 	}
-	if e.MaxBodyBytesInFlight = d.MaxBodyBytesInFlight; e.MaxBodyBytesInFlight < 0 {
+	switch e.MaxBodyBytesInFlight = d.MaxBodyBytesInFlight; {
+	case e.MaxBodyBytesInFlight < 0:
 		v.fail("", "server.max_body_bytes_in_flight", "must be 0 (sized from memory) or more bytes")
+	case e.MaxBodyBytesInFlight > 0 && e.MaxBodyBytesInFlight < maxBody:
+		// A body the cap cannot hold even alone would be refused 503 forever.
+		v.fail("", "server.max_body_bytes_in_flight", fmt.Sprintf("%d must be at least max_body_bytes (%d), or 0", e.MaxBodyBytesInFlight, maxBody))
 	}
 	e.MaxConnsPerIP = v.positiveInt("server.max_conns_per_ip", d.MaxConnsPerIP, DefaultMaxConnsPerIP)
 	e.AuthFailuresPerMinute = v.positiveInt("server.auth_failures_per_minute", d.AuthFailuresPerMinute, DefaultAuthFailuresPerMinute)

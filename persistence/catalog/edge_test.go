@@ -47,6 +47,10 @@ func TestEdgeSettings(t *testing.T) {
 		{name: "bad admin address", server: "admin_addr: localhost", err: `server.admin_addr: "localhost" must be host:port`},
 		{name: "no connections", server: "max_conns_per_ip: 0", err: "server.max_conns_per_ip: 0 must be at least 1"},
 		{name: "negative rate", server: "body_min_rate: -1", err: "server.body_min_rate: must be 0"},
+		{name: "in-flight cap below one body", server: "max_body_bytes: 65536, max_body_bytes_in_flight: 65535",
+			err: "server.max_body_bytes_in_flight: 65535 must be at least max_body_bytes (65536), or 0"},
+		{name: "in-flight cap of one body", server: "max_body_bytes: 65536, max_body_bytes_in_flight: 65536",
+			want: with(func(e *Edge) { e.MaxBodyBytesInFlight = 65536 })},
 		{name: "unknown field", server: "tls_cert: x", err: "tls_cert"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -237,7 +237,7 @@ func (v *validator) server(s serverDoc) Server {
 	if s.LogRetentionDays < 0 || s.LogRetentionDays > maxLogRetentionDays {
 		v.fail("", "server.log_retention_days", fmt.Sprintf("must be 0 (keep forever) to %d days", maxLogRetentionDays))
 	}
-	out.Edge = v.edge(s.edgeDoc)
+	out.Edge = v.edge(s.edgeDoc, out.MaxBodyBytes)
 	out.MaxRequestModels = DefaultMaxRequestModels
 	if s.MaxRequestModels != nil {
 		out.MaxRequestModels = *s.MaxRequestModels

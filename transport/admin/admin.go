@@ -8,7 +8,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/edge"
 )
 
 // Store is what the admin API changes.
@@ -282,18 +282,16 @@ func parseTime(w http.ResponseWriter, r *http.Request, name string) (time.Time, 
 // Decode reads the body: one JSON object of the documented fields and nothing after it (a
 // second object would otherwise be ignored unread), within 1 MiB.
 func Decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-		Fail(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "", "the body is larger than the limit of 1 MiB")
+	body, p := edge.ReadBody(w, r, maxBody)
+	if p != nil {
+		p.SetRetryAfter(w)
+		Fail(w, p.Status, p.Type, p.Code, "", p.Message)
 		return false
 	}
 	param, msg := "", ""
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(v)
-	}
-	if err != nil {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		msg = check.JSONProblem(err)
 	} else if param, msg = bodyProblem(body, v); msg == "" {
 		return true

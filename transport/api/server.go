@@ -5,7 +5,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/edge"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
@@ -137,29 +137,30 @@ func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {
 	return &call{id: requestIDOf(w), start: time.Now(), arrived: s.now(), endpoint: endpoint, catalog: s.Catalog.Load(), srv: s}
 }
 
-// readBody reads the whole body within the catalog's limit.
+// readBody reads the whole body within the catalog's limit, through the node's one bounded
+// reader (transport/edge: deadline, minimum rate, bytes in flight).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c *call) ([]byte, *apiError) {
-	limit := c.catalog.Server.MaxBodyBytes
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large",
-			Message: "the request body is larger than this gateway's limit of " + byteSize(limit)}
-	case err != nil:
-		return nil, errInvalid("", "the request body could not be read: "+err.Error())
+	body, p := edge.ReadBody(w, r, c.catalog.Server.MaxBodyBytes)
+	if p == nil {
+		return body, nil
 	}
-	return body, nil
+	if p.Status == http.StatusRequestTimeout && c.ctx != nil {
+		// An HTTP/1 read that met its deadline cancels the request's context, but the client
+		// still reads: its answer keeps the key's rate headers (publishRates waits on c.ctx).
+		c.ctx = context.WithoutCancel(c.ctx)
+	}
+	return nil, problemError(p)
 }
 
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return itoa(n>>20) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return itoa(n>>10) + " KiB"
-	}
-	return itoa(n) + " bytes"
+// problemError is an edge refusal as the API renders it.
+func problemError(p *edge.Problem) *apiError {
+	return &apiError{Status: p.Status, Type: p.Type, Code: p.Code, Message: p.Message, RetryAfter: p.RetryAfter}
+}
+
+// Refuse answers a refusal of the node's edge (a connection over its address's cap) in the
+// envelope of the path's own format, as MethodNotAllowed does, with the request id.
+func Refuse(w http.ResponseWriter, r *http.Request, p *edge.Problem) {
+	render(w, &call{id: requestIDOf(w), client: formatOfPath(r.URL.Path)}, problemError(p))
 }
 
 // ServeMetrics serves the Prometheus metrics, with each route's health read at that moment.

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/edge"
 	"github.com/modelgate/modelgate/transport/mail"
 )
 
@@ -128,17 +128,17 @@ const maxBody = 16 << 10
 
 // decode reads a JSON object of the documented fields within maxBody, or answers 400.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-		fail(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "", "the body is larger than 16 KiB")
+	body, p := edge.ReadBody(w, r, maxBody)
+	if p != nil {
+		p.SetRetryAfter(w)
+		fail(w, p.Status, p.Type, p.Code, "", p.Message)
 		return false
 	}
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		if err = dec.Decode(v); err == nil && dec.More() {
-			err = errors.New("a second value follows the object")
-		}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("a second value follows the object")
 	}
 	if err != nil {
 		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be one JSON object of the documented fields: "+err.Error())

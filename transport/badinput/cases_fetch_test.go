@@ -28,7 +28,7 @@ func init() {
 		models += "  - id: " + m.id + "\n    kind: image\n    routes:\n" + m.routes
 	}
 	suiteCatalog = strings.Replace(suiteCatalog, "removed:\n", models+"removed:\n", 1)
-	suiteCatalog = strings.Replace(suiteCatalog, "max_body_bytes: 65536}", "max_body_bytes: 65536, fetch_allow: ["+fetchtest.PublicPrefix+"]}", 1)
+	suiteCatalog = strings.Replace(suiteCatalog, "max_body_bytes: 65536, ", "max_body_bytes: 65536, fetch_allow: ["+fetchtest.PublicPrefix+"], ", 1)
 	simRoutes = append(simRoutes, "fa", "fb", "fc", "fd", "fe", "ff")
 }
 

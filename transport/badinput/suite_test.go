@@ -23,12 +23,13 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// suiteCatalog is the default test catalog with the messages model counting two calls, a
-// chat model on one route whose answers are capped at 50 tokens, an image model of its own
-// sizes and qualities, a removed model, and the plans the cases run on: roomy (room for
-// everything), interactive (no automated clients), free (what an account created without a
-// plan gets).
-var suiteCatalog = strings.Replace(nodetest.DefaultCatalog, "  - id: msg\n    kind: chat\n", "  - id: msg\n    kind: chat\n    quota_multiplier: 2\n", 1) + `  - id: solo
+// suiteCatalog is the default test catalog with the messages model counting two calls, small
+// bounds on slow and greedy clients (slowServer), a chat model on one route whose answers
+// are capped at 50 tokens, an image model of its own sizes and qualities, a removed model,
+// and the plans the cases run on: roomy (room for everything), interactive (no automated
+// clients), free (what an account created without a plan gets).
+var suiteCatalog = strings.NewReplacer("  - id: msg\n    kind: chat\n", "  - id: msg\n    kind: chat\n    quota_multiplier: 2\n",
+	"max_body_bytes: 65536}", "max_body_bytes: 65536, "+slowServer+"}").Replace(nodetest.DefaultCatalog) + `  - id: solo
     kind: chat
     max_output_tokens: 50
     routes:
@@ -81,6 +82,9 @@ type badCase struct {
 	// answer (the upstream's request, a served body).
 	prepare func(t *testing.T, s *suite, c *caseAccount)
 	check   func(t *testing.T, s *suite, c *caseAccount, raw []byte)
+	// over sends the request over a bare connection its own way (a body late or never);
+	// nil: the ordinary client.
+	over func(t *testing.T, req *http.Request, addr string) (*http.Response, []byte)
 }
 
 // answer is the status and, for an error, its envelope.
@@ -167,7 +171,7 @@ func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	var cases []badCase
 	for _, group := range [][]badCase{chatCases(), messagesCases(), responsesCases(), geminiCases(), embeddingsCases(),
 		imagesCases(), videosCases(), readCases(), adminCases(), unroutedCases(),
-		adminPlaneCases(), edgeCases(), fetchCases(), inputsCases(), authFailCases()} {
+		adminPlaneCases(), edgeCases(), fetchCases(), inputsCases(), authFailCases(), slowCases()} {
 		cases = append(cases, group...)
 	}
 	perEndpoint := map[string]int{}
@@ -300,6 +304,9 @@ func (s *suite) send(t *testing.T, bc badCase, c *caseAccount) (*http.Response, 
 	}
 	if h := req.Header.Get("Host"); h != "" {
 		req.Host = h // Go's client sends req.Host, not a Host header
+	}
+	if bc.over != nil {
+		return bc.over(t, req, strings.TrimPrefix(s.env.Node.URL, "http://"))
 	}
 	resp, err := s.clientFrom(bc.from).Do(req)
 	if err != nil {

@@ -120,7 +120,7 @@ func (n *Node) serveAdminPlane(p *adminPlane, adm *admin.Server) {
 
 // adminHandler routes the admin plane: the admin API, the cluster's operator routes on a
 // cluster node, and 404/405 for anything else, behind the node's panic backstop and request
-// ids. Draining does not refuse it: the operator watches and finishes a drain through it.
+// ids, and the edge's body and write bounds. Draining does not refuse it: the operator watches and finishes a drain through it.
 func (n *Node) adminHandler(adm *admin.Server) http.Handler {
 	r := mux.NewRouter().SkipClean(true) // paths as sent, as on the public router
 	adm.Register(r)
@@ -130,6 +130,9 @@ func (n *Node) adminHandler(adm *admin.Server) http.Handler {
 	r.NotFoundHandler = unrouted(r, n.API)
 	r.MethodNotAllowedHandler = r.NotFoundHandler
 	h := recoverPanics(api.WithRequestID(r), n.API.Recovered)
+	// The public listener's edge bounds its bodies and writes too (one in-flight budget);
+	// its per-address connection count is the public listener's alone.
+	h = n.Edge.Handler(h)
 	return peer.Resolve(func() []netip.Prefix { return n.Catalog.Load().Server.TrustedProxies }, h)
 }
 

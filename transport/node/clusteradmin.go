@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/edge"
 )
 
 // register adds the cluster's operator routes to the admin listener's router, behind the
@@ -132,7 +132,12 @@ const memberChangeTimeout = 30 * time.Second
 
 func (c *clusterNode) addMember(w http.ResponseWriter, r *http.Request) {
 	var req JoinRequest
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	body, p := edge.ReadBody(w, r, 1<<16)
+	if p != nil {
+		p.SetRetryAfter(w)
+		failJSON(w, p.Status, p.Type, p.Code, p.Message)
+		return
+	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "the body must be {\"node_id\": N, \"raft_addr\": \"HOST:PORT\"}: "+err.Error())
 		return

@@ -36,6 +36,7 @@ import (
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/edge"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/peer"
 	"github.com/modelgate/modelgate/transport/upstream"
@@ -98,6 +99,7 @@ type Node struct {
 	Metrics    *metrics.Metrics
 	API        *api.Server
 	Auth       *auth.Server // the /auth endpoints (sign-up, login, sessions)
+	Edge       *edge.Guard  // the public listener's bounds on slow and greedy clients
 	AdminToken string       // empty when the token was created by an earlier start (only its file has it)
 	URL        string       // http://host:port, or https:// with TLS
 	MetricsURL string       // http://host:port/metrics; "" when metrics are off
@@ -271,11 +273,16 @@ func Start(cfg Config) (*Node, error) {
 	account.New(account.Deps{Store: adminStore, Admin: adm, Auth: n.Auth, Keys: keys, Grants: store, Logger: cfg.Logger, AuthLimit: authLimit}).Register(r)
 	registerDashboard(r)
 	handler := n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered))
+	n.Edge = n.startEdge()
+	handler = n.Edge.Handler(handler)
 	// Who the client is (peer.Of), worked out once: forwarding headers only from trusted proxies.
 	handler = peer.Resolve(func() []netip.Prefix { return n.Catalog.Load().Server.TrustedProxies }, withHSTS(cat.Server.HSTS, handler))
+	// No ReadTimeout or WriteTimeout: the edge bounds each body read and each write instead,
+	// so a long stream is never cut for lasting (docs/running.md, "Slow and greedy clients").
 	n.http = &http.Server{Handler: handler, ReadHeaderTimeout: catalog.HeaderTimeout, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
-	go func() { n.done <- n.http.Serve(n.ln) }()
+	n.Edge.Install(n.http)
+	go func() { n.done <- n.http.Serve(n.Edge.Listener(n.ln)) }()
 	n.serveAdminPlane(adminPlane, adm)
 	certs.watch(cfg.TLSPollEvery)
 	if metricsLn != nil {

@@ -157,6 +157,13 @@ func hostAddr(s string) netip.Addr {
 	return a.Unmap()
 }
 
+// AddrOf is the address of a connection's remote end (RemoteAddr's text), the zero Addr when
+// it is none: what a per-connection count keys on.
+func AddrOf(remote string) netip.Addr { return remoteAddr(remote) }
+
+// Trusted reports whether a is one of the trusted proxies.
+func Trusted(a netip.Addr, trusted []netip.Prefix) bool { return isTrusted(a, trusted) }
+
 func remoteAddr(s string) netip.Addr {
 	host, _, err := net.SplitHostPort(s)
 	if err != nil {
