@@ -51,7 +51,7 @@ func slowCases() []badCase {
 			messagesErr(401, "authentication_error", "invalid_api_key", "invalid API key"), nothing).
 			withKey(keyNone).withHeaders("x-api-key", "sk-token-"+strings.Repeat("u", 48), "anthropic-version", "2023-06-01").
 			sentAs(wire{length: 1000, within: time.Second, closes: true}),
-		{endpoint: "slow", name: "a wrong admin token, its body never comes", method: "POST", path: "/admin/v1/accounts", key: keyNone,
+		{endpoint: "slow", name: "a wrong admin token, its body never comes", method: "POST", path: "/admin/v1/accounts", key: keyNone, admin: true,
 			headers: []string{"Authorization", "Bearer not-the-token"},
 			want:    chatErr(401, "authentication_error", "invalid_admin_token", "", "Authorization: Bearer <admin token>"), eff: nothing,
 			over: wire{length: 1000, within: time.Second, closes: true}.send},

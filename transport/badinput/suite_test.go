@@ -306,7 +306,7 @@ func (s *suite) send(t *testing.T, bc badCase, c *caseAccount) (*http.Response, 
 		req.Host = h // Go's client sends req.Host, not a Host header
 	}
 	if bc.over != nil {
-		return bc.over(t, req, strings.TrimPrefix(s.env.Node.URL, "http://"))
+		return bc.over(t, req, strings.TrimPrefix(base, "http://"))
 	}
 	resp, err := s.clientFrom(bc.from).Do(req)
 	if err != nil {

@@ -120,7 +120,8 @@ func (n *Node) serveAdminPlane(p *adminPlane, adm *admin.Server) {
 
 // adminHandler routes the admin plane: the admin API, the cluster's operator routes on a
 // cluster node, and 404/405 for anything else, behind the node's panic backstop and request
-// ids, and the edge's body and write bounds. Draining does not refuse it: the operator watches and finishes a drain through it.
+// ids, and the edge's body and write bounds. Draining does not refuse it: the operator
+// watches and finishes a drain through it.
 func (n *Node) adminHandler(adm *admin.Server) http.Handler {
 	r := mux.NewRouter().SkipClean(true) // paths as sent, as on the public router
 	adm.Register(r)
