@@ -39,8 +39,9 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
   modelgate admin routes      every route's health: cooldown, its reason, the provider's last refusal
 
 Flags may come before or after the words. Every command calls the gateway's admin
-listener (server.admin_addr) at --admin-url, else MODELGATE_ADMIN_URL, else the admin address
-MODELGATE_ADMIN_ADDR that serve reads, else http://127.0.0.1:9465; it takes --token (else
+listener (server.admin_addr) at --admin-url (or --url), else MODELGATE_ADMIN_URL, else
+MODELGATE_URL, else the admin address MODELGATE_ADMIN_ADDR that serve reads, else
+http://127.0.0.1:9465; it takes --token (else
 MODELGATE_ADMIN_TOKEN, else read from <--data>/admin-token, default ./data).
 `
 
@@ -63,7 +64,8 @@ type adminClient struct {
 
 func adminCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
-	baseURL := fs.String("admin-url", "", "the gateway's admin URL (default: MODELGATE_ADMIN_URL, else http://MODELGATE_ADMIN_ADDR, else http://127.0.0.1:9465)")
+	baseURL := fs.String("admin-url", "", "the gateway's admin URL (default: MODELGATE_ADMIN_URL, else MODELGATE_URL, else http://MODELGATE_ADMIN_ADDR, else http://127.0.0.1:9465)")
+	fs.StringVar(baseURL, "url", "", "the same as --admin-url (its name before the admin API had a listener of its own)")
 	token := fs.String("token", os.Getenv("MODELGATE_ADMIN_TOKEN"), "admin token")
 	data := fs.String("data", env("MODELGATE_DATA", "./data"), "data directory holding admin-token")
 	email := fs.String("email", "", "account e-mail")
@@ -228,22 +230,22 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	return words, nil
 }
 
-// adminURL is where the admin commands go, the gateway's admin listener: --admin-url, else
-// MODELGATE_ADMIN_URL, else the admin address serve listens on (MODELGATE_ADMIN_ADDR, which
-// serve and demo read, so one exported variable serves both), else serve's default. The
-// public address (MODELGATE_URL, MODELGATE_ADDR) says nothing of where the admin listener
-// is, so it is never turned into one: MODELGATE_URL set alone is refused rather than the
-// command sent to a default address it may not mean.
+// adminURL is where the admin commands go, the gateway's admin listener: --admin-url (or
+// its older name --url), else MODELGATE_ADMIN_URL, else MODELGATE_URL (the variable the
+// commands read before the admin API had a listener of its own: an operator's scripts keep
+// working once it names the admin listener), else the admin address serve listens on
+// (MODELGATE_ADMIN_ADDR, which serve and demo read, so one exported variable serves both),
+// else serve's default. MODELGATE_ADDR, the public address, is never turned into an admin
+// URL; a URL that turns out to be a public port is answered admin_elsewhere, which the
+// commands report as such.
 func adminURL(flagURL string) (string, error) {
-	if u := cmp.Or(flagURL, os.Getenv("MODELGATE_ADMIN_URL")); u != "" {
+	if u := cmp.Or(flagURL, os.Getenv("MODELGATE_ADMIN_URL"), os.Getenv("MODELGATE_URL")); u != "" {
 		return strings.TrimRight(u, "/"), nil
 	}
 	addr := os.Getenv("MODELGATE_ADMIN_ADDR")
 	switch {
 	case addr == catalog.AdminOff:
 		return "", errors.New("MODELGATE_ADMIN_ADDR is off: the gateway serves no admin API; pass --admin-url if another one does")
-	case addr == "" && os.Getenv("MODELGATE_URL") != "":
-		return "", errors.New("MODELGATE_URL is the gateway's public URL, which serves no admin API: pass --admin-url or set MODELGATE_ADMIN_URL to its admin listener (server.admin_addr)")
 	case addr == "":
 		addr = catalog.DefaultAdminAddr
 	}

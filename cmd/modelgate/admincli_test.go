@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"net/url"
 	"slices"
 	"strings"
@@ -15,10 +16,10 @@ import (
 const deadAddr = "127.0.0.1:1"
 
 // TestAdminFindsTheAdminListener: the admin commands call the gateway's admin listener at
-// --admin-url, else MODELGATE_ADMIN_URL, else the admin address MODELGATE_ADMIN_ADDR that
-// serve reads (a wildcard host reached over loopback; off refused), else serve's default
-// 127.0.0.1:9465. The public address never stands in for it: MODELGATE_URL alone is refused,
-// MODELGATE_ADDR is not read, and a URL that turns out to be a public port says so.
+// --admin-url (or --url), else MODELGATE_ADMIN_URL, else MODELGATE_URL, else the admin
+// address MODELGATE_ADMIN_ADDR that serve reads (a wildcard host reached over loopback; off
+// refused), else serve's default 127.0.0.1:9465. MODELGATE_ADDR is not read, and a URL that
+// turns out to be a public port says so.
 func TestAdminFindsTheAdminListener(t *testing.T) {
 	env := adminTestEnv(t)
 	admin, public := env.Node.AdminURL, env.Node.URL
@@ -27,23 +28,26 @@ func TestAdminFindsTheAdminListener(t *testing.T) {
 	cases := []struct {
 		name                                             string
 		flag, envAdminURL, envAdminAddr, envURL, envAddr string
+		flagName                                         string // the flag's name ("" is --admin-url)
 		want                                             string // the URL chosen; the node's admin URL is called too
 		err                                              string // adminURL's error, exactly
 		runErr                                           string // the command's error, exactly, when the URL is chosen but wrong
 	}{
 		{name: "--admin-url first", flag: admin, envAdminURL: "http://" + deadAddr, envAdminAddr: deadAddr, envURL: public, envAddr: deadAddr, want: admin},
 		{name: "--admin-url without its trailing slash", flag: admin + "/", want: admin},
+		{name: "--url, its older name", flag: admin, flagName: "--url", envAdminURL: "http://" + deadAddr, want: admin},
 		{name: "MODELGATE_ADMIN_URL second", envAdminURL: admin + "/", envAdminAddr: deadAddr, envURL: public, want: admin},
-		{name: "MODELGATE_ADMIN_ADDR third", envAdminAddr: "127.0.0.1:" + port, envURL: public, envAddr: deadAddr, want: admin},
+		{name: "MODELGATE_URL third", envURL: admin, envAdminAddr: deadAddr, envAddr: deadAddr, want: admin},
+		{name: "MODELGATE_ADMIN_ADDR fourth", envAdminAddr: "127.0.0.1:" + port, envAddr: deadAddr, want: admin},
 		{name: "MODELGATE_ADMIN_ADDR on every interface", envAdminAddr: "0.0.0.0:" + port, want: admin},
 		{name: "MODELGATE_ADMIN_ADDR with no host", envAdminAddr: ":" + port, want: admin},
 		{name: "MODELGATE_ADMIN_ADDR on every IPv6 interface", envAdminAddr: "[::]:9999", want: "http://[::1]:9999"},
-		{name: "MODELGATE_ADMIN_ADDR off", envAdminAddr: "off", envURL: public,
+		{name: "MODELGATE_ADMIN_ADDR off", envAdminAddr: "off",
 			err: "MODELGATE_ADMIN_ADDR is off: the gateway serves no admin API; pass --admin-url if another one does"},
 		{name: "MODELGATE_ADMIN_ADDR without a port", envAdminAddr: "127.0.0.1",
 			err: `MODELGATE_ADMIN_ADDR "127.0.0.1" is not a listen address like 127.0.0.1:9465; pass --admin-url`},
-		{name: "MODELGATE_URL alone is refused", envURL: public, envAddr: deadAddr,
-			err: "MODELGATE_URL is the gateway's public URL, which serves no admin API: pass --admin-url or set MODELGATE_ADMIN_URL to its admin listener (server.admin_addr)"},
+		{name: "MODELGATE_URL naming the public port says so", envURL: public, envAddr: deadAddr, want: public,
+			runErr: public + " is the gateway's public port, which serves no admin API: give its admin listener's URL (server.admin_addr) instead"},
 		{name: "MODELGATE_ADDR is not the admin address", envAddr: strings.TrimPrefix(public, "http://"), want: "http://127.0.0.1:9465"},
 		{name: "nothing set: serve's default", want: "http://127.0.0.1:9465"},
 		{name: "a public port given as the admin URL", flag: public, want: public,
@@ -70,7 +74,7 @@ func TestAdminFindsTheAdminListener(t *testing.T) {
 			}
 			args := []string{"accounts", "get", env.Account.ID, "--token", nodetest.AdminToken}
 			if tc.flag != "" {
-				args = append(args, "--admin-url", tc.flag)
+				args = append(args, cmp.Or(tc.flagName, "--admin-url"), tc.flag)
 			}
 			var out bytes.Buffer
 			err = adminCmd(args, &out)
