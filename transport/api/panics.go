@@ -1,9 +1,7 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
-	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/messages"
 	"github.com/modelgate/modelgate/codec/responses"
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // A panic in one request is that request's 500 (issue #12 item 18), never a dropped
@@ -27,7 +26,7 @@ func (s *Server) recovered(r *record, v any) {
 	r.status = http.StatusInternalServerError
 	s.Metrics.Panic(r.c.endpoint)
 	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", r.c.id, "endpoint", r.c.endpoint},
-		panicAttrs(v, stack)...)...)
+		supervise.Attrs(v, stack)...)...)
 	if a := r.c.live; a != nil {
 		if !a.reported {
 			s.finish(a, routehealth.Succeeded, 0) // the gateway failed, not the route
@@ -63,7 +62,7 @@ func (s *Server) Recovered(w http.ResponseWriter, r *http.Request, v any, stack 
 	}
 	s.Metrics.Panic(endpoint)
 	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", id, "endpoint", endpoint, "path", r.URL.Path,
-		"written", written}, panicAttrs(v, stack)...)...)
+		"written", written}, supervise.Attrs(v, stack)...)...)
 	if !written {
 		render(w, &call{id: id, endpoint: endpoint, client: clientOfPath(r.URL.Path)},
 			&apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: internalMessage(id)})
@@ -72,17 +71,6 @@ func (s *Server) Recovered(w http.ResponseWriter, r *http.Request, v any, stack 
 
 func internalMessage(id string) string {
 	return "the gateway failed while answering this request; nothing was charged. The operator can find it in the log under request " + id
-}
-
-// panicAttrs describe a panic for the log: its type and stack, and its text only when it is
-// the runtime's own (an index out of range, a nil map): a value a handler panicked with may
-// hold prompt or completion content, which never reaches the log.
-func panicAttrs(v any, stack []byte) []any {
-	attrs := []any{"panic_type", fmt.Sprintf("%T", v)}
-	if re, ok := v.(runtime.Error); ok {
-		attrs = append(attrs, "panic", re.Error())
-	}
-	return append(attrs, "stack", string(stack))
 }
 
 // headerWritten reports whether the response's status line went out, as the node's recover

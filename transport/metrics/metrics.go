@@ -27,7 +27,7 @@ type Metrics struct {
 	routeWt   *prometheus.GaugeVec
 	logDrops  prometheus.Counter
 	dropped   *prometheus.CounterVec
-	panics    *prometheus.CounterVec
+	panics    *panics
 }
 
 // New registers every metric, plus the Go runtime and process collectors.
@@ -80,9 +80,7 @@ func New() *Metrics {
 		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "modelgate_request_log_errors_total", Help: "Request log entries that could not be queued.",
 		}),
-		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "modelgate_panics_total", Help: "Requests whose handler panicked (answered 500, logged with the stack), by endpoint.",
-		}, []string{"endpoint"}),
+		panics: newPanics(),
 	}
 	r.MustRegister(m.requests, m.latency, m.ttft, m.attempts, m.refusals, m.inFlight, m.routeUp, m.routeFlow, m.routeSt, m.routeErr, m.routeWt, m.logDrops, m.dropped, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -149,8 +147,8 @@ func (m *Metrics) Dropped(client, upstream string, fields []string) {
 	}
 }
 
-// Panic counts a request whose handler panicked.
-func (m *Metrics) Panic(endpoint string) { m.panics.WithLabelValues(endpoint).Inc() }
+// Panic counts a request whose handler panicked, under where=endpoint.
+func (m *Metrics) Panic(endpoint string) { m.panics.add(endpoint) }
 
 // Store publishes the data directory's state, read at each scrape: whether the store takes
 // writes (0 while its disk is full and calls are refused with 503) and the free bytes.

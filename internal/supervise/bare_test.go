@@ -1,0 +1,75 @@
+package supervise
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// notSupervised are the parts of the module whose goroutines are not the gateway's: the
+// upstream simulator, the bench, the fault proxy and the test tools (packages named *test),
+// none of which runs in a serving node.
+func notSupervised(dir string) bool {
+	switch dir {
+	case "simulator", "bench", "clients", "cluster/faultproxy", "internal/supervise", "node_modules":
+		return true
+	}
+	return strings.HasSuffix(filepath.Base(dir), "test")
+}
+
+// TestEveryGoroutineIsSupervised: outside tests and the parts above, a go statement is
+// net/http's Serve (which recovers its handlers' panics itself) or nothing: background work
+// starts with Go, GoOwing or Loop, so a panic in it cannot end the process.
+func TestEveryGoroutineIsSupervised(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	var bare []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || notSupervised(rel)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, src, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			g, ok := n.(*ast.GoStmt)
+			if !ok {
+				return true
+			}
+			text := src[fset.Position(g.Pos()).Offset:fset.Position(g.End()).Offset]
+			if !bytes.Contains(text, []byte(".Serve(")) {
+				bare = append(bare, fset.Position(g.Pos()).String()+": "+string(text))
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bare {
+		t.Errorf("a goroutine nothing supervises: %s", b)
+	}
+}
