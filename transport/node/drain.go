@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
 	"github.com/modelgate/modelgate/internal/supervise"
 )
 
