@@ -6,10 +6,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
-	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
-	"github.com/modelgate/modelgate/codec/messages"
-	"github.com/modelgate/modelgate/codec/responses"
 	"github.com/modelgate/modelgate/internal/supervise"
 )
 
@@ -64,7 +61,7 @@ func (s *Server) Recovered(w http.ResponseWriter, r *http.Request, v any, stack 
 	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", id, "endpoint", endpoint, "path", r.URL.Path,
 		"written", written}, supervise.Attrs(v, stack)...)...)
 	if !written {
-		render(w, &call{id: id, endpoint: endpoint, client: clientOfPath(r.URL.Path)},
+		render(w, &call{id: id, endpoint: endpoint, client: formatOfPath(r.URL.Path)},
 			&apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: internalMessage(id)})
 	}
 }
@@ -87,19 +84,6 @@ func headerWritten(w http.ResponseWriter) bool {
 		w = u.Unwrap()
 	}
 	return false
-}
-
-// clientOfPath is the error envelope of the API a path belongs to (nil: the chat shape).
-func clientOfPath(path string) ir.ClientFormat {
-	switch {
-	case strings.HasPrefix(path, "/v1beta/"):
-		return gemini.Format
-	case strings.HasPrefix(path, "/v1/messages"):
-		return messages.Format
-	case strings.HasPrefix(path, "/v1/responses"):
-		return responses.Format
-	}
-	return nil
 }
 
 // endpointOf is a bounded metric label for a path, named as the handlers name their endpoint.
