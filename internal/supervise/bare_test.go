@@ -24,8 +24,9 @@ func notSupervised(dir string) bool {
 }
 
 // TestEveryGoroutineIsSupervised: outside tests and the parts above, a go statement is
-// net/http's Serve (which recovers its handlers' panics itself) or nothing: background work
-// starts with Go, GoOwing or Loop, so a panic in it cannot end the process.
+// net/http's Serve (which recovers its handlers' panics itself) or nothing, and no Go method
+// but supervise's is called (sync.WaitGroup.Go, errgroup): background work starts with Go,
+// GoOwing or Loop, so a panic in it cannot end the process.
 func TestEveryGoroutineIsSupervised(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
@@ -54,13 +55,18 @@ func TestEveryGoroutineIsSupervised(t *testing.T) {
 			return err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			g, ok := n.(*ast.GoStmt)
-			if !ok {
-				return true
-			}
-			text := src[fset.Position(g.Pos()).Offset:fset.Position(g.End()).Offset]
-			if !bytes.Contains(text, []byte(".Serve(")) {
-				bare = append(bare, fset.Position(g.Pos()).String()+": "+string(text))
+			text := func() []byte { return src[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset] }
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				if !bytes.Contains(text(), []byte(".Serve(")) {
+					bare = append(bare, fset.Position(n.Pos()).String()+": "+string(text()))
+				}
+			case *ast.CallExpr: // a WaitGroup's or an errgroup's Go starts a goroutine too
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Go" {
+					if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "supervise" {
+						bare = append(bare, fset.Position(n.Pos()).String()+": "+strings.SplitN(string(text()), "\n", 2)[0])
+					}
+				}
 			}
 			return true
 		})
