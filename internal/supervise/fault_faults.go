@@ -2,7 +2,11 @@
 
 package supervise
 
-import "sync"
+import (
+	"os"
+	"strings"
+	"sync"
+)
 
 // Injected is the value an armed Fault panics with.
 type Injected struct{ Where string }
@@ -37,4 +41,16 @@ func Armed(where string) int {
 	faultMu.Lock()
 	defer faultMu.Unlock()
 	return armed[where]
+}
+
+// PanicAtEnv arms fault points in a process of the faults build: a comma-separated list of
+// wheres, each armed once at start (the cluster tests arm their nodes' processes with it).
+const PanicAtEnv = "MODELGATE_TEST_PANIC_AT"
+
+func init() {
+	for _, where := range strings.Split(os.Getenv(PanicAtEnv), ",") {
+		if where = strings.TrimSpace(where); where != "" {
+			PanicAt(where, 1)
+		}
+	}
 }
