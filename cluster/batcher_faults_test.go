@@ -17,7 +17,7 @@ func TestFaultBatcherLoopResumesAfterAPanic(t *testing.T) {
 	rep := &echoReplicator{}
 	b := NewBatcher(rep, 5, 0, 1)
 	defer b.Close()
-	before := countAt(whereBatcher)
+	before := supervise.CountAt(whereBatcher)
 	supervise.PanicAt(whereBatcher, 1)
 	_, errs := submitAll(b, 1)
 	if !errors.Is(errs[0], supervise.ErrPanicked) {
@@ -29,7 +29,7 @@ func TestFaultBatcherLoopResumesAfterAPanic(t *testing.T) {
 			t.Fatalf("after the panic, command %d: %q, %v", i, res[i], errs[i])
 		}
 	}
-	if n := countAt(whereBatcher); n != before+1 {
+	if n := supervise.CountAt(whereBatcher); n != before+1 {
 		t.Fatalf("%s panics %d, want %d", whereBatcher, n, before+1)
 	}
 	if got := rep.sizes(); len(got) == 0 {

@@ -17,7 +17,7 @@ func TestBatcherAnswersAProposalThatPanicked(t *testing.T) {
 	rep.panics.Store(1)
 	b := NewBatcher(rep, 3, 0, 1)
 	defer b.Close()
-	before := countAt(whereBatch)
+	before := supervise.CountAt(whereBatch)
 	if _, errs := submitAll(b, 1); !errors.Is(errs[0], supervise.ErrPanicked) {
 		t.Fatalf("the command of the proposal that panicked: %v, want ErrPanicked", errs[0])
 	}
@@ -27,7 +27,7 @@ func TestBatcherAnswersAProposalThatPanicked(t *testing.T) {
 			t.Fatalf("after the panic, command %d: %q, %v", i, res[i], errs[i])
 		}
 	}
-	if n := countAt(whereBatch); n != before+1 {
+	if n := supervise.CountAt(whereBatch); n != before+1 {
 		t.Fatalf("%s panics %d, want %d", whereBatch, n, before+1)
 	}
 }
@@ -41,13 +41,4 @@ func TestACommandKeepsItsFirstAnswer(t *testing.T) {
 	if r := <-p.done; string(r.res) != "ok" || r.err != nil {
 		t.Fatalf("answer %q, %v; want the first", r.res, r.err)
 	}
-}
-
-func countAt(where string) uint64 {
-	for _, c := range supervise.Counts() {
-		if c.Where == where {
-			return c.N
-		}
-	}
-	return 0
 }

@@ -30,7 +30,7 @@ func TestLedgerResumesAfterAPanicAndAnswersEveryWrite(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, dir := openStore(t)
-			before := panicsAt(whereLedger)
+			before := supervise.CountAt(whereLedger)
 			release := make(chan struct{})
 			commits := 0
 			s.ledger.beforeCommit = func(n int) {
@@ -75,7 +75,7 @@ func TestLedgerResumesAfterAPanicAndAnswersEveryWrite(t *testing.T) {
 			if err := <-next; err != nil {
 				t.Fatalf("the write after the panic: %v", err)
 			}
-			if n := panicsAt(whereLedger); n != before+1 {
+			if n := supervise.CountAt(whereLedger); n != before+1 {
 				t.Fatalf("%s panics counted %d, want %d", whereLedger, n, before+1)
 			}
 			s.ledger.beforeCommit = nil
@@ -104,14 +104,4 @@ func outcome(err error) string {
 		return "panicked"
 	}
 	return err.Error()
-}
-
-// panicsAt is where's count of recovered panics in this process.
-func panicsAt(where string) uint64 {
-	for _, c := range supervise.Counts() {
-		if c.Where == where {
-			return c.N
-		}
-	}
-	return 0
 }

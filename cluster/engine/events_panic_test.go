@@ -36,7 +36,7 @@ func TestALeaderCallbackThatPanicsDoesNotStopTheOthers(t *testing.T) {
 		record("b")(shard, leader)
 	})
 	l.subscribe(record("c"))
-	before := panicsAt(whereEvents)
+	before := supervise.CountAt(whereEvents)
 	l.LeaderUpdated(raftio.LeaderInfo{ShardID: 1, LeaderID: 2})
 	l.LeaderUpdated(raftio.LeaderInfo{ShardID: 3, LeaderID: 1})
 	want := []string{"a:1/2", "c:1/2", "a:3/1", "b:3/1", "c:3/1"}
@@ -57,16 +57,7 @@ func TestALeaderCallbackThatPanicsDoesNotStopTheOthers(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if n := panicsAt(whereEvents); n != before+1 {
+	if n := supervise.CountAt(whereEvents); n != before+1 {
 		t.Fatalf("%s panics %d, want %d", whereEvents, n, before+1)
 	}
-}
-
-func panicsAt(where string) uint64 {
-	for _, c := range supervise.Counts() {
-		if c.Where == where {
-			return c.N
-		}
-	}
-	return 0
 }

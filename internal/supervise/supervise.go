@@ -142,6 +142,13 @@ func Counts() []Count {
 	return out
 }
 
+// CountAt is where's number of recovered panics so far in this process.
+func CountAt(where string) uint64 {
+	mu.Lock()
+	defer mu.Unlock()
+	return counts[where]
+}
+
 // OnPanic adds a function called after each recovered panic (tests wait on it); the
 // function it returns removes it.
 func OnPanic(h func(where string)) (remove func()) {

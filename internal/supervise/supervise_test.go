@@ -9,20 +9,10 @@ import (
 	"time"
 )
 
-// countOf is where's count in Counts (0 when absent).
-func countOf(where string) uint64 {
-	for _, c := range Counts() {
-		if c.Where == where {
-			return c.N
-		}
-	}
-	return 0
-}
-
 func TestGoRecoversAndCounts(t *testing.T) {
 	seen := make(chan string, 1)
 	defer OnPanic(func(w string) { seen <- w })()
-	before := countOf("test.go")
+	before := CountAt("test.go")
 	Go("test.go", func() { panic("boom") })
 	select {
 	case w := <-seen:
@@ -32,7 +22,7 @@ func TestGoRecoversAndCounts(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no panic reported")
 	}
-	if got := countOf("test.go"); got != before+1 {
+	if got := CountAt("test.go"); got != before+1 {
 		t.Fatalf("count %d, want %d", got, before+1)
 	}
 }
@@ -59,7 +49,7 @@ func TestRunReportsWhetherItPanicked(t *testing.T) {
 // TestLoopRestartsAfterAPanicUntilItReturns: a loop that panics twice runs a third time and
 // ends when it returns; each panic is counted.
 func TestLoopRestartsAfterAPanicUntilItReturns(t *testing.T) {
-	before := countOf("test.loop")
+	before := CountAt("test.loop")
 	var runs atomic.Int32
 	done := make(chan struct{})
 	Loop("test.loop", nil, func() {
@@ -77,7 +67,7 @@ func TestLoopRestartsAfterAPanicUntilItReturns(t *testing.T) {
 	if got := runs.Load(); got != 3 {
 		t.Fatalf("runs = %d, want 3", got)
 	}
-	if got := countOf("test.loop"); got != before+2 {
+	if got := CountAt("test.loop"); got != before+2 {
 		t.Fatalf("count %d, want %d", got, before+2)
 	}
 }
@@ -110,7 +100,7 @@ func TestGoOwingAnswersOnlyAfterAPanic(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := countOf("test.owing")
+			before := CountAt("test.owing")
 			events := make(chan string, 2)
 			GoOwing("test.owing", func() {
 				defer func() { events <- "fn ended" }()
@@ -129,7 +119,7 @@ func TestGoOwingAnswersOnlyAfterAPanic(t *testing.T) {
 			if strings.Contains(c.want, "failed") {
 				wantCount++
 			}
-			if n := countOf("test.owing"); n != wantCount {
+			if n := CountAt("test.owing"); n != wantCount {
 				t.Fatalf("count %d, want %d", n, wantCount)
 			}
 		})

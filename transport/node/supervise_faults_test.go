@@ -88,7 +88,7 @@ func TestFaultEveryLoopOfTheNodeResumesAfterAPanic(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.where, func(t *testing.T) {
-			before := panicsAt(c.where)
+			before := supervise.CountAt(c.where)
 			seen := make(chan struct{}, 1)
 			defer supervise.OnPanic(func(w string) {
 				if w == c.where {
@@ -171,13 +171,4 @@ func signup(t *testing.T, env *loopEnv, email string) {
 	if raw := nodetest.Read(t, resp); resp.StatusCode != 202 {
 		t.Fatalf("signup: %d %s", resp.StatusCode, raw)
 	}
-}
-
-func panicsAt(where string) uint64 {
-	for _, c := range supervise.Counts() {
-		if c.Where == where {
-			return c.N
-		}
-	}
-	return 0
 }
