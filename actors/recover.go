@@ -4,7 +4,6 @@ package actors
 
 import (
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"strings"
 
@@ -29,8 +28,7 @@ func Recover(next actor.ReceiveFunc) actor.ReceiveFunc {
 		defer func() {
 			if v := recover(); v != nil {
 				id, msg := c.PID().ID, fmt.Sprintf("%T", c.Message())
-				slog.Error("actor panic recovered", "actor", id, "message_type", msg)
-				supervise.Recovered(where(id), v, debug.Stack())
+				supervise.Recovered(where(id), v, debug.Stack(), "actor", id, "message_type", msg)
 				if f, ok := c.Message().(Failer); ok {
 					f.Fail(fmt.Errorf("actor %s: %s: %w", id, msg, supervise.ErrPanicked))
 				}

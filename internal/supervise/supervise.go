@@ -96,11 +96,11 @@ var (
 	nextID int
 )
 
-// Recovered logs a panic recovered under where, with its stack, and counts it: for a recover
-// of its own (the actors' middleware), which Run does for everything else. where must be one
-// of a bounded set of names (it is a metric label).
-func Recovered(where string, v any, stack []byte) {
-	slog.Error("background goroutine panicked; recovered", append([]any{"where", where}, Attrs(v, stack)...)...)
+// Recovered logs a panic recovered under where, with its stack and attrs, and counts it: for
+// a recover of its own (the actors' middleware), which Run does for everything else. where
+// must be one of a bounded set of names (it is a metric label).
+func Recovered(where string, v any, stack []byte, attrs ...any) {
+	slog.Error("background goroutine panicked; recovered", append(append([]any{"where", where}, attrs...), Attrs(v, stack)...)...)
 	mu.Lock()
 	counts[where]++
 	hs := make([]func(string), 0, len(hooks))
