@@ -45,7 +45,8 @@ test-sdk:
 	$(GO) test -race -count=1 -timeout 15m $(SDK_PKGS)
 
 ## test-faults: the fault tests (files tagged faults, tests named TestFault…): a disk that
-## fills under load, the ledger's 20-kill crash test, flaky routes; some need root (mounting
+## fills under load, the ledger's 20-kill crash test, flaky routes, a panic in each background
+## loop (supervise.PanicAt); some need root (mounting
 ## a tmpfs) and skip without it. Only the packages that hold such tests are built: ./... would
 ## compile the SDK suites too, without race, which make test no longer shares (minutes, cold)
 FAULT_PKGS = $$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=clients '^func TestFault' . | xargs -n1 dirname | sort -u)
@@ -62,7 +63,8 @@ test-browser:
 ## test-cluster: the long cluster fault suite on real three-node clusters (cluster/clustertest,
 ## files tagged faults, tests named TestClusterFault…, which test-faults' ^TestFault leaves
 ## out): kill -9 of leaders and followers under load, a rolling restart with drain, exact
-## limits across nodes; each checks every account's ledger on every node. About 4 minutes
+## limits across nodes, a panic in every node's batcher and leader events; each checks every
+## account's ledger on every node. About 4 minutes
 test-cluster:
 	$(GO) test -tags faults -count=1 -timeout 20m -v -run '^TestClusterFault' ./cluster/clustertest/
 

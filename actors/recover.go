@@ -4,9 +4,12 @@ package actors
 
 import (
 	"fmt"
-	"log/slog"
+	"runtime/debug"
+	"strings"
 
 	"github.com/anthdm/hollywood/actor"
+
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // Failer is a message that carries its own reply channel; a panic while handling it is
@@ -17,20 +20,29 @@ type Failer interface {
 
 // Recover turns a panic in Receive into an error reply and keeps the actor and its state.
 // Without it Hollywood drops the message, resets the actor, and on the fourth panic takes the
-// whole process down.
+// whole process down. The panic is logged with its stack and counted as every recovered one
+// is (supervise.Recovered), under actor.<kind>; the reply's error names the actor and the
+// message, never the panic's value (it may hold content).
 func Recover(next actor.ReceiveFunc) actor.ReceiveFunc {
 	return func(c *actor.Context) {
 		defer func() {
 			if v := recover(); v != nil {
-				err := fmt.Errorf("actor %s: internal error: %v", c.PID().ID, v)
-				slog.Error("actor panic recovered", "actor", c.PID().ID, "message_type", fmt.Sprintf("%T", c.Message()), "panic", fmt.Sprint(v))
+				id, msg := c.PID().ID, fmt.Sprintf("%T", c.Message())
+				supervise.Recovered(where(id), v, debug.Stack(), "actor", id, "message_type", msg)
 				if f, ok := c.Message().(Failer); ok {
-					f.Fail(err)
+					f.Fail(fmt.Errorf("actor %s: %s: %w", id, msg, supervise.ErrPanicked))
 				}
 			}
 		}()
 		next(c)
 	}
+}
+
+// where is the panic count's name of an actor: actor.<kind>, its PID without the entity's id
+// (Hollywood's PID is kind/id), a bounded label.
+func where(pid string) string {
+	kind, _, _ := strings.Cut(pid, "/")
+	return "actor." + kind
 }
 
 // SmallInbox is the inbox size for per-entity actors: about 1 KB each instead of the

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // Batcher packs the commands this node submits to one shard into few proposals (group
@@ -29,9 +31,21 @@ type Batcher struct {
 	queue     []*pending
 	closing   bool
 	closeOnce sync.Once
-	stopped   chan struct{}
-	proposed  func(n int) // tests: called with each proposal's command count
+	stopped   <-chan struct{} // closed when run has ended (Close)
+	proposed  func(n int)     // tests: called with each proposal's command count
+
+	// What a turn of run holds, kept here (not on its stack) so that run started again after
+	// a panic (supervise.Loop) gives it back: a proposal slot, and a batch taken from the
+	// queue and not yet handed to its proposal. Only run's goroutine touches them.
+	holding bool
+	taken   []*pending
 }
+
+// Where the batcher's goroutines are named to supervise (their panics, the fault point).
+const (
+	whereBatcher = "cluster.batcher"
+	whereBatch   = "cluster.batcher.propose"
+)
 
 type pending struct {
 	ctx  context.Context
@@ -56,9 +70,9 @@ func NewBatcher(rep Replicator, shard uint64, max, inflight int) *Batcher {
 	if inflight <= 0 {
 		inflight = 4
 	}
-	b := &Batcher{rep: rep, shard: shard, max: max, slots: make(chan struct{}, inflight), stopped: make(chan struct{})}
+	b := &Batcher{rep: rep, shard: shard, max: max, slots: make(chan struct{}, inflight)}
 	b.cond = sync.NewCond(&b.mu)
-	go b.run()
+	b.stopped = supervise.Loop(whereBatcher, nil, b.run)
 	return b
 }
 
@@ -96,32 +110,67 @@ func (b *Batcher) Close() {
 	})
 }
 
+// run hands the queue to proposals, a batch at a time, until the batcher closes. Started
+// again after a panic, it first gives back what the interrupted turn held.
 func (b *Batcher) run() {
-	defer close(b.stopped)
+	b.giveBackTurn()
 	for {
-		b.slots <- struct{}{} // a proposal slot first: commands queue up behind busy ones
-		b.mu.Lock()
-		for len(b.queue) == 0 && !b.closing {
-			b.cond.Wait()
+		if !b.holding {
+			b.slots <- struct{}{} // a proposal slot first: commands queue up behind busy ones
+			b.holding = true
 		}
-		n := min(len(b.queue), b.max)
-		batch := make([]*pending, n)
-		copy(batch, b.queue)
-		b.queue = append(b.queue[:0], b.queue[n:]...)
-		b.mu.Unlock()
-		if n == 0 {
+		if !b.take() {
 			<-b.slots
+			b.holding = false
 			return // closing, and everything queued is proposed
 		}
-		go b.propose(batch)
+		supervise.Fault(whereBatcher)
+		batch := b.taken
+		b.taken, b.holding = nil, false // the proposal owns the batch and the slot now
+		supervise.GoOwing(whereBatch, func() { b.propose(batch) }, func() { fail(batch, whereBatch) })
+	}
+}
+
+// take moves the next batch from the queue to b.taken, waiting for one; false once the
+// batcher is closing and everything queued is proposed.
+func (b *Batcher) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.queue) == 0 && !b.closing {
+		b.cond.Wait()
+	}
+	n := min(len(b.queue), b.max)
+	b.taken = make([]*pending, n)
+	copy(b.taken, b.queue)
+	b.queue = append(b.queue[:0], b.queue[n:]...)
+	return n > 0
+}
+
+// giveBackTurn ends the turn a panic interrupted: its batch's callers get an error (nothing
+// was proposed, but an error never claims that: commands carry their own idempotency) and
+// its slot is released.
+func (b *Batcher) giveBackTurn() {
+	fail(b.taken, whereBatcher)
+	b.taken = nil
+	if b.holding {
+		<-b.slots
+		b.holding = false
+	}
+}
+
+// fail answers each command of batch not answered yet with supervise.ErrPanicked.
+func fail(batch []*pending, where string) {
+	for _, p := range batch {
+		p.answer(batchResult{err: fmt.Errorf("cluster: %s: %w", where, supervise.ErrPanicked)})
 	}
 }
 
 // propose sends one batch, skipping commands whose callers have gone (they get their
-// context's error and asked for nothing that must happen).
+// context's error and asked for nothing that must happen). Its slot is released however it
+// ends; after a panic its callers are answered by fail.
 func (b *Batcher) propose(batch []*pending) {
 	defer func() { <-b.slots }()
-	live := batch[:0]
+	live := batch[:0] // the live commands stay first: fail still finds them all
 	for _, p := range batch {
 		if p.ctx.Err() == nil {
 			live = append(live, p)
@@ -150,10 +199,19 @@ func (b *Batcher) propose(batch []*pending) {
 	}
 	for i, p := range live {
 		if err != nil {
-			p.done <- batchResult{err: err}
+			p.answer(batchResult{err: err})
 			continue
 		}
-		p.done <- batchResult{res: results[i]}
+		p.answer(batchResult{res: results[i]})
+	}
+}
+
+// answer gives the command its result unless it has one already (done holds one): a
+// command is answered once, whatever a panic interrupted.
+func (p *pending) answer(r batchResult) {
+	select {
+	case p.done <- r:
+	default:
 	}
 }
 

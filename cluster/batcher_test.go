@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -16,6 +17,7 @@ type echoReplicator struct {
 	gate    chan struct{}
 	entered chan struct{} // a proposal reached the gate
 	err     error
+	panics  atomic.Int32 // so many proposals panic (the engine failing)
 	mu      sync.Mutex
 	got     []int // commands per proposal
 }
@@ -31,6 +33,9 @@ func (r *echoReplicator) Propose(ctx context.Context, shard uint64, data []byte)
 	}
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.panics.Add(-1) >= 0 {
+		panic("the engine fails")
 	}
 	cmds, err := DecodeBatch(data)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // The ledger writes the quota actors' changes (counters, money, throttle state and request
@@ -25,13 +27,26 @@ type ledger struct {
 	cond    *sync.Cond
 	queue   []queuedWrite
 	closing bool
-	stopped chan struct{}
+	stopped <-chan struct{} // closed when the writer has ended (close)
 	// maxGroup bounds a commit's batch (maxGroupBytes); what is queued past it goes with
 	// the next commit.
 	maxGroup int
 	// beforeCommit (tests) runs with the number of writes of each commit, before it.
 	beforeCommit func(writes int)
+
+	// The group being committed lives here, not on run's stack, so that the writer started
+	// again after a panic (supervise.Loop) answers it: answered is how many of its writes
+	// were told their outcome, committed whether the commit returned (outcome is then its
+	// result). Only the writer's goroutine touches them.
+	group     []queuedWrite
+	answered  int
+	committed bool
+	outcome   error
+	spare     []queuedWrite
 }
+
+// whereLedger names the ledger's writer to supervise (its panics, its fault point).
+const whereLedger = "persistence.ledger"
 
 // maxGroupBytes bounds one group commit's batch. Pebble keeps a batch of more than half a
 // memtable (2 MiB) whole until a flush, and a batch of more than 1 MiB is not reused: after
@@ -45,9 +60,9 @@ type queuedWrite struct {
 }
 
 func newLedger(db *pebble.DB, space *space) *ledger {
-	l := &ledger{db: db, space: space, stopped: make(chan struct{}), maxGroup: maxGroupBytes}
+	l := &ledger{db: db, space: space, maxGroup: maxGroupBytes}
 	l.cond = sync.NewCond(&l.mu)
-	go l.run()
+	l.stopped = supervise.Loop(whereLedger, nil, l.run)
 	return l
 }
 
@@ -64,33 +79,61 @@ func (l *ledger) submit(b *pebble.Batch, done func(error)) {
 	l.mu.Unlock()
 }
 
+// run is the writer: one group commit at a time until the ledger closes. Started again after
+// a panic, it first answers the group the panic interrupted.
 func (l *ledger) run() {
-	defer close(l.stopped)
-	var spare []queuedWrite
-	for {
-		l.mu.Lock()
-		for len(l.queue) == 0 && !l.closing {
-			l.cond.Wait()
-		}
-		n := l.groupLen()
-		q := append(spare[:0], l.queue[:n]...)
-		rest := copy(l.queue, l.queue[n:])
-		clear(l.queue[rest:])
-		l.queue = l.queue[:rest]
-		l.mu.Unlock()
-		if len(q) == 0 {
-			return // closing, and everything queued is written
-		}
+	l.answerInterrupted()
+	for l.take() {
+		supervise.Fault(whereLedger)
 		if l.beforeCommit != nil {
-			l.beforeCommit(len(q))
+			l.beforeCommit(len(l.group))
 		}
-		err := l.commit(q)
-		for i := range q {
-			q[i].done(err)
-			q[i] = queuedWrite{}
-		}
-		spare = q
+		l.outcome = l.commit(l.group)
+		l.committed = true
+		l.answer()
 	}
+}
+
+// take moves the next group from the queue to l.group, waiting for one; false once the
+// ledger is closing and everything queued is written.
+func (l *ledger) take() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.queue) == 0 && !l.closing {
+		l.cond.Wait()
+	}
+	n := l.groupLen()
+	l.group = append(l.spare[:0], l.queue[:n]...)
+	rest := copy(l.queue, l.queue[n:])
+	clear(l.queue[rest:])
+	l.queue = l.queue[:rest]
+	return n > 0
+}
+
+// answer tells each write of the group not yet told its commit's outcome. A write is counted
+// as told before its done runs, so a done that panics is not called twice.
+func (l *ledger) answer() {
+	for l.answered < len(l.group) {
+		w := l.group[l.answered]
+		l.group[l.answered] = queuedWrite{}
+		l.answered++
+		w.done(l.outcome)
+	}
+	l.spare, l.group = l.group[:0], nil
+	l.answered, l.committed, l.outcome = 0, false, nil
+}
+
+// answerInterrupted answers the group a panic interrupted: with its commit's outcome when the
+// commit had returned, else with supervise.ErrPanicked, since what is not known to be on disk
+// is never acknowledged (the quota owner then returns the account to what is on disk).
+func (l *ledger) answerInterrupted() {
+	if l.group == nil {
+		return
+	}
+	if !l.committed {
+		l.outcome = fmt.Errorf("group commit: %w", supervise.ErrPanicked)
+	}
+	l.answer()
 }
 
 // groupLen is how many of the queued writes the next commit takes: as many as fit in

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // ErrFull is returned by every write while the data directory's filesystem is (nearly) full.
@@ -103,9 +105,9 @@ type space struct {
 	mu       sync.Mutex // state changes; the fields below
 	reason   string
 	since    time.Time
-	watching bool // the monitor runs
+	watching bool            // the monitor runs
+	monitors <-chan struct{} // closed when the last monitor started has ended
 	stop     chan struct{}
-	stopped  sync.WaitGroup
 
 	ballastMu sync.Mutex // creating and removing the ballast
 }
@@ -189,14 +191,16 @@ func (g *space) markFull(reason string) {
 		"dir", g.dir, "reason", reason, "free_bytes", free, "min_free_bytes", g.opts.MinFreeBytes)
 	if !g.watching {
 		g.watching = true
-		g.stopped.Add(1)
-		go g.monitor()
+		g.monitors = supervise.Loop(whereSpace, g.stop, g.monitor)
 	}
 }
 
-// monitor waits for space to return, then resumes writes.
+// whereSpace names the full-disk monitor to supervise (its panics, its fault point).
+const whereSpace = "persistence.space"
+
+// monitor waits for space to return, then resumes writes. Started again after a panic, it
+// goes on waiting: watching stays set until writes resume.
 func (g *space) monitor() {
-	defer g.stopped.Done()
 	t := time.NewTicker(g.opts.RecheckEvery)
 	defer t.Stop()
 	for {
@@ -204,6 +208,7 @@ func (g *space) monitor() {
 		case <-g.stop:
 			return
 		case <-t.C:
+			supervise.Fault(whereSpace)
 			if g.tryResume() {
 				return
 			}
@@ -252,8 +257,11 @@ func (g *space) close() {
 	default:
 		close(g.stop)
 	}
+	monitors := g.monitors
 	g.mu.Unlock()
-	g.stopped.Wait()
+	if monitors != nil {
+		<-monitors // an earlier monitor ended when writes resumed
+	}
 }
 
 func (g *space) hasBallast() bool {

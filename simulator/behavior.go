@@ -38,6 +38,13 @@ type Behavior struct {
 	// (events, as for TokensPerSecond): no terminator, no [DONE], no message_stop, as when an
 	// upstream dies mid-answer. 0 never drops.
 	DropAfterChunks int
+	// LongLineBytes, for SSE streams, sends one comment line of this many bytes (its ending
+	// not counted) after LongLineAfterChunks chunks: an upstream whose stream carries a line
+	// longer than a gateway should hold (0 sends none). A comment is what every SSE format
+	// skips, so a reader that takes it whole sees the stream unchanged. Not sent in Gemini's
+	// JSON-array stream (no alt=sse), which has no lines.
+	LongLineBytes       int
+	LongLineAfterChunks int
 	// VideoDuration is how long a video job takes from creation to its end (completed or
 	// failed); its progress grows linearly over it. 0 means one second. A job keeps the
 	// duration in force when it was created, so changing the behaviour does not move running

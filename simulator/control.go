@@ -13,21 +13,26 @@ import (
 // milliseconds (video_ms is VideoDuration; 0 means the default, one second; retry_delay_ms
 // is RetryDelay). fail_kind is "", "retry_hint" or "quota" (see FailKind).
 type routeJSON struct {
-	Route             string  `json:"route"`
-	FirstByteMS       int64   `json:"first_byte_ms"`
-	TokensPerSecond   float64 `json:"tokens_per_second"`
-	FailStatus        int     `json:"fail_status"`
-	RetryAfter        int     `json:"retry_after"`
-	FailKind          string  `json:"fail_kind"`
-	RetryDelayMS      int64   `json:"retry_delay_ms"`
-	FailFraction      float64 `json:"fail_fraction"`
-	DropAfterChunks   int     `json:"drop_after_chunks"`
-	VideoMS           int64   `json:"video_ms"`
-	VideoFailFraction float64 `json:"video_fail_fraction"`
-	VideoOutputSecs   int     `json:"video_output_seconds"`
-	ImageURL          string  `json:"image_url"`
-	Calls             int64   `json:"calls"`
+	Route               string  `json:"route"`
+	FirstByteMS         int64   `json:"first_byte_ms"`
+	TokensPerSecond     float64 `json:"tokens_per_second"`
+	FailStatus          int     `json:"fail_status"`
+	RetryAfter          int     `json:"retry_after"`
+	FailKind            string  `json:"fail_kind"`
+	RetryDelayMS        int64   `json:"retry_delay_ms"`
+	FailFraction        float64 `json:"fail_fraction"`
+	DropAfterChunks     int     `json:"drop_after_chunks"`
+	LongLineBytes       int     `json:"long_line_bytes"`
+	LongLineAfterChunks int     `json:"long_line_after_chunks"`
+	VideoMS             int64   `json:"video_ms"`
+	VideoFailFraction   float64 `json:"video_fail_fraction"`
+	VideoOutputSecs     int     `json:"video_output_seconds"`
+	ImageURL            string  `json:"image_url"`
+	Calls               int64   `json:"calls"`
 }
+
+// maxLongLine bounds long_line_bytes: what one stream of the simulator may allocate.
+const maxLongLine = 64 << 20
 
 // registerControl mounts the control API. {route...} also matches the empty name, so
 // /_sim/routes/ addresses the default route "".
@@ -66,18 +71,19 @@ func (s *Server) putRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.SetBehavior(name, Behavior{
-		FirstByteDelay:     time.Duration(in.FirstByteMS) * time.Millisecond,
-		TokensPerSecond:    in.TokensPerSecond,
-		FailStatus:         in.FailStatus,
-		RetryAfter:         in.RetryAfter,
-		FailKind:           FailKind(in.FailKind),
-		RetryDelay:         time.Duration(in.RetryDelayMS) * time.Millisecond,
-		FailFraction:       in.FailFraction,
-		DropAfterChunks:    in.DropAfterChunks,
-		VideoDuration:      time.Duration(in.VideoMS) * time.Millisecond,
-		VideoFailFraction:  in.VideoFailFraction,
-		VideoOutputSeconds: in.VideoOutputSecs,
-		ImageURL:           in.ImageURL,
+		FirstByteDelay:      time.Duration(in.FirstByteMS) * time.Millisecond,
+		TokensPerSecond:     in.TokensPerSecond,
+		FailStatus:          in.FailStatus,
+		RetryAfter:          in.RetryAfter,
+		FailKind:            FailKind(in.FailKind),
+		RetryDelay:          time.Duration(in.RetryDelayMS) * time.Millisecond,
+		FailFraction:        in.FailFraction,
+		DropAfterChunks:     in.DropAfterChunks,
+		LongLineBytes:       in.LongLineBytes,
+		LongLineAfterChunks: in.LongLineAfterChunks,
+		VideoDuration:       time.Duration(in.VideoMS) * time.Millisecond,
+		VideoFailFraction:   in.VideoFailFraction,
+		VideoOutputSeconds:  in.VideoOutputSecs,
 	})
 	writeJSON(w, http.StatusOK, s.routeView(name))
 }
@@ -101,6 +107,10 @@ func validateRouteJSON(in routeJSON) string {
 		return fmt.Sprintf("fail_fraction must be within 0..1, got %v", in.FailFraction)
 	case in.DropAfterChunks < 0:
 		return "drop_after_chunks must be >= 0"
+	case in.LongLineBytes < 0 || in.LongLineBytes > maxLongLine:
+		return fmt.Sprintf("long_line_bytes must be within 0..%d, got %d", maxLongLine, in.LongLineBytes)
+	case in.LongLineAfterChunks < 0:
+		return "long_line_after_chunks must be >= 0"
 	case in.VideoMS < 0:
 		return "video_ms must be >= 0"
 	case in.VideoFailFraction < 0 || in.VideoFailFraction > 1:
@@ -114,20 +124,22 @@ func validateRouteJSON(in routeJSON) string {
 func (s *Server) routeView(name string) routeJSON {
 	b := s.Behavior(name)
 	return routeJSON{
-		Route:             name,
-		FirstByteMS:       b.FirstByteDelay.Milliseconds(),
-		TokensPerSecond:   b.TokensPerSecond,
-		FailStatus:        b.FailStatus,
-		RetryAfter:        b.RetryAfter,
-		FailKind:          string(b.FailKind),
-		RetryDelayMS:      b.RetryDelay.Milliseconds(),
-		FailFraction:      b.FailFraction,
-		DropAfterChunks:   b.DropAfterChunks,
-		VideoMS:           b.VideoDuration.Milliseconds(),
-		VideoFailFraction: b.VideoFailFraction,
-		VideoOutputSecs:   b.VideoOutputSeconds,
-		ImageURL:          b.ImageURL,
-		Calls:             s.Calls(name),
+		Route:               name,
+		FirstByteMS:         b.FirstByteDelay.Milliseconds(),
+		TokensPerSecond:     b.TokensPerSecond,
+		FailStatus:          b.FailStatus,
+		RetryAfter:          b.RetryAfter,
+		FailKind:            string(b.FailKind),
+		RetryDelayMS:        b.RetryDelay.Milliseconds(),
+		FailFraction:        b.FailFraction,
+		DropAfterChunks:     b.DropAfterChunks,
+		LongLineBytes:       b.LongLineBytes,
+		LongLineAfterChunks: b.LongLineAfterChunks,
+		VideoMS:             b.VideoDuration.Milliseconds(),
+		VideoFailFraction:   b.VideoFailFraction,
+		VideoOutputSecs:     b.VideoOutputSeconds,
+		ImageURL:            b.ImageURL,
+		Calls:               s.Calls(name),
 	}
 }
 

@@ -370,6 +370,35 @@ func TestDropAfterChunksInEveryFormat(t *testing.T) {
 	}
 }
 
+// LongLineBytes puts one comment line of exactly that many bytes after LongLineAfterChunks
+// events of every SSE stream, its ending the stream's own; the stream is otherwise what the
+// route sends without it.
+func TestLongLineInEveryFormat(t *testing.T) {
+	s, base := startSim(t)
+	s.SetBehavior("long", Behavior{LongLineBytes: 5000, LongLineAfterChunks: 2})
+	for _, f := range formats {
+		t.Run(f.name, func(t *testing.T) {
+			path, body := f.path, strings.Replace(f.body(turn{system: "s", user: "hi"}), "{", `{"stream":true,`, 1)
+			path = strings.Replace(path, ":generateContent", ":streamGenerateContent?alt=sse", 1)
+			_, plain := callHeaders(t, http.MethodPost, base+"/r/plain"+path, body, f.headers)
+			resp, data := callHeaders(t, http.MethodPost, base+"/r/long"+path, body, f.headers)
+			ending := "\n"
+			if f.name == "gemini" {
+				ending = "\r\n"
+			}
+			line := ":" + strings.Repeat("x", 4999) + ending
+			events := strings.SplitAfterN(string(data), ending+ending, 3)
+			if resp.StatusCode != http.StatusOK || len(events) != 3 || !strings.HasPrefix(events[2], line) {
+				t.Fatalf("status %d; want the line after two events:\n%.300s", resp.StatusCode, data)
+			}
+			without := events[0] + events[1] + strings.TrimPrefix(events[2], line)
+			if got, want := strings.Count(without, ending+ending), strings.Count(string(plain), ending+ending); got != want || strings.Contains(without, "xxx") {
+				t.Fatalf("%d events besides the line, want the route's own %d:\n%s", got, want, without)
+			}
+		})
+	}
+}
+
 func TestTokensPerSecondPacesEveryFormat(t *testing.T) {
 	s, base := startSim(t)
 	s.SetBehavior("slow", Behavior{TokensPerSecond: 400}) // one event per 2.5ms

@@ -44,6 +44,8 @@ type sseStream struct {
 	dropAfter int
 	sent      int
 	buf       bytes.Buffer
+	longLine  int // Behavior.LongLineBytes, sent once before chunk longAfter+1
+	longAfter int
 }
 
 // startSSE sends the 200 and event-stream headers for a "\n\n"-framed stream.
@@ -62,7 +64,7 @@ func startStream(w http.ResponseWriter, r *http.Request, b Behavior, f framing) 
 	}
 	w.WriteHeader(http.StatusOK)
 	s := &sseStream{w: w, r: r, rc: http.NewResponseController(w), framing: f, start: time.Now(),
-		interval: b.chunkInterval(), dropAfter: b.DropAfterChunks}
+		interval: b.chunkInterval(), dropAfter: b.DropAfterChunks, longLine: b.LongLineBytes, longAfter: b.LongLineAfterChunks}
 	_ = s.rc.Flush()
 	return s
 }
@@ -82,6 +84,9 @@ func (s *sseStream) emit(ev sseEvent) error {
 		if !sleepCtx(s.r.Context(), time.Until(due)) {
 			return s.r.Context().Err()
 		}
+	}
+	if err := s.sendLongLine(); err != nil {
+		return err
 	}
 	data, err := marshalJSON(ev.data)
 	if err != nil {
@@ -121,6 +126,22 @@ func (s *sseStream) emit(ev sseEvent) error {
 		return errDropped
 	}
 	return nil
+}
+
+// sendLongLine sends Behavior.LongLineBytes' comment line when its chunk is next.
+func (s *sseStream) sendLongLine() error {
+	if s.longLine == 0 || s.sent != s.longAfter || s.framing == framingJSONArray {
+		return nil
+	}
+	ending := "\n"
+	if s.framing == framingSSECRLF {
+		ending = "\r\n"
+	}
+	line := bytes.Repeat([]byte("x"), s.longLine+len(ending))
+	line[0] = ':'
+	copy(line[s.longLine:], ending)
+	s.longLine = 0 // once
+	return s.write(line)
 }
 
 // finish writes what closes the framing: "]" for a JSON array, nothing for SSE.

@@ -13,6 +13,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -248,14 +249,15 @@ func faultyEnv(t *testing.T) (*env, *faultyStore, *Service) {
 	return e, f, svc
 }
 
-// A panic is answered as an error and the actor carries on; a failed write is reported and
-// undone: the account returns to what is on disk, so neither the settle nor the top-up applies.
+// A panic is answered as an error (supervise.ErrPanicked, never the panic's text) and the
+// actor carries on; a failed write is reported and undone: the account returns to what is on
+// disk, so neither the settle nor the top-up applies.
 func TestFaultsAreAnsweredNotLost(t *testing.T) {
 	e, f, svc := faultyEnv(t)
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 5}")
 	f.panicLoad.Store(true)
-	if _, err := svc.Admit(ctx, AdmitRequest{Account: "acct_p", Plan: p}); err == nil || !strings.Contains(err.Error(), "internal error: disk on fire") {
+	if _, err := svc.Admit(ctx, AdmitRequest{Account: "acct_p", Plan: p}); !errors.Is(err, supervise.ErrPanicked) || strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("panic answered with %v", err)
 	}
 	f.panicLoad.Store(false)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/modelgate/modelgate/actors/quota/step"
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // Owner performs an account's quota steps: the service builds each command (stamped with
@@ -42,11 +43,12 @@ func (o localOwner) Do(ctx context.Context, account string, c *step.Command) (st
 		return res.v, res.err
 	case <-ctx.Done():
 		if c.Kind == step.Admit {
-			go func() {
+			// A panic here leaves the admission to expire at its reservation's TTL.
+			supervise.Go("quota.admit-cancel", func() {
 				if res := <-m.reply; res.err == nil && res.v.Admitted {
 					o.s.Settle(context.Background(), Reservation{Account: account, ID: res.v.ID}, Outcome{})
 				}
-			}()
+			})
 		}
 		return step.Result{}, ctx.Err()
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -537,14 +538,19 @@ func (s *Service) stopLater(id string) {
 	s.stopMu.Lock()
 	s.stopping++
 	s.stopMu.Unlock()
-	go func() {
+	supervise.Go("quota.stop-actor", func() {
+		defer s.stopDone() // after a panic too: Close waits for it
 		s.loc.Stop(Kind, id)
-		s.stopMu.Lock()
-		if s.stopping--; s.stopping == 0 {
-			s.stopped.Broadcast()
-		}
-		s.stopMu.Unlock()
-	}()
+	})
+}
+
+// stopDone counts a stop of stopLater's as ended.
+func (s *Service) stopDone() {
+	s.stopMu.Lock()
+	if s.stopping--; s.stopping == 0 {
+		s.stopped.Broadcast()
+	}
+	s.stopMu.Unlock()
 }
 
 // waitStops returns when no actor is being stopped.

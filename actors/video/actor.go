@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -101,7 +102,7 @@ func (a *taskActor) onResult(m any) {
 	case *settledRes:
 		a.onSettled(m)
 	case *panicRes:
-		a.svc.log.Error("video task call panicked; retrying", "task", a.task, "panic", m.v)
+		a.svc.log.Error("video task call panicked; retrying", "task", a.task)
 		a.retryLater(0)
 	}
 }
@@ -484,18 +485,19 @@ func (a *taskActor) spawn(call func(context.Context) any) {
 	a.busy = true
 	eng, pid, ctx, work := a.engine, a.pid, a.ctx, &a.svc.work
 	work.add()
-	go func() {
+	supervise.Go(whereCall, func() {
 		defer work.done()
-		defer func() {
-			if v := recover(); v != nil {
-				eng.Send(pid, &panicRes{v: v})
-			}
-		}()
-		eng.Send(pid, call(ctx))
-	}()
+		var res any = &panicRes{} // a call that panics (logged, counted): the actor retries
+		supervise.Run(whereCall, func() { res = call(ctx) })
+		eng.Send(pid, res)
+	})
 }
 
-type panicRes struct{ v any }
+// whereCall names a task's calls to supervise.
+const whereCall = "video.call"
+
+// panicRes answers a call that panicked.
+type panicRes struct{}
 
 // nextDelay is the next back-off wait: the current step (at least wait, the upstream's
 // Retry-After), and the step grows by PollFactor up to PollMax.

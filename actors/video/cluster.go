@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -96,7 +97,7 @@ func (s *Service) Reassess() {
 
 // recheckLater takes the task up again after d, from the shard's record, if it runs here.
 func (s *Service) recheckLater(account, id string, d time.Duration) {
-	s.clock.AfterFunc(d, func() { s.recheck(account, id) })
+	s.clock.AfterFunc(d, func() { supervise.Run("video.recheck", func() { s.recheck(account, id) }) })
 }
 
 func (s *Service) recheck(account, id string) {

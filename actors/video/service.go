@@ -46,6 +46,7 @@ import (
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -335,10 +336,10 @@ func (s *Service) route(task string, m routed) error {
 // stopLater retires an incarnation's actor once it has returned from Receive.
 func (s *Service) stopLater(id string) {
 	s.stops.add()
-	go func() {
-		defer s.stops.done()
+	supervise.Go("video.stop-actor", func() {
+		defer s.stops.done() // after a panic too: Close waits for it
 		s.loc.Stop(Kind, id)
-	}()
+	})
 }
 
 // counter counts goroutines Close waits for (a WaitGroup may not grow during Wait).

@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // Time-outs of a step (docs/cluster.md, "Shape" 11): one try waits at most AttemptWait, and
@@ -82,7 +83,8 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 	}
 	r, err := o.submit(ctx, shard, raw, wait(c.Kind))
 	if err != nil && c.Kind == step.Admit && (ctx.Err() != nil || errors.Is(err, quota.ErrUnavailable)) {
-		go o.giveBack(account, shard, raw)
+		// A panic here leaves the admission to expire at its reservation's TTL.
+		supervise.Go("accounts.give-back", func() { o.giveBack(account, shard, raw) })
 	}
 	return r, err
 }

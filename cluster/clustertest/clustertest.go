@@ -72,7 +72,8 @@ var build struct {
 	err  error
 }
 
-// Binary builds cmd/modelgate once per test binary run and returns its path. Call Cleanup
+// Binary builds cmd/modelgate once per test binary run and returns its path (with the tags
+// the tests were built with: a faults build's nodes have its fault points). Call Cleanup
 // from TestMain to remove it.
 func Binary(t testing.TB) string {
 	t.Helper()
@@ -82,7 +83,7 @@ func Binary(t testing.TB) string {
 			return
 		}
 		build.bin = filepath.Join(build.dir, "modelgate")
-		cmd := exec.Command("go", "build", "-o", build.bin, "github.com/modelgate/modelgate/cmd/modelgate")
+		cmd := exec.Command("go", append(append([]string{"build"}, buildTags...), "-o", build.bin, "github.com/modelgate/modelgate/cmd/modelgate")...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			build.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -109,6 +110,8 @@ type Options struct {
 	// dials node j through proxy (i→j), so Isolate, Cut, OneWay and Heal work. Nodes added
 	// later (AddNode) are not behind it.
 	Faults bool
+	// Env is added to every node's environment (a faults build's supervise.PanicAtEnv).
+	Env []string
 }
 
 // Cluster is N nodes inited on loopback; Start runs them.
@@ -122,6 +125,7 @@ type Cluster struct {
 	Nodes   []*Node // Nodes[i] has id i+1
 	// Net is the fault proxies between the founding nodes (Options.Faults), else nil.
 	Net *faultproxy.Net
+	env []string // Options.Env
 }
 
 // Node is one member: its data directory, its addresses (fixed across restarts) and its
@@ -156,7 +160,7 @@ func New(t testing.TB, opt Options) *Cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopSim)
-	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir(), SimURL: simURL}
+	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir(), SimURL: simURL, env: opt.Env}
 	c.CertDir = filepath.Join(c.Dir, "certs")
 	c.Catalog = filepath.Join(c.Dir, "catalog.yaml")
 	if err := os.WriteFile(c.Catalog, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
@@ -277,7 +281,7 @@ func (n *Node) start() error {
 
 // serve starts the node's `modelgate serve` process.
 func (n *Node) serve() (*proc, error) {
-	env := []string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"}
+	env := append([]string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"}, n.c.env...)
 	if n.routes != "" {
 		env = append(env, node.PeerRoutesEnv+"="+n.routes)
 	}
@@ -314,6 +318,9 @@ func (n *Node) Exited(d time.Duration) (string, bool) {
 
 // Output is the process's output so far (the last few KiB).
 func (n *Node) Output() string { return n.proc.logs.tail() }
+
+// Logged is how many times s occurs in the process's output (its first 4 MiB).
+func (n *Node) Logged(s string) int { return n.proc.logs.count(s) }
 
 // Do sends one request to the node's public port and returns the status, headers and body.
 func (n *Node) Do(method, path, bearer string, body any) (int, http.Header, []byte) {

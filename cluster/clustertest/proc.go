@@ -115,6 +115,13 @@ func (l *logBuf) keep(id uint64) {
 	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("node%d-%d.log", id, time.Now().UnixNano())), l.buf.Bytes(), 0o600)
 }
 
+// count is how many times s occurs in the output kept.
+func (l *logBuf) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), s)
+}
+
 func (l *logBuf) tail() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

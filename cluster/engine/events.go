@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/lni/dragonboat/v4/raftio"
+
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // eventListener turns dragonboat's leader updates into OnLeaderChange calls. dragonboat
@@ -19,10 +21,25 @@ type eventListener struct {
 	watches map[uint64]chan struct{}
 	wake    chan struct{}
 	done    chan struct{}
-	exited  chan struct{}
+	exited  <-chan struct{}
+
+	// The change being delivered, kept here (not on deliver's stack) so that deliver started
+	// again after a panic in a callback (supervise.Loop) hands it to the callbacks after that
+	// one. Only deliver's goroutine touches it.
+	current *delivery
 }
 
 type leaderChange struct{ shard, leader uint64 }
+
+// delivery is a change on its way to the callbacks subscribed when it was taken.
+type delivery struct {
+	change leaderChange
+	subs   []func(shard, leader uint64)
+	next   int // the next callback to call
+}
+
+// whereEvents names the delivering goroutine to supervise (its panics, its fault point).
+const whereEvents = "engine.leader-events"
 
 func newEventListener() *eventListener {
 	l := &eventListener{
@@ -30,9 +47,8 @@ func newEventListener() *eventListener {
 		watches: map[uint64]chan struct{}{},
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		exited:  make(chan struct{}),
 	}
-	go l.deliver()
+	l.exited = supervise.Loop(whereEvents, l.done, l.deliver)
 	return l
 }
 
@@ -75,29 +91,48 @@ func (l *eventListener) subscribe(f func(shard, leader uint64)) {
 	l.mu.Unlock()
 }
 
+// deliver calls the callbacks with each change queued, in order, until stop. A callback that
+// panics (logged, counted) misses that change; the others still get it.
 func (l *eventListener) deliver() {
-	defer close(l.exited)
 	for {
+		l.deliverQueued()
 		select {
 		case <-l.wake:
 		case <-l.done:
 			return
 		}
-		for {
-			l.mu.Lock()
-			if len(l.queue) == 0 {
-				l.mu.Unlock()
-				break
-			}
-			c := l.queue[0]
-			l.queue = l.queue[1:]
-			subs := l.subs[:len(l.subs):len(l.subs)]
-			l.mu.Unlock()
-			for _, f := range subs {
-				f(c.shard, c.leader)
+	}
+}
+
+// deliverQueued delivers the change under way, then each queued one.
+func (l *eventListener) deliverQueued() {
+	for {
+		if l.current == nil {
+			if l.current = l.take(); l.current == nil {
+				return
 			}
 		}
+		d := l.current
+		supervise.Fault(whereEvents)
+		for d.next < len(d.subs) {
+			f := d.subs[d.next]
+			d.next++ // before the call: a callback that panics is not called again
+			f(d.change.shard, d.change.leader)
+		}
+		l.current = nil
 	}
+}
+
+// take is the next queued change with its callbacks, or nil.
+func (l *eventListener) take() *delivery {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queue) == 0 {
+		return nil
+	}
+	c := l.queue[0]
+	l.queue = l.queue[1:]
+	return &delivery{change: c, subs: l.subs[:len(l.subs):len(l.subs)]}
 }
 
 // stop ends delivery, waiting for a callback in progress.

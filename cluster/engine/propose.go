@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lni/dragonboat/v4"
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // attemptTimeout bounds one try of a proposal, read or membership change. A try that times
@@ -72,13 +73,13 @@ func retry(ctx context.Context, what string, try func(ctx context.Context) error
 func (n *Node) untilLeaderChange(ctx context.Context, shard uint64, try func(ctx context.Context) error) error {
 	changed := n.events.watch(shard)
 	ctx, cancel := context.WithCancel(ctx)
-	go func() {
+	supervise.Go("engine.leader-watch", func() {
 		select {
 		case <-changed:
 			cancel()
 		case <-ctx.Done():
 		}
-	}()
+	})
 	err := try(ctx)
 	cancel()
 	if err != nil {

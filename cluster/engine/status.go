@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/lni/dragonboat/v4"
+
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // ShardStatus is one shard as this node sees it: what `modelgate cluster status` shows per
@@ -78,7 +80,9 @@ func (n *Node) Status(ctx context.Context) []ShardStatus {
 			// After catching up from a snapshot, nothing was applied through Update yet.
 			st.Applied = appliedThroughNoOps(lr, max(st.Applied, lr.Snapshot().Index), st.LastIndex)
 		}
-		wg.Go(func() {
+		wg.Add(1)
+		supervise.Go("engine.status", func() {
+			defer wg.Done() // after a panic too: the status waits for it
 			actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 			defer cancel()
 			if m, err := n.nh.SyncGetShardMembership(actx, st.Shard); err == nil {

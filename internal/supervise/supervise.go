@@ -7,12 +7,20 @@
 package supervise
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
 )
+
+// ErrPanicked is the error owed to whoever waited on work that panicked: its outcome is not
+// known (a write may or may not be on disk, a proposal may or may not have applied), so it is
+// never reported as done.
+var ErrPanicked = errors.New("the gateway failed while doing this (a recovered panic, logged); its outcome is unknown")
 
 // Go runs fn once in a new goroutine. A panic ends fn, is logged and counted under where,
 // and goes no further.
@@ -20,12 +28,22 @@ func Go(where string, fn func()) {
 	go Run(where, fn)
 }
 
+// GoOwing runs fn once in a new goroutine, as Go does, and calls fail after fn panicked: for
+// one-shot work that owes someone an answer, who must get an error rather than wait forever.
+func GoOwing(where string, fn, fail func()) {
+	go func() {
+		if Run(where, fn) {
+			Run(where, fail)
+		}
+	}()
+}
+
 // Run calls fn in the calling goroutine and recovers its panic as Go does, reporting whether
 // fn panicked: for work a caller must follow up (a reply owed, a slot to release).
 func Run(where string, fn func()) (panicked bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			report(where, v, debug.Stack())
+			Recovered(where, v, debug.Stack())
 			panicked = true
 		}
 	}()
@@ -37,10 +55,14 @@ func Run(where string, fn func()) (panicked bool) {
 // back-off that starts at MinBackoff and doubles up to MaxBackoff (reset once a run has lasted
 // longer than MaxBackoff), so a loop that panics on every turn costs little and a rare panic
 // costs one short pause. fn must pick up where the previous run stopped (its state lives in
-// its receiver, not its stack), and return when its work is over (a closed channel, a
-// cancelled context); stop, when closed, ends the back-off wait early and fn is not called again.
-func Loop(where string, stop <-chan struct{}, fn func()) {
+// its receiver, not its stack: what a turn had taken must be finished or answered with an
+// error), and return when its work is over (a closed channel, a cancelled context); stop, when
+// closed, ends the back-off wait early and fn is not called again. The channel Loop returns
+// is closed once the loop has ended, either way.
+func Loop(where string, stop <-chan struct{}, fn func()) (done <-chan struct{}) {
+	ended := make(chan struct{})
 	go func() {
+		defer close(ended)
 		backoff := MinBackoff
 		for {
 			began := time.Now()
@@ -58,6 +80,7 @@ func Loop(where string, stop <-chan struct{}, fn func()) {
 			backoff = min(2*backoff, MaxBackoff)
 		}
 	}()
+	return ended
 }
 
 // Back-off bounds of Loop.
@@ -73,9 +96,11 @@ var (
 	nextID int
 )
 
-// report logs a recovered panic with its stack and counts it.
-func report(where string, v any, stack []byte) {
-	slog.Error("background goroutine panicked; recovered", "where", where, "panic", v, "stack", string(stack))
+// Recovered logs a panic recovered under where, with its stack and attrs, and counts it: for
+// a recover of its own (the actors' middleware), which Run does for everything else. where
+// must be one of a bounded set of names (it is a metric label).
+func Recovered(where string, v any, stack []byte, attrs ...any) {
+	slog.Error("background goroutine panicked; recovered", append(append([]any{"where", where}, attrs...), Attrs(v, stack)...)...)
 	mu.Lock()
 	counts[where]++
 	hs := make([]func(string), 0, len(hooks))
@@ -86,6 +111,17 @@ func report(where string, v any, stack []byte) {
 	for _, h := range hs {
 		h(where)
 	}
+}
+
+// Attrs describe a panic for the log: its type and stack, and its text only when it is the
+// runtime's own (an index out of range, a nil map): a value code panicked with may hold
+// prompt or completion content, which never reaches the log.
+func Attrs(v any, stack []byte) []any {
+	attrs := []any{"panic_type", fmt.Sprintf("%T", v)}
+	if re, ok := v.(runtime.Error); ok {
+		attrs = append(attrs, "panic", re.Error())
+	}
+	return append(attrs, "stack", string(stack))
 }
 
 // Count is one place's number of recovered panics.
@@ -104,6 +140,13 @@ func Counts() []Count {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Where < out[j].Where })
 	return out
+}
+
+// CountAt is where's number of recovered panics so far in this process.
+func CountAt(where string) uint64 {
+	mu.Lock()
+	defer mu.Unlock()
+	return counts[where]
 }
 
 // OnPanic adds a function called after each recovered panic (tests wait on it); the

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"errors"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec/ir"
@@ -263,8 +265,11 @@ func (s *Server) streamEnded(rec *record, a *attempt, out *streamOut, enc ir.Str
 	rec.status = http.StatusBadGateway
 	out.finishing()
 	msg := "the upstream stream broke before it finished; the answer is incomplete"
-	if cause == upstream.ErrIdle {
+	switch {
+	case cause == upstream.ErrIdle:
 		msg = "the upstream stream went silent past the idle time-out; the answer is incomplete"
+	case errors.Is(cause, sse.ErrTooLong):
+		msg = "the upstream stream sent a line over " + strconv.Itoa(sse.MaxLine>>20) + " MiB, more than the gateway reads; the answer is incomplete"
 	}
 	if enc != nil {
 		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: http.StatusBadGateway, Kind: ir.ErrServer, Code: "stream_interrupted", Message: msg + " (request " + rec.c.id + ")"}})

@@ -10,6 +10,7 @@ import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -121,13 +122,13 @@ func (r *record) close() error {
 			// client is not held for it a second time (the refusal costs nothing, and the
 			// shared wait budget, quota.MaxWait, is spent), and the entry follows once the
 			// owner answers.
-			go func() {
+			supervise.Go("api.record-refusal", func() {
 				ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
 				defer cancel()
 				if err := r.s.Quota.Record(ctx, u); err != nil {
 					r.s.Logger.Warn("a refusal by an unavailable quota owner was not logged", "request_id", r.c.id, "account", acct, "err", err)
 				}
-			}()
+			})
 			return nil
 		}
 		r.closeErr = r.s.Quota.Record(ctx, u)

@@ -1,17 +1,13 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
-	"runtime"
 	"runtime/debug"
 	"strings"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
-	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
-	"github.com/modelgate/modelgate/codec/messages"
-	"github.com/modelgate/modelgate/codec/responses"
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // A panic in one request is that request's 500 (issue #12 item 18), never a dropped
@@ -27,7 +23,7 @@ func (s *Server) recovered(r *record, v any) {
 	r.status = http.StatusInternalServerError
 	s.Metrics.Panic(r.c.endpoint)
 	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", r.c.id, "endpoint", r.c.endpoint},
-		panicAttrs(v, stack)...)...)
+		supervise.Attrs(v, stack)...)...)
 	if a := r.c.live; a != nil {
 		if !a.reported {
 			s.finish(a, routehealth.Succeeded, 0) // the gateway failed, not the route
@@ -63,26 +59,15 @@ func (s *Server) Recovered(w http.ResponseWriter, r *http.Request, v any, stack 
 	}
 	s.Metrics.Panic(endpoint)
 	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", id, "endpoint", endpoint, "path", r.URL.Path,
-		"written", written}, panicAttrs(v, stack)...)...)
+		"written", written}, supervise.Attrs(v, stack)...)...)
 	if !written {
-		render(w, &call{id: id, endpoint: endpoint, client: clientOfPath(r.URL.Path)},
+		render(w, &call{id: id, endpoint: endpoint, client: formatOfPath(r.URL.Path)},
 			&apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: internalMessage(id)})
 	}
 }
 
 func internalMessage(id string) string {
 	return "the gateway failed while answering this request; nothing was charged. The operator can find it in the log under request " + id
-}
-
-// panicAttrs describe a panic for the log: its type and stack, and its text only when it is
-// the runtime's own (an index out of range, a nil map): a value a handler panicked with may
-// hold prompt or completion content, which never reaches the log.
-func panicAttrs(v any, stack []byte) []any {
-	attrs := []any{"panic_type", fmt.Sprintf("%T", v)}
-	if re, ok := v.(runtime.Error); ok {
-		attrs = append(attrs, "panic", re.Error())
-	}
-	return append(attrs, "stack", string(stack))
 }
 
 // headerWritten reports whether the response's status line went out, as the node's recover
@@ -99,19 +84,6 @@ func headerWritten(w http.ResponseWriter) bool {
 		w = u.Unwrap()
 	}
 	return false
-}
-
-// clientOfPath is the error envelope of the API a path belongs to (nil: the chat shape).
-func clientOfPath(path string) ir.ClientFormat {
-	switch {
-	case strings.HasPrefix(path, "/v1beta/"):
-		return gemini.Format
-	case strings.HasPrefix(path, "/v1/messages"):
-		return messages.Format
-	case strings.HasPrefix(path, "/v1/responses"):
-		return responses.Format
-	}
-	return nil
 }
 
 // endpointOf is a bounded metric label for a path, named as the handlers name their endpoint.

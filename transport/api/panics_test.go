@@ -150,7 +150,7 @@ func TestItem18PanicIsThatRequestsError(t *testing.T) {
 
 	metrics := env.Metrics()
 	for _, ep := range []string{"chat", "messages", "responses", "gemini"} {
-		if line := `modelgate_panics_total{endpoint="` + ep + `"} 2`; !strings.Contains(metrics, line) {
+		if line := `modelgate_panics_total{where="` + ep + `"} 2`; !strings.Contains(metrics, line) {
 			t.Errorf("metrics lack %s", line)
 		}
 	}

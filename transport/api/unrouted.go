@@ -8,16 +8,20 @@ import (
 	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/messages"
+	"github.com/modelgate/modelgate/codec/responses"
 )
 
-// NotFound answers a path no endpoint serves: 404 in the chat envelope (shared decisions,
-// "Errors"), with the request id. Its message says what to fix where the mistake is a known
+// NotFound answers a path no endpoint serves: 404, with the request id, in the envelope of
+// the API the path is under (formatOfPath: messages under /v1/messages/, Google's under
+// /v1beta/, else chat), as that API's clients read errors; a path with its version twice is
+// judged without the base URL's. Its message says what to fix where the mistake is a known
 // one: a base URL that already ends in the API version, to a client that adds it itself.
 func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
-	c := &call{id: requestIDOf(w), catalog: s.Catalog.Load()}
+	c := &call{id: requestIDOf(w), catalog: s.Catalog.Load(), client: formatOfPath(r.URL.Path)}
 	path := shortPath(r.URL.Path)
 	msg := "no endpoint at " + path + "; the API lives under /v1 (the Gemini API under /v1beta)"
 	if base, added, ok := doubledVersion(r.URL.Path); ok {
+		c.client = formatOfPath(strings.TrimPrefix(r.URL.Path, "/"+base)) // the client's own path
 		msg = "no endpoint at " + path + ": the base URL ends in /" + base + " and the client adds /" + added +
 			" itself; drop /" + base + " from the base URL (use " + publicBase(r, c.catalog) + ")" + whoAdds[added]
 	} else if r.URL.Path == "/metrics" {
@@ -29,8 +33,7 @@ func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // MethodNotAllowed answers a known path called with another method: 405 with Allow, in the
-// envelope of the path's own format (messages under /v1/messages, Google's under /v1beta,
-// else chat), as its clients read errors.
+// envelope of the path's own format (formatOfPath), as its clients read errors.
 func (s *Server) MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow []string) {
 	c := &call{id: requestIDOf(w), catalog: s.Catalog.Load(), client: formatOfPath(r.URL.Path)}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
@@ -65,13 +68,18 @@ func doubledVersion(path string) (base, added string, ok bool) {
 	return parts[0], parts[1], true
 }
 
-// formatOfPath is the client format whose envelope a path's errors use (nil: chat).
+// formatOfPath is the client format whose envelope the errors of a path use when no handler
+// of that format answers it (unrouted paths, a panic outside a call): messages under
+// /v1/messages, Google's under /v1beta, responses under /v1/responses; nil (chat) elsewhere.
 func formatOfPath(path string) ir.ClientFormat {
+	under := func(prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
 	switch {
-	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
+	case under("/v1/messages"):
 		return messages.Format
-	case strings.HasPrefix(path, "/v1beta/"):
+	case under("/v1beta"):
 		return gemini.Format
+	case under("/v1/responses"):
+		return responses.Format
 	}
 	return nil
 }

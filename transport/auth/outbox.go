@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/transport/mail"
 )
 
@@ -15,7 +16,7 @@ type outbox struct {
 	mailer mail.Mailer
 	log    *slog.Logger
 	ch     chan mail.Message
-	wg     sync.WaitGroup
+	ended  <-chan struct{} // closed when the sender has ended (close)
 	once   sync.Once
 }
 
@@ -24,22 +25,30 @@ const (
 	sendTimeout = time.Minute
 )
 
+// whereOutbox names the sender to supervise (its panics, its fault point).
+const whereOutbox = "auth.outbox"
+
 func newOutbox(m mail.Mailer, log *slog.Logger) *outbox {
 	o := &outbox{mailer: m, log: log, ch: make(chan mail.Message, outboxSize)}
-	o.wg.Add(1)
-	go o.run()
+	o.ended = supervise.Loop(whereOutbox, nil, o.run)
 	return o
 }
 
+// run sends the queued mails until the queue closes. A panic loses the mail being sent
+// (logged, counted); started again, the sender goes on with the next.
 func (o *outbox) run() {
-	defer o.wg.Done()
 	for m := range o.ch {
-		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-		if err := o.mailer.Send(ctx, m); err != nil {
-			// The address is the account's; the link (a secret) is never logged here.
-			o.log.Error("auth: a mail was not sent", "to", m.To, "subject", m.Subject, "err", err)
-		}
-		cancel()
+		supervise.Fault(whereOutbox)
+		o.deliver(m)
+	}
+}
+
+func (o *outbox) deliver(m mail.Message) {
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	if err := o.mailer.Send(ctx, m); err != nil {
+		// The address is the account's; the link (a secret) is never logged here.
+		o.log.Error("auth: a mail was not sent", "to", m.To, "subject", m.Subject, "err", err)
 	}
 }
 
@@ -54,7 +63,7 @@ func (o *outbox) send(m mail.Message) {
 
 func (o *outbox) close() {
 	o.once.Do(func() { close(o.ch) })
-	o.wg.Wait()
+	<-o.ended
 }
 
 // The mails. Plain text: the link is the whole point, and nothing renders it wrong.

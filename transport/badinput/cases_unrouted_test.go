@@ -4,12 +4,15 @@ import "strings"
 
 // unroutedCases: paths no endpoint serves, methods a path does not take, and requests the
 // HTTP server refuses before any handler. None has a known key: nothing counts, nothing is
-// logged.
+// logged. A 404 is in the envelope of the API its path is under (Anthropic's under
+// /v1/messages, Google's under /v1beta; a doubled version is judged by the client's own path).
 func unroutedCases() []badCase {
 	req := func(method, name, path string, want answer) badCase {
 		return badCase{endpoint: "unrouted", name: name, method: method, path: path, want: want, eff: nothing}
 	}
 	unknown := func(msg string) answer { return chatErr(404, "invalid_request_error", "unknown_url", "", msg) }
+	unknownMessages := func(msg string) answer { return messagesErr(404, "not_found_error", "unknown_url", msg) }
+	unknownGoogle := func(msg string) answer { return googleErr(404, "NOT_FOUND", "unknown_url", "", msg) }
 	wrongMethod := func(format, msg string) answer {
 		return answer{status: 405, format: format, typ: "invalid_request_error", code: "method_not_allowed", msg: msg}
 	}
@@ -23,6 +26,11 @@ func unroutedCases() []badCase {
 		req("POST", "a NUL in the path", "/v1/chat/completions%00", unknown("no endpoint at /v1/chat/completions\\x00")),
 		req("GET", "a 100 KB path", "/v1/"+strings.Repeat("a", 100000), unknown("no endpoint at /v1/aaaa")),
 		req("GET", "the metrics on the API's listener", "/metrics", unknown("metrics are served on the metrics address")),
+		req("POST", "a path under messages the API does not have", "/v1/messages/batches", unknownMessages("no endpoint at /v1/messages/batches")),
+		req("POST", "messages with the version twice", "/v1/v1/messages", unknownMessages("drop /v1 from the base URL")),
+		req("GET", "a path under /v1beta the API does not have", "/v1beta/files", unknownGoogle("no endpoint at /v1beta/files")),
+		req("POST", "gemini under /v1", "/v1/v1beta/models/chat:generateContent", unknownGoogle("drop /v1 from the base URL")),
+		req("GET", "gemini with the version twice", "/v1beta/v1beta/models", unknownGoogle("drop /v1beta from the base URL")),
 		req("GET", "chat, GET", "/v1/chat/completions", wrongMethod("chat", "method GET is not allowed on /v1/chat/completions; use POST")),
 		req("FOO", "chat, a method HTTP does not have", "/v1/chat/completions", wrongMethod("chat", "method FOO is not allowed")),
 		req("TRACE", "chat, TRACE", "/v1/chat/completions", wrongMethod("chat", "method TRACE is not allowed")),

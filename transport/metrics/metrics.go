@@ -27,7 +27,7 @@ type Metrics struct {
 	routeWt   *prometheus.GaugeVec
 	logDrops  prometheus.Counter
 	dropped   *prometheus.CounterVec
-	panics    *prometheus.CounterVec
+	panics    *panics
 	authFails *prometheus.CounterVec
 	authRefs  *prometheus.CounterVec
 }
@@ -82,9 +82,7 @@ func New() *Metrics {
 		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "modelgate_request_log_errors_total", Help: "Request log entries that could not be queued.",
 		}),
-		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "modelgate_panics_total", Help: "Requests whose handler panicked (answered 500, logged with the stack), by endpoint.",
-		}, []string{"endpoint"}),
+		panics: newPanics(),
 		authFails: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "modelgate_auth_failures_total", Help: "Failed credential checks, by kind (api_key, admin_token, session, password).",
 		}, []string{"kind"}),
@@ -158,8 +156,8 @@ func (m *Metrics) Dropped(client, upstream string, fields []string) {
 	}
 }
 
-// Panic counts a request whose handler panicked.
-func (m *Metrics) Panic(endpoint string) { m.panics.WithLabelValues(endpoint).Inc() }
+// Panic counts a request whose handler panicked, under where=endpoint.
+func (m *Metrics) Panic(endpoint string) { m.panics.add(endpoint) }
 
 // AuthFailure counts a failed credential check; kind is one of authlimit's kinds.
 func (m *Metrics) AuthFailure(kind string) { m.authFails.WithLabelValues(kind).Inc() }

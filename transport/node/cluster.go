@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/engine"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/cluster/meta"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/api"
 )
@@ -129,7 +130,7 @@ func (c *clusterNode) startShards(store *persistence.Store) error {
 	if !f.Join {
 		c.engine.OnLeaderChange(func(shard, leader uint64) {
 			if leader == f.NodeID && shard != membership.MetaShard {
-				go c.ensureReplicas(shard)
+				supervise.Go("node.ensure-replicas", func() { c.ensureReplicas(shard) })
 			}
 		})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 )
@@ -74,11 +75,11 @@ func startAssetPeers(c *clusterNode, store *persistence.Store, files *assets.Sto
 	p.stop = cancel
 	for _, s := range c.shards {
 		if s != membership.MetaShard {
-			go func() {
+			supervise.Go("node.publish-addr", func() {
 				if err := c.owner.PublishAddr(ctx, s, p.self, p.addr); err != nil && ctx.Err() == nil {
 					log.Warn("internal address not published", "shard", s, "err", err)
 				}
-			}()
+			})
 		}
 	}
 	return p, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -71,7 +72,7 @@ func (l *leadership) changed(shard, leader uint64) {
 	switch {
 	case svc == nil || was == now:
 	case now:
-		go resumeShard(svc, tasks, shard, log)
+		supervise.Go(whereResume, func() { resumeShard(svc, tasks, shard, log) })
 	default:
 		svc.Reassess()
 	}
@@ -99,9 +100,12 @@ func (l *leadership) serve(svc *video.Service, tasks *accounts.Tasks, log *slog.
 	}
 	l.mu.Unlock()
 	for _, s := range led {
-		go resumeShard(svc, tasks, s, log)
+		supervise.Go(whereResume, func() { resumeShard(svc, tasks, s, log) })
 	}
 }
+
+// whereResume names resumeShard's goroutines to supervise.
+const whereResume = "node.resume-videos"
 
 // resumeShard catches this node's replica up with what the shard committed before it led
 // (a new leader may not have applied it all yet), then resumes the tasks that run here.

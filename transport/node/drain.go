@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // drainTimeout bounds moving every leadership away; drainLinger is how long a drained node
@@ -37,10 +39,10 @@ func (c *clusterNode) drain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c.draining.CompareAndSwap(false, true) {
-		go func() {
+		supervise.Go("node.drain", func() {
 			time.Sleep(drainLinger)
 			close(c.drained)
-		}()
+		})
 	}
 	writeJSONBody(w, http.StatusOK, map[string]any{"node_id": id, "draining": true, "moved": moved})
 }

@@ -49,10 +49,10 @@ func (b unroutedBody) format() (format, code, requestID string) {
 }
 
 // TestItem7WrongMethodsAndUnknownPaths is issue #12 item 7: a wrong method on an existing
-// path is 405 with Allow, in the path's own envelope (messages under /v1/messages, Google's
-// under /v1beta, chat elsewhere); an unknown path is 404 in the chat envelope; a doubled
-// version (/v1/v1/…, a base URL that ends in /v1 for a client that adds /v1) is a 404 that
-// says to drop it. Every one carries its request id.
+// path is 405 with Allow, and an unknown path 404, in the path's own envelope (messages under
+// /v1/messages, Google's under /v1beta, chat elsewhere); a doubled version (/v1/v1/…, a base
+// URL that ends in /v1 for a client that adds /v1) is a 404 that says to drop it, in the
+// envelope of the client's own path. Every one carries its request id.
 func TestItem7WrongMethodsAndUnknownPaths(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	base := env.Node.URL
@@ -84,14 +84,19 @@ func TestItem7WrongMethodsAndUnknownPaths(t *testing.T) {
 		{"asset, PUT", "PUT", "/assets/gen/x.png", 405, "GET, HEAD", "chat", "method_not_allowed", ""},
 		{"unknown path", "GET", "/v2/chat", 404, "", "chat", "unknown_url", "no endpoint at /v2/chat; the API lives under /v1 (the Gemini API under /v1beta)"},
 		{"unknown path under /v1", "POST", "/v1/completions", 404, "", "chat", "unknown_url", ""},
-		{"unknown path under /v1beta", "GET", "/v1beta/files", 404, "", "chat", "unknown_url", ""},
+		{"unknown path under /v1beta", "GET", "/v1beta/files", 404, "", "google", "unknown_url", ""},
+		{"another unknown path under /v1beta", "POST", "/v1beta/cachedContents", 404, "", "google", "unknown_url", ""},
+		{"/v1beta alone", "GET", "/v1beta", 404, "", "google", "unknown_url", ""},
+		{"unknown path under /v1/messages", "POST", "/v1/messages/batches", 404, "", "messages", "unknown_url",
+			"no endpoint at /v1/messages/batches; the API lives under /v1 (the Gemini API under /v1beta)"},
+		{"a path that only starts like messages", "POST", "/v1/messagesx", 404, "", "chat", "unknown_url", ""},
 		{"metrics on the API's listener", "GET", "/metrics", 404, "", "chat", "unknown_url",
 			"no endpoint at /metrics: metrics are served on the metrics address (server.metrics_addr), not the API's"},
-		{"/v1/v1/messages", "POST", "/v1/v1/messages", 404, "", "chat", "unknown_url", doubled("/v1/v1/messages", "v1", "v1", anthropicWho)},
+		{"/v1/v1/messages", "POST", "/v1/v1/messages", 404, "", "messages", "unknown_url", doubled("/v1/v1/messages", "v1", "v1", anthropicWho)},
 		{"/v1/v1/chat/completions", "POST", "/v1/v1/chat/completions", 404, "", "chat", "unknown_url", doubled("/v1/v1/chat/completions", "v1", "v1", anthropicWho)},
-		{"/v1/v1beta/…", "POST", "/v1/v1beta/models/chat:generateContent", 404, "", "chat", "unknown_url",
+		{"/v1/v1beta/…", "POST", "/v1/v1beta/models/chat:generateContent", 404, "", "google", "unknown_url",
 			doubled("/v1/v1beta/models/chat:generateContent", "v1", "v1beta", googleWho)},
-		{"/v1beta/v1beta/…", "GET", "/v1beta/v1beta/models", 404, "", "chat", "unknown_url", doubled("/v1beta/v1beta/models", "v1beta", "v1beta", googleWho)},
+		{"/v1beta/v1beta/…", "GET", "/v1beta/v1beta/models", 404, "", "google", "unknown_url", doubled("/v1beta/v1beta/models", "v1beta", "v1beta", googleWho)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
