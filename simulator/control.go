@@ -84,6 +84,7 @@ func (s *Server) putRoute(w http.ResponseWriter, r *http.Request) {
 		VideoDuration:       time.Duration(in.VideoMS) * time.Millisecond,
 		VideoFailFraction:   in.VideoFailFraction,
 		VideoOutputSeconds:  in.VideoOutputSecs,
+		ImageURL:            in.ImageURL,
 	})
 	writeJSON(w, http.StatusOK, s.routeView(name))
 }
