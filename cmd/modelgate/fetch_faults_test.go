@@ -80,9 +80,10 @@ func TestFaultGatewayDownloadsRefuseInternalAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"MODELGATE_ADMIN_TOKEN=" + ktAdminToken, ktSimKeyEnv + "=sim-secret", "MODELGATE_LOG_LEVEL=info"}
-	gw, base := ktStart(t, "modelgate", gatewayBin, env, regexp.MustCompile(`"msg":"modelgate serving".*"url":"(http://[^"]+)"`),
-		"serve", "--config", catalogPath, "--data", filepath.Join(dir, "data"), "--addr", "127.0.0.1:0")
-	c := &ktClient{t: t, base: base, http: &http.Client{}}
+	gw, addrs := ktStart(t, "modelgate", gatewayBin, env, regexp.MustCompile(`"msg":"modelgate serving".*"url":"(http://[^"]+)","admin":"(http://[^"]+)"`),
+		"serve", "--config", catalogPath, "--data", filepath.Join(dir, "data"), "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+	base, admin, _ := strings.Cut(addrs, " ")
+	c := &ktClient{t: t, base: base, adminBase: admin, http: &http.Client{}}
 	c.waitHealthy()
 
 	for _, name := range scenarios {

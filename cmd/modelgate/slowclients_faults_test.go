@@ -306,12 +306,13 @@ func sgStart(t *testing.T, bin, sim, edge string) *sgGateway {
 		t.Fatal(err)
 	}
 	env := []string{"MODELGATE_ADMIN_TOKEN=" + ktAdminToken, sgSimKeyEnv + "=sim-secret", "MODELGATE_LOG_LEVEL=info"}
-	re := regexp.MustCompile(`"msg":"modelgate serving".*"url":"(http://[^"]+","metrics":"http://[^"]+)"`)
+	re := regexp.MustCompile(`"msg":"modelgate serving".*"url":"(http://[^"]+)","admin":"(http://[^"]+)","metrics":"(http://[^"]+)"`)
 	p, urls := ktStart(t, "modelgate serve", bin, env, re, "serve", "--config", dir+"/catalog.yaml", "--data", dir+"/data",
-		"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
-	base, metrics, _ := strings.Cut(urls, `","metrics":"`)
+		"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+	parts := strings.Fields(urls) // the public, admin and metrics URLs
+	base, admin, metrics := parts[0], parts[1], parts[2]
 	g := &sgGateway{proc: p, addr: strings.TrimPrefix(base, "http://"), metrics: metrics,
-		c: &ktClient{t: t, base: base, http: &http.Client{Timeout: 10 * time.Second}}}
+		c: &ktClient{t: t, base: base, adminBase: admin, http: &http.Client{Timeout: 10 * time.Second}}}
 	g.c.waitHealthy()
 	var acct struct{ ID string }
 	g.c.admin(http.MethodPost, "/accounts", map[string]string{"email": "slow@test.local", "plan": "sg-open"}, 201, &acct)
