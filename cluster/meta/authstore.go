@@ -1,6 +1,8 @@
 package meta
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"github.com/modelgate/modelgate/persistence"
@@ -10,7 +12,10 @@ import (
 // ids and passwords never leave it: commands carry their hashes), the shard applies them, and
 // each returns once this node has applied it. Reads (sessions, logins) come from this node's
 // replica, so a session ended on another node is refused here once this node has applied
-// that entry, normally within milliseconds.
+// that entry, normally within milliseconds. A record the replica does not have yet (a session
+// made on another node a moment ago) is looked for once more after a linearizable read has
+// brought the replica up to the shard's commit index (fresh): a login on one node is known
+// on every other at once, and only a miss pays the round.
 
 // Signup proposes a sign-up (persistence.Store.Signup).
 func (s *Store) Signup(email, password, plan string, now time.Time) (persistence.Account, string, persistence.Registration, error) {
@@ -76,17 +81,52 @@ func (s *Store) SetAccountDisabled(id string, disabled bool) (persistence.Accoun
 	return account(s.propose(Command{Kind: KindAccountState, State: &c}))
 }
 
-// AccountByEmail reads this node's replica.
+// AccountByEmail reads this node's replica (fresh).
 func (s *Store) AccountByEmail(email string) (persistence.Account, error) {
-	return s.local.AccountByEmail(email)
+	return fresh(s, func() (persistence.Account, error) { return s.local.AccountByEmail(email) })
 }
 
-// GetLogin reads this node's replica.
+// GetLogin reads this node's replica (fresh).
 func (s *Store) GetLogin(accountID string) (persistence.Login, error) {
-	return s.local.GetLogin(accountID)
+	return fresh(s, func() (persistence.Login, error) { return s.local.GetLogin(accountID) })
 }
 
-// GetSession reads this node's replica.
+// GetSession reads this node's replica (fresh).
 func (s *Store) GetSession(hash string, now time.Time) (persistence.Session, persistence.Account, error) {
-	return s.local.GetSession(hash, now)
+	type found struct {
+		ses  persistence.Session
+		acct persistence.Account
+	}
+	f, err := fresh(s, func() (found, error) {
+		ses, acct, err := s.local.GetSession(hash, now)
+		return found{ses, acct}, err
+	})
+	return f.ses, f.acct, err
+}
+
+// fresh reads this node's replica with read; when the record is not found there, it reads
+// again once the replica has applied every command the shard committed before now (a
+// barrier read). A barrier that fails (no quorum in time) leaves the first answer standing.
+func fresh[T any](s *Store, read func() (T, error)) (T, error) {
+	v, err := read()
+	if !errors.Is(err, persistence.ErrNotFound) {
+		return v, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.Attempt)
+	defer cancel()
+	if s.sync(ctx) != nil {
+		return v, err
+	}
+	return read()
+}
+
+// sync returns once this node's replica has applied every command the shard committed
+// before it was called (a ReadIndex round answered with nothing but the index).
+func (s *Store) sync(ctx context.Context) error {
+	q, err := Query{Sync: true}.Encode()
+	if err != nil {
+		return err
+	}
+	_, err = s.rep.Read(ctx, s.shard, q)
+	return err
 }

@@ -16,6 +16,9 @@ type Query struct {
 	AccountID  string `msgpack:"account_id,omitempty"`
 	KeyID      string `msgpack:"key_id,omitempty"`
 	SecretHash string `msgpack:"secret_hash,omitempty"` // lower-case hex SHA-256
+	// Sync asks for nothing but the applied index: after a linearizable read of it, this
+	// node's replica holds every command committed before the read (Store.sync).
+	Sync bool `msgpack:"sync,omitempty"`
 }
 
 // Encode is the query as Lookup takes it.
@@ -30,6 +33,12 @@ func (m *StateMachine) Lookup(query []byte) ([]byte, error) {
 	}
 	res := Result{Index: m.Applied()}
 	var err error
+	if q.Sync {
+		if q != (Query{Sync: true}) {
+			return nil, fmt.Errorf("meta: lookup: a query names exactly one of account_id, key_id, secret_hash, sync: %+v", q)
+		}
+		return encode(res)
+	}
 	switch {
 	case q.AccountID != "" && q.KeyID == "" && q.SecretHash == "":
 		var a persistence.Account

@@ -244,7 +244,7 @@ func TestRestartReplaysOnlyEntriesAfterTheAppliedIndex(t *testing.T) {
 }
 
 // Lookup answers reads of the applied state: an account, a key by id or by its secret's
-// hash, or the not-found refusal.
+// hash, or the not-found refusal; a sync query, the applied index alone.
 func TestLookupAnswersFromTheAppliedState(t *testing.T) {
 	l := newSampleLog(t)
 	sm, _ := newReplica(t)
@@ -259,6 +259,7 @@ func TestLookupAnswersFromTheAppliedState(t *testing.T) {
 		{Query{SecretHash: hash}, "key k1 of " + l.ada.Account.ID + " active"},
 		{Query{SecretHash: strings.Repeat("0", 64)}, "refused not_found : no key matches the given secret"},
 		{Query{AccountID: "acct_nope"}, `refused not_found : no account "acct_nope"`},
+		{Query{Sync: true}, "empty"}, // the index alone: a barrier for reads of the replica
 	} {
 		out, err := sm.Lookup(must(tc.q.Encode())(t))
 		if err != nil {
@@ -269,7 +270,9 @@ func TestLookupAnswersFromTheAppliedState(t *testing.T) {
 			t.Errorf("%+v = %q at %d, want %q at 4", tc.q, got, r.Index, tc.want)
 		}
 	}
-	if _, err := sm.Lookup(must(Query{AccountID: "a", KeyID: "k"}.Encode())(t)); err == nil || !strings.Contains(err.Error(), "exactly one") {
-		t.Errorf("a query of two fields: %v", err)
+	for _, q := range []Query{{AccountID: "a", KeyID: "k"}, {Sync: true, AccountID: "a"}} {
+		if _, err := sm.Lookup(must(q.Encode())(t)); err == nil || !strings.Contains(err.Error(), "exactly one") {
+			t.Errorf("a query of two fields %+v: %v", q, err)
+		}
 	}
 }
