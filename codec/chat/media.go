@@ -1,8 +1,6 @@
 package chat
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -97,14 +95,11 @@ func inlineMember(param string, val []byte, name string, fn func(param, s string
 	return fn(param+"."+name, s)
 }
 
-// stringOf is a JSON string's value; a string without escapes is read without a decode.
+// stringOf is a JSON string's value (the body was checked whole by jsonscan, so jsonw reads
+// it in place).
 func stringOf(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
+	if !jsonw.IsString(raw) {
 		return "", false
 	}
-	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner), true
-	}
-	var s string
-	return s, json.Unmarshal(raw, &s) == nil
+	return string(jsonw.Unquote(nil, raw[1:len(raw)-1])), true
 }

@@ -253,19 +253,6 @@ func servable(data []byte) (string, error) {
 	return "", fmt.Errorf("the answer's image is not PNG, JPEG, WebP or GIF")
 }
 
-// Extension is the file extension of a media type.
-func Extension(mediaType string) string {
-	switch mediaType {
-	case "image/jpeg":
-		return "jpg"
-	case "image/webp":
-		return "webp"
-	case "image/gif":
-		return "gif"
-	}
-	return "png"
-}
-
 // Result is the spec's image record.
 type Result struct {
 	Created int64        `json:"created"`

@@ -177,9 +177,9 @@ func (g *generation) next() bool {
 // more reports whether a model after the current one is left to try.
 func (g *generation) more() bool { return g.choice != nil && g.choice.at+1 < len(g.choice.models) }
 
-// use makes m the model the request goes to: its input modalities, the whole request checked
-// when a route of m speaks another format, its reasoning decision, its context rule and the output cap it
-// implies.
+// use makes m the model the request goes to: its input modalities, the whole request
+// checked when a route of m speaks another format, its reasoning decision, its context rule
+// and the output cap it implies.
 func (g *generation) use(m *catalog.Model) *apiError {
 	g.model = m
 	if e := g.takesInput(m); e != nil {

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -55,6 +56,9 @@ type Limiter struct {
 
 	mu      sync.Mutex
 	clients map[netip.Prefix]*client
+	// refusingUntil is the latest end of any penalty (unix nanoseconds): while none runs,
+	// every check passes Wait without the lock or a look at the client (the hot path).
+	refusingUntil atomic.Int64
 }
 
 // client is one network's failures: an estimate of the last minute's from this minute's
@@ -84,11 +88,15 @@ func (l *Limiter) Wait(r *http.Request, kind Kind) time.Duration {
 	if l == nil {
 		return 0
 	}
+	now := l.now()
+	if now.UnixNano() >= l.refusingUntil.Load() {
+		return 0
+	}
 	l.mu.Lock()
 	c := l.clients[peer.Of(r).Network()]
 	var wait time.Duration
 	if c != nil {
-		wait = c.until.Sub(l.now())
+		wait = c.until.Sub(now)
 	}
 	l.mu.Unlock()
 	if wait <= 0 {
@@ -136,9 +144,17 @@ func (l *Limiter) fail(network netip.Prefix) {
 	c.roll(now)
 	c.cur++
 	if c.estimate(now) >= int64(set.PerMinute)*Window.Milliseconds() {
-		// Counting starts afresh when the penalty ends.
-		c.until = now.Add(set.Penalty)
-		c.start, c.cur, c.prev = c.until, 0, 0
+		l.penalize(c, now.Add(set.Penalty))
+	}
+}
+
+// penalize refuses c until then; counting starts afresh when the penalty ends. Called with mu
+// held (the one writer of refusingUntil).
+func (l *Limiter) penalize(c *client, until time.Time) {
+	c.until = until
+	c.start, c.cur, c.prev = until, 0, 0
+	if u := until.UnixNano(); u > l.refusingUntil.Load() {
+		l.refusingUntil.Store(u)
 	}
 }
 

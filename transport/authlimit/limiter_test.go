@@ -166,7 +166,7 @@ func TestLimiterMemoryIsBounded(t *testing.T) {
 	l = New(func() Settings { return Settings{PerMinute: 1000, Penalty: time.Hour} }, nil)
 	l.now = func() time.Time { return now }
 	l.fail(netip.MustParsePrefix("198.51.100.1/32"))
-	l.clients[netip.MustParsePrefix("198.51.100.1/32")].until = now.Add(time.Hour)
+	l.penalize(l.clients[netip.MustParsePrefix("198.51.100.1/32")], now.Add(time.Hour))
 	for i := range maxClients - 1 {
 		l.fail(netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 32))
 	}

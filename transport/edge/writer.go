@@ -10,9 +10,9 @@ import (
 )
 
 // writer bounds each write to the client, not the answer: before every piece of at most
-// catalog.WritePiece bytes and every flush it sets a write deadline timeout away, and
-// clears it after (an HTTP/2 stream's deadline is a timer that would reset the stream even
-// with no write pending, in the middle of a long stream waiting for its upstream). A client
+// catalog.WritePiece bytes and every flush it sets a write deadline timeout away, and on
+// HTTP/2 clears it after (an HTTP/2 stream's deadline is a timer that would reset the stream
+// even with no write pending, in the middle of a long stream waiting for its upstream). A client
 // that stops reading is cut after timeout; a stream that simply lasts long is not.
 //
 // It also decides the Connection header as the status line goes out: close on HTTP/1 when
@@ -101,8 +101,17 @@ func (w *writer) ReadFrom(src io.Reader) (int64, error) {
 	return total, nil
 }
 
-func (w *writer) bound()   { w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) }
-func (w *writer) unbound() { w.rc.SetWriteDeadline(time.Time{}) }
+func (w *writer) bound() { w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) }
+
+// unbound clears the deadline bound set, on HTTP/2 only: there it is a timer that would reset
+// a stream waiting for its upstream. An HTTP/1 connection's deadline only bears on a write,
+// and every write through w sets its own first, so clearing it would be a second deadline
+// update per write for nothing.
+func (w *writer) unbound() {
+	if w.r.ProtoMajor != 1 {
+		w.rc.SetWriteDeadline(time.Time{})
+	}
+}
 
 // finish runs when the handler returns: a status line not yet sent gets its Connection
 // header, and on HTTP/1 what net/http still flushes (the buffered end, a chunked trailer) is

@@ -246,7 +246,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if cfg.AdminTLSConfig == nil {
-		cfg.AdminTLSConfig = n.adminCertLoader(certs, cfg.TLSPollEvery)
+		cfg.AdminTLSConfig = n.adminCertLoader(certs)
 	}
 	adminPlane, err := openAdminPlane(cfg, cat.Server)
 	if err != nil {
@@ -265,7 +265,6 @@ func Start(cfg Config) (*Node, error) {
 	n.ln = certs.listener(n.ln)
 	if n.Auth, err = startAuth(n.Catalog, n.URL, authStore, authLimit, cfg.Logger); err != nil {
 		closeListeners(n.ln, metricsLn, adminPlane.ln)
-		n.adminCerts.close()
 		n.shutdownActors()
 		return nil, err
 	}
@@ -285,6 +284,7 @@ func Start(cfg Config) (*Node, error) {
 	go func() { n.done <- n.http.Serve(n.Edge.Listener(n.ln)) }()
 	n.serveAdminPlane(adminPlane, adm)
 	certs.watch(cfg.TLSPollEvery)
+	n.adminCerts.watch(cfg.TLSPollEvery)
 	if metricsLn != nil {
 		n.MetricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
 		n.metrics = n.metricsServer()

@@ -68,8 +68,8 @@ func newCerts(files catalog.TLSFiles, logger *slog.Logger) (*certs, error) {
 
 // adminCertLoader is the admin listener's certificate loader (Config.AdminTLSConfig's
 // default): the public listener's certs when the files are the same, else certs of their
-// own, watched like the public ones and closed with the node.
-func (n *Node) adminCertLoader(public *certs, every time.Duration) func(catalog.TLSFiles) (*tls.Config, error) {
+// own, watched like the public ones (from when the node serves) and closed with the node.
+func (n *Node) adminCertLoader(public *certs) func(catalog.TLSFiles) (*tls.Config, error) {
 	return func(files catalog.TLSFiles) (*tls.Config, error) {
 		if public != nil && public.files == files {
 			return public.config(), nil
@@ -78,8 +78,7 @@ func (n *Node) adminCertLoader(public *certs, every time.Duration) func(catalog.
 		if err != nil {
 			return nil, err
 		}
-		c.watch(every)
-		n.adminCerts = c
+		n.adminCerts = c // watched once the node serves
 		return c.config(), nil
 	}
 }
