@@ -16,7 +16,7 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// BenchmarkActiveAccounts is the gateway's memory with many active accounts (issue #15): it
+// BenchmarkActiveAccounts is the gateway's memory with many active accounts: it
 // creates MODELGATE_BENCH_ACCOUNTS accounts (default 10000, one key each) in the node's
 // store, calls each once per iteration through the gateway, and reports after a GC the Go
 // heap in use per account and in all, and the process's RSS. The simulator and the client

@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// The demo catalog's chat models, one per upstream wire format, and its auto model (issue #16).
+// The demo catalog's chat models, one per upstream wire format, and its auto model.
 var models = []string{"sim-chat", "sim-messages", "sim-gemini", "sim-responses", "auto"}
 
 // plan is the demo plan without allow_automated: each cell proves its CLI is admitted as an

@@ -19,9 +19,9 @@ func ids(accts []Account) []string {
 	return out
 }
 
-// TestItem13EmailIsUniqueIgnoringCase: issue #12 item 13, an e-mail belongs to one account,
-// compared ignoring case; a refused creation stores nothing.
-func TestItem13EmailIsUniqueIgnoringCase(t *testing.T) {
+// TestEmailIsUniqueIgnoringCase: an e-mail belongs to one account, compared ignoring case; a
+// refused creation stores nothing.
+func TestEmailIsUniqueIgnoringCase(t *testing.T) {
 	s, _ := openStore(t)
 	ada := must(s.CreateAccount("Ada@Example.com", "free"))(t)
 	for _, tc := range []struct {
@@ -58,9 +58,9 @@ func TestItem13EmailIsUniqueIgnoringCase(t *testing.T) {
 	}
 }
 
-// TestItem13AccountPages: issue #12 item 13, accounts are listed oldest first, a page at a
-// time with an opaque cursor, or looked up by e-mail ignoring case.
-func TestItem13AccountPages(t *testing.T) {
+// TestAccountPages: accounts are listed oldest first, a page at a time with an opaque cursor,
+// or looked up by e-mail ignoring case.
+func TestAccountPages(t *testing.T) {
 	s, _ := openStore(t)
 	var all []string
 	for _, e := range []string{"a@x.io", "b@x.io", "c@x.io", "d@x.io", "e@x.io"} {
@@ -120,11 +120,11 @@ func TestItem13AccountPages(t *testing.T) {
 	}
 }
 
-// TestItem13OpenIndexesAnOlderStore: issue #12 item 13, a store written before e-mails were
-// unique (two accounts share one, in different case) gets its indexes at Open, once: every
-// account is listed in creation order, the lookup finds both sharers, they are reported,
-// and the e-mail is refused from then on.
-func TestItem13OpenIndexesAnOlderStore(t *testing.T) {
+// TestOpenIndexesAnOlderStore: a store written before e-mails were unique (two accounts
+// share one, in different case) gets its indexes at Open, once: every account is listed
+// in creation order, the lookup finds both sharers, they are reported, and the e-mail
+// is refused from then on.
+func TestOpenIndexesAnOlderStore(t *testing.T) {
 	s, dir := openStore(t)
 	old := []Account{
 		{ID: "acct_CCCCCCCCCCCCCCCCCCCC", Email: "ops@example.com", Plan: "free", CreatedAt: 1700000000},

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Token purposes and lifetimes (docs/decisions.md, "#14").
+// Token purposes and lifetimes (docs/decisions.md, "Link tokens").
 const (
 	TokenVerify = "verify"
 	TokenReset  = "reset"

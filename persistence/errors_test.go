@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestItem9StoreErrorsSayWhatToFix (issue #12 item 9): a refusal of the store reaches the
-// operator as a typed error whose message has no package prefix: the field for an invalid
-// value, the kind and id for a missing record, matched by errors.Is on its sentinel.
-func TestItem9StoreErrorsSayWhatToFix(t *testing.T) {
+// TestStoreErrorsSayWhatToFix: a refusal of the store reaches the operator as a typed error
+// whose message has no package prefix: the field for an invalid value, the kind and id for a
+// missing record, matched by errors.Is on its sentinel.
+func TestStoreErrorsSayWhatToFix(t *testing.T) {
 	s, _ := openStore(t)
 	acct, err := s.CreateAccount("ops@example.com", "pro")
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/modelgate/modelgate/codec/money"
 )
 
-// KeyLimits are a key's own limits (issue #14), enforced by the quota step. The zero value is
+// KeyLimits are a key's own limits, enforced by the quota step. The zero value is
 // a key without limits, which is what a key stored before limits existed decodes to.
 type KeyLimits struct {
 	// Budget is what the key may spend (at the models' rates) per Period; 0: no budget.

@@ -15,7 +15,7 @@ func TestOldStoredKeysDecodeAsUnlimited(t *testing.T) {
 	s, _ := openStore(t)
 	acct := newAccount(t, s)
 	k, secret := must2(t, s, acct.ID, KeySpec{Name: "old"})
-	old := struct { // Key as it was stored before issue #14
+	old := struct { // Key as it was stored before keys had limits
 		ID        string   `msgpack:"id"`
 		AccountID string   `msgpack:"account_id"`
 		Name      string   `msgpack:"name"`

@@ -10,7 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// The request log's on-disk layout (issue 15: <= 64 bytes a request after compaction,
+// The request log's on-disk layout (at most 64 bytes a request after compaction,
 // docs/decisions.md "Request log layout"). A request costs its entry and its by-id index
 // pair; what repeats from entry to entry is left out or made small:
 //

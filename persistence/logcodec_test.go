@@ -113,7 +113,7 @@ func v1Entry(cost int64) LogEntry {
 		Stream: true, Counted: true, AllowanceUnits: 1500, Seq: 7}
 }
 
-// Issue #16: a value written before the upstream cost existed reads it as the list cost,
+// A value written before the upstream cost existed reads it as the list cost,
 // and an entry whose upstream cost is its list cost (a route priced as its model, the common
 // case) is written in exactly the bytes it was before: no entry grew. One of its own costs
 // the amount's bytes more.

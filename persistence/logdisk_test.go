@@ -159,7 +159,7 @@ func logDiskPerRequest(tb testing.TB, n int) float64 {
 }
 
 // BenchmarkRequestLogDisk reports the request log's bytes on disk per request after a full
-// compaction, by-id index included (issue 15: <= 64). Run with -benchtime 1x.
+// compaction, by-id index included (at most 64). Run with -benchtime 1x.
 func BenchmarkRequestLogDisk(b *testing.B) {
 	const n = 200_000
 	for b.Loop() {
@@ -167,7 +167,7 @@ func BenchmarkRequestLogDisk(b *testing.B) {
 	}
 }
 
-// TestRequestLogDiskBudget holds the layout to issue 15's budget on a smaller run (the
+// TestRequestLogDiskBudget holds the layout to its 64-byte budget on a smaller run (the
 // tables' fixed costs weigh more on it than on the benchmark's 200k).
 func TestRequestLogDiskBudget(t *testing.T) {
 	if testing.Short() {

@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// Sign-in state of accounts (issue #14), kept in the metadata key space so a cluster
+// Sign-in state of accounts, kept in the metadata key space so a cluster
 // replicates it like accounts and keys:
 //
 //	login/<account id>                 → Login

@@ -43,7 +43,7 @@ type QuotaRecord struct {
 	// reads it to fix the set of entries it pages through.
 	LogSeq uint64 `msgpack:"lseq,omitempty"`
 	// KeySpend is what the account's keys with a budget spent in their current budget
-	// period, in key id order (issue #14).
+	// period, in key id order.
 	KeySpend []KeySpend `msgpack:"kspend,omitempty"`
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Session lifetimes (docs/decisions.md, "#14"): a session ends after SessionIdle without a
+// Session lifetimes (docs/decisions.md, "Sessions"): a session ends after SessionIdle without a
 // request or SessionAbsolute after its login, whichever comes first. Its last-seen time is
 // written at most once per SessionTouchEvery, so browsing is not a replicated write per
 // request.

@@ -69,10 +69,10 @@ func waitWritable(t *testing.T, s *Store) {
 	}
 }
 
-// Issue #12 item 16: while the data directory's disk is below its reserve every kind of write
+// While the data directory's disk is below its reserve every kind of write
 // is refused with ErrFull and writes nothing, reads go on, one line is logged per change of
 // state, and writes resume by themselves (ballast first) when space returns.
-func TestItem16StoreRefusesEveryWriteWhileTheDiskIsFull(t *testing.T) {
+func TestStoreRefusesEveryWriteWhileTheDiskIsFull(t *testing.T) {
 	disk := &fakeDisk{}
 	disk.free.Store(plenty)
 	dir := filepath.Join(t.TempDir(), "pebble")
@@ -199,10 +199,10 @@ func (f *enospcFile) Write(p []byte) (int, error) {
 	return f.File.Write(p)
 }
 
-// Issue #12 item 16: an ENOSPC that reaches Pebble's WAL anyway (the disk filled between the
+// An ENOSPC that reaches Pebble's WAL anyway (the disk filled between the
 // check and the write) is not fatal: the ballast is given up, Pebble's write goes into its
 // space, the store turns unwritable, and it resumes with a new ballast when space returns.
-func TestItem16BallastTakesAnENOSPCThatReachesTheWAL(t *testing.T) {
+func TestBallastTakesAnENOSPCThatReachesTheWAL(t *testing.T) {
 	disk := &fakeDisk{}
 	disk.free.Store(plenty)
 	fs := &enospcOnce{FS: vfs.Default}
@@ -245,9 +245,9 @@ func reopenWith(t *testing.T, s *Store, dir string, disk *fakeDisk) *Store {
 	return s2
 }
 
-// Issue #12 item 16: a store opened on a disk that is already full gives its ballast up (room
+// A store opened on a disk that is already full gives its ballast up (room
 // for Pebble to open), reads, refuses writes, and resumes when space returns.
-func TestItem16StoreOpensOnAFullDisk(t *testing.T) {
+func TestStoreOpensOnAFullDisk(t *testing.T) {
 	disk := &fakeDisk{}
 	disk.free.Store(plenty)
 	dir := filepath.Join(t.TempDir(), "pebble")

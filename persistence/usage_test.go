@@ -48,11 +48,11 @@ func readAll(t *testing.T, s *Store, q LogQuery, during func(page int)) ([]LogEn
 	}
 }
 
-// TestItem5UsagePagesTheWholeRange: issue #12 item 5. A query over an account's log pages
-// through every entry it selects (time range, key, model), once each, in time order, and
-// carries the totals of the whole selection on every page; entries written while it pages
-// (before or after its cursor) shift neither its pages nor its totals.
-func TestItem5UsagePagesTheWholeRange(t *testing.T) {
+// TestUsagePagesTheWholeRange: a query over an account's log pages through every entry it
+// selects (time range, key, model), once each, in time order, and carries the totals of the
+// whole selection on every page; entries written while it pages (before or after its cursor)
+// shift neither its pages nor its totals.
+func TestUsagePagesTheWholeRange(t *testing.T) {
 	s, _ := openStore(t)
 	var rec QuotaRecord
 	var es []LogEntry
@@ -145,7 +145,7 @@ func TestUsageCursorMustBelongToTheQuery(t *testing.T) {
 	}
 }
 
-// Issue #16: the operator's query (UpstreamCost) totals the routes' real cost on every page;
+// The operator's query (UpstreamCost) totals the routes' real cost on every page;
 // the customer's does not, and neither do its cursors, which it can read.
 func TestUsageTotalsTheUpstreamCostForTheOperatorOnly(t *testing.T) {
 	s, _ := openStore(t)

@@ -47,7 +47,7 @@ type toolCallsDelta struct {
 }
 
 // toolCallFragment omits id, type and name on continuation fragments: sending them as null
-// breaks strict accumulators (wire-formats.md §2.7).
+// breaks strict accumulators.
 type toolCallFragment struct {
 	Index    int    `json:"index"`
 	ID       string `json:"id,omitempty"`

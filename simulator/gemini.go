@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Google Gemini generateContent (wire-formats.md §5):
+// Google Gemini generateContent:
 //   POST /v1beta/models/{model}:generateContent
 //   POST /v1beta/models/{model}:streamGenerateContent?alt=sse (without alt=sse: a JSON array)
 //   POST /v1beta/models/{model}:countTokens
@@ -40,7 +40,7 @@ var geminiDialect = dialect{
 	writeError: writeGeminiError,
 }
 
-// geminiFailure is the error Google sends for a status (§5.6); Type holds the RPC status.
+// geminiFailure is the error Google sends for a status; Type holds the RPC status.
 func geminiFailure(status int) apiError {
 	e := apiError{Status: status, Type: "INTERNAL", Message: "An internal error has occurred (simulated). " +
 		"Please retry or report in https://developers.generativeai.google/guide/troubleshooting"}
@@ -384,7 +384,7 @@ func (q *ask) readGeminiTools(req *geminiRequest) *apiError {
 }
 
 // geminiSchemaFields are the keys of Gemini's OpenAPI-subset Schema; anything else in
-// "parameters" (additionalProperties, $schema, const, ...) is a 400 (§5.2, §9 item 13).
+// "parameters" (additionalProperties, $schema, const, ...) is a 400.
 var geminiSchemaFields = map[string]bool{
 	"type": true, "format": true, "title": true, "description": true, "nullable": true,
 	"enum": true, "maxItems": true, "minItems": true, "properties": true, "required": true,

@@ -8,12 +8,12 @@ func geminiUnavailable() []sseEvent {
 		{"message", "The model is overloaded. Please try again later."}, {"status", "UNAVAILABLE"}}}}}}
 }
 
-// geminiEvents lays out a streamGenerateContent stream (§5.5): every chunk is a whole
+// geminiEvents lays out a streamGenerateContent stream: every chunk is a whole
 // GenerateContentResponse holding only new parts. Thought summaries (when shown) and text
 // stream one word per chunk, the first non-thought part carrying the thoughtSignature; the
 // last text chunk carries finishReason and the full usageMetadata, earlier ones only the
 // prompt count. Function calls arrive whole, all in one chunk, and the finishReason follows
-// in a separate chunk with an empty text part, as Gemini 3 sends it (§9 item 9). No
+// in a separate chunk with an empty text part, as Gemini 3 sends it. No
 // terminator: the stream ends when the connection closes.
 func geminiEvents(r geminiReply) []sseEvent {
 	a := r.answer

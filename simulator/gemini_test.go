@@ -306,7 +306,7 @@ func TestGeminiAuthAndPaths(t *testing.T) {
 	}
 }
 
-// geminiChunks decodes an alt=sse stream, checking the framing of §5.5: only "data:" lines,
+// geminiChunks decodes an alt=sse stream, checking its framing: only "data:" lines,
 // "\r\n\r\n" between events, one candidate per chunk with index 0, the same responseId and
 // modelVersion throughout, finishReason and the full usage on the last chunk only.
 func geminiChunks(t *testing.T, body string) []map[string]any {

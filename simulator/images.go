@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// OpenAI Images (POST /v1/images/generations, wire-formats.md §6.2). Each image is a real PNG
+// OpenAI Images (POST /v1/images/generations). Each image is a real PNG
 // (media.go): the requested size scaled down to at most 256 px on the longer side, drawn from
 // an FNV hash of the prompt and the image's index, so the same prompt gets the same bytes.
 // response_format "url" (the default) returns URLs that point back at the simulator
@@ -40,7 +40,7 @@ type imageRequest struct {
 	Stream         bool    `json:"stream"`
 }
 
-// imageQualities are the quality values of every image model (§6.2).
+// imageQualities are the quality values of every image model.
 var imageQualities = []string{"auto", "low", "medium", "high", "standard", "hd"}
 
 func (s *Server) images(ex *exchange) {

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestItem9SimulatorRefusesWhatProvidersRefuse (issue #12 item 9): each simulated provider
-// answers a request out of its ranges, with an unknown role, an empty input, a bad or repeated
-// tool name, a choice of a tool it was not given, or a media URL it would not fetch with its
-// own 400 and envelope, so a gateway that lets such a request through fails its tests.
-func TestItem9SimulatorRefusesWhatProvidersRefuse(t *testing.T) {
+// TestSimulatorRefusesWhatProvidersRefuse: each simulated provider answers a request out of its
+// ranges, with an unknown role, an empty input, a bad or repeated tool name, a choice of a tool
+// it was not given, or a media URL it would not fetch with its own 400 and envelope, so a
+// gateway that lets such a request through fails its tests.
+func TestSimulatorRefusesWhatProvidersRefuse(t *testing.T) {
 	_, base := startSim(t)
 	const chatHead = `{"model":"m","messages":[{"role":"user","content":"hi"}]`
 	const respHead = `{"model":"m","input":"hi"`
@@ -93,9 +93,9 @@ func TestItem9SimulatorRefusesWhatProvidersRefuse(t *testing.T) {
 	}
 }
 
-// TestItem9SimulatorAcceptsTheBounds: the ends of each range and well-formed names and URLs
+// TestSimulatorAcceptsTheBounds: the ends of each range and well-formed names and URLs
 // are answered.
-func TestItem9SimulatorAcceptsTheBounds(t *testing.T) {
+func TestSimulatorAcceptsTheBounds(t *testing.T) {
 	_, base := startSim(t)
 	cases := []struct {
 		path, body string

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Anthropic Messages (POST /v1/messages, POST /v1/messages/count_tokens), wire-formats.md §3.
+// Anthropic Messages (POST /v1/messages, POST /v1/messages/count_tokens).
 // The answer is the shared one (answer.go); this file decodes requests into it, with the
 // checks the real API makes that a translating gateway most often fails (tool_use/tool_result
 // pairing, empty text blocks, thinking signatures and budget rules), and renders the
@@ -37,7 +37,7 @@ var messagesDialect = dialect{
 	requestIDHeader: "request-id",
 }
 
-// messagesFailure is the error Anthropic sends for a status (§3.8).
+// messagesFailure is the error Anthropic sends for a status.
 func messagesFailure(status int) apiError {
 	e := apiError{Status: status, Type: "api_error", Message: "Internal server error (simulated)."}
 	switch {
@@ -441,7 +441,7 @@ func (q *ask) readMessagesTools(req *messagesRequest) *apiError {
 	return nil
 }
 
-// readThinking applies the thinking rules of §3.5: a budget of at least 1024 below
+// readThinking applies the thinking rules of the Messages API: a budget of at least 1024 below
 // max_tokens, temperature 1, no forced tool use.
 func (q *ask) readThinking(req *messagesRequest, counting bool) *apiError {
 	th := req.Thinking
@@ -505,7 +505,7 @@ func (r messagesReply) stopSequence() any {
 	return nil
 }
 
-// usage is the Messages usage object: input_tokens excludes the cache reads (§3.6).
+// usage is the Messages usage object: input_tokens excludes the cache reads.
 func (r messagesReply) usage(outputTokens int) obj {
 	return obj{
 		{"input_tokens", r.answer.uncachedTokens()},

@@ -3,13 +3,13 @@ package simulator
 import "encoding/json"
 
 // messagesOverloaded is the error event of a Messages stream that fails after HTTP 200: what
-// would have been a 529 (§3.7). The stream ends after it, without message_stop.
+// would have been a 529. The stream ends after it, without message_stop.
 func messagesOverloaded() []sseEvent {
 	return []sseEvent{{name: "error", data: obj{{"type", "error"},
 		{"error", obj{{"type", "overloaded_error"}, {"message", "Overloaded"}}}}}}
 }
 
-// messagesEvents lays out a Messages stream (§3.7). Every event's "event:" line equals its
+// messagesEvents lays out a Messages stream. Every event's "event:" line equals its
 // JSON type: message_start (input usage, placeholder output_tokens 1), then per content block
 // content_block_start, its deltas and content_block_stop, with one ping after the first
 // block opens, then message_delta (stop reason, cumulative output_tokens) and message_stop.

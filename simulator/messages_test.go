@@ -358,7 +358,7 @@ func TestMessagesCountTokens(t *testing.T) {
 }
 
 // assembleMessages rebuilds the message a Messages stream describes, checking the event
-// grammar of §3.7 on the way: event names equal types, message_start first, one ping, blocks
+// grammar on the way: event names equal types, message_start first, one ping, blocks
 // opened and closed in index order, partial_json fragments of at most 5 bytes, message_delta
 // then message_stop last.
 func assembleMessages(t *testing.T, events []sseEventT) map[string]any {

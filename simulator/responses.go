@@ -13,13 +13,13 @@ import (
 	"time"
 )
 
-// OpenAI Responses (POST /v1/responses), wire-formats.md §4. The answer is the shared one
-// (answer.go); this file decodes requests into it, with the checks the real API makes that a
-// translating gateway most often fails (flat function tools, input part types, call_id
-// pairing, max_output_tokens ≥ 16, no server-side state), and renders the response object.
-// responses_stream.go renders the stream. Reasoning: an effort other than none/minimal turns
-// thinking on; the reasoning item's summary is filled only when reasoning.summary asks for it
-// (as the real API does), and it carries encrypted_content only when include asks for it.
+// OpenAI Responses (POST /v1/responses). The answer is the shared one (answer.go); this file
+// decodes requests into it, with the checks the real API makes that a translating gateway most
+// often fails (flat function tools, input part types, call_id pairing, max_output_tokens ≥ 16,
+// no server-side state), and renders the response object. responses_stream.go renders the
+// stream. Reasoning: an effort other than none/minimal turns thinking on; the reasoning item's
+// summary is filled only when reasoning.summary asks for it (as the real API does), and it
+// carries encrypted_content only when include asks for it.
 
 type responsesRequest struct {
 	Model             string            `json:"model"`
@@ -415,7 +415,7 @@ func (r responsesReply) status() string {
 	return "completed"
 }
 
-// usage is the Responses usage: input_tokens includes the cached tokens (§7.6).
+// usage is the Responses usage: input_tokens includes the cached tokens.
 func (r responsesReply) usage() obj {
 	a := r.answer
 	return obj{
@@ -477,7 +477,7 @@ func (r responsesReply) output() []obj {
 	return out
 }
 
-// object is the response object (§4.5) in a given state. It echoes the request's settings,
+// object is the response object in a given state. It echoes the request's settings,
 // with the API's defaults for those left out, because strict SDK models require the fields.
 func (r responsesReply) object(status string, output []obj, usage any, failure any) obj {
 	req := r.req

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// responsesStream lays out a Responses stream (§4.6): every event has an "event:" line equal
+// responsesStream lays out a Responses stream: every event has an "event:" line equal
 // to its type and a sequence_number counting from 0. response.created and
 // response.in_progress carry the response with no output and null usage; then per output item
 // response.output_item.added, its content events and response.output_item.done; then the

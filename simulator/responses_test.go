@@ -261,7 +261,7 @@ func TestResponsesRejectsBadRequests(t *testing.T) {
 	}
 }
 
-// assembleResponses checks a Responses stream against §4.6 and returns the response of its
+// assembleResponses checks a Responses stream and returns the response of its
 // terminal event: event names equal types, sequence numbers count from 0, created and
 // in_progress come first, every item is added, streamed and done in order, deltas (one word
 // each for text and summaries, at most 5 bytes for arguments) concatenate to the done values,

@@ -11,7 +11,7 @@ import (
 // errDropped ends a stream that Behavior.DropAfterChunks cut off.
 var errDropped = errors.New("simulator: stream dropped by behaviour")
 
-// framing is how a format delimits streamed events on the wire (wire-formats.md §1).
+// framing is how a format delimits streamed events on the wire.
 type framing int
 
 const (

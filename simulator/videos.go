@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// OpenAI Videos (Sora, wire-formats.md §6.3), asynchronous jobs:
+// OpenAI Videos (Sora), asynchronous jobs:
 //
 //	POST /v1/videos                  create a job (JSON, or multipart/form-data as the SDKs send)
 //	GET  /v1/videos/{id}             poll it

@@ -293,10 +293,10 @@ func mustEngine(t *testing.T) *actor.Engine {
 	return eng
 }
 
-// Issue #12 item 16: a settle whose write the store refused (a full disk) is answered with
+// A settle whose write the store refused (a full disk) is answered with
 // that refusal and undone, never written later (its client was told it failed): the account
 // is what is on disk, and the next call once the store takes writes is recorded as usual.
-func TestItem16ARefusedSettleIsUndoneAndTheNextIsRecorded(t *testing.T) {
+func TestARefusedSettleIsUndoneAndTheNextIsRecorded(t *testing.T) {
 	e, f, svc := faultyEnv(t)
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 5}")

@@ -10,9 +10,9 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// A credit hold (issue #12 item 1, a video beyond the plan) keeps its credits from other
-// calls until it is settled (charged at most what it holds, the rest released) or released,
-// survives a crash, and every step repeats harmlessly under its key.
+// A credit hold (a video beyond the plan) keeps its credits from other calls until it is
+// settled (charged at most what it holds, the rest released) or released, survives a crash, and
+// every step repeats harmlessly under its key.
 func TestCreditHoldsReserveSettleRelease(t *testing.T) {
 	onePerWindow := "{name: one, window_requests: 1}"
 	cases := []struct {

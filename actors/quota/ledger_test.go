@@ -19,10 +19,10 @@ func (g *gatedStore) SubmitQuota(w persistence.QuotaWrite, done func(error)) {
 	g.writes <- func() { g.Store.SubmitQuota(w, done) }
 }
 
-// TestItem4AnswersWaitForTheDisk: issue #12 item 4. A settle, a logged refusal, a top-up and
-// a media reservation are answered only once their write is on disk; meanwhile the account
-// keeps admitting, and the changes queued behind a write in flight share the next one.
-func TestItem4AnswersWaitForTheDisk(t *testing.T) {
+// TestAnswersWaitForTheDisk: a settle, a logged refusal, a top-up and a media reservation are
+// answered only once their write is on disk; meanwhile the account keeps admitting, and the
+// changes queued behind a write in flight share the next one.
+func TestAnswersWaitForTheDisk(t *testing.T) {
 	e := newEnv(t, Config{})
 	g := &gatedStore{Store: e.store, writes: make(chan func(), 16)}
 	svc := NewService(cluster.NewLocal(mustEngine(t)), g, e.cfg)
@@ -88,10 +88,10 @@ func TestItem4AnswersWaitForTheDisk(t *testing.T) {
 	}
 }
 
-// TestItem4BurstAndThrottleSurviveACrash: issue #12 item 4. After a crash (no Close), the burst
+// TestBurstAndThrottleSurviveACrash: after a crash (no Close), the burst
 // window holds every counted call of the last minute — rebuilt from their log entries — and a
 // throttled key is still throttled: a restart never lets more calls through than the plan.
-func TestItem4BurstAndThrottleSurviveACrash(t *testing.T) {
+func TestBurstAndThrottleSurviveACrash(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := plan(t, "{name: p, burst_rpm: 3, throttle: {min_requests: 2, max_share: 0.01, window: 10m, rpm: 1, duration: 1h}}")
 	admitted(t, e.call("acct_b", "k1", p))
@@ -113,11 +113,11 @@ func TestItem4BurstAndThrottleSurviveACrash(t *testing.T) {
 	}
 }
 
-// TestItem3RecordCountsClientErrorsNotRefusals: issue #12 item 3, the quota's part. A client
+// TestRecordCountsClientErrorsNotRefusals: the counting rule, the quota's part. A client
 // error answered without admission counts its units in the plan when they fit, else beyond
 // it at no cost, and takes its burst slot even past the limit (never refused); a refusal
 // leaves only its entry.
-func TestItem3RecordCountsClientErrorsNotRefusals(t *testing.T) {
+func TestRecordCountsClientErrorsNotRefusals(t *testing.T) {
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 2, burst_rpm: 2}")

@@ -24,11 +24,11 @@ func outcomes(t *testing.T, b *Board, clk *testClock, route, pattern string, gap
 	return s
 }
 
-// Issue #12 item 17: a route failing MaxErrorRate (20 %) of at least MinCalls (20) attempts
+// A route failing MaxErrorRate (20 %) of at least MinCalls (20) attempts
 // in the window rests for ErrorCooldown (30 s), though no three failures came in a row. The
 // rule judges at every outcome, a success too (the weight is 0 from there on, so no failure
 // may come to judge it), and never on fewer calls.
-func TestItem17ErrorRateCoolsAFlakyRoute(t *testing.T) {
+func TestErrorRateCoolsAFlakyRoute(t *testing.T) {
 	cases := []struct {
 		name    string
 		pattern string
@@ -67,9 +67,9 @@ func TestItem17ErrorRateCoolsAFlakyRoute(t *testing.T) {
 	}
 }
 
-// Issue #12 item 17: below the error rate that cools it, a route's weight shrinks with its
+// Below the error rate that cools it, a route's weight shrinks with its
 // judged error rate, weight × (1 − rate/0.2); with fewer than 20 calls it is not judged.
-func TestItem17WeightShrinksWithErrorRate(t *testing.T) {
+func TestWeightShrinksWithErrorRate(t *testing.T) {
 	cases := []struct {
 		name    string
 		pattern string
@@ -99,9 +99,9 @@ func TestItem17WeightShrinksWithErrorRate(t *testing.T) {
 	}
 }
 
-// Issue #12 item 17: the shrunk weight is the degraded route's share. Route a (weight 4, 10 %
+// The shrunk weight is the degraded route's share. Route a (weight 4, 10 %
 // failed: 2) beside b (weight 2): each takes half of 50,000 picks, within 1 point (4.5 σ).
-func TestItem17DegradedRouteTakesItsShrunkShare(t *testing.T) {
+func TestDegradedRouteTakesItsShrunkShare(t *testing.T) {
 	rs := routes(4, 2)
 	b, clk := newBoard(t, rs)
 	outcomes(t, b, clk, "a", "ssssfssssssssfssssss", 0)
@@ -117,9 +117,9 @@ func TestItem17DegradedRouteTakesItsShrunkShare(t *testing.T) {
 	}
 }
 
-// Issue #12 item 17: the window is the last 30 s in 3 s steps: attempts that ended in a step
+// The window is the last 30 s in 3 s steps: attempts that ended in a step
 // count until that step is 30 s old.
-func TestItem17WindowSlides(t *testing.T) {
+func TestWindowSlides(t *testing.T) {
 	b, clk := newBoard(t, routes(1))
 	t0 := clk.Now() // the start of a step
 	outcomes(t, b, clk, "a", "sssfssssfssssssfssss", 0)
@@ -147,8 +147,8 @@ func TestItem17WindowSlides(t *testing.T) {
 	}
 }
 
-// Issue #12 item 17: a policy without ErrorWindow or MaxErrorRate judges no error rate.
-func TestItem17ErrorRateRuleOff(t *testing.T) {
+// A policy without ErrorWindow or MaxErrorRate judges no error rate.
+func TestErrorRateRuleOff(t *testing.T) {
 	for _, tune := range []func(*Policy){
 		func(p *Policy) { p.ErrorWindow = 0 },
 		func(p *Policy) { p.MaxErrorRate = 0 },

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// Issue #12 item 17: with the default policy a failing route's probe goes out the moment
-// its cooldown ends — the next request, whatever the weights — and failed probes back off
-// 1, 2, 4, 4 … s: an upstream that heals at any moment is probed within 4 s, and the
-// probe's success restores the route, window cleared, to its full weight.
-func TestItem17ProbesBackOffWithinFiveSeconds(t *testing.T) {
+// With the default policy a failing route's probe goes out the moment its cooldown ends — the
+// next request, whatever the weights — and failed probes back off 1, 2, 4, 4 … s: an upstream
+// that heals at any moment is probed within 4 s, and the probe's success restores the route,
+// window cleared, to its full weight.
+func TestProbesBackOffWithinFiveSeconds(t *testing.T) {
 	rs := routes(1, 1000) // b would take 99.9 % of requests by weight
 	b, clk := newBoard(t, rs)
 	s := outcomes(t, b, clk, "a", "fff", 0)
@@ -60,10 +60,10 @@ func restingRoute(t *testing.T, hardCooled []string) (*Board, *testClock) {
 	return b, clk
 }
 
-// Issue #12 item 17: a route resting for its error rate is skipped while another route may
+// A route resting for its error rate is skipped while another route may
 // take the request, and is every request's last resort when none may (a route answering 70 %
 // beats 529 for all); Wait then says 0 and the stream path's CanServe agrees with Pick.
-func TestItem17RestingRouteIsTheLastResort(t *testing.T) {
+func TestRestingRouteIsTheLastResort(t *testing.T) {
 	rs := routes(1, 1)
 	b, _ := restingRoute(t, nil)
 	for i := 0; i < 100; i++ {
@@ -88,8 +88,8 @@ func TestItem17RestingRouteIsTheLastResort(t *testing.T) {
 	}
 }
 
-// Issue #12 item 17: what ends or deepens a rest for the error rate.
-func TestItem17RestEndsByItsProbe(t *testing.T) {
+// What ends or deepens a rest for the error rate.
+func TestRestEndsByItsProbe(t *testing.T) {
 	cases := []struct {
 		name    string
 		during  string        // last-resort outcomes while resting
@@ -133,10 +133,10 @@ func TestItem17RestEndsByItsProbe(t *testing.T) {
 	}
 }
 
-// Issue #12 item 17: only attempts that started at or after a cooldown began judge the route
+// Only attempts that started at or after a cooldown began judge the route
 // after it: an older failure reported in the half-open wait is no failed probe, and an older
 // success does not restore the route.
-func TestItem17OnlyAttemptsSinceTheCooldownJudgeIt(t *testing.T) {
+func TestOnlyAttemptsSinceTheCooldownJudgeIt(t *testing.T) {
 	cases := []struct {
 		name     string
 		result   Result
@@ -176,9 +176,9 @@ func TestItem17OnlyAttemptsSinceTheCooldownJudgeIt(t *testing.T) {
 	}
 }
 
-// Issue #12 item 17: a streamed probe passes when its answer begins (Answering), not when it
+// A streamed probe passes when its answer begins (Answering), not when it
 // ends, so a long answer does not keep its route half-open; Answering judges nothing else.
-func TestItem17StreamedProbePassesWhenItsAnswerBegins(t *testing.T) {
+func TestStreamedProbePassesWhenItsAnswerBegins(t *testing.T) {
 	rs := routes(1)
 	b, clk := newBoard(t, rs)
 	s := outcomes(t, b, clk, "a", "fff", 0)

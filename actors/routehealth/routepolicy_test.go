@@ -44,7 +44,7 @@ func busy(t *testing.T, b *Board, id string, n int64) {
 	waitFor(t, b, id, func(s *State) bool { return s.InFlight == n })
 }
 
-// Issue #16: a model's route policy chooses among the routes today's rules leave available
+// A model's route policy chooses among the routes today's rules leave available
 // (ZDR, tried, cooldowns), deterministically for the ranking policies: lowest_price by the
 // route's exact price, lowest_latency by its measured time to first byte (0 before its first
 // answer; a route whose error rate left it less than half its weight only when no other is
@@ -168,7 +168,7 @@ func weights(ws ...int) func(*testing.T) []*catalog.Route {
 	}
 }
 
-// Issue #16: under every policy a route whose cooldown just ended takes the next request
+// Under every policy a route whose cooldown just ended takes the next request
 // as its probe, though the policy prefers another; the probe out, the policy chooses again.
 // Routes resting for their error rate are the last resort, as by weight.
 func TestRoutePoliciesKeepProbesAndLastResort(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 const ms = time.Millisecond
 
-// Issue #16: a route's time to first byte is the moving average (1/8 the newest) of its
+// A route's time to first byte is the moving average (1/8 the newest) of its
 // successful attempts' FirstByte; an attempt that failed, or whose first byte is unknown
 // (0: the client left before it), leaves it as it was.
 func TestTimeToFirstByteIsMeasured(t *testing.T) {

@@ -7,11 +7,11 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 )
 
-// Issue #12 item 1, the task's side: within the plan a video holds and costs no credits;
+// Video billing, the task's side: within the plan a video holds and costs no credits;
 // beyond it, Price × the requested seconds is held at creation (refused up front when the
 // credits cannot hold it), and on completed the output seconds are charged from the hold,
 // never more than it; a failed task releases it.
-func TestItem1TaskBillsOutputSecondsFromItsHold(t *testing.T) {
+func TestTaskBillsOutputSecondsFromItsHold(t *testing.T) {
 	cases := []struct {
 		name     string
 		topUp    string

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// fakeAPI mimics an upstream's asynchronous video job API (wire-formats.md §6.3) on the
+// fakeAPI mimics an upstream's asynchronous video job API (OpenAI's Videos API) on the
 // clock it is given: POST /v1/videos, GET /v1/videos/{id}, GET /v1/videos/{id}/content.
 // Each job follows the "fake" object of its create body (jobSpec).
 type fakeAPI struct {

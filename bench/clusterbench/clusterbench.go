@@ -158,7 +158,7 @@ type Failover struct {
 	ErrorSample string    `json:"error_sample,omitempty"`
 }
 
-// TargetsText is the issue's targets, reported and never asserted.
+// TargetsText is the cluster's performance targets, reported and never asserted.
 const TargetsText = "3-node admission p99 ≤ 5 ms at moderate load, ≥ 20k charges/s with batching, single-node figures no worse than today"
 
 // Run measures the single node, then the cluster.

@@ -197,8 +197,8 @@ func TestSuiteInProcess(t *testing.T) {
 		t.Error("the failover scenario never reached its failing route")
 	}
 	for _, h := range rep.Headline {
-		// The failing route rests once its error rate judges it (issue #12 item 17), so a
-		// phase may see no retry at all: at least one upstream call per request.
+		// The failing route rests once its error rate judges it, so a phase may see no retry at
+		// all: at least one upstream call per request.
 		if h.Scenario == "failover" && (h.UpstreamPerReq == nil || *h.UpstreamPerReq < 1) {
 			t.Errorf("failover: upstream calls per request %v, want at least 1", h.UpstreamPerReq)
 		}

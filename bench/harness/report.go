@@ -31,7 +31,7 @@ type Report struct {
 	Scenarios  []ScenarioReport `json:"scenarios"`
 	// Noise is how busy the rest of the machine was during the runs.
 	Noise Noise `json:"noise"`
-	// Headline is one row per scenario: the issue's targets, side by side.
+	// Headline is one row per scenario: the performance targets, side by side.
 	Headline []Comparison `json:"headline"`
 	// Cluster is the cluster scenario's section (null when it did not run).
 	Cluster *clusterbench.Report `json:"cluster"`
@@ -207,7 +207,7 @@ type TargetSummary struct {
 	ExpectedMet   *bool            `json:"expected_met"`
 }
 
-// Comparison is a scenario's headline: the issue's targets, reported and never asserted.
+// Comparison is a scenario's headline: the performance targets, reported and never asserted.
 type Comparison struct {
 	Scenario string `json:"scenario"`
 	// P50 at concurrency 1 per target, and the gateway's added latency over the floor

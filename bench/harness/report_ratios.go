@@ -6,7 +6,7 @@ import (
 )
 
 // The ratio lines open the report: per scenario, the gateway against the floor proxy in the
-// same run, beside the performance issue's target (#15), so a regression shows at a glance.
+// same run, beside its performance target, so a regression shows at a glance.
 
 // cpuTarget is the allowed gateway ÷ proxy CPU per request: a converted stream does more.
 func cpuTarget(scenario string) float64 {

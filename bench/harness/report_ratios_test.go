@@ -6,7 +6,7 @@ import (
 )
 
 // TestRatioLinesSayWhichTargetIsMet: each scenario's line gives the gateway ÷ proxy CPU
-// and throughput and the c=1 p99 pair, and marks each against the target (a
+// and throughput and the c=1 p99 pair, and marks each against its performance target (a
 // converted stream may cost 1.5×, the others 1.2×).
 func TestRatioLinesSayWhichTargetIsMet(t *testing.T) {
 	f := func(v float64) *float64 { return &v }

@@ -15,7 +15,7 @@ import (
 	"github.com/modelgate/modelgate/bench/load"
 )
 
-// The memory figures of issue #15 (modelgate-bench rss): the gateway's resident set, read
+// The memory figures (modelgate-bench rss): the gateway's resident set, read
 // from /proc, in two setups. Demo: `modelgate demo` (its own simulator) on a fresh data
 // directory, warmed up with calls of four kinds, then idle. Accounts: `modelgate serve` with
 // the bench catalog, accounts created through the admin API (one key each), every one called,

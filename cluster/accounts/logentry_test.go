@@ -23,7 +23,7 @@ func upstreamCosts(t *testing.T, s *persistence.Store, account string) []int64 {
 	return out
 }
 
-// Issue #16: the request log's upstream cost (the serving route's real cost) travels in the
+// The request log's upstream cost (the serving route's real cost) travels in the
 // shard's log as the command's entry carries it, and a snapshot recovered on another replica
 // holds it: one of its own, one equal to the list cost, and 0 (a free route).
 func TestALogEntrysUpstreamCostSurvivesTheShardsLogAndSnapshots(t *testing.T) {

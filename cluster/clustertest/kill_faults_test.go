@@ -14,7 +14,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/membership"
 )
 
-// admissionBound is the issue's bound on a call's wait for admission: the key check and the
+// admissionBound is the longest a call may wait for admission: the key check and the
 // admission share one budget (quota.MaxWait, 2 s), after which the call is answered 503 with
 // Retry-After. measureSlack is what the client's clock adds on this shared 2-core machine:
 // the HTTP round trip and the scheduling of three busy processes.
@@ -34,13 +34,14 @@ const (
 
 var victimNames = [victimKinds]string{"account shard leader", "follower", "metadata leader", "node just after a restart"}
 
-// TestClusterFaultKillNineUnderLoad is issue #13's kill -9 test: 3 nodes, 8 account shards,
-// paid accounts with credits topped up during the run and accounts within their plan, chat
-// calls (whole and streamed) at every node at once; 20 kills of, in turn, an account shard's
-// leader, a follower, the metadata leader and a node seconds after another restarted; each
-// victim restarted and every shard led again before the next. Every 5 kills and at the end,
-// with the load halted, every account's ledger adds up on every node (ledger_faults_test.go).
-// No call waits more than 2 s for admission; the stall distribution is logged.
+// TestClusterFaultKillNineUnderLoad kills nodes with kill -9 under load: 3 nodes, 8
+// account shards, paid accounts with credits topped up during the run and accounts within
+// their plan, chat calls (whole and streamed) at every node at once; 20 kills of, in
+// turn, an account shard's leader, a follower, the metadata leader and a node seconds
+// after another restarted; each victim restarted and every shard led again before the
+// next. Every 5 kills and at the end, with the load halted, every account's ledger adds
+// up on every node (ledger_faults_test.go). No call waits more than 2 s for admission;
+// the stall distribution is logged.
 func TestClusterFaultKillNineUnderLoad(t *testing.T) {
 	const kills = 20
 	began := time.Now()

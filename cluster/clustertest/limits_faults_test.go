@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestClusterFaultTenPerSlidingMinuteAcrossNodes is issue #13's exact limit across nodes: a
+// TestClusterFaultTenPerSlidingMinuteAcrossNodes holds a key to its exact limit across nodes: a
 // key on a 10 rpm plan hammered from all three nodes at once for 70 s of real time (the burst
 // window is a sliding minute; no plan knob shortens it). Counted on the client's side:
 //

@@ -15,7 +15,7 @@ import (
 // check-quorum keep a node that stops hearing the leader from unseating it).
 const maxTermsUnderOneWayAndDelay = 2
 
-// TestOneWayLinkAndDelayKeepOneLeaderPerShard (issue #13): first what the metadata leader
+// TestOneWayLinkAndDelayKeepOneLeaderPerShard: first what the metadata leader
 // sends one follower is black-holed (the follower's messages still arrive), then every link
 // between the nodes delays each chunk 20 ms. Calls on the majority answer throughout (on
 // every node while links are only slow), each

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestIsolatedMetadataLeaderRefusesKeysAndAgreesAfterHealing (issue #13): the metadata
+// TestIsolatedMetadataLeaderRefusesKeysAndAgreesAfterHealing: the metadata
 // shard's leader is cut off from both peers by the fault proxies (its HTTP API still
 // answers). The two others elect a new leader within a few seconds and keep serving; a key
 // revoked on their side meanwhile is never accepted by the isolated node, which answers

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestPausedMetadataLeaderStepsDownAndCatchesUp (issue #13): the metadata shard's leader is
+// TestPausedMetadataLeaderStepsDownAndCatchesUp: the metadata shard's leader is
 // frozen with SIGSTOP for 5 s. The two others elect a new leader and calls through them go
 // on; after SIGCONT the paused node follows the new leader (never two leaders of a shard at
 // one term, as every node's status API reports them), catches up and answers again.

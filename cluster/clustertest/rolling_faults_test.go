@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestClusterFaultRollingRestartWithDrainUnderLoad is issue #13's rolling restart: under
+// TestClusterFaultRollingRestartWithDrainUnderLoad is a rolling restart: under
 // chat calls (whole and streamed) at every node and top-ups, each node in turn is drained
 // with `modelgate cluster drain`, exits by itself, is restarted on its data and catches up
 // (every shard led, its /healthz ok) before the next. The clients act as an SDK behind a

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestStatusOfAQuietShardShowsNoLag (issue #13): entries that never reach Update (the
+// TestStatusOfAQuietShardShowsNoLag: entries that never reach Update (the
 // founding members' membership changes, each new leader's empty entry) count as applied,
 // so a healthy shard with no commands, or idle after some, shows every replica at the log's
 // last index with lag 0, after a leader change as well.

@@ -7,7 +7,7 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 )
 
-// The sign-in writes (issue #14), one kind each. Each applies a persistence apply half and
+// The sign-in writes, one kind each. Each applies a persistence apply half and
 // answers with the account it touched.
 const (
 	KindSignup         Kind = "signup"          // Signup

@@ -28,7 +28,7 @@ const (
 	KindRevokeKey     Kind = "revoke_key"     // Revoke
 )
 
-// Key updates (issue #14): name, models, ZDR and limits.
+// Key updates: name, models, ZDR and limits.
 const (
 	KindUpdateKey Kind = "update_key" // Update
 )
@@ -46,7 +46,7 @@ type Command struct {
 	Key     *persistence.NewKey        `msgpack:"key,omitempty"`
 	Revoke  *persistence.KeyRevocation `msgpack:"revoke,omitempty"`
 
-	// The sign-in writes (issue #14; authcommands.go).
+	// The sign-in writes (authcommands.go).
 	Signup     *persistence.NewSignup      `msgpack:"signup,omitempty"`
 	Token      *persistence.NewToken       `msgpack:"token,omitempty"`
 	TokenUse   *persistence.TokenUse       `msgpack:"token_use,omitempty"`

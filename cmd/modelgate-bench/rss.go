@@ -14,7 +14,7 @@ import (
 )
 
 // runRSS is "modelgate-bench rss": the gateway's memory idle after the demo's warm-up, or
-// with many accounts called (issue #15's RSS figures; harness.MeasureRSS).
+// with many accounts called (harness.MeasureRSS).
 func runRSS(args []string) error {
 	fs := flag.NewFlagSet("rss", flag.ContinueOnError)
 	demo := fs.Bool("demo", false, "measure `modelgate demo` warmed up with --calls calls, instead of serve with --accounts accounts")

@@ -157,7 +157,7 @@ func TestAdminCmdKeysAndUsage(t *testing.T) {
 	}
 	mainKey, _ := env.Node.Store.LookupKey(env.Key)
 	now := time.Now()
-	// The log holds the revoked key's 401 (issue #12 item 5), then the chat call.
+	// The log holds the revoked key's 401, then the chat call.
 	cases := []struct {
 		name     string
 		args     []string

@@ -96,9 +96,9 @@ func TestAdminFindsTheAdminListener(t *testing.T) {
 	}
 }
 
-// TestItem12AdminFlagsAnywhere: issue #12 item 12, flags are read before, between and after
-// the words; after "--" everything is a word.
-func TestItem12AdminFlagsAnywhere(t *testing.T) {
+// TestAdminFlagsAnywhere: flags are read before, between and after the words; after
+// "--" everything is a word.
+func TestAdminFlagsAnywhere(t *testing.T) {
 	env := adminTestEnv(t)
 	t.Setenv("MODELGATE_ADMIN_URL", env.Node.AdminURL)
 	t.Setenv("MODELGATE_ADMIN_TOKEN", nodetest.AdminToken)
@@ -139,10 +139,10 @@ func TestItem12AdminFlagsAnywhere(t *testing.T) {
 	}
 }
 
-// TestItem13AdminCmdListsAccounts: issue #12 item 13, "admin accounts list" prints a page of
-// accounts (--limit, --cursor) or finds one by --email, ignoring case; a taken e-mail is
+// TestAdminCmdListsAccounts: "admin accounts list" prints a page of accounts
+// (--limit, --cursor) or finds one by --email, ignoring case; a taken e-mail is
 // refused with the API's 409.
-func TestItem13AdminCmdListsAccounts(t *testing.T) {
+func TestAdminCmdListsAccounts(t *testing.T) {
 	env := adminTestEnv(t)
 	all := []persistence.Account{env.Account}
 	for _, e := range []string{"one@example.com", "Two@Example.com"} {

@@ -185,7 +185,7 @@ func TestDemoStartsReadyAndReusesItsCredentials(t *testing.T) {
 	if len(keys) != 1 || keys[0].Name != "demo" || len(keys[0].Models) != 0 || keys[0].ZDR {
 		t.Fatalf("demo keys = %+v", keys)
 	}
-	if creds.AccountID != acct.ID { // issue #12 item 12: the operator's commands need it
+	if creds.AccountID != acct.ID { // the operator's commands need it
 		t.Fatalf("account_id %q, demo account %s", creds.AccountID, acct.ID)
 	}
 

@@ -5,5 +5,5 @@ package main
 import "testing"
 
 // TestFaultKillNineTwentyTimes is the kill -9 test (killtest_test.go) with twenty kills at
-// random moments under load (issue #12 item 4): make test-faults.
+// random moments under load: make test-faults.
 func TestFaultKillNineTwentyTimes(t *testing.T) { runKillTest(t, 20) }

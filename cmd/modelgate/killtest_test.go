@@ -1,6 +1,6 @@
 package main
 
-// The kill -9 test of issue #12 item 4, against real processes (killtest_proc_test.go): under
+// The kill -9 test, against real processes (killtest_proc_test.go): under
 // concurrent load of every kind (killtest_load_test.go) on accounts of four plans, the gateway
 // is killed with SIGKILL at a random moment, restarted on the same data directory, and every
 // account must add up exactly, from the request log alone:

@@ -71,7 +71,7 @@ func hasToolCall(parts []ir.Part) bool {
 	return false
 }
 
-// stopFrom maps finish_reason; tool calls decide whatever it says (wire-formats §9.10).
+// stopFrom maps finish_reason; tool calls decide whatever it says.
 func stopFrom(reason string, sawTool bool) ir.StopReason {
 	if sawTool {
 		return ir.StopToolUse
@@ -132,7 +132,7 @@ func EncodeAnswer(r *ir.Response, model string) []byte {
 	stop := r.Stop
 	if len(calls) > 0 {
 		msg["tool_calls"] = calls
-		stop = ir.StopToolUse // clients key on the calls (wire-formats §9.10)
+		stop = ir.StopToolUse // clients key on the calls
 	}
 	out := map[string]any{
 		"id": chatID(r.ID), "object": "chat.completion", "created": created(r.Created), "model": model,

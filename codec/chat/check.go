@@ -11,7 +11,7 @@ import (
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
-// What the light parse checks before any upstream is called (issue #12 item 9): the members
+// What the light parse checks before any upstream is called: the members
 // the gateway reads, the roles, the ranges and enums of the OpenAI API reference, and the
 // tools a tool_choice names. Each member is read in place; only the small values checked are
 // decoded.

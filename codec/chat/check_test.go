@@ -10,10 +10,10 @@ import (
 
 const userTurn = `"messages":[{"role":"user","content":"hi"}]`
 
-// TestItem9ChatChecksRangesEnumsAndTools (issue #12 item 9): the light parse of the hot path
-// and the full decode refuse the same requests with the same 400, naming the field and what it
+// TestChatChecksRangesEnumsAndTools: the light parse of the hot path and the full
+// decode refuse the same requests with the same 400, naming the field and what it
 // allows, in the chat envelope.
-func TestItem9ChatChecksRangesEnumsAndTools(t *testing.T) {
+func TestChatChecksRangesEnumsAndTools(t *testing.T) {
 	weather := `{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}`
 	cases := []checktest.Refusal{
 		{"unknown role", `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"wizard","content":"b"}]}`,
@@ -64,9 +64,9 @@ func TestItem9ChatChecksRangesEnumsAndTools(t *testing.T) {
 	checkRefusals(t, cases)
 }
 
-// TestItem9ChatAcceptsTheBounds: the ends of every range, and tool kinds a provider defines
+// TestChatAcceptsTheBounds: the ends of every range, and tool kinds a provider defines
 // (judged by the route), pass.
-func TestItem9ChatAcceptsTheBounds(t *testing.T) {
+func TestChatAcceptsTheBounds(t *testing.T) {
 	for _, extra := range []string{
 		`"temperature":2,"top_p":0,"n":128,"presence_penalty":-2,"frequency_penalty":2,"top_logprobs":20,"logprobs":true,"max_tokens":1,"top_k":0`,
 		`"temperature":0,"top_p":1,"n":1,"max_completion_tokens":100000,"stop":["a","b","c","d"]`,

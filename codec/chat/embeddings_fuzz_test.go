@@ -16,10 +16,10 @@ var embeddingsParam = regexp.MustCompile(`^(|model|input|input\[\d+\]|encoding_f
 // wholeNumber is a JSON token id as the reference reads it: digits only.
 var wholeNumber = regexp.MustCompile(`^[0-9]+$`)
 
-// FuzzParseEmbeddingsRequest (issue #12 item 19): any body is a 400 naming a member, or a
-// request whose input is what the embeddings API embeds (a text, or up to 2048 texts, token
-// ids or token-id lists, one kind, none empty) and whose upstream body is the client's with
-// the route's model, every other member byte for byte, parsing again to the same request.
+// FuzzParseEmbeddingsRequest: any body is a 400 naming a member, or a request whose input is
+// what the embeddings API embeds (a text, or up to 2048 texts, token ids or token-id lists, one
+// kind, none empty) and whose upstream body is the client's with the route's model, every other
+// member byte for byte, parsing again to the same request.
 func FuzzParseEmbeddingsRequest(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"sim-embed","input":["first text","second"]}`, // cmd/modelgate's demo test

@@ -7,9 +7,9 @@ import (
 	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
-// TestEmbeddingsRequestIsWhatTheAPIEmbeds (issue #12 item 19, the embeddings fuzzer's
-// property): input is a text or a list of texts, token ids or token-id lists, one kind, none
-// empty; encoding_format and dimensions are the API's. Anything else is a 400 naming it.
+// TestEmbeddingsRequestIsWhatTheAPIEmbeds (the embeddings fuzzer's property): input is a text
+// or a list of texts, token ids or token-id lists, one kind, none empty; encoding_format and
+// dimensions are the API's. Anything else is a 400 naming it.
 func TestEmbeddingsRequestIsWhatTheAPIEmbeds(t *testing.T) {
 	cases := []struct{ body, param, message string }{
 		{`{"model":"e","input":"hi"}`, "", ""},

@@ -6,7 +6,7 @@ import (
 	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
-// TestEmbeddingsRequestsAreCheckedUpFront (issue #12 item 9): what an embeddings request may
+// TestEmbeddingsRequestsAreCheckedUpFront: what an embeddings request may
 // ask for is checked before any upstream is called, each refusal a 400 naming the field.
 func TestEmbeddingsRequestsAreCheckedUpFront(t *testing.T) {
 	cases := []struct {

@@ -27,8 +27,8 @@ type Request struct {
 	body         *jsonpatch.Object
 }
 
-// ParseRequest checks the request (issue #12 item 9: roles, ranges, enums, tool names; see
-// check.go) and keeps the body opaque otherwise.
+// ParseRequest checks the request (roles, ranges, enums, tool names; see check.go) and keeps
+// the body opaque otherwise.
 func ParseRequest(body []byte) (*Request, error) {
 	obj, err := jsonpatch.Scan(body)
 	if err != nil {

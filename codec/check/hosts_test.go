@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestPrivateHost: the hosts a provider must not be sent to fetch from (issue #12 item 9,
-// video frames), in every spelling a URL fetcher reads, and public hosts left alone.
+// TestPrivateHost: the hosts a provider must not be sent to fetch from (video frames), in
+// every spelling a URL fetcher reads, and public hosts left alone.
 func TestPrivateHost(t *testing.T) {
 	cases := []struct {
 		host    string

@@ -21,8 +21,8 @@
 // Ids, timestamps and created fields vary between runs and are compared as placeholders
 // (msg_<1>, <call-1>, <time>); JSON is compared canonically and streams frame by frame.
 // `go test ./codec/conversion -update` rewrites upstream.*, expect.* and loss.* from the
-// codecs' current behaviour; every rewritten file must be reviewed against wire-formats.md
-// before it is kept. answer.* files are inputs and are never rewritten.
+// codecs' current behaviour; every rewritten file must be reviewed against the providers' API
+// references before it is kept. answer.* files are inputs and are never rewritten.
 //
 // Same-format pairs run through IR too: the gateway relays them verbatim unless the model
 // needs inline reasoning split, but a codec must round-trip its own format either way.

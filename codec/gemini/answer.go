@@ -35,8 +35,8 @@ type outUsage struct {
 	TotalTokenCount         int64 `json:"totalTokenCount"`
 }
 
-// usageOut renders normalized usage as usageMetadata (§5.4, §7.6): the prompt count
-// includes cached input, the candidates count excludes the thoughts.
+// usageOut renders normalized usage as usageMetadata: the prompt count includes cached input,
+// the candidates count excludes the thoughts.
 func usageOut(u codec.Usage) *outUsage {
 	prompt := u.Input + u.CacheRead + u.CacheWrite
 	return &outUsage{PromptTokenCount: prompt, CandidatesTokenCount: u.Output,
@@ -44,7 +44,7 @@ func usageOut(u codec.Usage) *outUsage {
 		TotalTokenCount: prompt + u.Output + u.Reasoning}
 }
 
-// finishReason is the §7.5 finishReason of a stop: a tool-call turn ends with STOP, as
+// finishReason is the Gemini finishReason of a stop: a tool-call turn ends with STOP, as
 // Gemini's own do.
 func finishReason(s ir.StopReason) string {
 	switch s {
@@ -129,7 +129,7 @@ func responseID(id string) string {
 	return newCallID()[len("call_"):]
 }
 
-// rpcStatus is the google.rpc status name of a neutral error kind (§5.6, §7.9).
+// rpcStatus is the google.rpc status name of a neutral error kind.
 var rpcStatus = map[ir.ErrorKind]string{
 	ir.ErrInvalidRequest: "INVALID_ARGUMENT", ir.ErrAuthentication: "UNAUTHENTICATED",
 	ir.ErrPermission: "PERMISSION_DENIED", ir.ErrNotFound: "NOT_FOUND",

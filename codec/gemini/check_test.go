@@ -7,11 +7,11 @@ import (
 	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
-// TestItem9GeminiChecksRangesEnumsAndTools (issue #12 item 9): generationConfig out of the
-// Gemini API's ranges, an unknown role, a bad or repeated function name and an allowed name
-// that no declaration has are a 400 INVALID_ARGUMENT naming the field in a BadRequest field
+// TestGeminiChecksRangesEnumsAndTools: generationConfig out of the Gemini API's ranges,
+// an unknown role, a bad or repeated function name and an allowed name that no
+// declaration has are a 400 INVALID_ARGUMENT naming the field in a BadRequest field
 // violation, in Google's envelope.
-func TestItem9GeminiChecksRangesEnumsAndTools(t *testing.T) {
+func TestGeminiChecksRangesEnumsAndTools(t *testing.T) {
 	const turn = `"contents":[{"role":"user","parts":[{"text":"hi"}]}]`
 	config := func(members string) string { return `{` + turn + `,"generationConfig":{` + members + `}}` }
 	decl := `{"functionDeclarations":[{"name":"get_weather"}]}`
@@ -39,9 +39,9 @@ func TestItem9GeminiChecksRangesEnumsAndTools(t *testing.T) {
 	checkRefusals(t, cases)
 }
 
-// TestItem9GeminiAcceptsTheBounds: the ends of each range, a float topK as SDKs send it, and
+// TestGeminiAcceptsTheBounds: the ends of each range, a float topK as SDKs send it, and
 // names with dots and colons pass.
-func TestItem9GeminiAcceptsTheBounds(t *testing.T) {
+func TestGeminiAcceptsTheBounds(t *testing.T) {
 	for _, extra := range []string{
 		`"generationConfig":{"temperature":0,"topP":1,"topK":1,"candidateCount":8,"maxOutputTokens":1,"presencePenalty":-2,"frequencyPenalty":2,"logprobs":20}`,
 		`"generationConfig":{"temperature":2,"topP":0,"topK":40.0,"logprobs":0,"stopSequences":["a","b","c","d","e"]}`,

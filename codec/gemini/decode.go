@@ -44,7 +44,7 @@ func bad(param, format string, args ...any) *ir.Error {
 	return e
 }
 
-// DecodeRequest parses a generateContent body (wire-formats §5.2) into IR. The model and the
+// DecodeRequest parses a generateContent body into IR. The model and the
 // stream mode are in the URL path, not the body: the caller sets Model and Stream.
 func (format) DecodeRequest(body []byte) (*ir.Request, error) {
 	r, err := decodeRequest(body)

@@ -12,7 +12,7 @@ import (
 	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
-// ranges are the generationConfig members the Gemini API bounds (issue #12 item 9). topK is
+// ranges are the generationConfig members the Gemini API bounds. topK is
 // an integer in the API and a float in some SDKs, so any number of at least 1 passes.
 var ranges = []check.Range{
 	{Param: "generationConfig.temperature", Min: 0, Max: 2},
@@ -120,9 +120,9 @@ func (d *decoder) structuredOutput(f map[string]json.RawMessage) *ir.Error {
 // thinkingLevels are Gemini 3's thinkingLevel values and the IR efforts they read as.
 var thinkingLevels = map[string]string{"MINIMAL": "minimal", "LOW": "low", "MEDIUM": "medium", "HIGH": "high"}
 
-// thinking reads thinkingConfig (wire-formats §5.3): budget 0 is off, -1 dynamic (on, the
-// model's own amount), a positive budget on with that budget; a level is an effort;
-// includeThoughts asks for the reasoning text.
+// thinking reads thinkingConfig: budget 0 is off, -1 dynamic (on, the model's own
+// amount), a positive budget on with that budget; a level is an effort; includeThoughts
+// asks for the reasoning text.
 func (d *decoder) thinking(raw json.RawMessage) *ir.Error {
 	if isNull(raw) {
 		return nil

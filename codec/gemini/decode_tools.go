@@ -103,7 +103,7 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-// toolConfig reads functionCallingConfig into the tool choice (§7.4): ANY with one allowed
+// toolConfig reads functionCallingConfig into the tool choice: ANY with one allowed
 // name forces that tool, with several restricts to them; VALIDATED reads as AUTO.
 func (d *decoder) toolConfig(raw json.RawMessage) *ir.Error {
 	if isNull(raw) {

@@ -18,7 +18,7 @@ type apiError struct {
 	Details []json.RawMessage `json:"details"`
 }
 
-// statusKinds maps the google.rpc status names Gemini uses (wire-formats §5.6, §7.9).
+// statusKinds maps the google.rpc status names Gemini uses to neutral error kinds.
 var statusKinds = map[string]ir.ErrorKind{
 	"INVALID_ARGUMENT":    ir.ErrInvalidRequest,
 	"OUT_OF_RANGE":        ir.ErrInvalidRequest,

@@ -1,8 +1,7 @@
-// Package gemini translates the generateContent format (wire-formats §5, §7 rows G,
-// §8.3–8.4), through codec/ir, both ways: as an upstream format (requests encoded, answers,
-// streams and errors decoded) and as a client format (requests decoded, answers, streams and
-// errors encoded). The model and the stream mode of a request are in its URL path, not its
-// body; the gateway takes them from there.
+// Package gemini translates Google's generateContent format, through codec/ir, both ways: as
+// an upstream format (requests encoded, answers, streams and errors decoded) and as a client
+// format (requests decoded, answers, streams and errors encoded). The model and the stream
+// mode of a request are in its URL path, not its body; the gateway takes them from there.
 package gemini
 
 import (
@@ -151,7 +150,7 @@ type usageMetadata struct {
 	ToolUsePromptTokenCount int64 `json:"toolUsePromptTokenCount"`
 }
 
-// usage normalizes Gemini's counts (§5.4, §7.6): promptTokenCount includes the cached
+// usage normalizes Gemini's counts: promptTokenCount includes the cached
 // tokens, candidatesTokenCount excludes the thoughts; tool-use prompt tokens (search
 // results and the like) are input too.
 func (u *usageMetadata) usage() codec.Usage {
@@ -177,7 +176,7 @@ func (r *response) candidate0() *candidate {
 	return nil
 }
 
-// stopReason maps a finishReason (§7.5 G table). Any function call in the answer makes it
+// stopReason maps a finishReason. Any function call in the answer makes it
 // StopToolUse, whatever Gemini said (a function-call turn ends with STOP).
 func stopReason(finish string, sawCall bool) ir.StopReason {
 	if sawCall {

@@ -15,7 +15,7 @@ import (
 // maxStopSequences is Gemini's limit on generationConfig.stopSequences.
 const maxStopSequences = 5
 
-// effortBudget is thinkingBudget per effort (wire-formats §7.7, Gemini 2.5 column).
+// effortBudget is thinkingBudget per effort, for Gemini 2.5 models.
 var effortBudget = map[string]int{
 	"minimal": 512, "low": 1024, "medium": 2048, "high": 4096, "xhigh": 8192, "max": 8192,
 }
@@ -392,7 +392,7 @@ func resultObject(text string, isError bool) json.RawMessage {
 
 func encodeTools(r *ir.Request, out *request, loss *ir.Loss) error {
 	tc := r.ToolChoice
-	var allowed map[string]bool // Allowed with auto: the tools are filtered (§7.4)
+	var allowed map[string]bool // Allowed with auto: the tools are filtered
 	mode := ""
 	var names []string
 	switch tc.Mode {

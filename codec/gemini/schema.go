@@ -14,8 +14,7 @@ import (
 // Function parameters are sent as `parameters`, Gemini's OpenAPI-3.0 subset, not as
 // `parametersJsonSchema`: every Gemini model and both backends (Developer API, Vertex) take
 // `parameters`, while `parametersJsonSchema` only exists on newer models. What the subset
-// cannot say is rewritten where an equivalent exists and otherwise dropped and reported
-// (wire-formats §9 pitfall 13).
+// cannot say is rewritten where an equivalent exists and otherwise dropped and reported.
 
 // keptKeywords pass through unchanged (the Schema message of the Gemini API).
 var keptKeywords = map[string]bool{

@@ -9,13 +9,12 @@ import (
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
-// NewStreamEncoder renders IR events as streamGenerateContent?alt=sse (wire-formats §5.5,
-// §9 item 32): data-only events, each a whole GenerateContentResponse holding only the new
-// parts, no event names, no comments and no terminator. Text and thoughts go out as they
-// come; a function call goes out whole, with args as an object, once its arguments are
-// complete (before the next text, or with the finishReason). The last chunk carries the
-// finishReason and the full usageMetadata. An error is a data event {"error":{…}}, which
-// the Google SDKs raise.
+// NewStreamEncoder renders IR events as streamGenerateContent?alt=sse: data-only events, each
+// a whole GenerateContentResponse holding only the new parts, no event names, no comments and
+// no terminator. Text and thoughts go out as they come; a function call goes out whole, with
+// args as an object, once its arguments are complete (before the next text, or with the
+// finishReason). The last chunk carries the finishReason and the full usageMetadata. An error
+// is a data event {"error":{…}}, which the Google SDKs raise.
 func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
 	e := &streamEncoder{out: out, model: model}
 	if req != nil {

@@ -7,9 +7,9 @@ import (
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
-// TestItem9ImageErrorsSayWhatToFix (issue #12 item 9): a bad image request is a 400 naming
-// the field in the client's words, never Go's ("cannot unmarshal … into Go struct field").
-func TestItem9ImageErrorsSayWhatToFix(t *testing.T) {
+// TestImageErrorsSayWhatToFix: a bad image request is a 400 naming the field in the client's
+// words, never Go's ("cannot unmarshal … into Go struct field").
+func TestImageErrorsSayWhatToFix(t *testing.T) {
 	cases := []struct{ body, param, message string }{
 		{`{"model":7,"prompt":"p"}`, "", "the request body must be a JSON object of the images format: model must be a string, not number"},
 		{`{"model":"m","prompt":"p","n":"two"}`, "", "the request body must be a JSON object of the images format: n must be an integer, not string"},

@@ -29,7 +29,7 @@ func decodeFor(body []byte) (*Request, error) {
 	return r, nil
 }
 
-// FuzzDecodeRequest (issue #12 item 19): any body is a 400 naming a member of the request, or
+// FuzzDecodeRequest: any body is a 400 naming a member of the request, or
 // a request within the documented ranges (a served size, url or b64_json) that the client's
 // format writes back to the same request, and whose chat-route body is an images request for
 // the same prompt and size.
@@ -95,7 +95,7 @@ func checkImage(t *testing.T, img *Image) {
 	}
 }
 
-// FuzzDecodeChat (issue #12 item 19): any chat-format images answer is an error or an image
+// FuzzDecodeChat: any chat-format images answer is an error or an image
 // checkImage accepts, which the same format writes back to the same image.
 func FuzzDecodeChat(f *testing.F) {
 	f.Add(checktest.Recorded(f, "images_b64_json.json"))
@@ -127,7 +127,7 @@ func FuzzDecodeChat(f *testing.F) {
 	})
 }
 
-// FuzzDecodeGemini (issue #12 item 19): any generateContent answer is an error or the bytes of
+// FuzzDecodeGemini: any generateContent answer is an error or the bytes of
 // an image checkImage accepts, which the same format writes back to the same image.
 func FuzzDecodeGemini(f *testing.F) {
 	f.Add(checktest.Recorded(f, "gemini_image.json"))

@@ -79,7 +79,7 @@ func TestDecodeAnswers(t *testing.T) {
 	}
 }
 
-// TestAnswersTheGatewayCannotServeAreRefused (issue #12 item 19, found by FuzzDecodeChat): an
+// TestAnswersTheGatewayCannotServeAreRefused (found by FuzzDecodeChat): an
 // upstream image the gateway could not store (empty, or bytes that are not PNG, JPEG, WebP or
 // GIF whatever the answer calls them) is a broken answer, so the next route may serve it; the
 // type is the bytes', never the label's; a negative token count is none.

@@ -2,8 +2,7 @@ package ir
 
 import "net/http"
 
-// KindForStatus is the neutral class of an HTTP status, for errors whose body says nothing
-// more (wire-formats §7.9).
+// KindForStatus is the neutral class of an HTTP status, for errors whose body says nothing more.
 func KindForStatus(status int) ErrorKind {
 	switch {
 	case status == http.StatusUnauthorized:

@@ -311,7 +311,7 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// ErrorKind is the neutral error class (wire-formats §7.9).
+// ErrorKind is the neutral error class.
 type ErrorKind string
 
 const (

@@ -7,11 +7,11 @@ import (
 	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
-// TestItem9MessagesChecksRangesEnumsAndTools (issue #12 item 9): a messages request out of
-// the Messages API's ranges, with an unknown role, an invalid or repeated tool name, or a
-// tool_choice naming a tool it does not offer is a 400 naming the field, in the messages
-// envelope, before any upstream is called.
-func TestItem9MessagesChecksRangesEnumsAndTools(t *testing.T) {
+// TestMessagesChecksRangesEnumsAndTools: a messages request out of the Messages API's
+// ranges, with an unknown role, an invalid or repeated tool name, or a tool_choice
+// naming a tool it does not offer is a 400 naming the field, in the messages envelope,
+// before any upstream is called.
+func TestMessagesChecksRangesEnumsAndTools(t *testing.T) {
 	const head = `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}]`
 	tool := `{"name":"get_weather","input_schema":{"type":"object"}}`
 	cases := []checktest.Refusal{
@@ -40,9 +40,9 @@ func TestItem9MessagesChecksRangesEnumsAndTools(t *testing.T) {
 	checkRefusals(t, cases)
 }
 
-// TestItem9MessagesAcceptsTheBounds: the ends of each range, a tool_choice naming a server
+// TestMessagesAcceptsTheBounds: the ends of each range, a tool_choice naming a server
 // tool, and 128-character tool names pass.
-func TestItem9MessagesAcceptsTheBounds(t *testing.T) {
+func TestMessagesAcceptsTheBounds(t *testing.T) {
 	for _, extra := range []string{
 		`"temperature":0,"top_p":1,"top_k":0`,
 		`"temperature":1,"top_p":0,"top_k":500`,

@@ -41,7 +41,7 @@ func typeProblem(at string, err error) *ir.Error {
 	return bad(at, "%s", check.JSONProblem(err))
 }
 
-// ranges are the numeric members the Messages API bounds (issue #12 item 9).
+// ranges are the numeric members the Messages API bounds.
 var ranges = []check.Range{
 	{Param: "max_tokens", Min: 1, Max: check.Unbounded, Integer: true},
 	{Param: "temperature", Min: 0, Max: 1},

@@ -52,9 +52,8 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // codec does.
 var customSchema = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string"}},"required":["input"]}`)
 
-// EncodeRequest renders r for a messages route (docs/conversion.md, wire-formats §7.10).
-// Extra is re-emitted as it is: the gateway hands an encoder only Extra that came from a
-// client of the same format.
+// EncodeRequest renders r for a messages route (docs/conversion.md). Extra is re-emitted as it
+// is: the gateway hands an encoder only Extra that came from a client of the same format.
 func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) ([]byte, error) {
 	out := map[string]any{}
 	for k, v := range r.Extra {

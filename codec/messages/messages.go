@@ -2,7 +2,7 @@
 //
 // It is both a client format (requests in, answers, streams and errors out) and an upstream
 // format (requests out, answers, streams and errors in), always through codec/ir. The
-// conventions it follows are docs/conversion.md's; the wire shapes are wire-formats.md §3.
+// conventions it follows are docs/conversion.md's; the wire shapes are Anthropic's Messages API.
 //
 // What IR cannot hold travels in Request.Extra under names that cannot be top-level fields
 // of a real request, and that read well in the X-Modelgate-Dropped header when another format
@@ -136,7 +136,7 @@ func (format) DecodeError(status int, body []byte) *ir.Error {
 
 func kindForStatus(status int) ir.ErrorKind { return ir.KindForStatus(status) }
 
-// statusOfKind is the HTTP status the messages API uses for a kind (§3.8), for in-band
+// statusOfKind is the HTTP status the messages API uses for a kind, for in-band
 // stream errors that arrive without one.
 func statusOfKind(k ir.ErrorKind) int {
 	switch k {

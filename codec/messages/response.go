@@ -69,8 +69,7 @@ func ResponseUsage(body []byte) (codec.Usage, bool) {
 	return UsageOf(body[at.Start:at.End])
 }
 
-// stopFrom maps stop_reason (wire-formats §7.5); any tool call makes an end-like stop
-// tool_use.
+// stopFrom maps stop_reason; any tool call makes an end-like stop tool_use.
 func stopFrom(reason string, sawTool bool) ir.StopReason {
 	var s ir.StopReason
 	switch reason {

@@ -10,11 +10,10 @@ import (
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
-// NewStreamDecoder reads a messages stream into IR events (wire-formats §8.1 without the
-// chat side): message_start → EvStart with the input usage; blocks → text, reasoning,
-// signature, redacted and tool events, tool calls counted 0, 1, 2… apart from block indices;
-// message_delta is remembered; message_stop → EvFinish and done. An error event becomes
-// EvError and also ends the stream (done).
+// NewStreamDecoder reads a messages stream into IR events: message_start → EvStart with the
+// input usage; blocks → text, reasoning, signature, redacted and tool events, tool calls
+// counted 0, 1, 2… apart from block indices; message_delta is remembered; message_stop →
+// EvFinish and done. An error event becomes EvError and also ends the stream (done).
 func (format) NewStreamDecoder() ir.StreamDecoder {
 	return &streamDecoder{blocks: map[int]*blockState{}}
 }

@@ -6,9 +6,9 @@ import (
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
-// NewStreamEncoder renders IR events as the messages stream (wire-formats §8.2):
-// message_start and a ping, content blocks one at a time with indices 0, 1, 2…, then
-// message_delta (stop reason, usage) and message_stop; or an error event.
+// NewStreamEncoder renders IR events as the messages stream: message_start and a ping, content
+// blocks one at a time with indices 0, 1, 2…, then message_delta (stop reason, usage) and
+// message_stop; or an error event.
 //
 // Blocks never overlap and tool blocks never interleave. While a tool block is open and
 // its arguments are not yet a complete JSON value, every other event (another call's

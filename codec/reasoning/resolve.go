@@ -90,7 +90,7 @@ func wantsThinking(t ir.Thinking) *bool {
 	return nil
 }
 
-// effortForBudget is wire-formats §7.7's reverse mapping of a token budget.
+// effortForBudget maps a token budget back to the effort it stands for.
 func effortForBudget(b int) string {
 	switch {
 	case b <= 1024:

@@ -6,10 +6,10 @@ import (
 	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
-// TestItem9ResponsesChecksRangesEnumsAndTools (issue #12 item 9): out-of-range members, an
-// unknown role, an empty input, a bad or repeated tool name and a tool_choice naming a tool
-// that is not offered are the gateway's 400 in the OpenAI envelope, naming the field.
-func TestItem9ResponsesChecksRangesEnumsAndTools(t *testing.T) {
+// TestResponsesChecksRangesEnumsAndTools: out-of-range members, an unknown role, an empty
+// input, a bad or repeated tool name and a tool_choice naming a tool that is not offered are
+// the gateway's 400 in the OpenAI envelope, naming the field.
+func TestResponsesChecksRangesEnumsAndTools(t *testing.T) {
 	const head = `{"model":"m","input":"hi"`
 	fn := `{"type":"function","name":"get_weather","parameters":{"type":"object"}}`
 	cases := []checktest.Refusal{
@@ -37,9 +37,9 @@ func TestItem9ResponsesChecksRangesEnumsAndTools(t *testing.T) {
 	checkRefusals(t, cases)
 }
 
-// TestItem9ResponsesAcceptsTheBounds: the ends of each range, hosted tools and a choice among
+// TestResponsesAcceptsTheBounds: the ends of each range, hosted tools and a choice among
 // them pass.
-func TestItem9ResponsesAcceptsTheBounds(t *testing.T) {
+func TestResponsesAcceptsTheBounds(t *testing.T) {
 	for _, extra := range []string{
 		`"temperature":2,"top_p":0,"top_logprobs":0,"max_output_tokens":16,"truncation":"auto"`,
 		`"temperature":0,"top_p":1,"top_logprobs":20,"text":{"verbosity":"low"}`,

@@ -13,7 +13,7 @@ import (
 
 func invalid(param, format string, args ...any) error { return check.Bad(param, format, args...) }
 
-// ranges are the numeric members the Responses API bounds (issue #12 item 9).
+// ranges are the numeric members the Responses API bounds.
 var ranges = []check.Range{
 	{Param: "max_output_tokens", Min: 16, Max: check.Unbounded, Integer: true},
 	{Param: "temperature", Min: 0, Max: 2},

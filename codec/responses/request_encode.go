@@ -240,7 +240,7 @@ func nativeEffort(th ir.Thinking) string {
 	return ""
 }
 
-// effortForBudget is wire-formats §7.7's reverse mapping of a token budget.
+// effortForBudget maps a token budget back to the effort it stands for.
 func effortForBudget(n int) string {
 	switch {
 	case n <= 1024:

@@ -430,7 +430,7 @@ func reasoningText(it readItem) string {
 	return strings.Join(texts, "\n\n")
 }
 
-// stopReason maps status and incomplete_details.reason (wire-formats §7.5).
+// stopReason maps status and incomplete_details.reason.
 func stopReason(status, reason string, toolCalled bool) ir.StopReason {
 	switch {
 	case toolCalled:

@@ -8,11 +8,11 @@ import (
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
-// TestItem19InputThatCannotRoundTripIsRefused (issue #12 item 19): what the request fuzzer
-// found decoding but re-encoding without input is the client's 400 naming the field: a member
-// name that differs from "type" only in case, an input of reasoning items or empty messages
-// only, and an empty previous_response_id in place of input.
-func TestItem19InputThatCannotRoundTripIsRefused(t *testing.T) {
+// TestInputThatCannotRoundTripIsRefused: what the request fuzzer found decoding but re-encoding
+// without input is the client's 400 naming the field: a member name that differs from "type"
+// only in case, an input of reasoning items or empty messages only, and an empty
+// previous_response_id in place of input.
+func TestInputThatCannotRoundTripIsRefused(t *testing.T) {
 	const nothing = "input holds nothing to answer: send at least one message with content, function call or function call output (reasoning items and empty messages only accompany them)"
 	cases := []struct{ name, body, param, message string }{
 		{"type spelt in another case", `{"model":"0","input":[{"tYpe":"reasoning"}]}`, "input[0].tYpe",
@@ -36,11 +36,10 @@ func TestItem19InputThatCannotRoundTripIsRefused(t *testing.T) {
 	}
 }
 
-// TestItem19AcceptedInputRoundTrips (issue #12 item 19): an accepted request re-encodes with
-// the input the API requires: system messages alone stay input items rather than become
-// instructions without input (which the API refuses), unless a previous response carries the
-// turn.
-func TestItem19AcceptedInputRoundTrips(t *testing.T) {
+// TestAcceptedInputRoundTrips: an accepted request re-encodes with the input the API requires:
+// system messages alone stay input items rather than become instructions without input (which
+// the API refuses), unless a previous response carries the turn.
+func TestAcceptedInputRoundTrips(t *testing.T) {
 	cases := []struct{ name, body, instructions, input string }{
 		{"a system message alone stays an item", `{"model":"m","input":[{"role":"system","content":"be brief"}]}`,
 			"", `[{"type":"message","role":"system","content":[{"text":"be brief","type":"input_text"}]}]`},
@@ -76,10 +75,10 @@ func TestItem19AcceptedInputRoundTrips(t *testing.T) {
 	}
 }
 
-// TestItem19NothingSendableIsA400: a conversation of which a Responses API route can carry
+// TestNothingSendableIsA400: a conversation of which a Responses API route can carry
 // nothing (an audio clip alone) is the encoder's 400 on input, so another route may take it,
 // rather than a request without input.
-func TestItem19NothingSendableIsA400(t *testing.T) {
+func TestNothingSendableIsA400(t *testing.T) {
 	r := &ir.Request{Model: "m", Messages: []ir.Message{{Role: ir.RoleUser,
 		Parts: []ir.Part{{Kind: ir.PartFile, File: &ir.File{MediaType: "audio/wav", Data: "AAAA"}}}}}}
 	var loss ir.Loss

@@ -9,7 +9,7 @@ import (
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
-// NewStreamEncoder renders events as Responses SSE (wire-formats §8.5): one output item open
+// NewStreamEncoder renders events as Responses SSE: one output item open
 // at a time, every frame named by its type, sequence_number counting from 0, and a terminal
 // event carrying the whole response. Calls are never interleaved: fragments of a call other
 // than the open one are buffered, and a call closes when its arguments form complete JSON (or

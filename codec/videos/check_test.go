@@ -9,11 +9,11 @@ import (
 	"github.com/modelgate/modelgate/codec/check/checktest"
 )
 
-// TestItem9VideoInputsMustBeWebOrInlineMedia (issue #12 item 9): frames and references are
-// https:, http: or data: URLs of the right media; a mode that does not use a frame or a
-// reference refuses it; an aspect ratio the model does not make is refused with the ones it
-// does. Each is a 400 naming the field, in the OpenAI envelope the videos endpoint speaks.
-func TestItem9VideoInputsMustBeWebOrInlineMedia(t *testing.T) {
+// TestVideoInputsMustBeWebOrInlineMedia: frames and references are https:, http: or data: URLs
+// of the right media; a mode that does not use a frame or a reference refuses it; an aspect
+// ratio the model does not make is refused with the ones it does. Each is a 400 naming the
+// field, in the OpenAI envelope the videos endpoint speaks.
+func TestVideoInputsMustBeWebOrInlineMedia(t *testing.T) {
 	const head = `{"model":"v","prompt":"waves",`
 	cases := []struct {
 		name, body, param, message string
@@ -80,9 +80,9 @@ func TestItem9VideoInputsMustBeWebOrInlineMedia(t *testing.T) {
 	}
 }
 
-// TestItem9VideoAcceptsWebAndInlineMedia: https, http and base64 data URLs of the right media,
+// TestVideoAcceptsWebAndInlineMedia: https, http and base64 data URLs of the right media,
 // in the mode that uses them, and each offered aspect ratio pass.
-func TestItem9VideoAcceptsWebAndInlineMedia(t *testing.T) {
+func TestVideoAcceptsWebAndInlineMedia(t *testing.T) {
 	for _, body := range []string{
 		`{"model":"v","prompt":"p","mode":"keyframe","first_frame":"https://cdn.example.com/a.png?sig=1","last_frame":"data:image/jpeg;base64,/9j/4AAQ"}`,
 		`{"model":"v","prompt":"p","mode":"keyframe","first_frame":"HTTP://example.com/a.png"}`,

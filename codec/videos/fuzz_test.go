@@ -17,7 +17,7 @@ import (
 // createParam matches the members a create error may name ("" = the body as a whole).
 var createParam = regexp.MustCompile(`^(|model|prompt|mode|n|seconds|size|aspect_ratio|first_frame|last_frame|images|audios|(images|audios)\[\d+\])$`)
 
-// FuzzDecodeCreate (issue #12 item 19): any body is a 400 naming a member of the request, or a
+// FuzzDecodeCreate: any body is a 400 naming a member of the request, or a
 // request within the model's limits (4-12 s, 720P, a listed aspect ratio, the inputs its mode
 // takes, each a web or data URL) that the client's format writes back to the same request and
 // whose upstream body states the same seconds and frame.
@@ -96,7 +96,7 @@ func sameRequest(a, b *Request) bool {
 		slices.Equal(a.Images, b.Images) && slices.Equal(a.Audios, b.Audios)
 }
 
-// FuzzDecodeJob (issue #12 item 19): any create or poll answer is an error or a job with an
+// FuzzDecodeJob: any create or poll answer is an error or a job with an
 // id, a progress of 0-100 and seconds of at least 0, which the API's video object writes back
 // to the same job; an error object's message string is kept whatever its code is.
 func FuzzDecodeJob(f *testing.F) {

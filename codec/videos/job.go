@@ -11,9 +11,9 @@ import (
 	"github.com/modelgate/modelgate/codec/check"
 )
 
-// The job answers of the asynchronous video API (wire-formats.md §6.3): a create and a
-// poll both answer with the video object read here. transport/upstream fetches them;
-// actors/video follows the job they describe.
+// The job answers of OpenAI's asynchronous Videos API: a create and a poll both answer
+// with the video object read here. transport/upstream fetches them; actors/video
+// follows the job they describe.
 
 // Upstream job states.
 const (
@@ -38,7 +38,7 @@ type JobError struct {
 	Message string
 }
 
-// wireJob is the video object of §6.3, tolerant of a fractional progress and of an error
+// wireJob is the Videos API's video object, tolerant of a fractional progress and of an error
 // given as a bare string.
 type wireJob struct {
 	ID       string          `json:"id"`

@@ -2,7 +2,7 @@ package videos
 
 import "testing"
 
-// DecodeJob reads the job object of wire-formats.md §6.3 as upstreams write it, clamping
+// DecodeJob reads the Videos API's job object as upstreams write it, clamping
 // what is out of range, and refuses what no task could follow.
 func TestDecodeJob(t *testing.T) {
 	cases := []struct {

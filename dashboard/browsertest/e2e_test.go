@@ -1,4 +1,4 @@
-// The end-to-end dashboard test (issue #14): a person goes from nothing to a first answer
+// The end-to-end dashboard test: a person goes from nothing to a first answer
 // and its cost on the usage page, in a real Chromium, against a real node and the simulator,
 // with the verification mail received by a real SMTP server.
 package browsertest

@@ -23,7 +23,7 @@ type rule struct {
 // TestImportsKeepTheirDirection: codec is the bottom layer and reaches no other part of the
 // module (the catalog converts what codec/reasoning needs into reasoning.Model); a video task
 // reaches its upstream only through video.Upstream, which transport/upstream implements and
-// transport/node wires (issue #12, "Layering").
+// transport/node wires (docs/architecture.md, "Layers").
 func TestImportsKeepTheirDirection(t *testing.T) {
 	rules := []rule{
 		{name: "codec knows only codec", packages: "./codec/...", tests: true, allowed: []string{"codec"}},

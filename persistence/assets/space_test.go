@@ -32,10 +32,10 @@ func (r *fillingReader) Read(p []byte) (int, error) {
 	return int(k), nil
 }
 
-// Issue #12 item 16: a file is not written into the reserve the store keeps for its own
-// writes: refused before it starts on a full disk, stopped when the disk fills on the way,
-// and nothing (file, temp file, metadata) is left behind.
-func TestItem16AssetWritesStopAtTheStoresReserve(t *testing.T) {
+// A file is not written into the reserve the store keeps for its own writes: refused before it
+// starts on a full disk, stopped when the disk fills on the way, and nothing (file, temp file,
+// metadata) is left behind.
+func TestAssetWritesStopAtTheStoresReserve(t *testing.T) {
 	const total = 10 << 20
 	cases := []struct {
 		name   string

@@ -5,7 +5,7 @@ import (
 	"net/mail"
 )
 
-// Auth is the config file's auth section: how people sign themselves up (issue #14). Read at
+// Auth is the config file's auth section: how people sign themselves up. Read at
 // start only; a reload keeps the running settings.
 type Auth struct {
 	// SignupPlan is the plan of an account made by sign-up; it must be one of the plans.

@@ -105,7 +105,7 @@ type Model struct {
 	// model's request with tools skips a candidate without them.
 	Tools bool
 	// Fallbacks are the models tried, in order, when every route of this one failed before
-	// answering or is cooling down (issue #16). A request's own "models" list replaces them.
+	// answering or is cooling down. A request's own "models" list replaces them.
 	Fallbacks []string
 	// RoutePolicy is how one of the model's routes is chosen (RouteWeighted, the default,
 	// RouteLowestPrice, RouteLowestLatency, RouteLeastBusy).

@@ -2,8 +2,7 @@ package catalog
 
 import "slices"
 
-// What a request's choice of model asks of the catalog (issue #16; the choice itself is in
-// transport/api).
+// What a request's choice of model asks of the catalog (the choice itself is in transport/api).
 
 // Candidates are an auto model's candidate models, in the file's order; nil for a model
 // that is not an auto model.

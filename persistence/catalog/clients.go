@@ -22,7 +22,7 @@ type ClientRules struct {
 	Signals map[string][]string
 }
 
-// DefaultClientRules is what a catalog without `clients:` uses (wire-formats §10).
+// DefaultClientRules is what a catalog without `clients:` uses.
 func DefaultClientRules() ClientRules {
 	return ClientRules{
 		Interactive: []string{

@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// FuzzParse (issue #12 item 19): any file is a catalog or an error each line of which names
+// FuzzParse: any file is a catalog or an error each line of which names
 // the file and a field (or, for a file that is not YAML, the line). An accepted catalog
 // parses the same twice, and the file it writes back (every value explicit: defaults,
 // normalized URLs, sorted efforts) is accepted and writes back the same: what was accepted
@@ -253,8 +253,8 @@ func pricingDocOf(p Pricing) pricingDoc {
 	return pricingDoc{Prompt: p.PromptText, Completion: p.CompletionText, CacheRead: p.CacheRead.String(), CacheWrite: p.CacheWrite.String()}
 }
 
-// routingDocOf writes issue #16's fields as the file takes them back: only a chat model has
-// them, and an auto model only its auto block.
+// routingDocOf writes a model's routing fields as the file takes them back: only a chat model
+// has them, and an auto model only its auto block.
 func routingDocOf(m *Model, d *modelDoc) {
 	switch {
 	case m.IsAuto():

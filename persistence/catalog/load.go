@@ -78,7 +78,7 @@ type modelDoc struct {
 		OutputModalities []string `yaml:"output_modalities"`
 	} `yaml:"architecture"`
 	Routes []routeDoc `yaml:"routes"`
-	// Issue #16's routing (routing.go): only chat models take these.
+	// Routing (routing.go): only chat models take these.
 	Tools       *bool    `yaml:"tools"` // nil: the default, true
 	Fallbacks   []string `yaml:"fallbacks"`
 	RoutePolicy string   `yaml:"route_policy"`

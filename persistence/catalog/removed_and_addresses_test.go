@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// issue #12 items 10, 11 and 14: the removed: list, server.public_url and server.metrics_addr
-// as the file states them, and every mistake named with its field.
+// The removed: list, server.public_url and server.metrics_addr as the file states them, and
+// every mistake named with its field.
 func TestRemovedPublicURLMetricsAddrAndCORS(t *testing.T) {
 	base := "models:\n  - id: m1\n    kind: chat\n    aliases: [m1-latest]\n    routes: [{id: r1, format: chat, base_url: 'http://x'}]\n"
 	cases := []struct {

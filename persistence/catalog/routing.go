@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// autoDoc is a model's auto: block (issue #16): the models it may pick and the rules.
+// autoDoc is a model's auto: block, the models it may pick and the rules.
 type autoDoc struct {
 	Policy     string   `yaml:"policy"`
 	Candidates []string `yaml:"candidates"`

@@ -7,7 +7,8 @@ import (
 	"github.com/modelgate/modelgate/codec/money"
 )
 
-// routingOf is what issue #16 added to a model, in one comparable value.
+// routingOf is a model's routing fields (tools, fallbacks, route policy, auto) and what an auto
+// model chooses by (context, output limit, prices), in one comparable value.
 type routingOf struct {
 	Tools           bool
 	Fallbacks       []string
@@ -78,8 +79,8 @@ func TestRoutingFieldsLoadWithTheirDefaults(t *testing.T) {
 	}
 }
 
-// A file without the new fields reads as before issue #16: chat models take tools, routes are
-// weighted, a route costs the model's prices, a request lists up to five models.
+// A file without the routing fields reads as before they existed: chat models take tools,
+// routes are weighted, a route costs the model's prices, a request lists up to five models.
 func TestRoutingDefaultsOfAnOlderFile(t *testing.T) {
 	t.Setenv("CATALOG_TEST_KEY", "secret")
 	c, err := LoadFile("../../testdata/catalog/valid.yaml")
@@ -177,7 +178,7 @@ func TestAcceptsImages(t *testing.T) {
 	}
 }
 
-// Every refusal of issue #16's fields, exactly: each names the file, the model and the field.
+// Every refusal of the routing fields, exactly: each names the file, the model and the field.
 func TestRoutingErrorsNameFileModelAndField(t *testing.T) {
 	const base = "models:\n" +
 		"  - {id: c1, kind: chat, owned_by: acme, aliases: [c1-latest], routes: [{id: r1, format: chat, base_url: 'http://x'}]}\n" +

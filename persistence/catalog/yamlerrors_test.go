@@ -5,13 +5,13 @@ import (
 	"testing"
 )
 
-// TestItem19CatalogErrorsNameTheFieldInTheFilesWords (issue #12 item 19, found by FuzzParse):
-// what the YAML library refuses is said like the validator's errors — the file, the line and
-// the field's path, no Go types; a float where a whole number belongs is refused, not
-// truncated — and what the validator accepts the file can say back: a quota_multiplier of
-// .nan, a time whose UTC year has five digits and errors in a random order are gone, and a
-// plan with a burst of 1 has no throttle by default.
-func TestItem19CatalogErrorsNameTheFieldInTheFilesWords(t *testing.T) {
+// TestCatalogErrorsNameTheFieldInTheFilesWords (found by FuzzParse): what the YAML library
+// refuses is said like the validator's errors — the file, the line and the field's path, no
+// Go types; a float where a whole number belongs is refused, not truncated — and what the
+// validator accepts the file can say back: a quota_multiplier of .nan, a time whose UTC
+// year has five digits and errors in a random order are gone, and a plan with a burst of 1
+// has no throttle by default.
+func TestCatalogErrorsNameTheFieldInTheFilesWords(t *testing.T) {
 	const model = "models:\n  - {id: m, kind: chat%s, routes: [{id: r, format: chat, base_url: 'http://x'}]}\n"
 	cases := []struct{ name, yaml, want string }{
 		{"a value of the wrong type", "models:\n  - id: m\n    context_length: [1]\n",

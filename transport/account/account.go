@@ -1,4 +1,4 @@
-// Package account serves the account API under /account/v1 (issue #14): an account's own
+// Package account serves the account API under /account/v1: an account's own
 // view of its limits, keys, usage and credits, for the web dashboard and for scripts. A
 // caller is a browser session (cookie, with the CSRF token on writes) or one of the
 // account's API keys, which may read but not manage keys. Each handler is scoped to the

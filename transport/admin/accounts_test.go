@@ -32,10 +32,10 @@ func listAccounts(t *testing.T, env *nodetest.Env, query string) accountListOut 
 	return out
 }
 
-// TestItem13AdminListsAccounts: issue #12 item 13, GET /admin/v1/accounts lists the accounts
-// oldest first, a page at a time (has_more, next_cursor), or finds one by e-mail ignoring
-// case; what it cannot read is a 400 naming the parameter.
-func TestItem13AdminListsAccounts(t *testing.T) {
+// TestAdminListsAccounts: GET /admin/v1/accounts lists the accounts oldest first, a page at a
+// time (has_more, next_cursor), or finds one by e-mail ignoring case; what it cannot read is a
+// 400 naming the parameter.
+func TestAdminListsAccounts(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	all := []string{env.Account.ID}
 	for _, email := range []string{"b@example.com", "C@Example.com", "d@example.com"} {
@@ -102,10 +102,9 @@ func TestItem13AdminListsAccounts(t *testing.T) {
 	}
 }
 
-// TestItem13AdminRefusesATakenEmail: issue #12 item 13, creating an account with an e-mail
-// another account has, in any case, is a 409 in the admin error envelope naming that account,
-// and creates nothing.
-func TestItem13AdminRefusesATakenEmail(t *testing.T) {
+// TestAdminRefusesATakenEmail: creating an account with an e-mail another account has, in any
+// case, is a 409 in the admin error envelope naming that account, and creates nothing.
+func TestAdminRefusesATakenEmail(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	for _, email := range []string{env.Account.Email, "TEST@example.com", "Test@Example.Com"} {
 		t.Run(email, func(t *testing.T) {

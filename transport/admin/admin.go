@@ -36,10 +36,9 @@ type Store interface {
 	RevokeKey(id string) (persistence.Key, error)
 	QueryLog(q persistence.LogQuery) (persistence.LogPage, error)
 
-	// SetAccountDisabled disables (its keys and sessions stop at once) or enables an
-	// account (issue #14).
+	// SetAccountDisabled disables (its keys and sessions stop at once) or enables an account.
 	SetAccountDisabled(id string, disabled bool) (persistence.Account, error)
-	// Key updates and limits (issue #14).
+	// Key updates and limits.
 	UpdateKey(id string, u persistence.KeyUpdate) (persistence.Key, error)
 	// A reset token issued and used at once is how the operator sets a login's password.
 	IssueReset(accountID string, now time.Time) (string, error)
@@ -340,7 +339,7 @@ func diskFull(w http.ResponseWriter) {
 }
 
 // Fail answers an error in the chat envelope with the answer's request id beside the rest, as
-// the API's errors carry it (issue #12 item 6), so a pasted error can be traced.
+// the API's errors carry it, so a pasted error can be traced.
 func Fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

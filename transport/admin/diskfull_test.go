@@ -9,10 +9,10 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// Issue #12 item 16: while the data directory's disk is full, an admin change is a 503
-// cannot_record that changed nothing (not a 500 quoting the store), reads go on, a call
-// refused meanwhile is in no usage, and the same change succeeds once space returns.
-func TestItem16AdminChangesOnAFullDisk(t *testing.T) {
+// While the data directory's disk is full, an admin change is a 503 cannot_record that changed
+// nothing (not a 500 quoting the store), reads go on, a call refused meanwhile is in no usage,
+// and the same change succeeds once space returns.
+func TestAdminChangesOnAFullDisk(t *testing.T) {
 	disk := nodetest.NewDisk(1 << 40)
 	env := nodetest.Start(t, "", nodetest.Options{Store: persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: -1,
 		RecheckEvery: 10 * time.Millisecond, FreeSpace: disk.FreeSpace}})

@@ -90,11 +90,11 @@ func newAdminFuzz(f *testing.F) *adminFuzz {
 	return &adminFuzz{handler: r, store: store, cat: cat, account: acct.ID, grants: map[string]money.Amount{}}
 }
 
-// FuzzAdminBodies (issue #12 item 19): any body of the admin calls that take one (create
-// account, create key with restrictions, plan, credits), through the real handler, is a 2xx
-// or a 4xx in the admin error envelope naming a documented member (or, for a body that is not
-// one JSON object of them, the body); never a 5xx. What is accepted is stored exactly as sent
-// and within the documented ranges, and credits add once per idempotency key.
+// FuzzAdminBodies: any body of the admin calls that take one (create account, create key with
+// restrictions, plan, credits), through the real handler, is a 2xx or a 4xx in the admin error
+// envelope naming a documented member (or, for a body that is not one JSON object of them, the
+// body); never a 5xx. What is accepted is stored exactly as sent and within the documented
+// ranges, and credits add once per idempotency key.
 func FuzzAdminBodies(f *testing.F) {
 	a := newAdminFuzz(f)
 	for i, bodies := range [][]string{

@@ -76,10 +76,10 @@ type frozenClock struct {
 
 func (c *frozenClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 
-// Issue #12 item 17: the routes view and /metrics show each route's health state, its error
+// The routes view and /metrics show each route's health state, its error
 // rate over the window, the window's counts and the weight picking uses now. Route c is the
 // only route of its model; 20 calls fail in the simulator's exact pattern.
-func TestItem17RouteHealthIsVisible(t *testing.T) {
+func TestRouteHealthIsVisible(t *testing.T) {
 	cases := []struct {
 		name     string
 		fraction float64

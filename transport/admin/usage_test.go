@@ -135,10 +135,10 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// TestItem5UsagePagesWithACursorAndTotalsTheWholeSelection: issue #12 item 5, over HTTP. The
+// TestUsagePagesWithACursorAndTotalsTheWholeSelection: the usage query over HTTP. The
 // usage API pages through the selection (time, key, model) with next_cursor, every page
 // carrying the totals of the whole selection; a cursor used with other filters is a 400.
-func TestItem5UsagePagesWithACursorAndTotalsTheWholeSelection(t *testing.T) {
+func TestUsagePagesWithACursorAndTotalsTheWholeSelection(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	acct := env.Account.ID
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

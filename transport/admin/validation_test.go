@@ -8,10 +8,10 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// TestItem9AdminNamesTheFieldAndTypesNotFound (issue #12 item 9): a key restricted to models
-// the catalog does not have is a 400 naming them; a missing account or key is a 404 whose
-// code says which record; no message carries a Go package prefix or type name.
-func TestItem9AdminNamesTheFieldAndTypesNotFound(t *testing.T) {
+// TestAdminNamesTheFieldAndTypesNotFound: a key restricted to models the catalog does not have
+// is a 400 naming them; a missing account or key is a 404 whose code says which record; no
+// message carries a Go package prefix or type name.
+func TestAdminNamesTheFieldAndTypesNotFound(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	keys := "/admin/v1/accounts/" + env.Account.ID + "/keys"
 	cases := []struct {
@@ -49,11 +49,10 @@ func TestItem9AdminNamesTheFieldAndTypesNotFound(t *testing.T) {
 	}
 }
 
-// TestAdminBodiesAreOneObjectOfTheDocumentedMembers (issue #12 item 19, found by
-// FuzzAdminBodies): encoding/json matches member names in any case, lets the last of two
-// win, takes null for an object and ignores what follows it; the admin API refuses each, so
-// what it stores is what was sent. An idempotency key the store cannot keep is a 400 on it,
-// not the store's 500.
+// TestAdminBodiesAreOneObjectOfTheDocumentedMembers (found by FuzzAdminBodies): encoding/json
+// matches member names in any case, lets the last of two win, takes null for an object and
+// ignores what follows it; the admin API refuses each, so what it stores is what was sent. An
+// idempotency key the store cannot keep is a 400 on it, not the store's 500.
 func TestAdminBodiesAreOneObjectOfTheDocumentedMembers(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	acct := "/admin/v1/accounts/" + env.Account.ID

@@ -62,7 +62,8 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "key_check_unavailable", RetryAfter: 1,
 			Message: "the API key could not be checked: this node cannot reach the cluster's key store right now; retry shortly (another node may answer)"}
 	case errors.Is(err, persistence.ErrDisabled):
-		// 403, not 401: the key is right, its account may not call (docs/decisions.md, "#14").
+		// 403, not 401: the key is right, its account may not call (docs/decisions.md,
+		// "Disabled accounts").
 		return &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "account_disabled",
 			Message: "this API key's account has been disabled by the gateway's operator"}
 	case err != nil:

@@ -11,7 +11,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// An auto model (issue #16) picks, per request, among its candidates: those that can serve
+// An auto model picks, per request, among its candidates: those that can serve
 // this request — the key may use them (and, for a ZDR key, they have a ZDR route), they take
 // its tools, images and reasoning, their prices are under the auto model's ceiling, and the
 // request fits their context — ordered by the auto model's preferred families, then by its

@@ -8,7 +8,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// The order an auto model tries its candidates in (issue #16): eligible first, healthy before
+// The order an auto model tries its candidates in: eligible first, healthy before
 // cooling, the preferred families in their order, then the policy; ties keep the file's order.
 func TestAutoOrder(t *testing.T) {
 	cd := func(id, owner, why string, healthy bool, cost int64, ttft time.Duration) candidate {

@@ -15,7 +15,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// Issue #16: a request may be served by one of several models — an auto model's eligible
+// A request may be served by one of several models — an auto model's eligible
 // candidates, the client's "models" list, or the model it names followed by that model's
 // catalog fallbacks. choice is that list and where the request is in it: generate tries the
 // models in turn, each with its own routes, until one answers.

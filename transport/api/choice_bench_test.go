@@ -12,7 +12,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// What choosing the model costs a chat request (issue #16: an auto model's choice adds < 20 µs
+// What choosing the model costs a chat request (the aim: an auto model's choice adds < 20 µs
 // CPU): the request's models made and the first set up — a model alone (small), one with catalog
 // fallbacks, and an auto model over three candidates (the bench's: one without tools, one on a
 // messages route, one priced over the others), ordered by price. Admission's estimate included.

@@ -15,7 +15,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// What an answer counts (issue #12 item 3; the table in docs/decisions.md, "Counting"). One
+// What an answer counts (the table in docs/decisions.md, "Counting"). One
 // rule, by the answer's status, on every endpoint that calls a model:
 //
 //   - served (2xx, or 499 once admitted: the upstream was working for the client): counts the

@@ -126,15 +126,14 @@ func (c *countingCtx) steer(t *testing.T, b simulator.Behavior) {
 
 var countingSeq atomic.Int64
 
-// TestItem3OneCountingRuleOnEveryEndpoint: issue #12 item 3. On every endpoint that calls a
-// model, an answer counts by one rule (docs/decisions.md, "Counting"): a served call counts
-// the model's units and a burst slot; a client error — the gateway's 400, an unknown model's
-// 404, the upstream's 400 — counts the same (one call when it names no model), even when the
-// allowance is used up, at no cost; a refusal (401 of a revoked key, 403, 402, 429 of any
-// kind) and a failure count nothing. Every answer to a known account is in the log, durably
-// when the client has it (no wait before reading the store); count_tokens never counts and
-// keeps no log.
-func TestItem3OneCountingRuleOnEveryEndpoint(t *testing.T) {
+// TestOneCountingRuleOnEveryEndpoint: on every endpoint that calls a model, an answer counts by
+// one rule (docs/decisions.md, "Counting"): a served call counts the model's units and a burst
+// slot; a client error — the gateway's 400, an unknown model's 404, the upstream's 400 — counts
+// the same (one call when it names no model), even when the allowance is used up, at no cost; a
+// refusal (401 of a revoked key, 403, 402, 429 of any kind) and a failure count nothing. Every
+// answer to a known account is in the log, durably when the client has it (no wait before
+// reading the store); count_tokens never counts and keeps no log.
+func TestOneCountingRuleOnEveryEndpoint(t *testing.T) {
 	env := nodetest.Start(t, countingCatalog, nodetest.Options{Plan: "counting"})
 	served := func(ep countedEndpoint) outcome { return outcome{200, true, true, ep.units, 1} }
 	clientError := func(status int, units int64) func(countedEndpoint) outcome {
@@ -277,11 +276,11 @@ func (c *countingCtx) measure(t *testing.T, rid string) measured {
 	return m
 }
 
-// TestItem3CountTokensNeverCounts: issue #12 item 3. The token-count endpoints answer from the
+// TestCountTokensNeverCounts: the token-count endpoints answer from the
 // gateway's estimate and call no upstream: whatever they answer counts nothing and is not
 // logged (coding clients count before every turn; counting would spend their allowance on
 // their own bookkeeping).
-func TestItem3CountTokensNeverCounts(t *testing.T) {
+func TestCountTokensNeverCounts(t *testing.T) {
 	env := nodetest.Start(t, countingCatalog, nodetest.Options{Plan: "counting"})
 	messagesCount := countedEndpoint{name: "messages count_tokens", path: jsonPath("/v1/messages/count_tokens"),
 		body: func(m string) string { return `{"model":"` + m + `","messages":[{"role":"user","content":"hi"}]}` }}

@@ -92,12 +92,12 @@ func (p *partial) has(end string) bool {
 	return p.done || bytes.Contains(p.body.Bytes(), []byte(end))
 }
 
-// TestItem4NoAnswerEndsBeforeItIsRecorded: issue #12 item 4. While the account's write is held
+// TestNoAnswerEndsBeforeItIsRecorded: while the account's write is held
 // (a slow disk), a whole answer has not begun — no status line — and a stream has not ended:
 // no data: [DONE], message_stop, response.completed or gemini finish chunk; the answer ends
 // only once its charge, counters and log entry are on disk. So a crash can never take back an
 // answer a client has in full. Refusals and the gateway's own errors wait the same way.
-func TestItem4NoAnswerEndsBeforeItIsRecorded(t *testing.T) {
+func TestNoAnswerEndsBeforeItIsRecorded(t *testing.T) {
 	hs := &holdingStore{held: make(chan func(), 4)}
 	env := nodetest.Start(t, countingCatalog, nodetest.Options{Plan: "counting",
 		QuotaStore: func(s quota.Store) quota.Store { hs.Store = s; return hs }})
@@ -184,10 +184,10 @@ func (f *failingStore) SubmitQuota(w persistence.QuotaWrite, done func(error)) {
 	f.Store.SubmitQuota(w, done)
 }
 
-// TestItem4AnAnswerThatCannotBeRecordedIsNotGiven: issue #12 item 4. When the call's write
-// fails, the client does not get the answer as if it were done: a whole answer is a 503 in its
-// envelope, a stream ends with an error event instead of its end; nothing is logged or charged.
-func TestItem4AnAnswerThatCannotBeRecordedIsNotGiven(t *testing.T) {
+// TestAnAnswerThatCannotBeRecordedIsNotGiven: when the call's write fails, the client does not
+// get the answer as if it were done: a whole answer is a 503 in its envelope, a stream ends
+// with an error event instead of its end; nothing is logged or charged.
+func TestAnAnswerThatCannotBeRecordedIsNotGiven(t *testing.T) {
 	fs := &failingStore{}
 	env := nodetest.Start(t, countingCatalog, nodetest.Options{Plan: "counting",
 		QuotaStore: func(s quota.Store) quota.Store { fs.Store = s; return fs }})

@@ -141,8 +141,8 @@ func TestCooldownProbeAndRecovery(t *testing.T) {
 	waitState(t, env, "p", func(s *routehealth.State) bool { return s.Healthy() })
 }
 
-// Issue #12 item 17: a streamed probe passes when its answer begins, so the route takes
-// requests again while the probe still streams (a chunk every 500 ms: about 5 s).
+// A streamed probe passes when its answer begins, so the route takes requests again while the
+// probe still streams (a chunk every 500 ms: about 5 s).
 func TestStreamedProbePassesWhenItsAnswerBegins(t *testing.T) {
 	env, clk := newClockEnv(t)
 	env.Sim.SetBehavior("p", simulator.Behavior{FailStatus: 500})

@@ -9,12 +9,13 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// TestFaultFlakyRoute reproduces issue #12 item 17's figures with the default policy.
+// TestFaultFlakyRoute reproduces the flaky-route figures below with the default policy.
 //
 // A route failing 30 % of calls with 500s, weighted 1 beside a healthy route weighted 2: of
-// 3,000 calls it got about a third of the first attempts (the issue: 976 of 3,292 attempts,
-// 292 calls needing a second one; this test on the old policy: 1,015 of 3,304, and 304). Now it rests once it fails 20 % of 20 attempts: it gets at
-// most flakyBound attempts, and no client sees an error.
+// 3,000 calls it got about a third of the first attempts (as first measured: 976 of 3,292
+// attempts, 292 calls needing a second one; this test on the old policy: 1,015 of 3,304, and
+// 304). Now it rests once it fails 20 % of 20 attempts: it gets at most flakyBound attempts,
+// and no client sees an error.
 //
 // Every route of the model failing for 16 s under load, then healed: the cooldowns had
 // grown to 20 s, and traffic flowed again only 15 s after the heal (304 refused calls; this

@@ -22,12 +22,12 @@ func flakyBound(p routehealth.Policy, d time.Duration, workers int) int64 {
 	return exposures * int64(1+p.MinCalls+3+workers)
 }
 
-// Issue #12 item 17, the short soak: beside a healthy route of the same weight, a route
+// A flaky route's short soak: beside a healthy route of the same weight, a route
 // failing 30 % of calls with 500s got 43 % of the attempts (half the calls, plus nothing
 // but its own failures' retries on the other route); now it rests once it has failed 20 %
 // of 20 attempts, and gets no more than flakyBound — for 600 calls in under 30 s, 56
 // attempts (under 9 %) — and no client sees an error.
-func TestItem17FlakyRouteIsCooledNotJustRetried(t *testing.T) {
+func TestFlakyRouteIsCooledNotJustRetried(t *testing.T) {
 	const calls, workers = 600, 4
 	env, s, bound := flakySoak(t, 1, calls, workers)
 	if s.calls != calls || s.failed != 0 {
@@ -38,7 +38,7 @@ func TestItem17FlakyRouteIsCooledNotJustRetried(t *testing.T) {
 	}
 	// Cooled, by its error rate or — when the workers' interleaving lines three failures up
 	// first — by the consecutive rule; the error-rate rule's own judgement is
-	// actors/routehealth's TestItem17ErrorRateCoolsAFlakyRoute.
+	// actors/routehealth's TestErrorRateCoolsAFlakyRoute.
 	if st := env.Node.Board.State("flaky"); st.Reason != routehealth.ReasonErrorRate && st.Reason != routehealth.ReasonFailures {
 		t.Fatalf("the flaky route was never cooled: %+v", st)
 	}

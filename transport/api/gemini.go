@@ -13,7 +13,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// The Gemini API as a client format (wire-formats §5): POST /v1beta/models/{model}:{method}
+// The Gemini API as a client format: POST /v1beta/models/{model}:{method}
 // for generateContent, streamGenerateContent and countTokens, and the model list. The model
 // and the stream mode are in the path; everything else is the shared generate pipeline.
 

@@ -478,7 +478,7 @@ func TestGeminiClientClassification(t *testing.T) {
 	}
 }
 
-// Item 10 at the gateway: a Gemini signature on a text part is named as lost for clients
+// Through the gateway: a Gemini signature on a text part is named as lost for clients
 // that cannot carry it, and kept for gemini clients.
 func TestTextSignatureLossReported(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})

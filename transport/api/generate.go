@@ -219,7 +219,7 @@ func clientHeaders(r *http.Request) http.Header {
 
 // announce sets the headers that describe the translation, before the status is written.
 func (g *generation) announce(w http.ResponseWriter) {
-	w.Header().Set("X-Modelgate-Model", g.model.ID) // the model that serves (issue #16)
+	w.Header().Set("X-Modelgate-Model", g.model.ID) // the model that serves
 	if d := g.loss.Fields(); len(d) > 0 {
 		w.Header().Set("X-Modelgate-Dropped", strings.Join(d, ", "))
 	}

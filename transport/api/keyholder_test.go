@@ -70,7 +70,7 @@ func getJSON(t *testing.T, env *nodetest.Env, path string, headers []string, out
 
 func bearer(key string) []string { return []string{"Authorization", "Bearer " + key} }
 
-// Item 2 and 3 of k3 (issue #14): a whole answer of an admitted call carries X-Modelgate-Cost,
+// The key-holder endpoints: a whole answer of an admitted call carries X-Modelgate-Cost,
 // exactly the cost its log entry holds ("0" within the plan, the price beyond it), on every
 // endpoint; a streamed answer and a refusal before admission carry none. GET
 // /v1/generations/{X-Request-Id} returns that entry — tokens, cost, latency — to a key of the

@@ -62,7 +62,7 @@ type allowanceOut struct {
 	ResetsAt  string   `json:"resets_at"`
 }
 
-// Item 1 of k3 (issue #14): GET /v1/key after two calls (one within the plan, one paid) shows
+// The key-holder endpoints: GET /v1/key after two calls (one within the plan, one paid) shows
 // the calling key and its usage — the usage query's totals for the key today and this month —
 // and the account's allowance and credits as the quota owner holds them, whichever of the
 // three key headers carries the key. A key that made no call shows its own zero usage.

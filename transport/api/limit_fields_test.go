@@ -22,10 +22,10 @@ plans:
   - {name: daily, burst_rpm: 100, image_daily_limit: 1, video_daily_seconds: 4, allow_automated: true}
 `
 
-// TestItem8LimitRefusalsCarryTheirFields is issue #12 item 8: a 429 body carries
-// retry_after_seconds (equal to Retry-After) and, where a per-minute rate applies, max_rpm;
-// a daily-limit 429 carries resets_at instead of max_rpm. In every client envelope.
-func TestItem8LimitRefusalsCarryTheirFields(t *testing.T) {
+// TestLimitRefusalsCarryTheirFields: a 429 body carries retry_after_seconds (equal to
+// Retry-After) and, where a per-minute rate applies, max_rpm; a daily-limit 429 carries
+// resets_at instead of max_rpm. In every client envelope.
+func TestLimitRefusalsCarryTheirFields(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	health := routehealth.DefaultPolicy()
 	health.Now = clk.Now

@@ -260,7 +260,7 @@ func TestVideoDailySeconds(t *testing.T) {
 
 // A node restarted in the middle of a task: the task completes after the restart (within
 // the plan: no credits) and its video is still served after another restart. A paid task
-// across a restart: TestItem1VideoIsNeverFree.
+// across a restart: TestVideoIsNeverFree.
 func TestVideoSurvivesRestart(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	env.Sim.SetBehavior("v", simulator.Behavior{VideoDuration: 800 * time.Millisecond})

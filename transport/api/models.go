@@ -29,9 +29,9 @@ type modelRecord struct {
 	Aliases         []string      `json:"aliases,omitempty"`
 	DeprecatedAt    int64         `json:"deprecated_at,omitempty"`
 	Replacement     string        `json:"replacement,omitempty"`
-	// Auto is an auto model's rule and the candidates it may pick for this key (issue #16).
+	// Auto is an auto model's rule and the candidates it may pick for this key.
 	Auto *autoRecord `json:"auto,omitempty"`
-	// Fallbacks are the models tried after this one when its routes fail (issue #16).
+	// Fallbacks are the models tried after this one when its routes fail.
 	Fallbacks []string `json:"fallbacks,omitempty"`
 }
 

@@ -10,12 +10,13 @@ import (
 	"github.com/modelgate/modelgate/internal/supervise"
 )
 
-// A panic in one request is that request's 500 (issue #12 item 18), never a dropped
-// connection or a dead process. A recorded request (chat, messages, responses, gemini,
-// embeddings, images, videos) recovers in done: its answer ends in the client's envelope — a
-// 500 when nothing was sent yet, the format's in-band error when its stream had begun — its
-// attempt is reported to route health, and it settles as a 500 (refunded, logged with status
-// 500) before that answer's last byte, as every answer is (counting.go). Anything else reaches the node's recover middleware, which calls Recovered.
+// A panic in one request is that request's 500, never a dropped connection or a dead
+// process. A recorded request (chat, messages, responses, gemini, embeddings, images,
+// videos) recovers in done: its answer ends in the client's envelope — a 500 when nothing
+// was sent yet, the format's in-band error when its stream had begun — its attempt is
+// reported to route health, and it settles as a 500 (refunded, logged with status 500)
+// before that answer's last byte, as every answer is (counting.go). Anything else reaches
+// the node's recover middleware, which calls Recovered.
 
 // recovered ends a recorded request whose handler panicked with v.
 func (s *Server) recovered(r *record, v any) {

@@ -52,12 +52,12 @@ func field(t *testing.T, raw string, path string) any {
 	return v
 }
 
-// TestItem18PanicIsThatRequestsError: issue #12 item 18. A handler that panics (this test
-// build's messages decoder panics on a marker, see panic_inject_test.go) answers that request
-// in its client's envelope — a 500 before anything was sent, the format's in-band error once
-// its stream had begun — logs the stack without content, counts it per endpoint, reports the
-// route's attempt, refunds the call and logs it as a 500; the node serves on.
-func TestItem18PanicIsThatRequestsError(t *testing.T) {
+// TestPanicIsThatRequestsError: a handler that panics (this test build's messages decoder
+// panics on a marker, see panic_inject_test.go) answers that request in its client's envelope —
+// a 500 before anything was sent, the format's in-band error once its stream had begun — logs
+// the stack without content, counts it per endpoint, reports the route's attempt, refunds the
+// call and logs it as a 500; the node serves on.
+func TestPanicIsThatRequestsError(t *testing.T) {
 	var logs nodetest.LogBuffer
 	env, fx := nodetest.StartWithFixed(t, nodetest.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	const canary = "CANARY-panic-prompt"

@@ -29,13 +29,13 @@ func rateOf(resp *http.Response) rateHeaders {
 	return rateHeaders{h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset")}
 }
 
-// TestItem6RateHeadersAndRequestIDOnEveryAnswer is issue #12 item 6: every answer to a known
-// key carries X-RateLimit-Limit/-Remaining/-Reset — model lists, token counts, video polls
-// and the gateway's own refusals before admission included, on /v1 and /v1beta — equal to
-// the budget a model list shows after it (a client error takes its slot by the counting
-// rule, nothing else that admitted nothing does); and every answer carries an X-Request-Id,
-// which an error body repeats, unknown paths, 405s and the admin API's errors included.
-func TestItem6RateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
+// TestRateHeadersAndRequestIDOnEveryAnswer: every answer to a known key carries
+// X-RateLimit-Limit/-Remaining/-Reset — model lists, token counts, video polls and the
+// gateway's own refusals before admission included, on /v1 and /v1beta — equal to the budget a
+// model list shows after it (a client error takes its slot by the counting rule, nothing else
+// that admitted nothing does); and every answer carries an X-Request-Id, which an error body
+// repeats, unknown paths, 405s and the admin API's errors included.
+func TestRateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
 	env := nodetest.Start(t, ratedCatalog, nodetest.Options{Plan: "rated"})
 	restricted := env.NewKey(persistence.KeySpec{Name: "r", Models: []string{"embed"}})
 	coderAcct, err := env.Node.Store.CreateAccount("coder@example.com", "coders")
@@ -136,7 +136,7 @@ func TestItem6RateHeadersAndRequestIDOnEveryAnswer(t *testing.T) {
 			}
 		})
 	}
-	// The client errors among the rows count by the counting rule (issue #12 item 3), a burst
+	// The client errors among the rows count by the counting rule, a burst
 	// slot each: the 404s of an unknown model (chat, messages, videos, gemini), the 400s of a
 	// body (chat, responses, embeddings, images, gemini) and the 413 — ten. Reads, token
 	// counts and refusals (401, 403) take nothing.

@@ -24,12 +24,11 @@ removed:
   - {id: gone}
 `
 
-// TestItem10RemovedModelsNameTheirReplacement is issue #12 item 10: a call to a model of the
-// catalog's removed: list is a 404 whose message names the replacement (and a
-// "replacement" member gives it to programs), on every endpoint and in every envelope; the
-// model lists leave removed models out and keep deprecated ones, whose answers carry
-// Deprecation and Sunset.
-func TestItem10RemovedModelsNameTheirReplacement(t *testing.T) {
+// TestRemovedModelsNameTheirReplacement: a call to a model of the catalog's removed: list is a
+// 404 whose message names the replacement (and a "replacement" member gives it to programs), on
+// every endpoint and in every envelope; the model lists leave removed models out and keep
+// deprecated ones, whose answers carry Deprecation and Sunset.
+func TestRemovedModelsNameTheirReplacement(t *testing.T) {
 	env := nodetest.Start(t, removedCatalog, nodetest.Options{})
 	const named = `the model "chat-old" has been removed; use "chat-latest" instead`
 	cases := []struct {

@@ -14,8 +14,8 @@ import (
 )
 
 // withCheaperRouteB reloads the env's catalog with model chat choosing its route by
-// lowest_price, and its route b (weight 1 of 4) at half the model's prices. Set in Go: the
-// catalog file gains route_policy and route pricing with issue #16's loading.
+// lowest_price, and its route b (weight 1 of 4) at half the model's prices. Set in Go,
+// not through the catalog file.
 func withCheaperRouteB(t *testing.T, env *nodetest.Env) {
 	t.Helper()
 	cat, err := catalog.LoadFile(filepath.Join(env.DataDir, "catalog.yaml"))
@@ -36,7 +36,7 @@ func withCheaperRouteB(t *testing.T, env *nodetest.Env) {
 	env.Node.Catalog.Store(cat)
 }
 
-// Issue #16: a model of route_policy lowest_price is served by its cheaper route, whatever
+// A model of route_policy lowest_price is served by its cheaper route, whatever
 // the weights (a takes 3/4 by weight: four calls all to b by chance are 1 in 256). The client
 // pays the model's price (list_cost_usd, and cost_usd beyond the plan); the operator's usage
 // shows what the route cost, upstream_cost_usd, per entry and in its totals; the account's

@@ -14,7 +14,7 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// Issue #16: auto models, fallback lists and catalog fallbacks, over the simulator.
+// Auto models, fallback lists and catalog fallbacks, over the simulator.
 //
 // auto picks the cheapest candidate that can serve: nt (no tools) is the cheapest, then sm
 // (a short context), then lg (a long context, the only ZDR one, on a messages route). sm, lg

@@ -33,7 +33,7 @@ func (s *Server) failOverEarly(rec *record, g *generation, a *attempt, e *ir.Err
 
 // anotherRoute reports whether a route of the model not tried yet may take a request now
 // (a route resting for its error rate included: it is the last resort), or a model after it
-// in the request's list (issue #16) is left to try.
+// in the request's list is left to try.
 func (s *Server) anotherRoute(rec *record, g *generation, a *attempt) bool {
 	return s.Board.CanServe(g.model.Routes, rec.c.key.ZDR, append(slices.Clip(rec.tried), a.route.ID)) || g.more()
 }

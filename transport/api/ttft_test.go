@@ -9,7 +9,7 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// Issue #16: route health measures each successful attempt's time to first byte, what the
+// Route health measures each successful attempt's time to first byte, what the
 // lowest_latency route policy picks by: a whole answer's when its headers arrived, a stream's
 // when its answer began (its first content), not when the upstream's headers came.
 func TestRouteHealthMeasuresTimeToFirstByte(t *testing.T) {

@@ -54,10 +54,10 @@ func readClientError(t *testing.T, raw []byte) clientError {
 	return e
 }
 
-// TestItem9BadInputIsRefusedBeforeAnyUpstream (issue #12 item 9): over real sockets, each
-// class of bad input in every client format is the gateway's 400 in the client's envelope,
-// naming the field and what it allows, and no upstream is called for any of them.
-func TestItem9BadInputIsRefusedBeforeAnyUpstream(t *testing.T) {
+// TestBadInputIsRefusedBeforeAnyUpstream: over real sockets, each class of bad input in every
+// client format is the gateway's 400 in the client's envelope, naming the field and what it
+// allows, and no upstream is called for any of them.
+func TestBadInputIsRefusedBeforeAnyUpstream(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	const (
 		chatTurn = `"messages":[{"role":"user","content":"hi"}]`
@@ -155,9 +155,9 @@ func TestItem9BadInputIsRefusedBeforeAnyUpstream(t *testing.T) {
 	}
 }
 
-// TestItem9ManyChoicesReachARouteOfTheClientsFormat: n above 1 is refused only where a
+// TestManyChoicesReachARouteOfTheClientsFormat: n above 1 is refused only where a
 // converted route would answer with one; a model whose routes all speak chat gets it.
-func TestItem9ManyChoicesReachARouteOfTheClientsFormat(t *testing.T) {
+func TestManyChoicesReachARouteOfTheClientsFormat(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	resp := env.Post("/v1/chat/completions", env.Key, `{"model":"chat","n":2,"messages":[{"role":"user","content":"hi"}]}`)
 	if raw := nodetest.Read(t, resp); resp.StatusCode != 200 {

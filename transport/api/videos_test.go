@@ -132,13 +132,13 @@ func dollars(t *testing.T, s string) money.Amount {
 	return a
 }
 
-// Issue #12 item 1: video is never free. A video counts its quota_multiplier against the
-// plan's window and its seconds against the daily limit; within the plan it costs no
-// credits; beyond it, the model's rate × the requested seconds is held from the credits at
-// creation (402 up front, with resets_at, when they cannot hold it) and the output seconds
-// are charged on completed — never more than held, the rest released; a failed task
-// releases its hold; a restart loses no hold and bills once.
-func TestItem1VideoIsNeverFree(t *testing.T) {
+// Video is never free. A video counts its quota_multiplier against the plan's window and its
+// seconds against the daily limit; within the plan it costs no credits; beyond it, the
+// model's rate × the requested seconds is held from the credits at creation (402 up front,
+// with resets_at, when they cannot hold it) and the output seconds are charged on completed
+// — never more than held, the rest released; a failed task releases its hold; a restart
+// loses no hold and bills once.
+func TestVideoIsNeverFree(t *testing.T) {
 	cases := []struct {
 		name      string
 		topUp     string
@@ -219,11 +219,11 @@ func TestItem1VideoIsNeverFree(t *testing.T) {
 	}
 }
 
-// Issue #12 item 2: an upstream that refuses a video at creation is an error at creation —
+// An upstream that refuses a video at creation is an error at creation —
 // 529 with the real Retry-After when every route is cooling down, 502 when a route failed,
 // the route's own 400 when it refused the request itself — with nothing counted and nothing
 // left reserved, and no task; a refusing route is cooled and the job made on the next.
-func TestItem2VideoRefusedAtCreationIsAnErrorAtCreation(t *testing.T) {
+func TestVideoRefusedAtCreationIsAnErrorAtCreation(t *testing.T) {
 	cases := []struct {
 		name       string
 		model      string

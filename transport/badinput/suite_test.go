@@ -1,9 +1,8 @@
-// Package badinput_test is the bad-input suite of issue #12 ("Proof"): malformed, hostile and
-// out-of-range requests on every endpoint of a live gateway (real sockets, the simulator as
-// the upstream), each of which must get the right status in its client's own envelope, move
-// the account's counters exactly as the counting rule says (docs/decisions.md, "Counting"),
-// store nothing else, call no upstream when the gateway must refuse first, and leave the
-// gateway serving.
+// Package badinput_test is the bad-input suite: malformed, hostile and out-of-range requests on
+// every endpoint of a live gateway (real sockets, the simulator as the upstream), each of which
+// must get the right status in its client's own envelope, move the account's counters exactly
+// as the counting rule says (docs/decisions.md, "Counting"), store nothing else, call no
+// upstream when the gateway must refuse first, and leave the gateway serving.
 package badinput_test
 
 import (
@@ -161,11 +160,11 @@ type caseAccount struct {
 
 var requestID = regexp.MustCompile(`^req_[0-9a-f]{24}$`)
 
-// TestBadInputIsAnsweredByTheContract is the bad-input suite of issue #12 ("Proof"): every
-// case over every endpoint (public and admin, and paths no endpoint serves) gets its exact
-// status in its client's envelope with the request id, counts by the counting rule and
-// nothing else, stores nothing else, calls no upstream unless served, and the gateway serves a
-// good call after it. The count of cases per endpoint is logged (go test -v).
+// TestBadInputIsAnsweredByTheContract is the bad-input suite: every case over every endpoint
+// (public and admin, and paths no endpoint serves) gets its exact status in its client's
+// envelope with the request id, counts by the counting rule and nothing else, stores nothing
+// else, calls no upstream unless served, and the gateway serves a good call after it. The count
+// of cases per endpoint is logged (go test -v).
 func TestBadInputIsAnsweredByTheContract(t *testing.T) {
 	s := newSuite(t)
 	var cases []badCase

@@ -16,11 +16,11 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// TestItem13StartWarnsOfAccountsSharingAnEmail: issue #12 item 13, a store written before
-// e-mails were unique (account records only, two sharing an e-mail in different case) starts:
-// every start names the sharers in a WARN line (never the e-mail), both stay listed and usable,
-// and the e-mail is refused to a new account.
-func TestItem13StartWarnsOfAccountsSharingAnEmail(t *testing.T) {
+// TestStartWarnsOfAccountsSharingAnEmail: a store written before e-mails were unique (account
+// records only, two sharing an e-mail in different case) starts: every start names the
+// sharers in a WARN line (never the e-mail), both stay listed and usable, and the e-mail is
+// refused to a new account.
+func TestStartWarnsOfAccountsSharingAnEmail(t *testing.T) {
 	dir := t.TempDir()
 	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{FormatMajorVersion: pebble.FormatNewest, Logger: quietPebble{t}})
 	if err != nil {

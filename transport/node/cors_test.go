@@ -92,11 +92,11 @@ func TestCORS(t *testing.T) {
 	}
 }
 
-// The issue's CORS section (#14): a preflight of /v1 allows each format's key header, the
-// messages version and beta headers and the body's type whether or not the browser lists
-// them, and the headers an SDK adds besides; the key-holder endpoints answer it with GET;
+// TestCORSPreflightHeadersAndSameOriginPaths: a preflight of /v1 allows each format's key
+// header, the messages version and beta headers and the body's type whether or not the browser
+// lists them, and the headers an SDK adds besides; the key-holder endpoints answer it with GET;
 // answers expose X-Modelgate-Cost; /auth, /account and /dashboard are same-origin: no CORS.
-func TestCORSHeadersOfTheIssue(t *testing.T) {
+func TestCORSPreflightHeadersAndSameOriginPaths(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	preflight := func(method, reqHeaders string) []string {
 		return []string{"Origin", "https://app.example.com", "Access-Control-Request-Method", method, "Access-Control-Request-Headers", reqHeaders}

@@ -89,7 +89,7 @@ type outcome struct {
 	transErr error  // the call got no HTTP answer
 }
 
-// TestFaultDiskFullUnderLoad is issue #12 item 16 on a real disk: the data directory on a
+// TestFaultDiskFullUnderLoad runs out of disk for real: the data directory on a
 // 32 MiB tmpfs that another writer fills while clients call the gateway. The gateway must stay
 // up and answer every call (no transport errors), refuse what it cannot record with a 503
 // cannot_record and Retry-After (a stream that began before the disk filled ends with an

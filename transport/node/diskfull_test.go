@@ -35,14 +35,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestItem16DiskFullIsA503 is issue #12 item 16 without a real disk (the fault suite fills a
-// real one, diskfull_faults_test.go): while the data directory's disk is below its reserve,
-// every call is refused before any upstream with a 503 in its client's envelope and a
-// Retry-After, reads go on, /healthz says degraded, modelgate_store_writable is 0, and one
-// line is logged; when space returns, calls are served again by themselves, and every
-// answered call is in the log — and no refusal for the full disk, which could not be
-// recorded (an unrecorded call is never acknowledged, and never logged later).
-func TestItem16DiskFullIsA503(t *testing.T) {
+// TestDiskFullIsA503 fakes a full disk (the fault suite fills a real one,
+// diskfull_faults_test.go): while the data directory's disk is below its reserve, every call is
+// refused before any upstream with a 503 in its client's envelope and a Retry-After, reads go
+// on, /healthz says degraded, modelgate_store_writable is 0, and one line is logged; when space
+// returns, calls are served again by themselves, and every answered call is in the log — and no
+// refusal for the full disk, which could not be recorded (an unrecorded call is never
+// acknowledged, and never logged later).
+func TestDiskFullIsA503(t *testing.T) {
 	disk := nodetest.NewDisk(1 << 40)
 	var logs nodetest.LogBuffer
 	env := nodetest.Start(t, "", nodetest.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)),

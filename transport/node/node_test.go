@@ -45,7 +45,7 @@ func TestRestartKeepsAccountsKeysAndLog(t *testing.T) {
 		Data []persistence.LogEntry `json:"data"`
 	}
 	json.Unmarshal(nodetest.Read(t, resp), &out)
-	// The refused call on the revoked key is logged against its account (issue #12 item 5).
+	// The refused call on the revoked key is logged against its account.
 	if len(out.Data) != 3 || out.Data[2].Status != 401 || out.Data[2].KeyID != k.ID || out.Data[2].Counted {
 		t.Fatalf("log entries after restart = %+v, want 2 answers and the revoked key's 401", out.Data)
 	}
@@ -211,10 +211,10 @@ func TestHealthzAndMetrics(t *testing.T) {
 	}
 }
 
-// TestItem14MetricsServedOnlyOnTheirListener is issue #12 item 14, the serving: /metrics
+// TestMetricsServedOnlyOnTheirListener, the serving half of metrics_addr: /metrics
 // answers on the metrics listener (with /healthz beside it for probes) and is an unknown
 // path on the API's; the metrics listener serves nothing of the API.
-func TestItem14MetricsServedOnlyOnTheirListener(t *testing.T) {
+func TestMetricsServedOnlyOnTheirListener(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	nodetest.Read(t, env.Post("/v1/chat/completions", env.Key, chat("chat", "hi")))
 	metricsBase := strings.TrimSuffix(env.Node.MetricsURL, "/metrics")

@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 )
 
-// recoverPanics is the node's last line against a panicking handler (issue #12 item 18): the
+// recoverPanics is the node's last line against a panicking handler: the
 // request gets its 500 from answer (in its API's envelope, logged with the stack, counted)
 // instead of a dropped connection, and the process lives on. Recorded API requests recover
 // on their own first (transport/api, done), ending a begun stream in-band; what reaches this

@@ -13,11 +13,11 @@ import (
 	"github.com/modelgate/modelgate/transport/metrics"
 )
 
-// Issue #12 item 18, the node's backstop: a panic outside a recorded request (here a bare
+// The node's backstop against panics: a panic outside a recorded request (here a bare
 // handler) is a 500 in the envelope of the path's API, counted and logged with its stack;
 // once the status line went out the connection is cut rather than a half answer passing for
 // a whole one; the server serves on.
-func TestItem18RecoverMiddlewareAnswersInThePathsEnvelope(t *testing.T) {
+func TestRecoverMiddlewareAnswersInThePathsEnvelope(t *testing.T) {
 	var logs bytes.Buffer
 	m := metrics.New()
 	srv := api.New(api.Deps{Metrics: m, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})

@@ -48,12 +48,12 @@ func (b unroutedBody) format() (format, code, requestID string) {
 	return "chat", c, b.Error.RequestID
 }
 
-// TestItem7WrongMethodsAndUnknownPaths is issue #12 item 7: a wrong method on an existing
-// path is 405 with Allow, and an unknown path 404, in the path's own envelope (messages under
-// /v1/messages, Google's under /v1beta, chat elsewhere); a doubled version (/v1/v1/…, a base
-// URL that ends in /v1 for a client that adds /v1) is a 404 that says to drop it, in the
-// envelope of the client's own path. Every one carries its request id.
-func TestItem7WrongMethodsAndUnknownPaths(t *testing.T) {
+// TestWrongMethodsAndUnknownPaths: a wrong method on an existing path is 405 with Allow, and an
+// unknown path 404, in the path's own envelope (messages under /v1/messages, Google's under
+// /v1beta, chat elsewhere); a doubled version (/v1/v1/…, a base URL that ends in /v1 for a
+// client that adds /v1) is a 404 that says to drop it, in the envelope of the client's own
+// path. Every one carries its request id.
+func TestWrongMethodsAndUnknownPaths(t *testing.T) {
 	env := nodetest.Start(t, "", nodetest.Options{})
 	base := env.Node.URL
 	doubled := func(path, baseEnd, added, who string) string {

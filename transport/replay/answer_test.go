@@ -14,7 +14,7 @@ type answer struct {
 	Signatures []string // reasoning signatures: messages thinking signatures, gemini text-part thoughtSignatures
 	SigFormat  string   // the format that issued them
 	Calls      []toolCall
-	Finish     string // stop | length | tool_calls | content_filter (wire-formats §7.5)
+	Finish     string // stop | length | tool_calls | content_filter
 	NativeStop string // the upstream's own stop value (for the same format)
 	Usage      *usage // nil when the recording carries none
 	Err        *upstreamError
@@ -28,8 +28,7 @@ type toolCall struct {
 	Signature string `json:"-"` // a gemini thoughtSignature on the call
 }
 
-// usage in canonical terms: Input includes cache reads and writes, Output includes
-// reasoning (wire-formats §7.6).
+// usage in canonical terms: Input includes cache reads and writes, Output includes reasoning.
 type usage struct {
 	Input      int64 `json:"input"`
 	CacheRead  int64 `json:"cache_read"`

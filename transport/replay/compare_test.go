@@ -11,7 +11,7 @@ import (
 )
 
 // Status codes a client gets when every route is cooling down after an upstream 429
-// (issue #11 item 5: the spec's 529; responses clients get 503; Gemini clients Google's
+// (529 for chat and messages clients; responses clients get 503; Gemini clients Google's
 // 429 RESOURCE_EXHAUSTED or 503 UNAVAILABLE).
 var exhaustedStatus = map[string][]int{"chat": {529}, "messages": {529}, "responses": {503}, "gemini": {429, 503}}
 
@@ -53,7 +53,7 @@ func check(t *testing.T, c cell, want answer, got result) {
 	checkSignatures(t, c, want, got)
 }
 
-// clientFinish is the finish the client format must show for the recording's (§7.5).
+// clientFinish is the finish the client format must show for the recording's.
 func clientFinish(c cell, want answer) string {
 	switch c.client {
 	case "chat":
@@ -123,7 +123,7 @@ func checkCalls(t *testing.T, c cell, want, got []toolCall) {
 	}
 }
 
-// checkUsage compares usage in the client format's conventions (§7.6): chat and responses
+// checkUsage compares usage in the client format's conventions: chat and responses
 // show input with the cache and output with reasoning; messages shows input without the
 // cache, and no reasoning count of its own.
 func checkUsage(t *testing.T, client string, want, got *usage) {
@@ -226,7 +226,7 @@ func checkRefusal(t *testing.T, c cell, want *upstreamError, got result) {
 	}
 }
 
-// anthropicTypes are the error types anthropic-sdk-go clients know (wire-formats §3.8).
+// anthropicTypes are the error types anthropic-sdk-go clients know.
 var anthropicTypes = map[string]bool{"invalid_request_error": true, "authentication_error": true, "billing_error": true,
 	"permission_error": true, "not_found_error": true, "request_too_large": true, "rate_limit_error": true,
 	"api_error": true, "timeout_error": true, "overloaded_error": true}

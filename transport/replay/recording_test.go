@@ -31,7 +31,7 @@ type meta struct {
 	Status        int               `json:"status"`
 	Headers       map[string]string `json:"headers"`
 	Tools         []string          `json:"tools"`          // tool names the request must offer
-	Covers        []int             `json:"covers"`         // items of issue #11 the recording proves
+	Covers        []int             `json:"covers"`         // numbered requirements the recording proves
 	UpstreamModel string            `json:"upstream_model"` // the route's upstream model id
 	Note          string            `json:"note"`
 	Expect        *expectation      `json:"expect"` // exact hand-written facts, checked against the reference reader too

@@ -38,7 +38,7 @@ func reference(rec recording) (answer, error) {
 		err = fmt.Errorf("unknown format %q", m.Format)
 	}
 	if len(a.Calls) > 0 && a.Err == nil && (a.Finish == "stop" || a.Finish == "") {
-		a.Finish = "tool_calls" // any call makes the stop a tool stop (§7.5)
+		a.Finish = "tool_calls" // any call makes the stop a tool stop
 	}
 	return a, err
 }

@@ -75,7 +75,7 @@ func readErrorBody(body []byte) bodySays {
 		said.billing = true
 	case containsFold(pe.Message, "credit balance is too low"): // Anthropic, as a 400 or 403
 		said.billing = true
-	case pe.Type == "rate_limit_error" && anthropic.ErrorCode != "": // Anthropic's spend limit (wire-formats §3.8)
+	case pe.Type == "rate_limit_error" && anthropic.ErrorCode != "": // Anthropic's spend limit
 		said.billing = true
 	case pe.Status == "FAILED_PRECONDITION" && containsFold(pe.Message, "billing"):
 		said.billing = true // Gemini: free tier unavailable here, billing not enabled

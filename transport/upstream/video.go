@@ -13,7 +13,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// The asynchronous video job API of a chat-format route (wire-formats.md §6.3):
+// The asynchronous video job API of a chat-format route (OpenAI's Videos API):
 // POST {base}/videos creates a job, GET {base}/videos/{id} polls it, and
 // GET {base}/videos/{id}/content downloads the finished MP4. Auth, time-outs and the
 // classification of failures are the Client's, as for every other call; the job object

@@ -16,7 +16,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// fakeJobs mimics the upstream video job API (wire-formats.md §6.3): create, poll with a
+// fakeJobs mimics the upstream video job API (OpenAI's Videos API): create, poll with a
 // scripted answer, content.
 type fakeJobs struct {
 	mu       sync.Mutex

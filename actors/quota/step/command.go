@@ -40,7 +40,7 @@ type Command struct {
 	// whose paid estimate a Hold takes over (0: none).
 	ID uint64 `msgpack:"id,omitempty"`
 	// Units is what Admit or Record counts, in thousandths of a call (positive); on Settle,
-	// when above 0 and below what the call reserved, what it counts instead (issue #16).
+	// when above 0 and below what the call reserved, what it counts instead.
 	Units int64 `msgpack:"u,omitempty"`
 	// Amount is Admit's estimated cost, Settle's actual cost, and the sum of AddCredits,
 	// Charge and Hold.
