@@ -106,7 +106,7 @@ func TestClusterFaultKillNineUnderLoad(t *testing.T) {
 		kills, l.sent.Load(), l.complete.Load(), refused, l.cut.Load(), tally.entries, tally.refusedLogged, tally.inFlight)
 	t.Logf("stall per kill (longest wait for a status line of a stream or a 503, from 0.5 s before the kill to 0.5 s before the next): %s",
 		distribution(stalls))
-	t.Logf("kills with a wait over the issue's %v (+%v): %d of %d", admissionBound, measureSlack, over, kills)
+	t.Logf("kills with a wait over the bound of %v (+%v): %d of %d", admissionBound, measureSlack, over, kills)
 	t.Logf("suite time %v", time.Since(began).Round(time.Second))
 }
 

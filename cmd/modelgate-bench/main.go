@@ -36,7 +36,7 @@ Usage:
   modelgate-bench proxy --addr A --upstream URL   the floor proxy (started by the suite)
   modelgate-bench catalog --sim-url URL           the catalog a --gateway-url gateway must serve
   modelgate-bench rss [--demo] [--accounts N]     the gateway's RSS idle after the demo's warm-up,
-                                                  or with N accounts called (issue #15's figures)
+                                                  or with N accounts called (the RSS figures)
   modelgate-bench render REPORT.json              print a saved report's Markdown again
 
 The suite starts what it is not given: --sim-url uses a running simulator, --gateway-url a
