@@ -3,7 +3,6 @@ package clusterbench
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/cluster/engine"
 	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/internal/freeport"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -75,7 +75,7 @@ func startCluster(dir string, nodes, shards int, plain bool) (*deployment, error
 		d.shards = append(d.shards, membership.FirstAccountShard+uint64(i))
 	}
 	for id := uint64(1); id <= uint64(nodes); id++ {
-		addr, err := freeAddr()
+		addr, err := freeport.Addr()
 		if err != nil {
 			return nil, err
 		}
@@ -106,15 +106,6 @@ func startCluster(dir string, nodes, shards int, plain bool) (*deployment, error
 }
 
 func nodeName(id uint64) string { return fmt.Sprintf("n%d", id) }
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
 
 // start runs m's engine and its replica of every shard (again after kill: the engine's
 // stored membership wins, and each state machine resumes after its applied index).

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"github.com/modelgate/modelgate/internal/freeport"
 	"net/http"
 	"os"
 	"os/exec"
@@ -128,16 +128,6 @@ func tail(path string, n int) string {
 	return string(b)
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
 // LaunchConfig says which binaries to run and where.
 type LaunchConfig struct {
 	GatewayBin string // modelgate
@@ -210,7 +200,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 		}
 	}
 	start := func(name, bin string, args, env []string, health string) (*Proc, error) {
-		addr, err := freeAddr()
+		addr, err := freeport.Addr()
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +242,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 	if level == "" {
 		level = "info"
 	}
-	adminAddr, err := freeAddr() // never the default admin address, which a second gateway may hold
+	adminAddr, err := freeport.Addr() // never the default admin address, which a second gateway may hold
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +250,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 		"MODELGATE_LOG_LEVEL=" + level}
 	if cfg.Profile {
 		// Its own metrics address (not the default a second gateway may hold) serves the profiles.
-		debug, err := freeAddr()
+		debug, err := freeport.Addr()
 		if err != nil {
 			return nil, err
 		}

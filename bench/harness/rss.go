@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/bench/load"
+	"github.com/modelgate/modelgate/internal/freeport"
 )
 
 // The memory figures (modelgate-bench rss): the gateway's resident set, read
@@ -89,7 +90,7 @@ func MeasureRSS(ctx context.Context, cfg RSSConfig) ([]RSSSample, error) {
 		}
 	}()
 	start := func(name, bin string, args, env []string) (*Proc, error) {
-		addr, err := freeAddr()
+		addr, err := freeport.Addr()
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +115,7 @@ func MeasureRSS(ctx context.Context, cfg RSSConfig) ([]RSSSample, error) {
 		return err
 	}
 	data := filepath.Join(cfg.WorkDir, "data")
-	adminAddr, err := freeAddr() // never the default admin address, which a second gateway may hold
+	adminAddr, err := freeport.Addr() // never the default admin address, which a second gateway may hold
 	if err != nil {
 		return nil, err
 	}

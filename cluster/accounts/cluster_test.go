@@ -3,7 +3,6 @@ package accounts
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/cluster/engine"
+	"github.com/modelgate/modelgate/internal/freeport"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -121,12 +121,11 @@ func newTestCluster(t *testing.T, shards int, now func() time.Time) *testCluster
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // leader waits until the running nodes agree on shard's leader (one of them).

@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +20,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/cluster/faultproxy"
+	"github.com/modelgate/modelgate/internal/freeport"
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node"
 )
@@ -193,27 +192,15 @@ func cmpOr(v, def int) int {
 	return v
 }
 
-// FreeAddr is a loopback address no one listens on right now, outside the kernel's
-// ephemeral range: a node's own listeners on port 0 (its internal video listener, its
-// outgoing connections) never take an address handed out here before its node binds it.
+// FreeAddr is a loopback address for a node to bind (see freeport.Addr).
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	for range 1000 {
-		port := fixedPortLow + rand.IntN(fixedPortHigh-fixedPortLow)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue // taken
-		}
-		addr := l.Addr().String()
-		l.Close()
-		return addr
+	addr, err := freeport.Addr()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free loopback port in 20000-32000")
-	return ""
+	return addr
 }
-
-// The ports FreeAddr hands out: below Linux's default ephemeral range (32768-60999).
-const fixedPortLow, fixedPortHigh = 20000, 32000
 
 // Run runs the binary with args (the admin token in its environment) and returns its
 // combined output and error.

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/cluster/certs"
+	"github.com/modelgate/modelgate/internal/freeport"
 )
 
 // testCluster is n real nodes on loopback ports in this process, with mutual TLS from
@@ -48,12 +48,11 @@ func testEngine(c Config) Config {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 func nodeName(id uint64) string { return fmt.Sprintf("n%d", id) }
