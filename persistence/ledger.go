@@ -11,11 +11,14 @@ import (
 )
 
 // The ledger writes the quota actors' changes (counters, money, throttle state and request
-// log entries) with group commits: every write queued while one commit's fsync runs goes
-// into the next commit, one Pebble batch and one fsync for all of them, across accounts.
-// A write waits for at most one commit in progress; an idle ledger commits at once, so a
-// lone write pays one fsync and nothing more. While the disk is full (space.go) a commit
-// fails whole, with ErrFull, before anything reaches Pebble.
+// log entries) with group commits: the writes queued when a commit starts go into it, one
+// Pebble batch and one fsync for all of them, across accounts. While a write is known to be
+// on its way (a call admitted and not yet settled: ExpectWrite), a commit waits for it a
+// little (the commit window, window.go), so that under load one fsync covers many calls
+// instead of each sync starting the moment the last one ended; an idle ledger, or one whose
+// expected writes have all arrived, commits at once, so a lone call pays one fsync and no
+// wait. While the disk is full (space.go) a commit fails whole, with ErrFull, before
+// anything reaches Pebble.
 
 // ErrClosed is the error of a write submitted after Close.
 var ErrClosed = errors.New("the store is closed")
@@ -33,6 +36,10 @@ type ledger struct {
 	maxGroup int
 	// beforeCommit (tests) runs with the number of writes of each commit, before it.
 	beforeCommit func(writes int)
+
+	window  commitWindow
+	expect  expected
+	counted ledgerCounters
 
 	// The group being committed lives here, not on run's stack, so that the writer started
 	// again after a panic (supervise.Loop) answers it: answered is how many of its writes
@@ -60,8 +67,9 @@ type queuedWrite struct {
 }
 
 func newLedger(db *pebble.DB, space *space) *ledger {
-	l := &ledger{db: db, space: space, maxGroup: maxGroupBytes}
+	l := &ledger{db: db, space: space, maxGroup: maxGroupBytes, window: defaultWindow}
 	l.cond = sync.NewCond(&l.mu)
+	l.expect.wake = l.wake
 	l.stopped = supervise.Loop(whereLedger, nil, l.run)
 	return l
 }
@@ -90,6 +98,7 @@ func (l *ledger) run() {
 		}
 		l.outcome = l.commit(l.group)
 		l.committed = true
+		l.counted.commit(len(l.group))
 		l.answer()
 	}
 }
@@ -102,6 +111,7 @@ func (l *ledger) take() bool {
 	for len(l.queue) == 0 && !l.closing {
 		l.cond.Wait()
 	}
+	l.gather()
 	n := l.groupLen()
 	l.group = append(l.spare[:0], l.queue[:n]...)
 	rest := copy(l.queue, l.queue[n:])
@@ -147,6 +157,9 @@ func (l *ledger) groupLen() int {
 	}
 	return len(l.queue)
 }
+
+// full reports that the queue fills a commit: waiting longer would not add to it.
+func (l *ledger) full() bool { return l.groupLen() < len(l.queue) }
 
 // commit applies the queued batches as one synced batch.
 func (l *ledger) commit(q []queuedWrite) error {

@@ -46,6 +46,7 @@ func (o localOwner) Do(ctx context.Context, account string, c *step.Command) (st
 			// A panic here leaves the admission to expire at its reservation's TTL.
 			supervise.Go("quota.admit-cancel", func() {
 				if res := <-m.reply; res.err == nil && res.v.Admitted {
+					o.s.expectWrite(1) // Admit counted no admission: its caller had gone
 					o.s.Settle(context.Background(), Reservation{Account: account, ID: res.v.ID}, Outcome{})
 				}
 			})

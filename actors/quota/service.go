@@ -210,6 +210,9 @@ type Store interface {
 	// SubmitQuota writes w with the next group commit and calls done once it is durable or
 	// failed, in submission order; done must not block.
 	SubmitQuota(w persistence.QuotaWrite, done func(error))
+	// ExpectWrite tells the group commit a write is on its way (+1, a call admitted) or
+	// settling now (-1), so that a commit under load waits for it a little.
+	ExpectWrite(delta int)
 }
 
 // Config tunes the service. Zero values take the defaults.
@@ -310,6 +313,9 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 	}
 	var d Decision
 	decide(&d, r.Account, &res)
+	if d.Admitted {
+		s.expectWrite(1)
+	}
 	return d, nil
 }
 
@@ -319,6 +325,7 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 // ctx abandons only the wait, never the settlement: settle with a context that outlives the
 // client's request.
 func (s *Service) Settle(ctx context.Context, r Reservation, o Outcome) (Settlement, error) {
+	s.expectWrite(-1)
 	if err := checkAccount(r.Account); err != nil {
 		return Settlement{}, err
 	}
@@ -516,6 +523,14 @@ func (s *Service) do(ctx context.Context, account string, c *step.Command) (step
 		err = failure(account, c, &r)
 	}
 	return r, err
+}
+
+// expectWrite tells the single node's group commit about a settle on its way (a cluster's
+// owner commits through its shard's log instead).
+func (s *Service) expectWrite(delta int) {
+	if s.store != nil {
+		s.store.ExpectWrite(delta)
+	}
 }
 
 // stamp is the service's clock as a command carries it.

@@ -182,3 +182,16 @@ func (m *Metrics) Store(writable func() bool, freeBytes func() int64) {
 		}, func() float64 { return float64(freeBytes()) }),
 	)
 }
+
+// Ledger publishes the single node's group commit, read at each scrape: its commits (each
+// one fsync) and the quota writes they carried, so that syncs per call can be watched.
+func (m *Metrics) Ledger(commits, writes func() uint64) {
+	m.Registry.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "modelgate_ledger_commits_total", Help: "Group commits of the quota ledger, each one fsync of the store.",
+		}, func() float64 { return float64(commits()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "modelgate_ledger_writes_total", Help: "Quota writes (an account's settles, log entries and counters since its last write) the ledger's commits carried.",
+		}, func() float64 { return float64(writes()) }),
+	)
+}
