@@ -45,7 +45,7 @@ func openSpaceStore(t *testing.T, dir string, disk *fakeDisk, fs vfs.FS, recheck
 	t.Helper()
 	logs := &lines{}
 	s, err := OpenWith(dir, Options{MinFreeBytes: testMinFree, BallastBytes: testBallast, RecheckEvery: recheck,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)), FreeSpace: disk.FreeSpace, FS: fs})
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), FreeSpace: disk.FreeSpace, MeasureEvery: -1, FS: fs})
 	if err != nil {
 		t.Fatalf("OpenWith: %v", err)
 	}
@@ -277,5 +277,41 @@ func TestStoreOpensOnAFullDisk(t *testing.T) {
 	disk.free.Store(testMinFree + testBallast)
 	if !s2.space.tryResume() || !ballastPresent(dir) || s2.SetMeta("x", nil) != nil {
 		t.Fatal("no resume once the reserve and the ballast fit")
+	}
+}
+
+// A measurement of the free space stands for MeasureEvery: the checks of the writes and
+// admissions in between reuse it (one statfs per check was a visible share of a busy
+// gateway's CPU); a negative MeasureEvery measures for every check.
+func TestAMeasurementStandsForMeasureEvery(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		every time.Duration
+		want  int64 // measurements by 100 checks, after the ones Open made
+	}{
+		{"reused within the interval", time.Hour, 0},
+		{"every check", -1, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var measured atomic.Int64
+			s, err := OpenWith(t.TempDir(), Options{MinFreeBytes: testMinFree, BallastBytes: -1, MeasureEvery: tc.every,
+				FreeSpace: func(string) (int64, error) { measured.Add(1); return plenty, nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.CheckWritable(); err != nil { // the first check measures either way
+				t.Fatal(err)
+			}
+			before := measured.Load()
+			for range 100 {
+				if err := s.CheckWritable(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := measured.Load() - before; got != tc.want {
+				t.Fatalf("%d measurements for 100 checks, want %d", got, tc.want)
+			}
+		})
 	}
 }

@@ -53,7 +53,7 @@ func TestAssetWritesStopAtTheStoresReserve(t *testing.T) {
 			free.Store(1 << 40)
 			data := t.TempDir()
 			kv, err := persistence.OpenWith(filepath.Join(data, "pebble"), persistence.Options{MinFreeBytes: 1 << 20, BallastBytes: -1,
-				RecheckEvery: time.Hour, FreeSpace: func(string) (int64, error) { return free.Load(), nil }})
+				RecheckEvery: time.Hour, MeasureEvery: -1, FreeSpace: func(string) (int64, error) { return free.Load(), nil }})
 			if err != nil {
 				t.Fatal(err)
 			}

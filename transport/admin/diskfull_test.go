@@ -15,7 +15,7 @@ import (
 func TestAdminChangesOnAFullDisk(t *testing.T) {
 	disk := nodetest.NewDisk(1 << 40)
 	env := nodetest.Start(t, "", nodetest.Options{Store: persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: -1,
-		RecheckEvery: 10 * time.Millisecond, FreeSpace: disk.FreeSpace}})
+		RecheckEvery: 10 * time.Millisecond, FreeSpace: disk.FreeSpace, MeasureEvery: -1}})
 	acct := "/admin/v1/accounts/" + env.Account.ID
 	changes := []struct{ name, path, body string }{
 		{"create account", "/admin/v1/accounts", `{"email":"full@example.com","plan":"demo"}`},

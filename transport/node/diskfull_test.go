@@ -46,7 +46,7 @@ func TestDiskFullIsA503(t *testing.T) {
 	disk := nodetest.NewDisk(1 << 40)
 	var logs nodetest.LogBuffer
 	env := nodetest.Start(t, "", nodetest.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Store: persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: 1 << 20, RecheckEvery: 20 * time.Millisecond, FreeSpace: disk.FreeSpace}})
+		Store: persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: 1 << 20, RecheckEvery: 20 * time.Millisecond, FreeSpace: disk.FreeSpace, MeasureEvery: -1}})
 	env.Admin(http.MethodPost, "/admin/v1/accounts/"+env.Account.ID+"/credits", `{"amount_usd":"1","idempotency_key":"c1"}`).Body.Close()
 	calls := []struct {
 		name, path, body string

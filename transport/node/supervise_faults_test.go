@@ -35,7 +35,7 @@ func startLoopEnv(t *testing.T) *loopEnv {
 	disk := nodetest.NewDisk(1 << 40)
 	env := nodetest.Start(t, cat, nodetest.Options{LogRetentionEvery: 20 * time.Millisecond,
 		Logger: slog.New(slog.DiscardHandler),
-		Store:  persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: -1, RecheckEvery: 20 * time.Millisecond, FreeSpace: disk.FreeSpace}})
+		Store:  persistence.Options{MinFreeBytes: 4 << 20, BallastBytes: -1, RecheckEvery: 20 * time.Millisecond, FreeSpace: disk.FreeSpace, MeasureEvery: -1}})
 	return &loopEnv{Env: env, disk: disk, smtp: smtp}
 }
 
