@@ -58,8 +58,9 @@ func ReadReport(path string) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if r.Schema != SchemaVersion {
-		return nil, fmt.Errorf("%s: report schema %d, this build reads %d", path, r.Schema, SchemaVersion)
+	// An older report reads with the fields it did not have left null.
+	if r.Schema < 1 || r.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%s: report schema %d, this build reads 1 to %d", path, r.Schema, SchemaVersion)
 	}
 	return &r, nil
 }
