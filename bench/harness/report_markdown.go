@@ -17,6 +17,9 @@ func (r *Report) Markdown() string {
 	if lines := r.RatioLines(); len(lines) > 0 {
 		b.WriteString("Gateway against the bare proxy (and any peer) in this run:\n\n" + strings.Join(lines, "\n") + "\n\n")
 	}
+	if w := r.coreNoiseWarning(); w != "" {
+		b.WriteString(w + "\n\n")
+	}
 	b.WriteString(r.MachineLine() + "\n\n")
 	if len(r.Headline) > 0 {
 		b.WriteString(r.HeadlineTable())
@@ -72,6 +75,20 @@ func (r *Report) peersLine() string {
 		s += fmt.Sprintf(" %s: %s.", p.Name, orDash(p.Build))
 	}
 	return s
+}
+
+// coreNoiseThreshold is how many cores other processes may use, as a median over the runs,
+// before the report warns that the server core figures hold some of their work.
+const coreNoiseThreshold = 0.25
+
+// coreNoiseWarning warns when the server core figures are not the servers' alone: other
+// processes were busy, and the scheduler may have run them on the server CPUs.
+func (r *Report) coreNoiseWarning() string {
+	if len(r.Endpoints.CoreCPUs) == 0 || r.Noise.Runs == 0 || r.Noise.MedianOtherCores < coreNoiseThreshold {
+		return ""
+	}
+	return fmt.Sprintf("**Noisy machine**: other processes used a median %.2f cores during the runs, and whatever of theirs ran on the server CPUs is in the server core figures; compare those only between targets of this run, beside the process figures, or measure on a quiet machine.",
+		r.Noise.MedianOtherCores)
 }
 
 // NoiseLine says how busy the rest of the machine was.

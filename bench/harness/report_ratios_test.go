@@ -1,6 +1,10 @@
 package harness
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -82,5 +86,68 @@ func TestTargetsTableHasTheReviewColumns(t *testing.T) {
 	}
 	if got := targetsTable(ScenarioReport{Name: "burst-limit", Phases: []PhaseReport{{Name: PhaseBurst}}}); got != "" {
 		t.Errorf("a burst-only scenario has a targets table:\n%s", got)
+	}
+}
+
+// The report warns that the server core figures hold other processes' work only when they
+// were taken (pinned) and the rest of the machine was busy.
+func TestCoreNoiseWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cores  CPUSet
+		median float64
+		warns  bool
+	}{
+		{"pinned, quiet", CPUSet{1}, 0.1, false},
+		{"pinned, at the threshold", CPUSet{1}, 0.25, true},
+		{"pinned, busy", CPUSet{1}, 0.99, true},
+		{"not pinned, busy", nil, 0.99, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Endpoints: Endpoints{CoreCPUs: tc.cores}, Noise: Noise{Runs: 4, MedianOtherCores: tc.median}}
+			got := r.coreNoiseWarning()
+			if (got != "") != tc.warns || strings.Contains(r.Markdown(), "**Noisy machine**") != tc.warns {
+				t.Fatalf("warning %q, want one: %v", got, tc.warns)
+			}
+			if tc.warns && !strings.Contains(got, fmt.Sprintf("a median %.2f cores", tc.median)) {
+				t.Errorf("warning %q does not give the median", got)
+			}
+		})
+	}
+}
+
+// A schema 1 report (before the per-target figures and ratios) reads with its comparisons
+// derived again from its phases, so render prints its ratios and headline as a new one would.
+func TestReadReportDerivesOldComparisons(t *testing.T) {
+	sr := scenarioWith("chat-plain", []string{TargetDirect, TargetProxy, TargetGateway},
+		[]TargetSummary{summary(TargetDirect, 0, 220, 400, 0, 0), summary(TargetProxy, 0, 439, 1331, 0, 0), summary(TargetGateway, 0, 848, 2648, 0, 0)},
+		[]TargetSummary{summary(TargetDirect, 8575, 0, 0, 0, 0), summary(TargetProxy, 3461, 0, 0, 200, 0), summary(TargetGateway, 2791, 0, 0, 300, 0)},
+		[]TargetSummary{summary(TargetProxy, 1390, 0, 0, 388, 0), summary(TargetGateway, 1390, 0, 0, 547, 0)})
+	sr.Comparison = Comparison{Scenario: sr.Name} // what schema 1 did not have is absent
+	old := &Report{Schema: 1, Scenarios: []ScenarioReport{sr}, Headline: []Comparison{sr.Comparison}}
+	path := filepath.Join(t.TempDir(), "old.json")
+	b, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"- **chat-plain**: CPU/req ×1.41 (target ≤ 1.2: **missed**); saturated ×0.81 (target ≥ 0.9: **missed**); c=1 p99 +1317 µs over the proxy's (2648 vs 1331) (target ≤ +1 ms: **missed**)"}
+	if got := r.RatioLines(); strings.Join(got, "\n") != want[0] {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if h := r.Headline[0]; h.CPUBasis != BasisProcess || h.GatewayAddedP50US == nil || *h.GatewayAddedP50US != 409 {
+		t.Errorf("headline %+v", h)
+	}
+	old.Schema = SchemaVersion + 1
+	b, _ = json.Marshal(old)
+	os.WriteFile(path, b, 0o644)
+	if _, err := ReadReport(path); err == nil || !strings.Contains(err.Error(), "this build reads 1 to 2") {
+		t.Errorf("a newer schema read: %v", err)
 	}
 }

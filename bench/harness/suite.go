@@ -144,6 +144,9 @@ func Run(ctx context.Context, cfg Config, ep Endpoints) (*Report, error) {
 	if err := s.addTargets(); err != nil {
 		return nil, err
 	}
+	// Idle keep-alive connections left open hold a server's graceful stop (Bifrost's waits
+	// for them), so none outlives the run.
+	defer s.closeIdle()
 	s.report.Config.Targets = s.available()
 	if err := s.setup(ctx, scenarios); err != nil {
 		return nil, err
@@ -186,6 +189,13 @@ func (s *suite) addTargets() error {
 		}
 	}
 	return nil
+}
+
+// closeIdle closes every target client's idle connections.
+func (s *suite) closeIdle() {
+	for _, t := range s.targets {
+		t.client.CloseIdleConnections()
+	}
 }
 
 // available is every target measured, in interleaving order.
