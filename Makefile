@@ -128,14 +128,40 @@ bench-go:
 clean:
 	rm -rf $(BIN)
 
-## bench: the load-testing suite (about 5.5 minutes on 2 cores, the cluster scenario included): simulator, a plain reverse proxy
-## and the gateway as separate processes, every scenario interleaved and repeated; prints the
-## side-by-side table and writes bench/results/<date>.json and .md. BENCH_FLAGS adds flags
-## (e.g. BENCH_FLAGS=--pin, or --scenario chat-plain --reps 5); bin/modelgate-bench -h lists them.
+## bench: the load-testing suite (about 6 minutes on 2 cores, the cluster scenario included): simulator, a plain reverse proxy
+## and the gateway as separate processes, pinned (BENCH_PIN, default --pin: the servers on one set
+## of CPUs, the load generator on the other, and CPU per request counted on the servers' whole
+## cores as well as per process; BENCH_PIN= runs unpinned), every scenario interleaved and
+## repeated; prints the side-by-side table and writes bench/results/<date>.json and .md.
+## BENCH_FLAGS adds flags (e.g. --scenario chat-plain --reps 5); bin/modelgate-bench -h lists them.
+BENCH_PIN ?= --pin
 .PHONY: bench
 bench: build
 	$(GO) build -o $(BIN)/modelgate-bench ./cmd/modelgate-bench
-	$(BIN)/modelgate-bench --out bench/results --gateway-bin $(BIN)/modelgate --sim-bin $(BIN)/modelgate-sim $(BENCH_FLAGS)
+	$(BIN)/modelgate-bench --out bench/results --gateway-bin $(BIN)/modelgate --sim-bin $(BIN)/modelgate-sim $(BENCH_PIN) $(BENCH_FLAGS)
+
+## bench-peers: the gateway beside Bifrost, pinned: chat-plain and chat-stream on the targets
+## proxy, gateway, bifrost-lean (no request log) and bifrost-logging (its SQLite request log),
+## interleaved, with a fixed rate of 150 req/s (about 3 minutes). Bifrost is built once, on
+## first use, from its build kit (PEERS/bifrost: build.sh, config.py) into BIFROST_DIR, which
+## git ignores (about 5 minutes on 2 cores; needs a C compiler). BENCH_FLAGS adds flags.
+PEERS ?= ../shared/peers
+BIFROST_DIR ?= $(BIN)/peers/bifrost
+BENCH_PEERS_FLAGS ?= --pin --scenario chat-plain,chat-stream --targets proxy,gateway,bifrost-lean,bifrost-logging --rate 150
+.PHONY: bench-peers
+bench-peers: build $(BIFROST_DIR)/bin/bifrost-http
+	$(GO) build -o $(BIN)/modelgate-bench ./cmd/modelgate-bench
+	$(BIN)/modelgate-bench --out bench/results --gateway-bin $(BIN)/modelgate --sim-bin $(BIN)/modelgate-sim \
+	  --bifrost-bin $(BIFROST_DIR)/bin/bifrost-http --bifrost-config $(PEERS)/bifrost/config.py $(BENCH_PEERS_FLAGS) $(BENCH_FLAGS)
+
+# Built with Go 1.26 (BIFROST_GOTOOLCHAIN), not the gateway's 1.27: Bifrost's JSON library
+# (sonic 1.15) drops to its slower compatibility mode from Go 1.27 on. From a directory outside
+# this module: the kit's first step downloads modules where it runs.
+BIFROST_GOTOOLCHAIN ?= go1.26.8
+$(BIFROST_DIR)/bin/bifrost-http:
+	@test -f $(PEERS)/bifrost/build.sh || { echo "no Bifrost build kit at $(PEERS)/bifrost (set PEERS)"; exit 1; }
+	dir=$$(mktemp -d) && cd $$dir && GOTOOLCHAIN=$(BIFROST_GOTOOLCHAIN) bash $(abspath $(PEERS))/bifrost/build.sh $(abspath $(BIFROST_DIR)); \
+	  status=$$?; rm -rf $$dir; exit $$status
 
 ## bench-cluster: only the bench's cluster scenario (bench/README.md): charges through the quota
 ## service on one node and on three engine nodes with mutual TLS, in one process, and the kill

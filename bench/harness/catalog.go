@@ -30,8 +30,12 @@ const (
 
 // catalogTemplate is the gateway's catalog in launched runs. {{SIM}} is the simulator's base
 // URL, {{BURST}} the burst plan's limit per minute.
+// The load generator is one address standing for many clients, and an open loop that falls
+// behind holds up to 1,024 requests in flight, each on its own connection: the per-address
+// connection cap (256 by default, against one greedy client) is raised past that, as a
+// trusted proxy would not be capped, so a phase measures the gateway rather than its refusals.
 const catalogTemplate = `# modelgate-bench catalog: every route is the upstream simulator.
-server: {connect_timeout: 5s, first_byte_timeout: 30s, idle_stream_timeout: 30s}
+server: {connect_timeout: 5s, first_byte_timeout: 30s, idle_stream_timeout: 30s, max_conns_per_ip: 4096}
 plans:
   - {name: bench, allow_automated: true}
   - {name: bench-burst, allow_automated: true, burst_rpm: {{BURST}}}

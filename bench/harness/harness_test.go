@@ -69,7 +69,7 @@ func notNull(t *testing.T, where string, m map[string]any, keys ...string) {
 
 // checkReport decodes the report as JSON and checks that every field of every level is
 // present, and that the measurements each scenario must produce are not null.
-func checkReport(t *testing.T, b []byte, wantScenarios []string, cpu bool) {
+func checkReport(t *testing.T, b []byte, wantScenarios []string, cpu, core bool) {
 	t.Helper()
 	var r map[string]any
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -96,6 +96,14 @@ func checkReport(t *testing.T, b []byte, wantScenarios []string, cpu bool) {
 		requireKeys(t, name, sc, reflect.TypeFor[ScenarioReport]())
 		requireKeys(t, name+" comparison", sc["comparison"].(map[string]any), reflect.TypeFor[Comparison]())
 		def, _ := ScenarioByName(name)
+		targets := sc["targets"].([]any)
+		if !def.Peers && len(targets) != len(def.Targets) {
+			t.Errorf("%s: targets %v, want %v", name, targets, def.Targets)
+		}
+		cmp := sc["comparison"].(map[string]any)
+		if figs := cmp["targets"].([]any); len(figs) != len(targets) {
+			t.Errorf("%s: %d target figures for %d targets", name, len(figs), len(targets))
+		}
 		phases := sc["phases"].([]any)
 		if len(phases) != len(def.Phases) {
 			t.Errorf("%s: %d phases", name, len(phases))
@@ -105,8 +113,8 @@ func checkReport(t *testing.T, b []byte, wantScenarios []string, cpu bool) {
 			where := name + "/" + ph["name"].(string)
 			requireKeys(t, where, ph, reflect.TypeFor[PhaseReport]())
 			runs := ph["runs"].([]any)
-			if len(runs) != len(def.Targets) {
-				t.Errorf("%s: %d runs for %d targets", where, len(runs), len(def.Targets))
+			if len(runs) != len(targets) {
+				t.Errorf("%s: %d runs for %d targets", where, len(runs), len(targets))
 			}
 			for _, z := range runs {
 				run := z.(map[string]any)
@@ -132,6 +140,12 @@ func checkReport(t *testing.T, b []byte, wantScenarios []string, cpu bool) {
 						notNull(t, w, run, "hop_cpu", "hop_peak_rss")
 					}
 				}
+				if core {
+					notNull(t, w, run, "server_core_cpu")
+					requireKeys(t, w+" server_core_cpu", run["server_core_cpu"].(map[string]any), reflect.TypeFor[CoreCPU]())
+				} else if run["server_core_cpu"] != nil {
+					t.Errorf("%s: a server core figure in a run not pinned: %v", w, run["server_core_cpu"])
+				}
 				if def.Keys == "burst" {
 					notNull(t, w, run, "expected")
 					if e := run["expected"].(map[string]any); e["met"] != true {
@@ -156,9 +170,9 @@ func quietLogs(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(old) })
 }
 
-// A tiny in-process run of every scenario: the simulator, the proxy and a gateway node in
-// this process (so the CPU figures are this whole process's), through the same harness.
-func TestSuiteInProcess(t *testing.T) {
+// inProcess starts the simulator, the proxy and a gateway node in this process (so the CPU
+// figures are this whole process's) and returns their endpoints; all stop with the test.
+func inProcess(t *testing.T) (context.Context, *nodetest.Env, Endpoints) {
 	t.Setenv(SimCredentialEnv, SimCredential)
 	quietLogs(t)
 	env := nodetest.Start(t, CatalogTemplate(10), nodetest.Options{})
@@ -168,12 +182,16 @@ func TestSuiteInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go proxy.Serve(ctx, ln, up)
-
 	pid := os.Getpid()
-	ep := Endpoints{SimURL: env.SimURL, SimPID: pid, ProxyURL: "http://" + ln.Addr().String(), ProxyPID: pid,
+	return ctx, env, Endpoints{SimURL: env.SimURL, SimPID: pid, ProxyURL: "http://" + ln.Addr().String(), ProxyPID: pid,
 		GatewayURL: env.Node.URL, GatewayPID: pid, AdminURL: env.Node.AdminURL, AdminToken: nodetest.AdminToken}
+}
+
+// A tiny in-process run of every scenario through the same harness.
+func TestSuiteInProcess(t *testing.T) {
+	ctx, env, ep := inProcess(t)
 	cfg := Config{Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond, Reps: 1, Concurrency: 4,
 		Accounts: 30, AccountWorkers: 4, BurstRPM: 10}
 	if testing.Verbose() {
@@ -189,8 +207,8 @@ func TestSuiteInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkReport(t, b, ScenarioNames(), true)
-	if rep.Setup.Accounts != 30 || rep.Setup.BurstAccounts != 2 {
+	checkReport(t, b, ScenarioNames(), true, false)
+	if rep.Setup.Accounts != 30 || rep.Setup.BurstAccounts != 2 || rep.Setup.HotAccounts != HotAccounts {
 		t.Errorf("setup %+v", rep.Setup)
 	}
 	if env.Sim.Calls(RouteFailA) == 0 {
@@ -291,16 +309,40 @@ func TestSuiteProcesses(t *testing.T) {
 		t.Fatalf("reports: %v", files)
 	}
 	b, _ := os.ReadFile(files[0])
-	checkReport(t, b, []string{"chat-stream", "burst-limit"}, true)
+	checkReport(t, b, []string{"chat-stream", "burst-limit"}, true, pinned)
 	var r Report
 	json.Unmarshal(b, &r)
-	if pinned && (r.Config.ClientCPUs == "" || r.Config.ServerCPUs == "") {
-		t.Errorf("pinned run recorded CPUs %q / %q", r.Config.ClientCPUs, r.Config.ServerCPUs)
+	if pinned && (r.Config.ClientCPUs == "" || r.Config.ServerCPUs == "" || r.Endpoints.CoreCPUs.String() != r.Config.ServerCPUs) {
+		t.Errorf("pinned run recorded CPUs %q / %q, core CPUs %v", r.Config.ClientCPUs, r.Config.ServerCPUs, r.Endpoints.CoreCPUs)
+	}
+	if h := r.Headline[0]; pinned && (h.CPUBasis != BasisCore || h.CPURatio == nil || h.Ratios[0].CoreCPU == nil || h.Ratios[0].ProcessCPU == nil) {
+		t.Errorf("pinned chat-stream headline: basis %q, ratios %+v", h.CPUBasis, h.Ratios)
 	}
 	if r.Endpoints.GatewayPID == 0 || r.Endpoints.GatewayPID == r.Endpoints.SimPID {
 		t.Errorf("endpoints %+v", r.Endpoints)
 	}
 	if md, _ := filepath.Glob(filepath.Join(out, "*.md")); len(md) != 1 {
 		t.Errorf("markdown: %v", md)
+	}
+}
+
+// The saturated phase's connections: 32 unpinned, 64 with the servers pinned (the load
+// generator then has a CPU of its own), and what is asked for either way.
+func TestDefaultConcurrencyFollowsPinning(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		wantC int
+	}{
+		{"not pinned", Config{}, 32},
+		{"pinned", Config{ClientCPUs: CPUSet{0}, ServerCPUs: CPUSet{1}}, PinnedConcurrency},
+		{"asked for, pinned", Config{Concurrency: 16, ClientCPUs: CPUSet{0}, ServerCPUs: CPUSet{1}}, 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Defaults()
+			if tc.cfg.Concurrency != tc.wantC {
+				t.Errorf("concurrency %d, want %d", tc.cfg.Concurrency, tc.wantC)
+			}
+		})
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,39 +137,102 @@ func ParseAuxv(b []byte, typ uint64) (uint64, bool) {
 	return 0, false
 }
 
-// SystemCPU is the whole machine's CPU time from the first line of /proc/stat: Busy is
-// user+nice+system+irq+softirq (guest time is inside user), Steal is time the hypervisor
-// gave to other guests, Idle is idle+iowait.
+// SystemCPU is CPU time from /proc/stat: Busy is user+nice+system+irq+softirq (guest time
+// is inside user), Steal is time the hypervisor gave to other guests, Idle is idle+iowait.
 type SystemCPU struct {
 	Busy, Idle, Steal time.Duration
 }
 
-// ParseProcStat reads the aggregate "cpu" line of /proc/stat.
+// Occupied is Busy plus Steal: the time the CPUs were not free for idle work, which is
+// what a pinned server core costs whoever pays for it.
+func (c SystemCPU) Occupied() time.Duration { return c.Busy + c.Steal }
+
+// Sub is the CPU time between two readings.
+func (c SystemCPU) Sub(o SystemCPU) SystemCPU {
+	return SystemCPU{Busy: c.Busy - o.Busy, Idle: c.Idle - o.Idle, Steal: c.Steal - o.Steal}
+}
+
+// ParseProcStat reads the aggregate "cpu" line of /proc/stat (the first): the whole machine.
 func ParseProcStat(b []byte, ticksPerSecond int64) (SystemCPU, error) {
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	f := strings.Fields(string(line))
-	if len(f) < 9 || f[0] != "cpu" {
+	if len(f) == 0 || f[0] != "cpu" {
 		return SystemCPU{}, fmt.Errorf("proc stat: first line %q is not the aggregate cpu line", line)
+	}
+	return parseCPUFields(f, ticksPerSecond)
+}
+
+// ParseProcStatCPUs sums the per-CPU lines ("cpu0", "cpu1", ...) of cpus. Every CPU of the
+// set must have its line: an offline CPU has none, and a sum without it would be short.
+func ParseProcStatCPUs(b []byte, ticksPerSecond int64, cpus CPUSet) (SystemCPU, error) {
+	if len(cpus) == 0 {
+		return SystemCPU{}, errors.New("proc stat: no CPU to read")
+	}
+	want := map[string]bool{}
+	for _, c := range cpus {
+		want["cpu"+strconv.Itoa(c)] = true
+	}
+	var sum SystemCPU
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !want[f[0]] {
+			continue
+		}
+		c, err := parseCPUFields(f, ticksPerSecond)
+		if err != nil {
+			return SystemCPU{}, err
+		}
+		delete(want, f[0])
+		sum.Busy, sum.Idle, sum.Steal = sum.Busy+c.Busy, sum.Idle+c.Idle, sum.Steal+c.Steal
+	}
+	if len(want) > 0 {
+		return SystemCPU{}, fmt.Errorf("proc stat: no line for %s (offline or absent)", strings.Join(slices.Sorted(maps.Keys(want)), ", "))
+	}
+	return sum, nil
+}
+
+// parseCPUFields reads one cpu line: its name, then user nice system idle iowait irq
+// softirq steal (in ticks; later fields, guest time, are inside user already).
+func parseCPUFields(f []string, ticksPerSecond int64) (SystemCPU, error) {
+	if len(f) < 9 {
+		return SystemCPU{}, fmt.Errorf("proc stat: %s line has %d fields, want at least 8 counters", f[0], len(f)-1)
 	}
 	var v [8]int64
 	for i := range v {
 		n, err := strconv.ParseInt(f[i+1], 10, 64)
 		if err != nil {
-			return SystemCPU{}, fmt.Errorf("proc stat: cpu field %d: %w", i+1, err)
+			return SystemCPU{}, fmt.Errorf("proc stat: %s field %d: %w", f[0], i+1, err)
 		}
 		v[i] = n
 	}
 	tick := time.Second / time.Duration(ticksPerSecond)
 	d := func(n int64) time.Duration { return time.Duration(n) * tick }
-	// user nice system idle iowait irq softirq steal
 	return SystemCPU{Busy: d(v[0] + v[1] + v[2] + v[5] + v[6]), Idle: d(v[3] + v[4]), Steal: d(v[7])}, nil
 }
 
-// ReadSystemCPU reads /proc/stat.
-func ReadSystemCPU() (SystemCPU, error) {
+// StatReading is one read of /proc/stat: the whole machine, and the server CPUs' sum when
+// the servers are pinned (Server is then set).
+type StatReading struct {
+	Machine SystemCPU
+	Server  *SystemCPU
+}
+
+// ReadStat reads /proc/stat once, summing serverCPUs' lines too when there are any.
+func ReadStat(serverCPUs CPUSet) (StatReading, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return SystemCPU{}, err
+		return StatReading{}, err
 	}
-	return ParseProcStat(b, ClockTicks())
+	var r StatReading
+	if r.Machine, err = ParseProcStat(b, ClockTicks()); err != nil {
+		return r, err
+	}
+	if len(serverCPUs) > 0 {
+		s, err := ParseProcStatCPUs(b, ClockTicks(), serverCPUs)
+		if err != nil {
+			return r, err
+		}
+		r.Server = &s
+	}
+	return r, nil
 }

@@ -177,7 +177,116 @@ func TestParseProcStat(t *testing.T) {
 	if _, err := ParseProcStat([]byte("cpu0 1 2 3\n"), 100); err == nil {
 		t.Error("accepted a per-CPU line")
 	}
-	if _, err := ReadSystemCPU(); err != nil && runtime.GOOS == "linux" {
+	if _, err := ReadStat(nil); err != nil && runtime.GOOS == "linux" {
 		t.Error(err)
+	}
+}
+
+// readFixture reads a /proc/stat taken before and after a run from testdata.
+func readFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The server CPUs' time is the sum of their own lines, and every CPU of the set must have
+// one: CPU 2 of the fixture is offline (no line), so a set with it is refused rather than
+// summed short.
+func TestParseProcStatCPUsSumsTheServerCPUs(t *testing.T) {
+	before, after := readFixture(t, "proc-stat-before.txt"), readFixture(t, "proc-stat-after.txt")
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, tc := range []struct {
+		cpus                        string
+		busy, idle, steal, occupied time.Duration
+		err                         string
+	}{
+		{cpus: "1", busy: ms(10300), idle: ms(400), steal: ms(200), occupied: ms(10500)},
+		{cpus: "0,3", busy: ms(400), idle: ms(4500), occupied: ms(400)},
+		{cpus: "0-1,3", busy: ms(10700), idle: ms(4900), steal: ms(200), occupied: ms(10900)},
+		{cpus: "2", err: "no line for cpu2"},
+		{cpus: "1-2", err: "no line for cpu2"},
+		{cpus: "1,5,2", err: "no line for cpu2, cpu5"},
+	} {
+		t.Run(tc.cpus, func(t *testing.T) {
+			set, err := ParseCPUSet(tc.cpus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c0, err0 := ParseProcStatCPUs(before, 100, set)
+			c1, err1 := ParseProcStatCPUs(after, 100, set)
+			if tc.err != "" {
+				if err0 == nil || err1 == nil || !strings.Contains(err0.Error(), tc.err) {
+					t.Fatalf("errors %v, %v; want %q", err0, err1, tc.err)
+				}
+				return
+			}
+			if err0 != nil || err1 != nil {
+				t.Fatal(err0, err1)
+			}
+			d := c1.Sub(c0)
+			if d.Busy != tc.busy || d.Idle != tc.idle || d.Steal != tc.steal || d.Occupied() != tc.occupied {
+				t.Errorf("got busy %v idle %v steal %v occupied %v; want %v %v %v %v", d.Busy, d.Idle, d.Steal, d.Occupied(), tc.busy, tc.idle, tc.steal, tc.occupied)
+			}
+		})
+	}
+	// Over every CPU there is, the per-CPU sum is the aggregate line.
+	all, _ := ParseCPUSet("0,1,3")
+	m0, _ := ParseProcStat(before, 100)
+	m1, _ := ParseProcStat(after, 100)
+	s0, _ := ParseProcStatCPUs(before, 100, all)
+	s1, _ := ParseProcStatCPUs(after, 100, all)
+	if m1.Sub(m0) != s1.Sub(s0) {
+		t.Errorf("aggregate %+v, per-CPU sum %+v", m1.Sub(m0), s1.Sub(s0))
+	}
+}
+
+func TestParseProcStatCPUsRefusesBadLines(t *testing.T) {
+	one := CPUSet{1}
+	for _, tc := range []struct{ name, stat, err string }{
+		{"no CPU asked", "cpu1 1 2 3 4 5 6 7 8\n", "no CPU to read"},
+		{"short line", "cpu  1 2 3 4 5 6 7 8\ncpu1 1 2 3\n", "cpu1 line has 3 fields"},
+		{"not a number", "cpu1 1 2 x 4 5 6 7 8\n", "cpu1 field 3"},
+		{"a prefix is not the CPU", "cpu10 1 2 3 4 5 6 7 8\n", "no line for cpu1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := one
+			if tc.name == "no CPU asked" {
+				set = nil
+			}
+			_, err := ParseProcStatCPUs([]byte(tc.stat), 100, set)
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// The report's server core figures: the CPUs' busy time with steal per request, and what
+// of it our server processes' own CPU time does not hold.
+func TestCoreReportPerRequest(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, tc := range []struct {
+		name      string
+		d         SystemCPU
+		servers   time.Duration
+		requests  int64
+		durationS float64
+		want      CoreCPU
+	}{
+		{name: "kernel work beyond the processes", d: SystemCPU{Busy: ms(10300), Steal: ms(200)}, servers: ms(9000), requests: 10000, durationS: 10.9,
+			want: CoreCPU{CPUs: "1", BusySeconds: 10.5, StealSeconds: 0.2, BusyCores: 0.96, USPerRequest: 1050, ServersSeconds: 9, OutsideServersUSPerRequest: 150}},
+		{name: "processes read a tick more than the core", d: SystemCPU{Busy: ms(500)}, servers: ms(510), requests: 1000, durationS: 1,
+			want: CoreCPU{CPUs: "1", BusySeconds: 0.5, BusyCores: 0.5, USPerRequest: 500, ServersSeconds: 0.51}},
+		{name: "no request", d: SystemCPU{Busy: ms(30)}, servers: ms(20), durationS: 1.5,
+			want: CoreCPU{CPUs: "1", BusySeconds: 0.03, BusyCores: 0.02, ServersSeconds: 0.02}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := coreReport(CPUSet{1}, tc.d, tc.servers, tc.requests, tc.durationS); *got != tc.want {
+				t.Errorf("got %+v\nwant %+v", *got, tc.want)
+			}
+		})
 	}
 }

@@ -145,6 +145,9 @@ type LaunchConfig struct {
 	// used instead of started. Their PIDs, if known, let the suite read their CPU and memory.
 	SimURL, GatewayURL, AdminURL, AdminToken string
 	SimPID, GatewayPID                       int
+	// Peers are the peer targets to start (PeerTargets), with Bifrost.
+	Peers   []string
+	Bifrost BifrostConfig
 }
 
 // Launched is the simulator, the floor proxy and the gateway, running.
@@ -196,25 +199,10 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 			return nil, err
 		}
 		if _, err = os.Stat(*b); err != nil {
-			return nil, fmt.Errorf("%w (make build-bench builds the binaries)", err)
+			return nil, fmt.Errorf("%w (make bench builds the binaries)", err)
 		}
 	}
-	start := func(name, bin string, args, env []string, health string) (*Proc, error) {
-		addr, err := freeport.Addr()
-		if err != nil {
-			return nil, err
-		}
-		for i := range args {
-			args[i] = strings.ReplaceAll(args[i], "{addr}", addr)
-		}
-		p, err := StartProc(name, bin, args, env, filepath.Join(cfg.WorkDir, name+".log"), cfg.ServerCPUs)
-		if err != nil {
-			return nil, err
-		}
-		l.Procs = append(l.Procs, p)
-		p.URL = "http://" + addr
-		return p, p.WaitReady(p.URL+health, 30*time.Second)
-	}
+	start := l.starter(cfg.WorkDir, cfg.ServerCPUs)
 	l.SimURL, l.SimPID = strings.TrimSuffix(cfg.SimURL, "/"), cfg.SimPID
 	if l.SimURL == "" {
 		sim, err := start("simulator", cfg.SimBin, []string{"--addr", "{addr}"}, nil, "/healthz")
@@ -228,6 +216,15 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 		return nil, err
 	}
 	l.ProxyURL, l.ProxyPID = px.URL, px.PID
+	if len(cfg.Peers) > 0 {
+		if l.Peers, err = cfg.Bifrost.startPeers(ctx, cfg.Peers, cfg.WorkDir, l.SimURL, start); err != nil {
+			return nil, err
+		}
+	}
+	// Every server is on ServerCPUs only when the harness started each one.
+	if len(cfg.ServerCPUs) > 0 && cfg.SimURL == "" && cfg.GatewayURL == "" {
+		l.CoreCPUs = cfg.ServerCPUs
+	}
 	if cfg.GatewayURL != "" {
 		l.GatewayURL, l.GatewayPID, l.AdminToken = strings.TrimSuffix(cfg.GatewayURL, "/"), cfg.GatewayPID, cfg.AdminToken
 		l.AdminURL = strings.TrimSuffix(cfg.AdminURL, "/")
@@ -266,6 +263,32 @@ func Launch(ctx context.Context, cfg LaunchConfig) (l *Launched, err error) {
 	return l, ctx.Err()
 }
 
+// startFunc starts a server process on a free loopback port ("{addr}" and "{port}" in its
+// arguments are replaced) and waits until health answers 200.
+type startFunc func(name, bin string, args, env []string, health string) (*Proc, error)
+
+// starter starts servers into l, each with its log <name>.log in workDir, pinned to cpus
+// when there are any; l.Stop stops them.
+func (l *Launched) starter(workDir string, cpus CPUSet) startFunc {
+	return func(name, bin string, args, env []string, health string) (*Proc, error) {
+		addr, err := freeport.Addr()
+		if err != nil {
+			return nil, err
+		}
+		_, port, _ := strings.Cut(addr, ":")
+		for i := range args {
+			args[i] = strings.NewReplacer("{addr}", addr, "{port}", port).Replace(args[i])
+		}
+		p, err := StartProc(name, bin, args, env, filepath.Join(workDir, name+".log"), cpus)
+		if err != nil {
+			return nil, err
+		}
+		l.Procs = append(l.Procs, p)
+		p.URL = "http://" + addr
+		return p, p.WaitReady(p.URL+health, 60*time.Second) // Bifrost migrates its SQLite stores first
+	}
+}
+
 // Endpoints are the three servers a suite measures, started by Launch or by someone else
 // (a PID of 0 means its CPU and memory are not read).
 type Endpoints struct {
@@ -279,6 +302,20 @@ type Endpoints struct {
 	AdminToken string `json:"-"`
 	// GatewayDebugURL serves the gateway's /debug/pprof/ (a launched gateway with Profile).
 	GatewayDebugURL string `json:"-"`
+	// Peers are the other gateways measured beside ours (peers.go).
+	Peers []Peer `json:"peers"`
+	// CoreCPUs are the CPUs every server process runs on, pinned there by Launch: their
+	// whole busy time is the servers' cost with the kernel's share (nil: not pinned).
+	CoreCPUs CPUSet `json:"core_cpus"`
+}
+
+// serverPIDs are the known server processes, and the hop's.
+func (e Endpoints) serverPIDs(hop int) []int {
+	pids := []int{e.SimPID, e.ProxyPID, e.GatewayPID, hop}
+	for _, p := range e.Peers {
+		pids = append(pids, p.PID)
+	}
+	return pids
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -13,8 +13,9 @@ import (
 	"github.com/modelgate/modelgate/bench/load"
 )
 
-// SchemaVersion changes when the report's shape does.
-const SchemaVersion = 1
+// SchemaVersion changes when the report's shape does: 2 added the server core's CPU, the
+// peer targets, each scenario's per-target figures and its ratios against each other target.
+const SchemaVersion = 2
 
 // Report is everything one suite run measured. Missing measurements are null, never absent.
 type Report struct {
@@ -80,6 +81,7 @@ type Setup struct {
 	AccountsSeconds   float64 `json:"accounts_s"`
 	AccountsPerSecond float64 `json:"accounts_per_s"`
 	BurstAccounts     int     `json:"burst_accounts"`
+	HotAccounts       int     `json:"hot_accounts"`
 	// GatewayPeakRSSKB is the gateway's VmHWM after setup: its peak since it started,
 	// account creation included (null when the gateway's PID is unknown).
 	GatewayPeakRSSKB *int64 `json:"gateway_peak_rss_after_setup_kib"`
@@ -128,6 +130,25 @@ type RunReport struct {
 	// Machine is the whole machine's CPU during the run, to show noise: what our processes
 	// used, what other processes used, and hypervisor steal.
 	Machine *MachineCPU `json:"machine_cpu"`
+	// ServerCore is the server CPUs' whole busy time (pinned runs only, else null).
+	ServerCore *CoreCPU `json:"server_core_cpu"`
+}
+
+// CoreCPU is the whole busy time of the CPUs the servers are pinned to over one run, from
+// /proc/stat's per-CPU lines (user+nice+system+irq+softirq+steal): every server there and
+// the kernel's work on their behalf that no process's utime+stime holds (softirqs of the
+// loopback traffic, interrupts, the journal's work for an fsync when it runs there). The
+// other servers idle on the same CPUs, and another process scheduled there counts too.
+type CoreCPU struct {
+	CPUs         string  `json:"cpus"`
+	BusySeconds  float64 `json:"busy_s"`
+	StealSeconds float64 `json:"steal_s"`
+	BusyCores    float64 `json:"busy_cores"` // busy seconds per second of the run
+	USPerRequest float64 `json:"us_per_request"`
+	// ServersSeconds is our server processes' own utime+stime in the run; what the core
+	// spent beyond it, per request, is OutsideServersUSPerRequest.
+	ServersSeconds             float64 `json:"servers_s"`
+	OutsideServersUSPerRequest float64 `json:"outside_servers_us_per_request"`
 }
 
 // MachineCPU is the whole machine's CPU over one run (/proc/stat), split into our processes
@@ -200,6 +221,8 @@ type TargetSummary struct {
 	TTFBP50       *float64         `json:"ttfb_p50_us"`
 	TTFBP99       *float64         `json:"ttfb_p99_us"`
 	HopCPUPerReq  *Spread          `json:"hop_cpu_us_per_request"`
+	CoreCPUPerReq *Spread          `json:"server_core_cpu_us_per_request"`
+	OutsidePerReq *float64         `json:"outside_servers_cpu_us_per_request"`
 	SimCPUPerReq  *float64         `json:"sim_cpu_us_per_request"`
 	ClientCPUReq  *float64         `json:"client_cpu_us_per_request"`
 	HopPeakRSSMiB *float64         `json:"hop_peak_rss_mib"`
@@ -218,14 +241,63 @@ type Comparison struct {
 	FixedRateRPS       *float64           `json:"fixed_rate_rps"`
 	FixedRateCPUPerReq map[string]float64 `json:"fixed_rate_hop_cpu_us_per_request"`
 	SaturatedCPUPerReq map[string]float64 `json:"saturated_hop_cpu_us_per_request"`
-	// CPURatio is gateway ÷ proxy hop CPU per request at the fixed rate (else saturated).
+	// C1P99US is p99 at concurrency 1 per target; GatewayAddedP99US the gateway's over the
+	// proxy's.
+	C1P99US           map[string]float64 `json:"c1_p99_us"`
+	GatewayAddedP99US *float64           `json:"gateway_added_p99_us"`
+	// CPURatio is gateway ÷ proxy CPU per request at the fixed rate (else saturated), on
+	// CPUBasis: the whole server core when pinned, else the hop process.
 	CPURatio        *float64           `json:"cpu_ratio"`
+	CPUBasis        string             `json:"cpu_basis"`
 	SaturatedRPS    map[string]float64 `json:"saturated_rps"`
 	ThroughputRatio *float64           `json:"throughput_ratio"` // gateway ÷ proxy
 	GatewayPeakMiB  *float64           `json:"gateway_peak_rss_mib"`
 	Errors          map[string]int64   `json:"errors"`
 	Expected        *bool              `json:"expected_met"`
 	UpstreamPerReq  *float64           `json:"gateway_upstream_calls_per_request"`
+	// Targets is each target's figures side by side (the outside review's columns).
+	Targets []TargetFigures `json:"targets"`
+	// Ratios is the gateway against each other hop in the run: the proxy, then the peers.
+	Ratios []PairRatios `json:"ratios"`
+}
+
+// CPUBasis values: what a CPU per request figure counts.
+const (
+	BasisCore    = "server core" // the pinned server CPUs' whole busy time
+	BasisProcess = "process"     // the hop process's utime+stime
+)
+
+// TargetFigures is one target's medians in a scenario: saturated throughput, CPU per request
+// (the hop process's and the whole server core's) saturated and at the fixed rate, latency
+// at the fixed rate and at concurrency 1, and the hop's peak RSS over the scenario.
+type TargetFigures struct {
+	Target            string   `json:"target"`
+	SaturatedRPS      *float64 `json:"saturated_rps"`
+	SaturatedCPU      CPUPair  `json:"saturated_cpu_us_per_request"`
+	FixedRateCPU      CPUPair  `json:"fixed_rate_cpu_us_per_request"`
+	FixedRateP50US    *float64 `json:"fixed_rate_p50_us"`
+	FixedRateP99US    *float64 `json:"fixed_rate_p99_us"`
+	C1P50US           *float64 `json:"c1_p50_us"`
+	C1P99US           *float64 `json:"c1_p99_us"`
+	PeakRSSMiB        *float64 `json:"peak_rss_mib"`
+	Errors            int64    `json:"errors"`
+	IncompleteStreams int64    `json:"incomplete_streams"`
+}
+
+// CPUPair is CPU per request counted two ways (null where not measured).
+type CPUPair struct {
+	Process *float64 `json:"process"`
+	Core    *float64 `json:"server_core"`
+}
+
+// PairRatios is the gateway ÷ another target in one scenario: saturated throughput (more
+// is better) and CPU per request at the fixed rate, else saturated (less is better).
+type PairRatios struct {
+	Against    string   `json:"against"`
+	Throughput *float64 `json:"throughput"`
+	CPU        *float64 `json:"cpu"` // on the comparison's CPUBasis
+	ProcessCPU *float64 `json:"process_cpu"`
+	CoreCPU    *float64 `json:"core_cpu"`
 }
 
 func newReport(cfg Config, ep Endpoints) *Report {
@@ -244,7 +316,7 @@ func newReport(cfg Config, ep Endpoints) *Report {
 	if WantsCluster(cfg.Scenarios) {
 		r.Config.Scenarios = append(r.Config.Scenarios, ClusterScenario)
 	}
-	r.Config.Targets = AllTargets
+	r.Config.Targets = AllTargets // Run sets the targets it measures
 	r.Config.DurationS, r.Config.WarmupS = cfg.Duration.Seconds(), max(0, cfg.Warmup.Seconds())
 	r.Config.Reps, r.Config.Concurrency, r.Config.Rate, r.Config.RateFraction = cfg.Reps, cfg.Concurrency, cfg.Rate, cfg.RateFraction
 	r.Config.MaxInFlight, r.Config.Accounts, r.Config.AccountWorkers, r.Config.BurstRPM = cfg.MaxInFlight, cfg.Accounts, cfg.AccountWorkers, cfg.BurstRPM

@@ -58,8 +58,16 @@ func ReadReport(path string) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if r.Schema != SchemaVersion {
-		return nil, fmt.Errorf("%s: report schema %d, this build reads %d", path, r.Schema, SchemaVersion)
+	if r.Schema < 1 || r.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%s: report schema %d, this build reads 1 to %d", path, r.Schema, SchemaVersion)
+	}
+	// An older report's comparisons are derived again from its phases, which it has: the
+	// fields it lacks (the server core's CPU) stay null.
+	if r.Schema < SchemaVersion {
+		for i := range r.Scenarios {
+			r.Scenarios[i].Comparison = compare(r.Scenarios[i])
+			r.Headline[i] = r.Scenarios[i].Comparison
+		}
 	}
 	return &r, nil
 }

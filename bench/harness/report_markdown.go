@@ -15,7 +15,10 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# modelgate bench, %s\n\n", r.StartedAt.Format("2006-01-02 15:04 UTC"))
 	if lines := r.RatioLines(); len(lines) > 0 {
-		b.WriteString("Gateway against the bare proxy in this run:\n\n" + strings.Join(lines, "\n") + "\n\n")
+		b.WriteString("Gateway against the bare proxy (and any peer) in this run:\n\n" + strings.Join(lines, "\n") + "\n\n")
+	}
+	if w := r.coreNoiseWarning(); w != "" {
+		b.WriteString(w + "\n\n")
 	}
 	b.WriteString(r.MachineLine() + "\n\n")
 	if len(r.Headline) > 0 {
@@ -24,13 +27,14 @@ func (r *Report) Markdown() string {
 	}
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(&b, "## %s\n\n%s.\n\n", s.Name, s.Description)
-		b.WriteString("| phase | target | req/s (range) | p50 µs (range) | p90 | p99 | p99.9 | max | TTFB p50 | errors | hop CPU µs/req | sim CPU µs/req | client CPU µs/req | hop peak RSS MiB |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString(targetsTable(s))
+		b.WriteString("| phase | target | req/s (range) | p50 µs (range) | p90 | p99 | p99.9 | max | TTFB p50 | errors | hop CPU µs/req | server core CPU µs/req | sim CPU µs/req | client CPU µs/req | hop peak RSS MiB |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, ph := range s.Phases {
 			for _, ts := range ph.Summaries {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 					phaseLabel(ph), ts.Target, spreadCell(ts.Throughput), spreadCell(ts.P50), num(ts.P90), num(ts.P99), num(ts.P999), num(ts.Max),
-					optNum(ts.TTFBP50), errorsCell(ts), optSpread(ts.HopCPUPerReq), optNum(ts.SimCPUPerReq), optNum(ts.ClientCPUReq), optNum(ts.HopPeakRSSMiB))
+					optNum(ts.TTFBP50), errorsCell(ts), optSpread(ts.HopCPUPerReq), optSpread(ts.CoreCPUPerReq), optNum(ts.SimCPUPerReq), optNum(ts.ClientCPUReq), optNum(ts.HopPeakRSSMiB))
 			}
 		}
 		b.WriteString("\n")
@@ -55,9 +59,36 @@ func (r *Report) MachineLine() string {
 	} else if r.Git.Dirty {
 		commit += " (uncommitted changes)"
 	}
-	return fmt.Sprintf("Machine: %d × %s, %d MiB RAM, Linux %s, %s, %s/%s; %s. Commit %s. Each run: %.1f s warm-up, %.1f s measured, %d repetitions interleaved direct → proxy → gateway; saturated = %d connections; fixed rate = %s; %s; wall time %.0f s. %s",
+	return fmt.Sprintf("Machine: %d × %s, %d MiB RAM, Linux %s, %s, %s/%s; %s. Commit %s. Each run: %.1f s warm-up, %.1f s measured, %d repetitions interleaved %s; saturated = %d connections; fixed rate = %s; %s; wall time %.0f s. %s%s",
 		m.CPUs, m.CPUModel, m.MemTotalMB, m.Kernel, m.GoVersion, m.OS, m.Arch, pin, commit,
-		r.Config.WarmupS, r.Config.DurationS, r.Config.Reps, r.Config.Concurrency, rateText(r.Config), accountsText(r), r.WallS, r.NoiseLine())
+		r.Config.WarmupS, r.Config.DurationS, r.Config.Reps, strings.Join(r.Config.Targets, " → "), r.Config.Concurrency, rateText(r.Config), accountsText(r), r.WallS,
+		r.NoiseLine(), r.peersLine())
+}
+
+// peersLine names the peers' builds and what the server core figures count.
+func (r *Report) peersLine() string {
+	var s string
+	if len(r.Endpoints.CoreCPUs) > 0 {
+		s += fmt.Sprintf(" Server core CPU is CPUs %s's whole busy time (/proc/stat: user+nice+system+irq+softirq+steal) per request: the servers there and the kernel's work for them; process CPU is the hop's utime+stime.", r.Endpoints.CoreCPUs)
+	}
+	for _, p := range r.Endpoints.Peers {
+		s += fmt.Sprintf(" %s: %s.", p.Name, orDash(p.Build))
+	}
+	return s
+}
+
+// coreNoiseThreshold is how many cores other processes may use, as a median over the runs,
+// before the report warns that the server core figures hold some of their work.
+const coreNoiseThreshold = 0.25
+
+// coreNoiseWarning warns when the server core figures are not the servers' alone: other
+// processes were busy, and the scheduler may have run them on the server CPUs.
+func (r *Report) coreNoiseWarning() string {
+	if len(r.Endpoints.CoreCPUs) == 0 || r.Noise.Runs == 0 || r.Noise.MedianOtherCores < coreNoiseThreshold {
+		return ""
+	}
+	return fmt.Sprintf("**Noisy machine**: other processes used a median %.2f cores during the runs, and whatever of theirs ran on the server CPUs is in the server core figures; compare those only between targets of this run, beside the process figures, or measure on a quiet machine.",
+		r.Noise.MedianOtherCores)
 }
 
 // NoiseLine says how busy the rest of the machine was.
@@ -88,26 +119,31 @@ func accountsText(r *Report) string {
 	return s
 }
 
-// HeadlineTable is the side-by-side table: per scenario, p50 at concurrency 1, hop CPU per
-// request at the same offered load, saturated throughput and the gateway's peak RSS.
+// HeadlineTable is the side-by-side table: per scenario, latency at concurrency 1, CPU per
+// request at the same offered load (on the server core when pinned), saturated throughput
+// and the gateway's peak RSS.
 func (r *Report) HeadlineTable() string {
 	var b strings.Builder
-	b.WriteString("| scenario | p50 at c=1, µs: direct / proxy / gateway | gateway added p50 vs proxy | hop CPU µs/req at the same load: proxy / gateway | saturated req/s: direct / proxy / gateway | gateway peak RSS MiB | errors (gateway) |\n")
+	b.WriteString("| scenario | p50 at c=1, µs: direct / proxy / gateway | gateway added at c=1, µs: p50 / p99 | CPU µs/req at the same load: proxy / gateway | saturated req/s: direct / proxy / gateway | gateway peak RSS MiB | errors (gateway) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Headline {
-		cpu, at := c.FixedRateCPUPerReq, ""
-		if c.FixedRateRPS != nil {
-			at = fmt.Sprintf(" (%.0f req/s)", *c.FixedRateRPS)
-		} else if len(c.SaturatedCPUPerReq) > 0 {
-			cpu, at = c.SaturatedCPUPerReq, " (saturated)"
-		}
 		cpuCell := "—"
-		if len(cpu) > 0 {
+		if cpu := c.comparedCPU(); len(cpu) > 0 {
+			at := " (saturated)"
+			if c.FixedRateRPS != nil {
+				at = fmt.Sprintf(" (%.0f req/s)", *c.FixedRateRPS)
+			}
+			if c.CPUBasis == BasisCore {
+				at += " server core"
+			}
 			cpuCell = triple(cpu, TargetProxy, TargetGateway) + at
+			if c.CPURatio != nil {
+				cpuCell += fmt.Sprintf(" ×%.1f", *c.CPURatio)
+			}
 		}
 		added := "—"
-		if c.GatewayAddedP50US != nil {
-			added = fmt.Sprintf("%+.0f µs", *c.GatewayAddedP50US)
+		if c.GatewayAddedP50US != nil && c.GatewayAddedP99US != nil {
+			added = fmt.Sprintf("%+.0f / %+.0f", *c.GatewayAddedP50US, *c.GatewayAddedP99US)
 		}
 		errs := fmt.Sprintf("%d", c.Errors[TargetGateway])
 		if c.Expected != nil {
@@ -127,9 +163,6 @@ func (r *Report) HeadlineTable() string {
 				thr += fmt.Sprintf(" (×%.2f)", *c.ThroughputRatio)
 			}
 		}
-		if len(cpu) > 0 && c.CPURatio != nil {
-			cpuCell += fmt.Sprintf(" ×%.1f", *c.CPURatio)
-		}
 		c1 := "—"
 		if len(c.C1P50US) > 0 {
 			c1 = triple(c.C1P50US, TargetDirect, TargetProxy, TargetGateway)
@@ -137,6 +170,22 @@ func (r *Report) HeadlineTable() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Scenario, c1, added, cpuCell, thr, optNum(c.GatewayPeakMiB), errs)
 	}
 	return b.String()
+}
+
+// comparedCPU is each target's CPU per request the headline compares, on its CPUBasis.
+func (c Comparison) comparedCPU() map[string]float64 {
+	m := map[string]float64{}
+	for _, f := range c.Targets {
+		p := f.comparedCPU()
+		v := p.Process
+		if c.CPUBasis == BasisCore {
+			v = p.Core
+		}
+		if v != nil {
+			m[f.Target] = *v
+		}
+	}
+	return m
 }
 
 func triple(m map[string]float64, keys ...string) string {

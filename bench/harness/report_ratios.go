@@ -19,25 +19,60 @@ func cpuTarget(scenario string) float64 {
 // throughputTarget is the least gateway ÷ proxy saturated throughput.
 const throughputTarget = 0.9
 
-// RatioLines is one line per scenario that ran against the proxy.
+// addedP99TargetUS is the most the gateway may add to the proxy's p99 at concurrency 1.
+const addedP99TargetUS = 1000
+
+// RatioLines is one line per scenario that ran against the proxy, with the gateway against
+// the peers beneath it.
 func (r *Report) RatioLines() []string {
 	var lines []string
 	for _, c := range r.Headline {
 		var parts []string
-		if c.CPURatio != nil {
-			parts = append(parts, fmt.Sprintf("CPU/req ×%.2f %s", *c.CPURatio, mark(*c.CPURatio <= cpuTarget(c.Scenario), fmt.Sprintf("≤ %.1f", cpuTarget(c.Scenario)))))
+		for _, pr := range c.Ratios {
+			if pr.Against != TargetProxy {
+				continue
+			}
+			if pr.CPU != nil {
+				parts = append(parts, fmt.Sprintf("CPU/req ×%.2f%s %s", *pr.CPU, basisNote(c.CPUBasis, pr),
+					mark(*pr.CPU <= cpuTarget(c.Scenario), fmt.Sprintf("≤ %.1f", cpuTarget(c.Scenario)))))
+			}
+			if pr.Throughput != nil {
+				parts = append(parts, fmt.Sprintf("saturated ×%.2f %s", *pr.Throughput, mark(*pr.Throughput >= throughputTarget, fmt.Sprintf("≥ %.1f", throughputTarget))))
+			}
 		}
-		if c.ThroughputRatio != nil {
-			parts = append(parts, fmt.Sprintf("saturated ×%.2f %s", *c.ThroughputRatio, mark(*c.ThroughputRatio >= throughputTarget, fmt.Sprintf("≥ %.1f", throughputTarget))))
-		}
-		if gw, px, ok := r.c1P99(c.Scenario); ok {
-			parts = append(parts, fmt.Sprintf("c=1 p99 %.0f µs vs %.0f %s", gw, px, mark(gw <= px, "≤ proxy")))
+		if c.GatewayAddedP99US != nil {
+			parts = append(parts, fmt.Sprintf("c=1 p99 %+.0f µs over the proxy's (%.0f vs %.0f) %s", *c.GatewayAddedP99US, c.C1P99US[TargetGateway], c.C1P99US[TargetProxy],
+				mark(*c.GatewayAddedP99US <= addedP99TargetUS, "≤ +1 ms")))
 		}
 		if len(parts) > 0 {
 			lines = append(lines, fmt.Sprintf("- **%s**: %s", c.Scenario, strings.Join(parts, "; ")))
 		}
+		for _, pr := range c.Ratios {
+			if pr.Against == TargetProxy || (pr.CPU == nil && pr.Throughput == nil) {
+				continue
+			}
+			var peer []string
+			if pr.Throughput != nil {
+				peer = append(peer, fmt.Sprintf("saturated ×%.2f", *pr.Throughput))
+			}
+			if pr.CPU != nil {
+				peer = append(peer, fmt.Sprintf("CPU/req ×%.2f%s", *pr.CPU, basisNote(c.CPUBasis, pr)))
+			}
+			lines = append(lines, fmt.Sprintf("  - against %s: %s", pr.Against, strings.Join(peer, ", ")))
+		}
 	}
 	return lines
+}
+
+// basisNote says what a CPU ratio counts: on the server core, with the process ratio beside.
+func basisNote(basis string, pr PairRatios) string {
+	if basis != BasisCore {
+		return ""
+	}
+	if pr.ProcessCPU != nil {
+		return fmt.Sprintf(" on the server core (process ×%.2f)", *pr.ProcessCPU)
+	}
+	return " on the server core"
 }
 
 // mark says whether a figure meets its target.
@@ -46,31 +81,6 @@ func mark(met bool, target string) string {
 		return "(target " + target + ": met)"
 	}
 	return "(target " + target + ": **missed**)"
-}
-
-// c1P99 is the gateway's and the proxy's p99 at concurrency 1 in a scenario.
-func (r *Report) c1P99(scenario string) (gateway, proxy float64, ok bool) {
-	for _, s := range r.Scenarios {
-		if s.Name != scenario {
-			continue
-		}
-		for _, ph := range s.Phases {
-			if ph.Name != PhaseC1 {
-				continue
-			}
-			var g, p bool
-			for _, ts := range ph.Summaries {
-				switch ts.Target {
-				case TargetGateway:
-					gateway, g = ts.P99, true
-				case TargetProxy:
-					proxy, p = ts.P99, true
-				}
-			}
-			return gateway, proxy, g && p
-		}
-	}
-	return 0, 0, false
 }
 
 // ProfilesMarkdown is each scenario's gateway CPU profile top (--profile).

@@ -32,7 +32,7 @@ func summarize(runs []RunReport, targets []string) []TargetSummary {
 	var out []TargetSummary
 	for _, tn := range targets {
 		ts := TargetSummary{Target: tn, Statuses: map[string]int64{}}
-		var thr, p50, p90, p99, p999, ttfb50, ttfb99, hop, sim, cli, up []float64
+		var thr, p50, p90, p99, p999, ttfb50, ttfb99, hop, core, outside, sim, cli, up []float64
 		allMet, anyExp := true, false
 		for _, r := range runs {
 			if r.Target != tn {
@@ -56,6 +56,10 @@ func summarize(runs []RunReport, targets []string) []TargetSummary {
 			}
 			if r.HopCPU != nil {
 				hop = append(hop, r.HopCPU.USPerRequest)
+			}
+			if r.ServerCore != nil {
+				core = append(core, r.ServerCore.USPerRequest)
+				outside = append(outside, r.ServerCore.OutsideServersUSPerRequest)
 			}
 			if r.SimCPU != nil {
 				sim = append(sim, r.SimCPU.USPerRequest)
@@ -83,10 +87,8 @@ func summarize(runs []RunReport, targets []string) []TargetSummary {
 		ts.Throughput, ts.P50 = spread(thr), spread(p50)
 		ts.P90, ts.P99, ts.P999 = round(median(p90), 1), round(median(p99), 1), round(median(p999), 1)
 		ts.TTFBP50, ts.TTFBP99 = medianPtr(ttfb50), medianPtr(ttfb99)
-		if len(hop) > 0 {
-			s := spread(hop)
-			ts.HopCPUPerReq = &s
-		}
+		ts.HopCPUPerReq, ts.CoreCPUPerReq = spreadPtr(hop), spreadPtr(core)
+		ts.OutsidePerReq = medianPtr(outside)
 		ts.SimCPUPerReq, ts.ClientCPUReq, ts.UpstreamPerRq = medianPtr(sim), medianPtr(cli), medianPtr(up)
 		if anyExp {
 			ts.ExpectedMet = &allMet
@@ -94,6 +96,14 @@ func summarize(runs []RunReport, targets []string) []TargetSummary {
 		out = append(out, ts)
 	}
 	return out
+}
+
+func spreadPtr(v []float64) *Spread {
+	if len(v) == 0 {
+		return nil
+	}
+	s := spread(v)
+	return &s
 }
 
 func medianPtr(v []float64) *float64 {
@@ -105,63 +115,133 @@ func medianPtr(v []float64) *float64 {
 }
 
 func compare(sr ScenarioReport) Comparison {
-	c := Comparison{Scenario: sr.Name, C1P50US: map[string]float64{}, FixedRateCPUPerReq: map[string]float64{},
-		SaturatedCPUPerReq: map[string]float64{}, SaturatedRPS: map[string]float64{}, Errors: map[string]int64{}}
+	c := Comparison{Scenario: sr.Name, C1P50US: map[string]float64{}, C1P99US: map[string]float64{}, FixedRateCPUPerReq: map[string]float64{},
+		SaturatedCPUPerReq: map[string]float64{}, SaturatedRPS: map[string]float64{}, Errors: map[string]int64{}, Targets: []TargetFigures{}, Ratios: []PairRatios{}}
+	figs := map[string]*TargetFigures{}
+	for _, tn := range sr.Targets {
+		figs[tn] = &TargetFigures{Target: tn}
+	}
 	for _, ph := range sr.Phases {
 		for _, ts := range ph.Summaries {
+			f := figs[ts.Target]
+			if f == nil {
+				continue
+			}
 			c.Errors[ts.Target] += ts.Errors
-			if ts.HopPeakRSSMiB != nil && ts.Target == TargetGateway && (c.GatewayPeakMiB == nil || *ts.HopPeakRSSMiB > *c.GatewayPeakMiB) {
-				v := *ts.HopPeakRSSMiB
-				c.GatewayPeakMiB = &v
+			f.Errors += ts.Errors
+			f.IncompleteStreams += ts.Statuses["incomplete_stream"]
+			if ts.HopPeakRSSMiB != nil && (f.PeakRSSMiB == nil || *ts.HopPeakRSSMiB > *f.PeakRSSMiB) {
+				f.PeakRSSMiB = ptr(*ts.HopPeakRSSMiB)
 			}
 			if ts.ExpectedMet != nil {
-				v := *ts.ExpectedMet && (c.Expected == nil || *c.Expected)
-				c.Expected = &v
+				c.Expected = ptr(*ts.ExpectedMet && (c.Expected == nil || *c.Expected))
 			}
 			if ts.Target == TargetGateway && ts.UpstreamPerRq != nil && (ph.Name == PhaseSaturated || c.UpstreamPerReq == nil) {
-				v := *ts.UpstreamPerRq
-				c.UpstreamPerReq = &v
+				c.UpstreamPerReq = ptr(*ts.UpstreamPerRq)
 			}
 			switch ph.Name {
 			case PhaseC1:
-				c.C1P50US[ts.Target] = ts.P50.Median
+				c.C1P50US[ts.Target], c.C1P99US[ts.Target] = ts.P50.Median, ts.P99
+				f.C1P50US, f.C1P99US = ptr(ts.P50.Median), ptr(ts.P99)
 			case PhaseSaturated:
 				c.SaturatedRPS[ts.Target] = ts.Throughput.Median
+				f.SaturatedRPS = ptr(ts.Throughput.Median)
+				f.SaturatedCPU = cpuPair(ts)
 				if ts.HopCPUPerReq != nil {
 					c.SaturatedCPUPerReq[ts.Target] = ts.HopCPUPerReq.Median
 				}
 			case PhaseFixedRate:
-				r := ph.OfferedRPS
-				c.FixedRateRPS = &r
+				c.FixedRateRPS = ptr(ph.OfferedRPS)
+				f.FixedRateCPU = cpuPair(ts)
+				f.FixedRateP50US, f.FixedRateP99US = ptr(ts.P50.Median), ptr(ts.P99)
 				if ts.HopCPUPerReq != nil {
 					c.FixedRateCPUPerReq[ts.Target] = ts.HopCPUPerReq.Median
 				}
 			}
 		}
 	}
-	diff := func(m map[string]float64, a, b string) *float64 {
-		x, ok1 := m[a]
-		y, ok2 := m[b]
-		if !ok1 || !ok2 {
-			return nil
-		}
-		v := round(x-y, 1)
-		return &v
+	for _, tn := range sr.Targets {
+		c.Targets = append(c.Targets, *figs[tn])
 	}
-	ratio := func(m map[string]float64, a, b string) *float64 {
-		x, ok1 := m[a]
-		y, ok2 := m[b]
-		if !ok1 || !ok2 || y == 0 {
-			return nil
+	if gw := figs[TargetGateway]; gw != nil {
+		c.GatewayPeakMiB = gw.PeakRSSMiB
+		c.CPUBasis = cpuBasis(c.Targets)
+		for _, tn := range sr.Targets {
+			if tn != TargetGateway && tn != TargetDirect {
+				c.Ratios = append(c.Ratios, pairRatios(*gw, *figs[tn], c.CPUBasis))
+			}
 		}
-		v := round(x/y, 2)
-		return &v
 	}
 	c.GatewayAddedP50US = diff(c.C1P50US, TargetGateway, TargetProxy)
+	c.GatewayAddedP99US = diff(c.C1P99US, TargetGateway, TargetProxy)
 	c.ProxyHopP50US = diff(c.C1P50US, TargetProxy, TargetDirect)
-	if c.CPURatio = ratio(c.FixedRateCPUPerReq, TargetGateway, TargetProxy); c.CPURatio == nil {
-		c.CPURatio = ratio(c.SaturatedCPUPerReq, TargetGateway, TargetProxy)
+	for _, r := range c.Ratios {
+		if r.Against == TargetProxy {
+			c.CPURatio, c.ThroughputRatio = r.CPU, r.Throughput
+		}
 	}
-	c.ThroughputRatio = ratio(c.SaturatedRPS, TargetGateway, TargetProxy)
 	return c
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// cpuPair is a summary's hop process and server core CPU per request.
+func cpuPair(ts TargetSummary) CPUPair {
+	var p CPUPair
+	if ts.HopCPUPerReq != nil {
+		p.Process = ptr(ts.HopCPUPerReq.Median)
+	}
+	if ts.CoreCPUPerReq != nil {
+		p.Core = ptr(ts.CoreCPUPerReq.Median)
+	}
+	return p
+}
+
+// comparedCPU is the CPU pair a comparison uses: at the fixed rate, where every target
+// meets the same load, else saturated.
+func (f TargetFigures) comparedCPU() CPUPair {
+	if f.FixedRateCPU.Process != nil || f.FixedRateCPU.Core != nil {
+		return f.FixedRateCPU
+	}
+	return f.SaturatedCPU
+}
+
+// cpuBasis is the whole server core when the gateway's figures have it (pinned runs), else
+// the hop process.
+func cpuBasis(figs []TargetFigures) string {
+	for _, f := range figs {
+		if f.Target == TargetGateway && f.comparedCPU().Core != nil {
+			return BasisCore
+		}
+	}
+	return BasisProcess
+}
+
+// pairRatios is the gateway ÷ other.
+func pairRatios(gw, other TargetFigures, basis string) PairRatios {
+	g, o := gw.comparedCPU(), other.comparedCPU()
+	r := PairRatios{Against: other.Target, Throughput: ratioOf(gw.SaturatedRPS, other.SaturatedRPS),
+		ProcessCPU: ratioOf(g.Process, o.Process), CoreCPU: ratioOf(g.Core, o.Core)}
+	r.CPU = r.ProcessCPU
+	if basis == BasisCore {
+		r.CPU = r.CoreCPU
+	}
+	return r
+}
+
+func ratioOf(x, y *float64) *float64 {
+	if x == nil || y == nil || *y == 0 {
+		return nil
+	}
+	return ptr(round(*x / *y, 2))
+}
+
+// diff is m[a] − m[b], when both are there.
+func diff(m map[string]float64, a, b string) *float64 {
+	x, ok1 := m[a]
+	y, ok2 := m[b]
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return ptr(round(x-y, 1))
 }

@@ -41,14 +41,24 @@ type Scenario struct {
 	Phases                      []string
 	Targets                     []string
 	OKStatus                    []int // default 200
-	// Keys says which gateway keys the scenario uses: "" (the one bench key), "accounts"
-	// (one key per account of the many-accounts set) or "burst" (a fresh burst-plan account
-	// per repetition).
+	// Keys says which gateway keys the scenario uses: "" (the one bench key), "hot" (one key
+	// per account of HotAccounts, round-robin), "accounts" (one key per account of the
+	// many-accounts set) or "burst" (a fresh burst-plan account per repetition).
 	Keys string
+	// Peers says the peer targets (peers.go) take part: the scenario is on PeerRoute.
+	Peers bool
 	// FailRoute, if set, fails FailFraction of its calls with 500 during the scenario.
 	FailRoute    string
 	FailFraction float64
 }
+
+// HotAccounts is how many accounts chat-64-accounts spreads its calls over: few enough that
+// every one is called many times a second (its quota actor stays active), many enough that
+// the calls of one account rarely queue behind each other.
+const HotAccounts = 64
+
+// simModel is the simulator's chat model, what the floor targets and the peers ask for.
+const simModel = "sim-model"
 
 // Stream reports whether the scenario's answers are streams.
 func (s *Scenario) Stream() bool { return s.StreamEnd != "" }
@@ -62,19 +72,22 @@ const responsesStreamBody = `{"model":"{{MODEL}}","stream":true,"input":"Say hel
 func Scenarios() []*Scenario {
 	chat := func(name, desc, body, end string) *Scenario {
 		return &Scenario{Name: name, Description: desc, Path: "/chat/completions", Body: body, KeyHeader: "Authorization",
-			StreamEnd: end, GatewayModel: "bench-chat", UpstreamModel: "sim-model", Route: RouteChat, CountRoutes: []string{RouteChat},
+			StreamEnd: end, GatewayModel: "bench-chat", UpstreamModel: simModel, Route: RouteChat, CountRoutes: []string{RouteChat},
 			Phases: []string{PhaseC1, PhaseSaturated, PhaseFixedRate}, Targets: AllTargets}
 	}
 	plain := chat("chat-plain", "POST /v1/chat/completions, a 16-word answer as one JSON body", chatBody, "")
 	stream := chat("chat-stream", "POST /v1/chat/completions with stream:true, 18 SSE chunks and data: [DONE]", chatStreamBody, "data: [DONE]")
+	plain.Peers, stream.Peers = true, true
+	hot := chat("chat-64-accounts", "chat-plain spread round-robin over 64 accounts (one key each), every one kept active: what many callers at once cost, beside chat-plain's one account", chatBody, "")
+	hot.Phases, hot.Keys, hot.Targets = []string{PhaseSaturated, PhaseFixedRate}, "hot", []string{TargetProxy, TargetGateway}
 	conv := chat("messages-to-chat-stream", "POST /v1/messages streamed, to a model whose route speaks chat (the gateway converts the stream; the floor targets call the simulator's own /v1/messages)",
 		messagesStreamBody, "event: message_stop")
 	conv.Path, conv.KeyHeader, conv.Header = "/messages", "x-api-key", map[string]string{"anthropic-version": "2023-06-01"}
-	conv.Phases = []string{PhaseC1, PhaseSaturated}
+	conv.Phases, conv.Targets = []string{PhaseC1, PhaseSaturated}, []string{TargetProxy, TargetGateway}
 	resp := &Scenario{Name: "responses-stream", Description: "POST /v1/responses streamed, to a Responses-format route",
 		Path: "/responses", Body: responsesStreamBody, KeyHeader: "Authorization", StreamEnd: "event: response.completed",
 		GatewayModel: "bench-responses", UpstreamModel: "sim-gpt", Route: RouteResponses, CountRoutes: []string{RouteResponses},
-		Phases: []string{PhaseC1, PhaseSaturated}, Targets: AllTargets}
+		Phases: []string{PhaseC1, PhaseSaturated}, Targets: []string{TargetProxy, TargetGateway}}
 	many := chat("accounts-10k", "chat-plain spread round-robin over many accounts (one key each, created through the admin API before the run)", chatBody, "")
 	many.Phases, many.Keys, many.Targets = []string{PhaseSaturated, PhaseFixedRate}, "accounts", []string{TargetProxy, TargetGateway}
 	fo := chat("failover", "chat-plain on a model with three routes, one failing 30% of its calls with 500, which the gateway rests for its error rate after its first 20 attempts (the floor targets call a healthy route)", chatBody, "")
@@ -85,7 +98,8 @@ func Scenarios() []*Scenario {
 	burst.Phases, burst.Targets, burst.Keys, burst.OKStatus = []string{PhaseBurst}, []string{TargetGateway}, "burst", []int{200, 429}
 	auto := chat("auto", "chat-plain to an auto model of three candidates, judged per call (key, ZDR, tools, images, reasoning, price ceiling, context, health) and ordered by price; compare its gateway CPU/req with chat-plain's for the choice's cost", chatBody, "")
 	auto.GatewayModel, auto.Route, auto.CountRoutes = "bench-auto", RouteAuto, []string{RouteAuto}
-	return []*Scenario{plain, stream, conv, resp, many, fo, burst, auto}
+	auto.Phases, auto.Targets = []string{PhaseSaturated, PhaseFixedRate}, []string{TargetProxy, TargetGateway}
+	return []*Scenario{plain, stream, hot, conv, resp, many, fo, burst, auto}
 }
 
 // ClusterScenario is the scenario with no HTTP target (bench/clusterbench): charges through

@@ -12,6 +12,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,10 @@ import (
 
 // Config is one suite run.
 type Config struct {
-	Scenarios   []string      // names; empty: all
+	Scenarios []string // names; empty: all
+	// Targets limits the targets measured (KnownTargets); empty: every one available (the
+	// peers only when Endpoints has them).
+	Targets     []string
 	Duration    time.Duration // measured part of each run
 	Warmup      time.Duration // unmeasured load before each run
 	Reps        int           // repetitions of each (phase, target)
@@ -45,6 +49,10 @@ type Config struct {
 	ProfileDir string
 }
 
+// PinnedConcurrency is the saturated phase's connections when the servers are pinned: the
+// load generator has a core of its own to drive them, as in the outside review's setup.
+const PinnedConcurrency = 64
+
 // Defaults fills zero fields with the values of make bench.
 func (c *Config) Defaults() {
 	if c.Duration == 0 {
@@ -58,6 +66,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 32
+		if len(c.ServerCPUs) > 0 {
+			c.Concurrency = PinnedConcurrency
+		}
 	}
 	if c.RateFraction == 0 {
 		c.RateFraction = 0.5
@@ -81,7 +92,8 @@ func (c *Config) Defaults() {
 
 type target struct {
 	name   string
-	pid    int // the hop's process (proxy, gateway), 0 for direct
+	pid    int // the hop's process (proxy, gateway, peer), 0 for direct
+	peer   *Peer
 	client *http.Client
 	offset int64 // requests sent so far with rotating keys, so every run starts on fresh ones
 	// An external target (RunTarget): its base URL (up to /v1), keys and model.
@@ -94,7 +106,9 @@ type suite struct {
 	cfg       Config
 	ep        Endpoints
 	targets   map[string]*target
+	order     []string // the targets there are, in interleaving order
 	key       string   // the bench account's key
+	hotKeys   []string // one per account of the hot-accounts scenario
 	manyKeys  []string // one per account of the many-accounts scenario
 	burstKeys []string // burstKeys[0] warms up, burstKeys[r] is repetition r's account
 	report    *Report
@@ -127,16 +141,13 @@ func Run(ctx context.Context, cfg Config, ep Endpoints) (*Report, error) {
 	}
 	s := &suite{cfg: cfg, ep: ep, targets: map[string]*target{}, profiles: map[string]profileResult{}}
 	s.report = newReport(cfg, ep)
-	for _, name := range AllTargets {
-		t := &target{name: name, client: load.NewClient(max(cfg.Concurrency, cfg.MaxInFlight))}
-		switch name {
-		case TargetProxy:
-			t.pid = ep.ProxyPID
-		case TargetGateway:
-			t.pid = ep.GatewayPID
-		}
-		s.targets[name] = t
+	if err := s.addTargets(); err != nil {
+		return nil, err
 	}
+	// Idle keep-alive connections left open hold a server's graceful stop (Bifrost's waits
+	// for them), so none outlives the run.
+	defer s.closeIdle()
+	s.report.Config.Targets = s.available()
 	if err := s.setup(ctx, scenarios); err != nil {
 		return nil, err
 	}
@@ -149,6 +160,65 @@ func Run(ctx context.Context, cfg Config, ep Endpoints) (*Report, error) {
 	}
 	s.report.finish()
 	return s.report, nil
+}
+
+// addTargets makes the targets the endpoints offer, refusing a wanted one they do not.
+func (s *suite) addTargets() error {
+	newTarget := func(name string, pid int) *target {
+		return &target{name: name, pid: pid, client: load.NewClient(max(s.cfg.Concurrency, s.cfg.MaxInFlight))}
+	}
+	s.targets[TargetDirect] = newTarget(TargetDirect, 0)
+	s.targets[TargetProxy] = newTarget(TargetProxy, s.ep.ProxyPID)
+	s.targets[TargetGateway] = newTarget(TargetGateway, s.ep.GatewayPID)
+	for i := range s.ep.Peers {
+		p := &s.ep.Peers[i]
+		s.targets[p.Name] = newTarget(p.Name, p.PID)
+		s.targets[p.Name].peer = p
+	}
+	for _, name := range KnownTargets() {
+		if s.targets[name] != nil {
+			s.order = append(s.order, name)
+		}
+	}
+	for _, name := range s.cfg.Targets {
+		if !slices.Contains(KnownTargets(), name) {
+			return fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(KnownTargets(), ", "))
+		}
+		if s.targets[name] == nil {
+			return fmt.Errorf("target %s is not running (a peer needs its binary: make bench-peers)", name)
+		}
+	}
+	return nil
+}
+
+// closeIdle closes every target client's idle connections.
+func (s *suite) closeIdle() {
+	for _, t := range s.targets {
+		t.client.CloseIdleConnections()
+	}
+}
+
+// available is every target measured, in interleaving order.
+func (s *suite) available() []string {
+	var out []string
+	for _, name := range s.order {
+		if len(s.cfg.Targets) == 0 || slices.Contains(s.cfg.Targets, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// targetsOf is what scenario sc measures: its own targets and, on the peers' route, the
+// peers, less those Config.Targets leaves out, in interleaving order.
+func (s *suite) targetsOf(sc *Scenario) []string {
+	var out []string
+	for _, name := range s.available() {
+		if slices.Contains(sc.Targets, name) || (sc.Peers && s.targets[name].peer != nil) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // setup creates the accounts and resets the simulator routes.
@@ -187,6 +257,14 @@ func (s *suite) setup(ctx context.Context, scenarios []*Scenario) error {
 			s.report.Setup.AccountsSeconds = round(el.Seconds(), 2)
 			s.report.Setup.AccountsPerSecond = round(float64(len(s.manyKeys))/el.Seconds(), 0)
 			s.logf("  %d accounts in %.1fs (%.0f/s)", len(s.manyKeys), el.Seconds(), float64(len(s.manyKeys))/el.Seconds())
+		case "hot":
+			if s.hotKeys != nil {
+				continue
+			}
+			if s.hotKeys, err = CreateAccounts(ctx, s.ep.AdminURL, s.ep.AdminToken, PlanBench, "hot-"+run, HotAccounts, s.cfg.AccountWorkers, nil); err != nil {
+				return err
+			}
+			s.report.Setup.HotAccounts = len(s.hotKeys)
 		case "burst":
 			if s.burstKeys != nil {
 				continue
@@ -208,7 +286,10 @@ func (s *suite) setup(ctx context.Context, scenarios []*Scenario) error {
 }
 
 func (s *suite) scenario(ctx context.Context, sc *Scenario) (ScenarioReport, error) {
-	sr := ScenarioReport{Name: sc.Name, Description: sc.Description, Endpoint: "POST /v1" + sc.Path, Stream: sc.Stream(), Targets: sc.Targets}
+	sr := ScenarioReport{Name: sc.Name, Description: sc.Description, Endpoint: "POST /v1" + sc.Path, Stream: sc.Stream(), Targets: s.targetsOf(sc)}
+	if len(sr.Targets) == 0 {
+		return sr, fmt.Errorf("none of its targets (%s) is measured", strings.Join(sc.Targets, ", "))
+	}
 	if sc.FailRoute != "" {
 		if err := SetSimRoute(ctx, s.ep.SimURL, sc.FailRoute, SimRoute{FailStatus: 500, FailFraction: sc.FailFraction}); err != nil {
 			return sr, err
@@ -233,7 +314,7 @@ func (s *suite) scenario(ctx context.Context, sc *Scenario) (ScenarioReport, err
 			return sr, fmt.Errorf("unknown phase %q", phase)
 		}
 		for rep := 1; rep <= s.cfg.Reps; rep++ {
-			for _, tn := range sc.Targets {
+			for _, tn := range sr.Targets {
 				if err := ctx.Err(); err != nil {
 					return sr, err
 				}
@@ -244,7 +325,7 @@ func (s *suite) scenario(ctx context.Context, sc *Scenario) (ScenarioReport, err
 				pr.Runs = append(pr.Runs, run)
 			}
 		}
-		pr.Summaries = summarize(pr.Runs, sc.Targets)
+		pr.Summaries = summarize(pr.Runs, sr.Targets)
 		sr.Phases = append(sr.Phases, pr)
 	}
 	sr.Comparison = compare(sr)
@@ -295,6 +376,11 @@ func (s *suite) request(sc *Scenario, tn string) load.HTTPRequest {
 		r.Keys = tg.keys
 		return r
 	}
+	if p := s.targets[tn].peer; p != nil {
+		r.URL = p.URL + "/v1" + sc.Path
+		r.Body = []byte(strings.ReplaceAll(sc.Body, "{{MODEL}}", p.ModelPrefix+sc.UpstreamModel))
+		return r // no key: the peer holds the upstream's
+	}
 	switch tn {
 	case TargetDirect:
 		r.URL = s.ep.SimURL + "/r/" + sc.Route + "/v1" + sc.Path
@@ -307,7 +393,10 @@ func (s *suite) request(sc *Scenario, tn string) load.HTTPRequest {
 	r.Keys = []string{SimCredential}
 	if tn == TargetGateway {
 		r.Keys = []string{s.key}
-		if sc.Keys == "accounts" {
+		switch sc.Keys {
+		case "hot":
+			r.Keys = s.hotKeys
+		case "accounts":
 			r.Keys = s.manyKeys
 		}
 	}
@@ -344,23 +433,8 @@ func (s *suite) run(ctx context.Context, sc *Scenario, pr *PhaseReport, tg *targ
 	}
 
 	calls0 := s.simCalls(ctx, sc.CountRoutes)
-	// Every process of ours is read, so what the rest of the machine did shows as well.
-	probes := map[int]*procProbe{}
-	for _, pid := range []int{s.ep.SimPID, s.ep.ProxyPID, s.ep.GatewayPID, tg.pid, os.Getpid()} {
-		if pid != 0 && probes[pid] == nil {
-			probes[pid] = newProcProbe(pid)
-		}
-	}
-	probe := func(pid int) *procProbe {
-		if p := probes[pid]; p != nil {
-			return p
-		}
-		return newProcProbe(0)
-	}
-	sys0, sysErr := ReadSystemCPU()
-	for _, p := range probes {
-		p.start()
-	}
+	probes := newRunProbes(s.ep.serverPIDs(tg.pid), s.ep.CoreCPUs)
+	probes.start()
 	var profiled chan profileResult
 	if s.cfg.ProfileDir != "" && s.ep.GatewayDebugURL != "" && tg.name == TargetGateway && pr.Name == PhaseSaturated && rep == 1 {
 		profiled = make(chan profileResult, 1)
@@ -370,9 +444,7 @@ func (s *suite) run(ctx context.Context, sc *Scenario, pr *PhaseReport, tg *targ
 	if err != nil {
 		return RunReport{}, err
 	}
-	for _, p := range probes {
-		p.stop()
-	}
+	probes.stop()
 	if profiled != nil {
 		p := <-profiled
 		if p.err != nil {
@@ -380,27 +452,14 @@ func (s *suite) run(ctx context.Context, sc *Scenario, pr *PhaseReport, tg *targ
 		}
 		s.profiles[sc.Name] = p
 	}
-	sys1, sysErr1 := ReadSystemCPU()
 	tg.offset += res.Requests
 	calls1 := s.simCalls(ctx, sc.CountRoutes)
 
-	hop, sim, self := probe(tg.pid), probe(s.ep.SimPID), probe(os.Getpid())
+	hop, sim, self := probes.probe(tg.pid), probes.probe(s.ep.SimPID), probes.probe(os.Getpid())
 	run := RunReport{Target: tg.name, Rep: rep, Result: res,
 		HopCPU: hop.cpu(res.Requests), SimCPU: sim.cpu(res.Requests), ClientCPU: self.cpu(res.Requests),
-		HopPeakRSSKB: hop.peak(), SimPeakRSSKB: sim.peak()}
-	if sysErr == nil && sysErr1 == nil {
-		var ours time.Duration
-		for _, p := range probes {
-			if p.ok {
-				ours += p.cpu1.Sub(p.cpu0).Total()
-			}
-		}
-		busy, steal := sys1.Busy-sys0.Busy, sys1.Steal-sys0.Steal
-		other := max(0, busy-ours)
-		run.Machine = &MachineCPU{BusySeconds: round(busy.Seconds(), 3), OursSeconds: round(ours.Seconds(), 3),
-			OtherSeconds: round(other.Seconds(), 3), StealSeconds: round(steal.Seconds(), 3),
-			OtherCores: round(other.Seconds()/res.DurationS, 2), StealCores: round(steal.Seconds()/res.DurationS, 2)}
-	}
+		HopPeakRSSKB: hop.peak(), SimPeakRSSKB: sim.peak(),
+		ServerCore: probes.core(res.Requests, res.DurationS), Machine: probes.machine(res.DurationS)}
 	if calls0 != nil && calls1 != nil && res.Requests > 0 {
 		n := *calls1 - *calls0
 		per := round(float64(n)/float64(res.Requests), 3)
@@ -412,15 +471,19 @@ func (s *suite) run(ctx context.Context, sc *Scenario, pr *PhaseReport, tg *targ
 		run.Expected = &Expectation{Status: 200, Want: want, Got: got, Met: got == want,
 			Rule: fmt.Sprintf("a fresh account on burst_rpm %d admits exactly min(%d, requests) calls in a run shorter than 60 s; the rest are 429", s.cfg.BurstRPM, s.cfg.BurstRPM)}
 	}
-	s.logf("%-24s %-10s rep %d %-7s %s%s [%.1fs]", sc.Name, pr.Name, rep, tg.name, res.String(), cpuNote(run.HopCPU), time.Since(cell).Seconds())
+	s.logf("%-24s %-10s rep %d %-15s %s%s [%.1fs]", sc.Name, pr.Name, rep, tg.name, res.String(), cpuNote(run), time.Since(cell).Seconds())
 	return run, nil
 }
 
-func cpuNote(c *CPUReport) string {
-	if c == nil {
-		return ""
+func cpuNote(run RunReport) string {
+	var s string
+	if run.HopCPU != nil {
+		s = fmt.Sprintf(", hop CPU %.0fµs/req", run.HopCPU.USPerRequest)
 	}
-	return fmt.Sprintf(", hop CPU %.0fµs/req", c.USPerRequest)
+	if run.ServerCore != nil {
+		s += fmt.Sprintf(", server core %.0fµs/req", run.ServerCore.USPerRequest)
+	}
+	return s
 }
 
 // simCalls sums the simulator's call counters of routes (nil if they cannot be read).
@@ -437,60 +500,6 @@ func (s *suite) simCalls(ctx context.Context, routes []string) *int64 {
 		n += c
 	}
 	return &n
-}
-
-// procProbe reads one process's CPU time and peak RSS around a run.
-type procProbe struct {
-	pid        int
-	cpu0, cpu1 CPUTime
-	ok         bool
-	peakKB     int64
-	peakReset  bool
-}
-
-func newProcProbe(pid int) *procProbe { return &procProbe{pid: pid} }
-
-func (p *procProbe) start() {
-	if p.pid == 0 {
-		return
-	}
-	p.peakReset = ResetPeakRSS(p.pid) == nil
-	var err error
-	p.cpu0, err = ReadCPU(p.pid)
-	p.ok = err == nil
-}
-
-func (p *procProbe) stop() {
-	if !p.ok {
-		return
-	}
-	var err error
-	if p.cpu1, err = ReadCPU(p.pid); err != nil {
-		p.ok = false
-		return
-	}
-	if kb, err := ReadPeakRSS(p.pid); err == nil {
-		p.peakKB = kb
-	}
-}
-
-func (p *procProbe) cpu(requests int64) *CPUReport {
-	if !p.ok {
-		return nil
-	}
-	d := p.cpu1.Sub(p.cpu0)
-	r := &CPUReport{Seconds: round(d.Total().Seconds(), 3), UserSeconds: round(d.User.Seconds(), 3), SystemSeconds: round(d.System.Seconds(), 3)}
-	if requests > 0 {
-		r.USPerRequest = round(float64(d.Total().Microseconds())/float64(requests), 1)
-	}
-	return r
-}
-
-func (p *procProbe) peak() *PeakRSS {
-	if !p.ok || p.peakKB == 0 {
-		return nil
-	}
-	return &PeakRSS{KB: p.peakKB, PerRun: p.peakReset}
 }
 
 func round(v float64, digits int) float64 {
@@ -552,7 +561,8 @@ func RunTarget(ctx context.Context, tc TargetConfig) (*Report, error) {
 	}
 	cfg.Scenarios = []string{sc.Name}
 	s := &suite{cfg: cfg, targets: map[string]*target{TargetName: {name: TargetName, pid: tc.PID,
-		client: load.NewClient(max(cfg.Concurrency, cfg.MaxInFlight)), base: strings.TrimSuffix(tc.URL, "/"), keys: tc.Keys, model: tc.Model}}}
+		client: load.NewClient(max(cfg.Concurrency, cfg.MaxInFlight)), base: strings.TrimSuffix(tc.URL, "/"), keys: tc.Keys, model: tc.Model}},
+		order: []string{TargetName}}
 	s.report = newReport(cfg, Endpoints{})
 	s.report.Config.Targets = []string{TargetName}
 	s.custom = &PhaseReport{Name: fmt.Sprintf("closed-%d", cfg.Concurrency), Mode: "closed", Concurrency: cfg.Concurrency}

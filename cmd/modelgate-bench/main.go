@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -41,7 +42,9 @@ Usage:
 
 The suite starts what it is not given: --sim-url uses a running simulator, --gateway-url a
 running gateway (serving "modelgate-bench catalog --sim-url ..." with its admin API at
---gateway-admin-url and --admin-token).
+--gateway-admin-url and --admin-token). With --bifrost-bin and --bifrost-config it also
+starts Bifrost twice (targets bifrost-lean and bifrost-logging) for chat-plain and
+chat-stream; --targets picks the targets (default: every one started).
 
 Scenarios: %s
 ("cluster" runs last, in this process: charges through the quota service on one node and on
@@ -107,7 +110,10 @@ func run(args []string) error {
 		fmt.Fprintf(fs.Output(), usage, strings.Join(append(harness.ScenarioNames(), harness.ClusterScenario), ", "))
 		fs.PrintDefaults()
 	}
-	var scenarios, keys listFlag
+	var scenarios, keys, targets listFlag
+	fs.Var(&targets, "targets", "suite: the targets to measure, comma-separated ("+strings.Join(harness.KnownTargets(), ", ")+"; default: direct, proxy, gateway and the Bifrost ones when --bifrost-bin is given)")
+	bifrostBin := fs.String("bifrost-bin", "", "suite: Bifrost's bifrost-http binary, to measure it beside the gateway (make bench-peers builds it)")
+	bifrostConfig := fs.String("bifrost-config", "", "suite: config.py of the Bifrost build kit, which writes each Bifrost setup's app directory")
 	fs.Var(&scenarios, "scenario", "scenario(s), comma-separated or repeated (suite default: all; --target-url default: chat-plain)")
 	targetURL := fs.String("target-url", "", "load this base URL (up to /v1) instead of running the suite")
 	fs.Var(&keys, "key", "API key for --target-url (repeat or comma-separate to rotate keys per request)")
@@ -117,7 +123,7 @@ func run(args []string) error {
 	duration := fs.Duration("duration", 1500*time.Millisecond, "measured length of each run")
 	warmup := fs.Duration("warmup", 300*time.Millisecond, "unmeasured load before each run")
 	reps := fs.Int("reps", 0, "repetitions of each run (suite default 3, --target-url default 1)")
-	concurrency := fs.Int("concurrency", 0, "connections: the suite's saturated phase (default 32), or --target-url's closed loop (default 1)")
+	concurrency := fs.Int("concurrency", 0, "connections: the suite's saturated phase (default 32, 64 when pinned), or --target-url's closed loop (default 1)")
 	rate := fs.Float64("rate", 0, "requests per second: the suite's fixed-rate phase (default: --rate-fraction of the gateway's saturated rate), or --target-url's open loop")
 	rateFraction := fs.Float64("rate-fraction", 0.5, "suite: fixed-rate load as a fraction of the gateway's saturated throughput")
 	maxInFlight := fs.Int("max-in-flight", 1024, "open loop: cap on requests in flight (late sends still count from their intended time)")
@@ -127,7 +133,7 @@ func run(args []string) error {
 	accounts := fs.Int("accounts", 10000, "suite: accounts of the accounts-10k scenario")
 	accountWorkers := fs.Int("account-workers", 16, "suite: parallel admin API calls while creating them")
 	burstRPM := fs.Int("burst-rpm", harness.DefaultBurstRPM, "suite: the burst-limit plan's calls per sliding minute")
-	pin := fs.Bool("pin", false, "pin the load generator and the servers to different CPUs (default split: the first quarter of the allowed CPUs, at least one, for the load generator)")
+	pin := fs.Bool("pin", false, "pin the load generator and the servers to different CPUs (default split: the first quarter of the allowed CPUs, at least one, for the load generator) and count the server CPUs' whole busy time per request")
 	clientCPUs := fs.String("client-cpus", "", "pin the load generator to these CPUs (e.g. 0 or 0-1); implies --pin")
 	serverCPUs := fs.String("server-cpus", "", "pin the simulator, proxy and gateway to these CPUs (e.g. 1 or 2-3); implies --pin")
 	work := fs.String("work", "", "suite: directory for the catalog, data and server logs (default: a temporary one, removed unless --keep)")
@@ -156,7 +162,7 @@ func run(args []string) error {
 	if err := cc.Check(); err != nil {
 		return err
 	}
-	cfg := harness.Config{Scenarios: scenarios, Duration: *duration, Warmup: *warmup, Reps: *reps, Concurrency: *concurrency,
+	cfg := harness.Config{Scenarios: scenarios, Targets: targets, Duration: *duration, Warmup: *warmup, Reps: *reps, Concurrency: *concurrency,
 		Rate: *rate, RateFraction: *rateFraction, MaxInFlight: *maxInFlight, Accounts: *accounts, AccountWorkers: *accountWorkers,
 		BurstRPM: *burstRPM, AllowRemote: *allowRemote, Log: os.Stderr}
 	if *profile {
@@ -168,6 +174,7 @@ func run(args []string) error {
 	if *quiet {
 		cfg.Log = nil
 	}
+	startCPUs, _ := harness.Allowed() // before the suite pins this process
 	var err error
 	if cfg.ClientCPUs, cfg.ServerCPUs, err = cpuSplit(*pin, *clientCPUs, *serverCPUs); err != nil {
 		return err
@@ -198,11 +205,17 @@ func run(args []string) error {
 		}
 		lc := harness.LaunchConfig{GatewayBin: *gatewayBin, SimBin: *simBin, BurstRPM: cfg.BurstRPM, LogLevel: *logLevel,
 			ServerCPUs: cfg.ServerCPUs, Profile: *profile, SimURL: *simURL, SimPID: *simPID, GatewayURL: *gatewayURL, GatewayPID: *gatewayPID,
-			AdminURL: *gatewayAdminURL, AdminToken: *adminToken}
+			AdminURL: *gatewayAdminURL, AdminToken: *adminToken, Bifrost: harness.BifrostConfig{Bin: *bifrostBin, ConfigScript: *bifrostConfig}}
+		if lc.Peers, err = peersToStart(targets, lc.Bifrost); err != nil {
+			return err
+		}
 		if scs, _ := harness.SelectScenarios(scenarios); len(scs) > 0 {
 			rep, err = suite(ctx, cfg, lc, *work, *keep)
 		}
 		if err == nil && harness.WantsCluster(scenarios) {
+			if err = unpin(cfg, startCPUs); err != nil {
+				return err
+			}
 			logf(cfg, "cluster scenario (in this process)...")
 			rep, err = harness.RunCluster(ctx, cfg, cc.Config(), rep)
 		}
@@ -254,6 +267,9 @@ func suite(ctx context.Context, cfg harness.Config, lc harness.LaunchConfig, wor
 		}
 	}()
 	logf(cfg, "simulator %s (pid %d), proxy %s (pid %d), gateway %s (pid %d)", l.SimURL, l.SimPID, l.ProxyURL, l.ProxyPID, l.GatewayURL, l.GatewayPID)
+	for _, p := range l.Peers {
+		logf(cfg, "%s %s (pid %d; %s)", p.Name, p.URL, p.PID, p.Build)
+	}
 	return harness.Run(ctx, cfg, l.Endpoints)
 }
 
@@ -261,6 +277,35 @@ func logf(cfg harness.Config, format string, args ...any) {
 	if cfg.Log != nil {
 		fmt.Fprintf(cfg.Log, format+"\n", args...)
 	}
+}
+
+// peersToStart is the peer targets named in --targets, or every one when a Bifrost binary
+// is given and --targets names none.
+func peersToStart(targets []string, b harness.BifrostConfig) ([]string, error) {
+	var peers []string
+	for _, t := range targets {
+		if slices.Contains(harness.PeerTargets, t) {
+			peers = append(peers, t)
+		}
+	}
+	if len(targets) == 0 && b.Bin != "" {
+		peers = harness.PeerTargets
+	}
+	if len(peers) > 0 {
+		if err := b.Check(); err != nil {
+			return nil, fmt.Errorf("targets %s: %w", strings.Join(peers, ", "), err)
+		}
+	}
+	return peers, nil
+}
+
+// unpin gives this process back the CPUs it started with: the cluster scenario runs its
+// nodes in this process and measures them on the whole machine, not the load generator's CPU.
+func unpin(cfg harness.Config, startCPUs harness.CPUSet) error {
+	if len(cfg.ClientCPUs) == 0 || len(startCPUs) == 0 {
+		return nil
+	}
+	return harness.PinSelf(startCPUs)
 }
 
 // cpuSplit turns the pinning flags into CPU sets.
