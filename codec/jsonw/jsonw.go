@@ -180,15 +180,25 @@ const (
 
 // String returns raw's contents (between the quotes, well-formed) as a string.
 func (s *Strings) String(raw []byte) string {
+	return s.carve(raw, 3*len(raw), Unquote) // an invalid byte becomes three (U+FFFD)
+}
+
+// Compact returns the well-formed JSON text raw without the white space between its tokens
+// (AppendCompact) as a string.
+func (s *Strings) Compact(raw []byte) string {
+	return s.carve(raw, len(raw), AppendCompact)
+}
+
+// carve appends what write makes of raw (at most need bytes) to the block and returns it.
+func (s *Strings) carve(raw []byte, need int, write func(b, raw []byte) []byte) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	need := 3 * len(raw) // an invalid byte becomes three (U+FFFD)
 	if cap(s.block)-len(s.block) < need {
 		s.block = make([]byte, 0, max(min(2*cap(s.block), blockSize), firstBlock, need))
 	}
 	at := len(s.block)
-	s.block = Unquote(s.block, raw)
+	s.block = write(s.block, raw)
 	if len(s.block) == at {
 		return ""
 	}
