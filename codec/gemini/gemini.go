@@ -197,8 +197,8 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // newCallID mints the id of a function call that came without one: call_ + 24 base62
 // characters. A variable so tests can make it deterministic.
 var newCallID = func() string {
-	out := make([]byte, 0, 5+24)
-	out = append(out, "call_"...)
+	var id [5 + 24]byte
+	out := append(id[:0], "call_"...)
 	var buf [32]byte
 	for len(out) < cap(out) {
 		_, _ = rand.Read(buf[:])

@@ -129,7 +129,11 @@ func badAnswer(msg string) *ir.Error {
 // NewStreamDecoder parses streamGenerateContent?alt=sse: each data event is a whole
 // GenerateContentResponse holding only the new parts. Gemini sends no terminator; the
 // chunk that carries finishReason ends the answer (done).
-func (format) NewStreamDecoder() ir.StreamDecoder { return &streamDecoder{} }
+func (format) NewStreamDecoder() ir.StreamDecoder {
+	d := &streamDecoder{}
+	d.evs, d.fast.parts = d.evBuf[:0], d.partBuf[:0]
+	return d
+}
 
 type streamDecoder struct {
 	started  bool
@@ -146,6 +150,10 @@ type streamDecoder struct {
 	strs   jsonw.Strings // the events' strings
 	evs    []ir.Event    // the last Decode's events, reused
 	fast   fastChunk
+	// The first arrays of evs and fast.parts, allocated with the decoder: a chunk of a whole
+	// answer's calls fits.
+	evBuf   [8]ir.Event
+	partBuf [4]fastPart
 }
 
 func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {

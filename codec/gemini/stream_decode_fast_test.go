@@ -18,6 +18,11 @@ func FuzzStreamDecoderFastMatchesSlow(f *testing.F) {
 			`{"candidates":[{"content":{"parts":[{"text":"Hi","thoughtSignature":"c2ln"},{"text":"","thought":true,"thoughtSignature":"dA"}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":3,"thoughtsTokenCount":2,"cachedContentTokenCount":4}}` + "\n" +
 			`{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":9,"totalTokenCount":13,"promptTokensDetails":[{"modality":"TEXT","tokenCount":4}]}}`,
 		`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]},"index":0}]}`,
+		`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"get_weather","args":{"city":"sample"}}},{"functionCall":{"id":"c1","name":"clock","args":{ "tz" : "x y", "tags":[ ], "n":1.50 }},"thoughtSignature":"c2ln"},{"functionCall":{"name":"ping","args":{}}}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":4,"totalTokenCount":4}}` + "\n" +
+			`{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":9,"totalTokenCount":13}}`,
+		`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":[1]},"text":"t","thought":true},{"functionCall":{}},{"functionCall":{"id":"","args":null}},{"functionCall":null,"text":"x"}]}}]}`,
+		`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","willContinue":true}},{"functionCall":{"partialArgs":[{"jsonPath":"$.a","stringValue":"x"}]}},{"functionCall":{"name":"g","args":{"b":2}}}]}}]}` + "\n" +
+			`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"h","args":"s","Args":{}}}]}}]}`,
 		`{"candidates":[{"content":{"parts":[{"text":"a","Text":"b"}]},"index":0},{"index":1}]}`,
 		`{"candidates":[{"content":{"parts":[{"text":"a","thought":1}]}}],"createTime":"2025"}`,
 		`{"error":{"code":503,"message":"busy","status":"UNAVAILABLE"}}`,

@@ -1,11 +1,11 @@
 package gemini
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
@@ -44,7 +44,6 @@ type streamPart struct {
 	hasText bool
 	thought bool
 	call    *outCall
-	args    json.RawMessage
 	sig     string
 }
 
@@ -128,11 +127,10 @@ func (e *streamEncoder) completeCalls(all bool) bool {
 		if all && (c == nil || c.name == "") {
 			continue // arguments of a call never started: nothing a client could run
 		}
-		if c == nil || c.name == "" || !json.Valid(c.args) && !all {
+		if c == nil || c.name == "" || !jsonscan.Valid(c.args) && !all {
 			break
 		}
-		args, _ := argsObject(string(c.args))
-		e.parts = append(e.parts, streamPart{call: c, args: args, sig: c.sig})
+		e.parts = append(e.parts, streamPart{call: c, sig: c.sig})
 	}
 	return len(e.parts) > 0
 }
@@ -199,9 +197,7 @@ func appendPart(b []byte, p streamPart) []byte {
 			b = append(jsonw.String(append(b, `"id":`...), p.call.id), ',')
 		}
 		b = jsonw.String(append(b, `"name":`...), p.call.name)
-		if len(p.args) > 0 {
-			b = append(append(b, `,"args":`...), p.args...) // compact already (argsObject)
-		}
+		b, _ = appendArgsObject(append(b, `,"args":`...), p.call.args)
 		b = append(b, '}')
 	}
 	if p.sig != "" {
