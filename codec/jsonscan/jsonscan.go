@@ -100,6 +100,11 @@ func (s *scanner) plainStr() (plain bool, err error) {
 	}
 }
 
+// SkipPlain is the index of the first byte of b at or after i that is a quote, a backslash, a
+// control character or outside ASCII (len(b) if none): the end of the text a JSON string
+// holds, or can hold, as it is.
+func SkipPlain(b []byte, i int) int { return skipPlain(b, i, true) }
+
 // skipPlain is the index of the first byte at or after i that a string scan must look at: a
 // quote, a backslash, a control character, or (with high set) a byte outside ASCII; len(b) if
 // none. It takes eight bytes at a time while none of them is one.

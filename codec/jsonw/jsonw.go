@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 const hex = "0123456789abcdef"
@@ -22,7 +24,8 @@ const hex = "0123456789abcdef"
 func String(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	text := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	for i := jsonscan.SkipPlain(text, 0); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -48,6 +51,7 @@ func String(b []byte, s string) []byte {
 			}
 			i++
 			start = i
+			i = jsonscan.SkipPlain(text, i)
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
