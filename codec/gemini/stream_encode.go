@@ -17,6 +17,7 @@ import (
 // is a data event {"error":{…}}, which the Google SDKs raise.
 func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
 	e := &streamEncoder{out: out, model: model}
+	e.buf = e.bufArr[:0]
 	if req != nil {
 		e.thoughts = req.Thinking.IncludeText
 	}
@@ -35,6 +36,7 @@ type streamEncoder struct {
 	err      error
 	parts    []streamPart // the chunk being written, reused
 	buf      []byte       // the frame being written, reused
+	bufArr   [512]byte    // buf's first array, allocated with the encoder
 }
 
 // streamPart is one part of a streamed chunk: text (a thought when thought is set), a
@@ -244,8 +246,14 @@ func (e *streamEncoder) fail(err *ir.Error) {
 // streams have no terminator, so a client could otherwise take a cut answer for a whole one.
 func (e *streamEncoder) Close() error {
 	if !e.ended {
-		e.fail(&ir.Error{Status: http.StatusBadGateway, Kind: ir.ErrServer, Code: "stream_interrupted",
-			Message: "the upstream stream ended before the answer was complete"})
+		e.ended = true
+		if e.err == nil {
+			e.err = e.out.Write("", interruptedFrame)
+		}
 	}
 	return e.err
 }
+
+// interruptedFrame is the error Close writes, the same for every stream.
+var interruptedFrame = EncodeErrorDetails(&ir.Error{Status: http.StatusBadGateway, Kind: ir.ErrServer,
+	Code: "stream_interrupted", Message: "the upstream stream ended before the answer was complete"})

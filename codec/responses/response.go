@@ -270,10 +270,13 @@ func withStatus(item any, status string) any {
 }
 
 func customNames(req *ir.Request) map[string]bool {
-	out := map[string]bool{}
+	var out map[string]bool // nil (read as empty) without custom tools
 	if req != nil {
 		for _, t := range req.Tools {
 			if t.Custom {
+				if out == nil {
+					out = map[string]bool{}
+				}
 				out[t.Name] = true
 			}
 		}

@@ -16,8 +16,9 @@ import (
 // at the end); text or reasoning arriving while a call is open waits for it to close. Custom
 // tool calls are sent whole when they close.
 func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
-	return &streamEncoder{out: out, req: req, model: model, custom: customNames(req),
-		calls: map[int]*streamCall{}}
+	e := &streamEncoder{out: out, req: req, model: model, custom: customNames(req)}
+	e.buf = e.bufArr[:0]
+	return e
 }
 
 type itemKind uint8
@@ -67,8 +68,9 @@ type streamEncoder struct {
 	toolUsed bool
 	ended    bool
 	err      error
-	buf      []byte // the frame being written, reused
-	echo     []byte // the response object's echo of the request (echoJSON)
+	buf      []byte     // the frame being written, reused
+	bufArr   [1024]byte // buf's first array, allocated with the encoder
+	echo     []byte     // the response object's echo of the request (echoJSON)
 	metadata []byte
 	echoOK   bool
 }
@@ -316,6 +318,9 @@ func (e *streamEncoder) toolStart(ev ir.Event) {
 	id := ev.ID
 	if ev.Signature != "" && (ev.Format == "" || ev.Format == "gemini") {
 		id = ir.JoinCallID(id, ev.Signature)
+	}
+	if e.calls == nil {
+		e.calls = map[int]*streamCall{}
 	}
 	e.calls[ev.Index] = &streamCall{callID: id, name: ev.Name, custom: e.custom[ev.Name]}
 	e.queue = append(e.queue, ev.Index)
