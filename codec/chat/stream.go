@@ -18,7 +18,7 @@ type streamDecoder struct {
 	strs    jsonw.Strings // the events' strings
 	evs     []ir.Event    // the last Decode's events, reused
 	fast    fastChunk
-	evBuf   [4]ir.Event // evs' first array, allocated with the decoder
+	evBuf   [2]ir.Event // evs' first array, allocated with the decoder: most chunks' events fit
 }
 
 // NewStreamDecoder returns a decoder for one answer.

@@ -100,10 +100,10 @@ func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {
 	read := jsonw.Object(&r, chunkKeys, func(k int) bool {
 		var ok bool
 		switch k {
-		case 0:
-			c.id, ok = d.strs.Read(&r)
+		case 0: // id and model: only the start event has them
+			c.id, ok = d.strs.ReadIf(&r, !d.started)
 		case 1:
-			c.model, ok = d.strs.Read(&r)
+			c.model, ok = d.strs.ReadIf(&r, !d.started)
 		case 2:
 			ok = r.Array(func() bool {
 				c.emptyChoices = false

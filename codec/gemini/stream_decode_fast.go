@@ -76,10 +76,10 @@ func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {
 			ok = r.Array(func() bool { return !c.candidate && d.candidateFast(&r, c) })
 		case 1:
 			c.usage, ok = &c.meta, usageFast(&r, &c.meta)
-		case 2:
-			c.model, ok = d.strs.Read(&r)
+		case 2: // modelVersion and responseId: only the start event has them
+			c.model, ok = d.strs.ReadIf(&r, !d.started)
 		case 3:
-			c.id, ok = d.strs.Read(&r)
+			c.id, ok = d.strs.ReadIf(&r, !d.started)
 		case 4:
 			ok = unescaped(&r)
 		}

@@ -43,6 +43,16 @@ func (s *Strings) Read(r *jsonscan.Reader) (string, bool) {
 
 func appendBytes(b, raw []byte) []byte { return append(b, raw...) }
 
+// ReadIf is Read when keep is set; otherwise it only checks that the value is a string, as
+// encoding/json would, and returns "" (a value the caller has no use for is not copied).
+func (s *Strings) ReadIf(r *jsonscan.Reader, keep bool) (string, bool) {
+	if keep {
+		return s.Read(r)
+	}
+	_, _, ok := r.String()
+	return "", ok
+}
+
 // ReadInt64 reads the number at r's cursor as encoding/json reads one into an int64 (Int64).
 func ReadInt64(r *jsonscan.Reader) (int64, bool) {
 	raw, ok := r.Number()
