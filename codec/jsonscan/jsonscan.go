@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 )
@@ -32,12 +33,11 @@ type scanner struct {
 
 func (s *scanner) ws() {
 	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
+		c := s.b[s.i]
+		if c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' { // most often the first test
 			return
 		}
+		s.i++
 	}
 }
 
@@ -118,10 +118,10 @@ func skipPlain(b []byte, i int, high bool) int {
 		x := binary.LittleEndian.Uint64(b[i:])
 		q := x ^ (ones * '"')
 		bs := x ^ (ones * '\\')
-		// A byte is zero in q or bs, or below 0x20 in x (exact tests: a borrow only ever
-		// marks a byte above one that is such), or outside ASCII.
-		if (q-ones)&^q&highs|(bs-ones)&^bs&highs|(x-ones*0x20)&^x&highs|x&nonASCII != 0 {
-			break
+		// A byte is zero in q or bs, or below 0x20 in x, or outside ASCII. A borrow only
+		// ever marks a byte above one that is such, so the lowest mark is the first.
+		if m := (q-ones)&^q&highs | (bs-ones)&^bs&highs | (x-ones*0x20)&^x&highs | x&nonASCII; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; i < len(b); i++ {

@@ -96,3 +96,25 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkipPlain: the eight-bytes-at-a-time scan stops where a byte-at-a-time one does.
+func FuzzSkipPlain(f *testing.F) {
+	f.Add([]byte("abcdefgh\"ijklmnop"), 0, true)
+	f.Add([]byte("abcdefghijklmnop\\q"), 3, false)
+	f.Add([]byte("abc\x85defghijklmnop\x1f"), 0, false)
+	f.Add([]byte("abc\xffdefgh"), 1, true)
+	f.Fuzz(func(t *testing.T, b []byte, i int, high bool) {
+		if i < 0 || i > len(b) {
+			return
+		}
+		want := i
+		for ; want < len(b); want++ {
+			if c := b[want]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 && high {
+				break
+			}
+		}
+		if got := skipPlain(b, i, high); got != want {
+			t.Fatalf("skipPlain(%q, %d, %v) = %d, want %d", b, i, high, got, want)
+		}
+	})
+}
