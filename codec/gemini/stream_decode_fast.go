@@ -25,40 +25,33 @@ var (
 	callKeys      = []string{"id", "name", "args", "partialArgs", "willContinue"}
 )
 
-// fastChunk is what readFast took from a chunk, before any of it changes the decoder.
+// fastChunk is what readFast took from a chunk, before any of it changes the decoder: the
+// parts' events, their calls not numbered yet (number).
 type fastChunk struct {
 	id, model string
 	usage     *usageMetadata
 	meta      usageMetadata
 	candidate bool
 	finish    string
-	parts     []fastPart
-}
-
-// fastPart is a text or thought part, or a whole function call (call set).
-type fastPart struct {
-	text    string
-	hasText bool
-	thought bool
-	sig     string
-	call    bool
-	tc      ir.ToolCall
+	evs       []ir.Event
 }
 
 func (d *streamDecoder) decodeFast(data []byte, evs []ir.Event) ([]ir.Event, bool) {
 	c := &d.fast
-	*c = fastChunk{parts: c.parts[:0]}
+	*c = fastChunk{evs: evs}
+	if !d.started {
+		c.evs = append(c.evs, ir.Event{}) // the start event's slot, filled once the chunk is read
+	}
 	if !d.readFast(data, c) {
 		return evs, false
 	}
-	evs, usageChanged := d.open(evs, c.usage, c.id, c.model)
-	for i := range c.parts {
-		p := &c.parts[i]
-		if p.call {
-			evs = d.call(evs, &p.tc)
-			continue
+	evs = c.evs
+	start, usageChanged := d.open(evs[:0], c.usage, c.id, c.model) // into the slot, if owed
+	for i := len(start); i < len(evs); i++ {
+		if evs[i].Kind == ir.EvToolStart {
+			d.number(evs[i : i+2])
+			i++
 		}
-		evs = textEvents(evs, p.text, p.hasText, p.thought, p.sig)
 	}
 	if c.finish != "" {
 		d.reason = c.finish
@@ -130,33 +123,36 @@ func (d *streamDecoder) candidateFast(r *jsonscan.Reader, c *fastChunk) bool {
 }
 
 func (d *streamDecoder) partFast(r *jsonscan.Reader, c *fastChunk) bool {
-	var p fastPart
-	var fc bool // a functionCall member
+	var text, sig string
+	var hasText, thought, fc, call bool
+	var tc ir.ToolCall
 	read := jsonw.Object(r, partKeys, func(k int) bool {
 		var ok bool
 		switch k {
 		case 0:
-			p.hasText = true
-			p.text, ok = d.strs.Read(r)
+			hasText = true
+			text, ok = d.strs.Read(r)
 		case 1:
-			p.thought, ok = r.Bool()
+			thought, ok = r.Bool()
 		case 2:
-			p.sig, ok = d.strs.Read(r)
+			sig, ok = d.strs.Read(r)
 		case 5:
 			fc = true
-			p.call, ok = d.callFast(r, &p.tc)
+			call, ok = d.callFast(r, &tc)
 		}
 		return ok // inlineData, fileData and functionResponse: the slow path's
 	})
 	switch {
 	case !read:
 		return false
-	case fc && !p.call:
-		return true // an empty functionCall: no call (callJoiner.add), and the part says nothing else
-	case p.call && p.sig != "":
-		p.tc.Signature, p.tc.SignatureFormat = p.sig, signatureFormat
+	case call:
+		if sig != "" {
+			tc.Signature, tc.SignatureFormat = sig, signatureFormat
+		}
+		c.evs = callEvents(c.evs, &tc)
+	case !fc: // an empty functionCall is no call (callJoiner.add), and the part says nothing else
+		c.evs = textEvents(c.evs, text, hasText, thought, sig)
 	}
-	c.parts = append(c.parts, p)
 	return true
 }
 
