@@ -133,6 +133,13 @@ type wireResponse struct {
 	Metadata           json.RawMessage    `json:"metadata"`
 }
 
+// The defaults of a response's text and metadata, shared by every response (never written:
+// a request's own replace them).
+var (
+	defaultText = map[string]any{"format": json.RawMessage(`{"type":"text"}`)}
+	emptyObject = json.RawMessage(`{}`)
+)
+
 // newWireResponse fills the echoed request fields from req (nil: the API's defaults). The
 // gateway keeps no responses, so store is false; instructions are not echoed (IR does not say
 // which system messages were instructions).
@@ -140,9 +147,8 @@ func newWireResponse(id, model string, created int64, req *ir.Request) *wireResp
 	w := &wireResponse{
 		ID: id, Object: "response", CreatedAt: created, Status: "in_progress", Model: model,
 		Output: []any{}, ParallelToolCalls: true, Temperature: 1, TopP: 1,
-		Text:       map[string]any{"format": json.RawMessage(`{"type":"text"}`)},
-		ToolChoice: "auto", Tools: []json.RawMessage{}, Truncation: "disabled",
-		Metadata: json.RawMessage(`{}`),
+		Text: defaultText, ToolChoice: "auto", Tools: []json.RawMessage{}, Truncation: "disabled",
+		Metadata: emptyObject,
 	}
 	if req == nil {
 		return w

@@ -48,7 +48,8 @@ type streamCall struct {
 	callID, name string
 	custom       bool
 	buf          strings.Builder // arguments received before the item opened
-	item         *streamItem
+	item         *streamItem     // &own once opened
+	own          streamItem      // allocated with the call
 }
 
 type streamEncoder struct {
@@ -69,7 +70,7 @@ type streamEncoder struct {
 	ended    bool
 	err      error
 	buf      []byte     // the frame being written, reused
-	bufArr   [1024]byte // buf's first array, allocated with the encoder
+	bufArr   [1536]byte // buf's first array, allocated with the encoder: a whole response fits
 	echo     []byte     // the response object's echo of the request (echoJSON)
 	metadata []byte
 	echoOK   bool
@@ -371,7 +372,8 @@ func (e *streamEncoder) openQueued() {
 		if c.custom {
 			kind, prefix = kindCustom, "ctc_"
 		}
-		it := &streamItem{kind: kind, id: newID(prefix), callID: c.callID, name: c.name}
+		it := &c.own
+		*it = streamItem{kind: kind, id: newID(prefix), callID: c.callID, name: c.name}
 		it.index, it.status = len(e.items), "in_progress"
 		e.items = append(e.items, it)
 		e.open, c.item = it, it
