@@ -193,15 +193,31 @@ func (s *Strings) Compact(raw []byte) string {
 	return s.carve(raw, len(raw), AppendCompact)
 }
 
+// Plain returns raw, the contents of a string with no escapes and only ASCII (its text as it
+// is), as a string.
+func (s *Strings) Plain(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	at := s.room(len(raw))
+	s.block = append(s.block, raw...)
+	return unsafe.String(&s.block[at], len(raw))
+}
+
+// room makes the block hold need more bytes and returns where they start.
+func (s *Strings) room(need int) int {
+	if cap(s.block)-len(s.block) < need {
+		s.block = make([]byte, 0, max(min(2*cap(s.block), blockSize), firstBlock, need))
+	}
+	return len(s.block)
+}
+
 // carve appends what write makes of raw (at most need bytes) to the block and returns it.
 func (s *Strings) carve(raw []byte, need int, write func(b, raw []byte) []byte) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	if cap(s.block)-len(s.block) < need {
-		s.block = make([]byte, 0, max(min(2*cap(s.block), blockSize), firstBlock, need))
-	}
-	at := len(s.block)
+	at := s.room(need)
 	s.block = write(s.block, raw)
 	if len(s.block) == at {
 		return ""

@@ -36,12 +36,10 @@ func (s *Strings) Read(r *jsonscan.Reader) (string, bool) {
 	case !ok:
 		return "", false
 	case plain:
-		return s.carve(raw, len(raw), appendBytes), true
+		return s.Plain(raw), true
 	}
 	return s.String(raw), true
 }
-
-func appendBytes(b, raw []byte) []byte { return append(b, raw...) }
 
 // ReadIf is Read when keep is set; otherwise it only checks that the value is a string, as
 // encoding/json would, and returns "" (a value the caller has no use for is not copied).

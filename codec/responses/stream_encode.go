@@ -144,11 +144,12 @@ func (e *streamEncoder) textEvent(typ string, it *streamItem, indexKey, name, ke
 	e.send(typ, append(b, '}'))
 }
 
-// head begins a frame in the reused buffer: {"type":typ,"sequence_number":n
+// head begins a frame in the reused buffer: {"type":typ,"sequence_number":n (typ is one of
+// this file's constant event types, which need no escaping).
 func (e *streamEncoder) head(typ string) []byte {
-	b := append(e.buf[:0], `{"type":`...)
-	b = jsonw.String(b, typ)
-	b = append(b, `,"sequence_number":`...)
+	b := append(e.buf[:0], `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","sequence_number":`...)
 	return jsonw.Int(b, int64(e.seq))
 }
 
