@@ -71,3 +71,16 @@ func blankMintedIDs(evs []ir.Event) {
 		}
 	}
 }
+
+// TestSimulatorChunksReadFast: every chunk of the simulator's gemini streams of text, thoughts
+// and whole calls is read byte by byte, not by the encoding/json fallback.
+func TestSimulatorChunksReadFast(t *testing.T) {
+	for _, name := range []string{"gemini_stream_text", "gemini_stream_tools", "gemini_stream_agent_tool", "gemini_stream_max_tokens"} {
+		d := &streamDecoder{}
+		for _, chunk := range irtest.Chunks(t, "../../testdata/sim/"+name+".txt") {
+			if _, ok := d.decodeFast(chunk, nil); !ok {
+				t.Errorf("%s: %s is not read by the fast path", name, chunk)
+			}
+		}
+	}
+}
