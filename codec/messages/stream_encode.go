@@ -17,7 +17,7 @@ import (
 // finish. A call that streamed no argument text gets one input_json_delta of "{}", which
 // every SDK accumulates to the input {}.
 func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
-	e := &streamEncoder{out: out, model: model, calls: map[int]*callState{}}
+	e := &streamEncoder{out: out, model: model}
 	e.buf = e.bufArr[:0]
 	return e
 }
@@ -228,6 +228,9 @@ func (e *streamEncoder) call(i int, id, sig, sigFormat string) *callState {
 		id = ir.JoinCallID(id, sig)
 	}
 	c := &callState{id: id}
+	if e.calls == nil {
+		e.calls = map[int]*callState{}
+	}
 	e.calls[i] = c
 	e.sawTool = true
 	return c
