@@ -13,7 +13,8 @@ import (
 // would cost more than the conversion itself. The part of the response object that echoes
 // the request (parallel_tool_calls … truncation, and metadata) is written once per stream.
 
-// responseEcho is the request's echo in a response object, in wireResponse's member order.
+// responseEcho is the request's echo in a response object (wireResponse embeds it, so
+// encoding/json writes its members in their place).
 type responseEcho struct {
 	ParallelToolCalls  bool              `json:"parallel_tool_calls"`
 	PreviousResponseID *string           `json:"previous_response_id"`
@@ -27,16 +28,11 @@ type responseEcho struct {
 	Truncation         string            `json:"truncation"`
 }
 
-func (w *wireResponse) echo() responseEcho {
-	return responseEcho{w.ParallelToolCalls, w.PreviousResponseID, w.Reasoning, w.Store,
-		w.Temperature, w.Text, w.ToolChoice, w.Tools, w.TopP, w.Truncation}
-}
-
 // defaultEcho and defaultMetadata are a request's echo with the API's defaults (no request
 // parameters), as encoding/json writes them, without the echo's braces.
 var defaultEcho, defaultMetadata = func() ([]byte, []byte) {
 	w := newWireResponse("", "", 0, nil)
-	echo, _ := json.Marshal(w.echo())
+	echo, _ := json.Marshal(w.responseEcho)
 	metadata, _ := json.Marshal(w.Metadata)
 	return echo[1 : len(echo)-1], metadata
 }()
@@ -56,7 +52,7 @@ func (w *wireResponse) echoJSON() (echo, metadata []byte, ok bool) {
 	if w.echoesDefaults() {
 		return defaultEcho, defaultMetadata, true
 	}
-	e, err1 := json.Marshal(w.echo())
+	e, err1 := json.Marshal(w.responseEcho)
 	m, err2 := json.Marshal(w.Metadata)
 	if err1 != nil || err2 != nil {
 		return nil, nil, false
@@ -74,37 +70,18 @@ func (e *streamEncoder) appendResponse(b []byte, items []*streamItem) []byte {
 	b = jsonw.String(append(b, `,"object":`...), w.Object)
 	b = jsonw.Int(append(b, `,"created_at":`...), w.CreatedAt)
 	b = jsonw.String(append(b, `,"status":`...), w.Status)
-	b = append(b, `,"completed_at":`...)
-	if w.CompletedAt == nil {
-		b = append(b, "null"...)
-	} else {
-		b = jsonw.Int(b, *w.CompletedAt)
-	}
-	b = append(b, `,"error":`...)
-	if w.Error == nil {
-		b = append(b, "null"...)
-	} else {
-		b = jsonw.String(append(b, `{"code":`...), w.Error.Code)
-		b = append(jsonw.String(append(b, `,"message":`...), w.Error.Message), '}')
-	}
-	b = append(b, `,"incomplete_details":`...)
-	if w.IncompleteDetails == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(jsonw.String(append(b, `{"reason":`...), w.IncompleteDetails.Reason), '}')
-	}
-	b = append(b, `,"instructions":`...)
-	if w.Instructions == nil {
-		b = append(b, "null"...)
-	} else {
-		b = jsonw.String(b, *w.Instructions)
-	}
-	b = append(b, `,"max_output_tokens":`...)
-	if w.MaxOutputTokens == nil {
-		b = append(b, "null"...)
-	} else {
-		b = jsonw.Int(b, int64(*w.MaxOutputTokens))
-	}
+	b = appendOrNull(append(b, `,"completed_at":`...), w.CompletedAt, jsonw.Int)
+	b = appendOrNull(append(b, `,"error":`...), w.Error, func(b []byte, e responseErrorBody) []byte {
+		b = jsonw.String(append(b, `{"code":`...), e.Code)
+		return append(jsonw.String(append(b, `,"message":`...), e.Message), '}')
+	})
+	b = appendOrNull(append(b, `,"incomplete_details":`...), w.IncompleteDetails, func(b []byte, d incompleteDetails) []byte {
+		return append(jsonw.String(append(b, `{"reason":`...), d.Reason), '}')
+	})
+	b = appendOrNull(append(b, `,"instructions":`...), w.Instructions, jsonw.String)
+	b = appendOrNull(append(b, `,"max_output_tokens":`...), w.MaxOutputTokens, func(b []byte, n int) []byte {
+		return jsonw.Int(b, int64(n))
+	})
 	b = jsonw.String(append(b, `,"model":`...), w.Model)
 	b = append(b, `,"output":[`...)
 	for i, it := range items {
@@ -125,6 +102,14 @@ func (e *streamEncoder) appendResponse(b []byte, items []*streamItem) []byte {
 	}
 	b = append(append(b, `,"metadata":`...), e.metadata...)
 	return append(b, '}')
+}
+
+// appendOrNull writes *v with write, or null for nil.
+func appendOrNull[T any](b []byte, v *T, write func([]byte, T) []byte) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return write(b, *v)
 }
 
 // appendWire writes the item as the output array shows it (wire's value).
