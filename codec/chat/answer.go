@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"strings"
 	"time"
@@ -166,7 +165,7 @@ func chatID(id string) string {
 		return id
 	}
 	if id == "" {
-		return "chatcmpl-" + randomID()
+		return codec.RandomID("chatcmpl-")
 	}
 	return "chatcmpl-" + id
 }
@@ -176,17 +175,6 @@ func created(t int64) int64 {
 		return time.Now().Unix()
 	}
 	return t
-}
-
-const idChars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-func randomID() string {
-	var b [24]byte
-	rand.Read(b[:])
-	for i := range b {
-		b[i] = idChars[int(b[i])%len(idChars)]
-	}
-	return string(b[:])
 }
 
 // usageJSON rebuilds the chat shape: prompt tokens include cache, completion includes reasoning.

@@ -18,11 +18,14 @@ type streamDecoder struct {
 	strs    jsonw.Strings // the events' strings
 	evs     []ir.Event    // the last Decode's events, reused
 	fast    fastChunk
+	evBuf   [2]ir.Event // evs' first array, allocated with the decoder: most chunks' events fit
 }
 
 // NewStreamDecoder returns a decoder for one answer.
 func NewStreamDecoder() ir.StreamDecoder {
-	return &streamDecoder{}
+	d := &streamDecoder{}
+	d.evs = d.evBuf[:0]
+	return d
 }
 
 var _ ir.EndingDecoder = (*streamDecoder)(nil)

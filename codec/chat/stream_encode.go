@@ -7,8 +7,8 @@ import (
 )
 
 // streamEncoder writes IR events as chat chunks. Every chunk has the same fixed shape, so it
-// is appended by hand to one reused buffer (ir.Frames copies what it keeps): the part before
-// the choice is made once per stream.
+// is appended by hand to one reused buffer (ir.Frames copies what it keeps) that keeps the
+// part before the choice, written once per stream, at its start.
 type streamEncoder struct {
 	out          ir.Frames
 	model        string
@@ -17,9 +17,10 @@ type streamEncoder struct {
 	started      bool
 	ended        bool
 	usage        codec.Usage
-	noArgs       []int  // calls that have not had an argument fragment yet
-	head         []byte // {"id":…,"object":"chat.completion.chunk","created":…,"model":…,"choices":[
-	buf          []byte
+	noArgs       []int     // calls that have not had an argument fragment yet
+	buf          []byte    // the frame being written, reused
+	head         int       // buf[:head] is {"id":…,"object":"chat.completion.chunk","created":…,"model":…,"choices":[
+	bufArr       [384]byte // buf's first array, allocated with the encoder
 }
 
 func (e *streamEncoder) gotArgs(idx int) {
@@ -33,13 +34,14 @@ func (e *streamEncoder) gotArgs(idx int) {
 
 // NewStreamEncoder renders events for a chat client.
 func NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
-	return &streamEncoder{out: out, model: model, includeUsage: req != nil && req.IncludeUsage}
+	e := &streamEncoder{out: out, model: model, includeUsage: req != nil && req.IncludeUsage}
+	e.buf = e.bufArr[:0]
+	return e
 }
 
 // delta starts a chunk of one choice and its delta object, left open for the delta's members.
 func (e *streamEncoder) delta() []byte {
-	b := append(e.buf[:0], e.head...)
-	return append(b, `{"index":0,"delta":{`...)
+	return append(e.buf[:e.head], `{"index":0,"delta":{`...)
 }
 
 // send closes the delta and the chunk and writes it; finish is the finish_reason, "" for null.
@@ -92,13 +94,14 @@ func appendThinkingBlock(b []byte, typ, key, value string) []byte {
 
 func (e *streamEncoder) start(ev ir.Event) error {
 	e.started = true
-	b := append(e.head[:0], `{"id":`...)
+	b := append(e.buf[:0], `{"id":`...)
 	b = jsonw.String(b, chatID(ev.ID))
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = jsonw.Int(b, created(0))
 	b = append(b, `,"model":`...)
 	b = jsonw.String(b, e.model)
-	e.head = append(b, `,"choices":[`...)
+	b = append(b, `,"choices":[`...)
+	e.buf, e.head = b, len(b)
 	return e.send(append(e.delta(), `"role":"assistant","content":""`...), "")
 }
 
@@ -169,8 +172,7 @@ func (e *streamEncoder) finish(ev ir.Event) error {
 		return err
 	}
 	if e.includeUsage {
-		b := append(e.buf[:0], e.head...)
-		b = append(b, `],"usage":`...)
+		b := append(e.buf[:e.head], `],"usage":`...)
 		b = appendUsage(b, e.usage)
 		e.buf = append(b, '}')
 		if err := e.out.Write("", e.buf); err != nil {
@@ -212,6 +214,9 @@ func (e *streamEncoder) Close() error {
 		return nil
 	}
 	e.ended = true
-	return e.out.Write("", EncodeError(&ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream_interrupted",
-		Message: "the upstream stream broke before it finished; the answer is incomplete"}))
+	return e.out.Write("", interruptedFrame)
 }
+
+// interruptedFrame is the error Close writes, the same for every stream.
+var interruptedFrame = EncodeError(&ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream_interrupted",
+	Message: "the upstream stream broke before it finished; the answer is incomplete"})

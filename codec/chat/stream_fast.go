@@ -24,10 +24,6 @@ var (
 	outputKeys   = []string{"reasoning_tokens"}
 )
 
-func span(text []byte, v jsonscan.Span) []byte { return text[v.Start:v.End] }
-
-func present(v jsonscan.Span) bool { return jsonw.Present(v) }
-
 // fastChunk is what decodeFast read from one chunk, before any of it changes the decoder.
 type fastChunk struct {
 	id, model    string
@@ -97,144 +93,130 @@ func (d *streamDecoder) decodeFast(data []byte, evs []ir.Event) ([]ir.Event, boo
 	return evs, true
 }
 
+// readFast reads the chunk in one pass (jsonscan.Reader).
 func (d *streamDecoder) readFast(data []byte, c *fastChunk) bool {
-	var top [6]jsonscan.Span
-	if !jsonw.Members(data, chunkKeys, top[:]) || present(top[4]) || present(top[5]) {
-		return false
-	}
-	var ok1, ok2 bool
-	c.id, ok1 = d.strs.Str(data, top[0])
-	c.model, ok2 = d.strs.Str(data, top[1])
-	if !ok1 || !ok2 {
-		return false
-	}
-	if u := top[3]; present(u) {
-		var ok bool
-		if c.usage, ok = usageFast(span(data, u)); !ok {
-			return false
-		}
-		c.hasUsage = true
-	}
-	choices := top[2]
+	r := jsonscan.NewReader(data)
 	c.emptyChoices = true
-	if !present(choices) {
-		return true
-	}
-	ok := data[choices.Start] == '['
-	var vals [4]jsonscan.Span
-	walked := jsonw.ElementsOf(span(data, choices), func(v jsonscan.Span) bool {
-		c.emptyChoices = false
-		ok = !c.choice && d.choiceFast(data[choices.Start+v.Start:choices.Start+v.End], vals[:], c)
-		return ok
+	read := jsonw.Object(&r, chunkKeys, func(k int) bool {
+		var ok bool
+		switch k {
+		case 0: // id and model: only the start event has them
+			c.id, ok = d.strs.ReadIf(&r, !d.started)
+		case 1:
+			c.model, ok = d.strs.ReadIf(&r, !d.started)
+		case 2:
+			ok = r.Array(func() bool {
+				c.emptyChoices = false
+				return !c.choice && d.choiceFast(&r, c)
+			})
+		case 3:
+			c.hasUsage = true
+			ok = usageFast(&r, &c.usage)
+		}
+		return ok // error and x_groq: the slow path's
 	})
-	return ok && walked
+	return read && r.End()
 }
 
 // choiceFast reads the one choice the decoder reads (index 0; another index gives up).
-func (d *streamDecoder) choiceFast(el []byte, vals []jsonscan.Span, c *fastChunk) bool {
-	if !jsonw.MembersOf(el, choiceKeys, vals) || present(vals[3]) {
-		return false
-	}
-	if present(vals[0]) {
-		if index, ok := jsonw.Int64(span(el, vals[0])); !ok || index != 0 {
-			return false
-		}
-	}
-	c.choice = true
-	if present(vals[2]) {
+func (d *streamDecoder) choiceFast(r *jsonscan.Reader, c *fastChunk) bool {
+	read := jsonw.Object(r, choiceKeys, func(k int) bool {
 		var ok bool
-		if c.finishText, ok = d.strs.Str(el, vals[2]); !ok {
-			return false
+		switch k {
+		case 0:
+			var index int64
+			index, ok = jsonw.ReadInt64(r)
+			ok = ok && index == 0
+		case 1:
+			c.delta = true
+			ok = d.deltaFast(r, c)
+		case 2:
+			c.finishText, ok = d.strs.Read(r)
+			c.finish = &c.finishText
 		}
-		c.finish = &c.finishText
-	}
-	if present(vals[1]) {
-		c.delta = true
-		return d.deltaFast(span(el, vals[1]), c)
-	}
-	return true
+		return ok // usage in a choice: the slow path's
+	})
+	c.choice = read
+	return read
 }
 
-func (d *streamDecoder) deltaFast(text []byte, c *fastChunk) bool {
-	var vals [5]jsonscan.Span
-	if !jsonw.MembersOf(text, deltaKeys, vals[:]) || present(vals[3]) {
-		return false
-	}
-	var ok1, ok2, ok3 bool
-	var r string
-	c.content, ok1 = d.strs.Str(text, vals[0])
-	c.reasoning, ok2 = d.strs.Str(text, vals[1])
-	r, ok3 = d.strs.Str(text, vals[2])
-	if !ok1 || !ok2 || !ok3 {
-		return false
-	}
+func (d *streamDecoder) deltaFast(r *jsonscan.Reader, c *fastChunk) bool {
+	var reasoning string // OpenRouter's name, read when reasoning_content is empty
+	read := jsonw.Object(r, deltaKeys, func(k int) bool {
+		var ok bool
+		switch k {
+		case 0:
+			c.content, ok = d.strs.Read(r)
+		case 1:
+			c.reasoning, ok = d.strs.Read(r)
+		case 2:
+			reasoning, ok = d.strs.Read(r)
+		case 4:
+			ok = r.Array(func() bool { return d.toolCallFast(r, c) })
+		}
+		return ok // thinking_blocks: the slow path's
+	})
 	if c.reasoning == "" {
-		c.reasoning = r
+		c.reasoning = reasoning
 	}
-	calls := vals[4]
-	if !present(calls) {
-		return true
-	}
-	ok := text[calls.Start] == '['
-	walked := jsonw.ElementsOf(span(text, calls), func(v jsonscan.Span) bool {
-		ok = d.toolCallFast(text[calls.Start+v.Start:calls.Start+v.End], c)
+	return read
+}
+
+func (d *streamDecoder) toolCallFast(r *jsonscan.Reader, c *fastChunk) bool {
+	var tc fastCall
+	read := jsonw.Object(r, toolCallKeys, func(k int) bool {
+		var ok bool
+		switch k {
+		case 0:
+			tc.up, ok = jsonw.ReadInt(r)
+		case 1:
+			tc.id, ok = d.strs.Read(r)
+		case 2:
+			ok = jsonw.Object(r, functionKeys, func(k int) bool {
+				var ok bool
+				if k == 0 {
+					tc.name, ok = d.strs.Read(r)
+				} else {
+					tc.args, ok = d.strs.Read(r)
+				}
+				return ok
+			})
+		case 4: // type: read by encoding/json as a string
+			_, _, ok = r.String()
+		}
+		return ok // custom: the slow path's
+	})
+	c.calls = append(c.calls, tc)
+	return read
+}
+
+func usageFast(r *jsonscan.Reader, w *wireUsage) bool {
+	return jsonw.Object(r, usageKeys, func(k int) bool {
+		var ok bool
+		switch k {
+		case 0:
+			w.PromptTokens, ok = jsonw.ReadInt64(r)
+		case 1:
+			w.CompletionTokens, ok = jsonw.ReadInt64(r)
+		case 2:
+			w.TotalTokens, ok = jsonw.ReadInt64(r)
+		case 3:
+			ok = jsonw.Object(r, promptKeys, func(k int) bool {
+				var ok bool
+				if k == 0 {
+					w.PromptTokensDetails.CachedTokens, ok = jsonw.ReadInt64(r)
+				} else {
+					w.PromptTokensDetails.CacheWriteTokens, ok = jsonw.ReadInt64(r)
+				}
+				return ok
+			})
+		case 4:
+			ok = jsonw.Object(r, outputKeys, func(int) bool {
+				var ok bool
+				w.CompletionTokensDetails.ReasoningTokens, ok = jsonw.ReadInt64(r)
+				return ok
+			})
+		}
 		return ok
 	})
-	return ok && walked
-}
-
-func (d *streamDecoder) toolCallFast(text []byte, c *fastChunk) bool {
-	var vals [5]jsonscan.Span
-	if !jsonw.MembersOf(text, toolCallKeys, vals[:]) || present(vals[3]) {
-		return false
-	}
-	var tc fastCall
-	if present(vals[0]) {
-		up, ok := jsonw.Int64(span(text, vals[0]))
-		if !ok || int64(int(up)) != up {
-			return false
-		}
-		tc.up = int(up)
-	}
-	var ok bool
-	if tc.id, ok = d.strs.Str(text, vals[1]); !ok {
-		return false
-	}
-	if _, ok = d.strs.Str(text, vals[4]); !ok { // type: read by encoding/json as a string
-		return false
-	}
-	if present(vals[2]) {
-		var fn [2]jsonscan.Span
-		f := span(text, vals[2])
-		if !jsonw.MembersOf(f, functionKeys, fn[:]) {
-			return false
-		}
-		var ok1, ok2 bool
-		tc.name, ok1 = d.strs.Str(f, fn[0])
-		tc.args, ok2 = d.strs.Str(f, fn[1])
-		if !ok1 || !ok2 {
-			return false
-		}
-	}
-	c.calls = append(c.calls, tc)
-	return true
-}
-
-func usageFast(text []byte) (wireUsage, bool) {
-	var w wireUsage
-	var vals [5]jsonscan.Span
-	if !jsonw.MembersOf(text, usageKeys, vals[:]) {
-		return w, false
-	}
-	var det [2]jsonscan.Span
-	ok := jsonw.Ints(text, vals[:3], &w.PromptTokens, &w.CompletionTokens, &w.TotalTokens)
-	if ok && present(vals[3]) {
-		p := span(text, vals[3])
-		ok = jsonw.MembersOf(p, promptKeys, det[:]) && jsonw.Ints(p, det[:2], &w.PromptTokensDetails.CachedTokens, &w.PromptTokensDetails.CacheWriteTokens)
-	}
-	if ok && present(vals[4]) {
-		c := span(text, vals[4])
-		ok = jsonw.MembersOf(c, outputKeys, det[:1]) && jsonw.Ints(c, det[:1], &w.CompletionTokensDetails.ReasoningTokens)
-	}
-	return w, ok
 }

@@ -46,3 +46,19 @@ func FuzzStreamDecoderFastMatchesSlow(f *testing.F) {
 		}
 	})
 }
+
+// TestSimulatorChunksReadFast: every chunk of the simulator's chat streams (the shape nearly
+// every provider sends) is read byte by byte, not by the encoding/json fallback.
+func TestSimulatorChunksReadFast(t *testing.T) {
+	for _, name := range []string{"chat_stream_text", "chat_stream_tools", "chat_stream_agent_tool"} {
+		d := &streamDecoder{}
+		for _, chunk := range irtest.Chunks(t, "../../testdata/sim/"+name+".txt") {
+			if IsDone(chunk) {
+				continue
+			}
+			if _, ok := d.decodeFast(chunk, nil); !ok {
+				t.Errorf("%s: %s is not read by the fast path", name, chunk)
+			}
+		}
+	}
+}

@@ -5,7 +5,6 @@
 package gemini
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -192,24 +191,9 @@ func stopReason(finish string, sawCall bool) ir.StopReason {
 	return ir.StopEnd
 }
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
 // newCallID mints the id of a function call that came without one: call_ + 24 base62
 // characters. A variable so tests can make it deterministic.
-var newCallID = func() string {
-	out := make([]byte, 0, 5+24)
-	out = append(out, "call_"...)
-	var buf [32]byte
-	for len(out) < cap(out) {
-		_, _ = rand.Read(buf[:])
-		for _, b := range buf {
-			if b < 248 && len(out) < cap(out) { // 248 = 4×62: no modulo bias
-				out = append(out, base62[b%62])
-			}
-		}
-	}
-	return string(out)
-}
+var newCallID = func() string { return codec.RandomID("call_") }
 
 // callArgs renders wire args as IR Arguments: compact JSON of an object, "{}" when absent.
 func callArgs(raw json.RawMessage) string {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
+	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
 // maxStopSequences is Gemini's limit on generationConfig.stopSequences.
@@ -349,27 +351,29 @@ func sniffMediaType(data string, isImage bool) string {
 // argsObject renders IR Arguments as the args object: "" → {}, an object compacted, and
 // anything else (invalid JSON, not an object) wrapped as {"_raw": text} (ok false).
 func argsObject(arguments string) (json.RawMessage, bool) {
-	if strings.TrimSpace(arguments) == "" {
-		return json.RawMessage("{}"), true
+	return appendArgsObject(nil, []byte(arguments))
+}
+
+// appendArgsObject appends argsObject's rendering of arguments to b.
+func appendArgsObject(b, arguments []byte) ([]byte, bool) {
+	t := bytes.TrimSpace(arguments)
+	switch {
+	case len(t) == 0:
+		return append(b, "{}"...), true
+	case t[0] == '{' && jsonscan.Valid(t):
+		return jsonw.AppendCompact(b, t), true
 	}
-	if obj, ok := compactObject([]byte(arguments)); ok {
-		return json.RawMessage(obj), true
-	}
-	raw, _ := json.Marshal(map[string]string{"_raw": arguments})
-	return raw, false
+	raw, _ := json.Marshal(map[string]string{"_raw": string(arguments)})
+	return append(b, raw...), false
 }
 
 // compactObject is raw compacted when it is one JSON object.
 func compactObject(raw []byte) (string, bool) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+	if len(raw) == 0 || raw[0] != '{' || !jsonscan.Valid(raw) {
 		return "", false
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return "", false
-	}
-	return b.String(), true
+	return string(jsonw.AppendCompact(make([]byte, 0, len(raw)), raw)), true
 }
 
 // resultObject is functionResponse.response, which must be an object: the result when it is

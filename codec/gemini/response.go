@@ -129,7 +129,11 @@ func badAnswer(msg string) *ir.Error {
 // NewStreamDecoder parses streamGenerateContent?alt=sse: each data event is a whole
 // GenerateContentResponse holding only the new parts. Gemini sends no terminator; the
 // chunk that carries finishReason ends the answer (done).
-func (format) NewStreamDecoder() ir.StreamDecoder { return &streamDecoder{} }
+func (format) NewStreamDecoder() ir.StreamDecoder {
+	d := &streamDecoder{}
+	d.evs = d.evBuf[:0]
+	return d
+}
 
 type streamDecoder struct {
 	started  bool
@@ -146,6 +150,7 @@ type streamDecoder struct {
 	strs   jsonw.Strings // the events' strings
 	evs    []ir.Event    // the last Decode's events, reused
 	fast   fastChunk
+	evBuf  [8]ir.Event // evs' first array, allocated with the decoder: a chunk of three calls fits
 }
 
 func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
@@ -249,15 +254,29 @@ func (d *streamDecoder) finish(evs []ir.Event, reason string) []ir.Event {
 
 // call emits one whole call: its start, then all its arguments.
 func (d *streamDecoder) call(evs []ir.Event, tc *ir.ToolCall) []ir.Event {
-	d.sawCall = true
-	named(tc)
-	start := ir.Event{Kind: ir.EvToolStart, Index: d.tools, ID: tc.ID, Name: tc.Name}
+	evs = callEvents(evs, tc)
+	d.number(evs[len(evs)-2:])
+	return evs
+}
+
+// callEvents appends the events of a whole call, not numbered yet.
+func callEvents(evs []ir.Event, tc *ir.ToolCall) []ir.Event {
+	start := ir.Event{Kind: ir.EvToolStart, ID: tc.ID, Name: tc.Name}
 	if tc.Signature != "" {
 		start.Signature, start.Format = tc.Signature, signatureFormat
 	}
-	evs = append(evs, start, ir.Event{Kind: ir.EvToolArgs, Index: d.tools, Text: tc.Arguments})
+	return append(evs, start, ir.Event{Kind: ir.EvToolArgs, Text: tc.Arguments})
+}
+
+// number gives the call whose two events are evs its index in the answer, and an id when it
+// came without one.
+func (d *streamDecoder) number(evs []ir.Event) {
+	d.sawCall = true
+	if evs[0].ID == "" {
+		evs[0].ID = newCallID()
+	}
+	evs[0].Index, evs[1].Index = d.tools, d.tools
 	d.tools++
-	return evs
 }
 
 func (d *streamDecoder) part(evs []ir.Event, p part) ([]ir.Event, error) {

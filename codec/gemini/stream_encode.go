@@ -1,11 +1,11 @@
 package gemini
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
@@ -17,6 +17,7 @@ import (
 // is a data event {"error":{…}}, which the Google SDKs raise.
 func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
 	e := &streamEncoder{out: out, model: model}
+	e.buf = e.bufArr[:0]
 	if req != nil {
 		e.thoughts = req.Thinking.IncludeText
 	}
@@ -35,6 +36,7 @@ type streamEncoder struct {
 	err      error
 	parts    []streamPart // the chunk being written, reused
 	buf      []byte       // the frame being written, reused
+	bufArr   [512]byte    // buf's first array, allocated with the encoder
 }
 
 // streamPart is one part of a streamed chunk: text (a thought when thought is set), a
@@ -44,7 +46,6 @@ type streamPart struct {
 	hasText bool
 	thought bool
 	call    *outCall
-	args    json.RawMessage
 	sig     string
 }
 
@@ -128,11 +129,10 @@ func (e *streamEncoder) completeCalls(all bool) bool {
 		if all && (c == nil || c.name == "") {
 			continue // arguments of a call never started: nothing a client could run
 		}
-		if c == nil || c.name == "" || !json.Valid(c.args) && !all {
+		if c == nil || c.name == "" || !jsonscan.Valid(c.args) && !all {
 			break
 		}
-		args, _ := argsObject(string(c.args))
-		e.parts = append(e.parts, streamPart{call: c, args: args, sig: c.sig})
+		e.parts = append(e.parts, streamPart{call: c, sig: c.sig})
 	}
 	return len(e.parts) > 0
 }
@@ -199,9 +199,7 @@ func appendPart(b []byte, p streamPart) []byte {
 			b = append(jsonw.String(append(b, `"id":`...), p.call.id), ',')
 		}
 		b = jsonw.String(append(b, `"name":`...), p.call.name)
-		if len(p.args) > 0 {
-			b = append(append(b, `,"args":`...), p.args...) // compact already (argsObject)
-		}
+		b, _ = appendArgsObject(append(b, `,"args":`...), p.call.args)
 		b = append(b, '}')
 	}
 	if p.sig != "" {
@@ -248,8 +246,14 @@ func (e *streamEncoder) fail(err *ir.Error) {
 // streams have no terminator, so a client could otherwise take a cut answer for a whole one.
 func (e *streamEncoder) Close() error {
 	if !e.ended {
-		e.fail(&ir.Error{Status: http.StatusBadGateway, Kind: ir.ErrServer, Code: "stream_interrupted",
-			Message: "the upstream stream ended before the answer was complete"})
+		e.ended = true
+		if e.err == nil {
+			e.err = e.out.Write("", interruptedFrame)
+		}
 	}
 	return e.err
 }
+
+// interruptedFrame is the error Close writes, the same for every stream.
+var interruptedFrame = EncodeErrorDetails(&ir.Error{Status: http.StatusBadGateway, Kind: ir.ErrServer,
+	Code: "stream_interrupted", Message: "the upstream stream ended before the answer was complete"})

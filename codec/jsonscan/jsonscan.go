@@ -9,8 +9,10 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 )
@@ -31,12 +33,11 @@ type scanner struct {
 
 func (s *scanner) ws() {
 	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
+		c := s.b[s.i]
+		if c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' { // most often the first test
 			return
 		}
+		s.i++
 	}
 }
 
@@ -50,40 +51,85 @@ func (s *scanner) peek() byte {
 
 // str skips a string starting at its opening quote.
 func (s *scanner) str() error {
+	_, err := s.plainStr()
+	return err
+}
+
+// plainStr skips a string starting at its opening quote and reports whether its contents are
+// plain: no escapes and only ASCII.
+func (s *scanner) plainStr() (plain bool, err error) {
 	s.i++ // the opening quote
-	for s.i < len(s.b) {
+	plain = true
+	for {
+		s.i = skipPlain(s.b, s.i, plain)
+		if s.i >= len(s.b) {
+			return false, ErrSyntax
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
 			s.i++
-			return nil
+			return plain, nil
 		case c < 0x20:
-			return ErrSyntax
-		case c == '\\':
+			return false, ErrSyntax
+		case c >= 0x80:
+			plain = false
+			s.i++
+		default: // a backslash
+			plain = false
 			if s.i+1 >= len(s.b) {
-				return ErrSyntax
+				return false, ErrSyntax
 			}
 			switch s.b[s.i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.i += 2
 			case 'u':
 				if s.i+6 > len(s.b) {
-					return ErrSyntax
+					return false, ErrSyntax
 				}
 				for _, h := range s.b[s.i+2 : s.i+6] {
 					if !isHex(h) {
-						return ErrSyntax
+						return false, ErrSyntax
 					}
 				}
 				s.i += 6
 			default:
-				return ErrSyntax
+				return false, ErrSyntax
 			}
-		default:
-			s.i++
 		}
 	}
-	return ErrSyntax
+}
+
+// SkipPlain is the index of the first byte of b at or after i that is a quote, a backslash, a
+// control character or outside ASCII (len(b) if none): the end of the text a JSON string
+// holds, or can hold, as it is.
+func SkipPlain(b []byte, i int) int { return skipPlain(b, i, true) }
+
+// skipPlain is the index of the first byte at or after i that a string scan must look at: a
+// quote, a backslash, a control character, or (with high set) a byte outside ASCII; len(b) if
+// none. It takes eight bytes at a time while none of them is one.
+func skipPlain(b []byte, i int, high bool) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	var nonASCII uint64 // the bits that mark a byte outside ASCII, when it stops the scan
+	if high {
+		nonASCII = highs
+	}
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (ones * '"')
+		bs := x ^ (ones * '\\')
+		// A byte is zero in q or bs, or below 0x20 in x, or outside ASCII. A borrow only
+		// ever marks a byte above one that is such, so the lowest mark is the first.
+		if m := (q-ones)&^q&highs | (bs-ones)&^bs&highs | (x-ones*0x20)&^x&highs | x&nonASCII; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 && high {
+			return i
+		}
+	}
+	return i
 }
 
 func isHex(c byte) bool {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/modelgate/modelgate/codec/jsonscan"
 )
 
 const hex = "0123456789abcdef"
@@ -22,7 +24,8 @@ const hex = "0123456789abcdef"
 func String(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	text := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	for i := jsonscan.SkipPlain(text, 0); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -48,6 +51,7 @@ func String(b []byte, s string) []byte {
 			}
 			i++
 			start = i
+			i = jsonscan.SkipPlain(text, i)
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -180,15 +184,41 @@ const (
 
 // String returns raw's contents (between the quotes, well-formed) as a string.
 func (s *Strings) String(raw []byte) string {
+	return s.carve(raw, 3*len(raw), Unquote) // an invalid byte becomes three (U+FFFD)
+}
+
+// Compact returns the well-formed JSON text raw without the white space between its tokens
+// (AppendCompact) as a string.
+func (s *Strings) Compact(raw []byte) string {
+	return s.carve(raw, len(raw), AppendCompact)
+}
+
+// Plain returns raw, the contents of a string with no escapes and only ASCII (its text as it
+// is), as a string.
+func (s *Strings) Plain(raw []byte) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	need := 3 * len(raw) // an invalid byte becomes three (U+FFFD)
+	at := s.room(len(raw))
+	s.block = append(s.block, raw...)
+	return unsafe.String(&s.block[at], len(raw))
+}
+
+// room makes the block hold need more bytes and returns where they start.
+func (s *Strings) room(need int) int {
 	if cap(s.block)-len(s.block) < need {
 		s.block = make([]byte, 0, max(min(2*cap(s.block), blockSize), firstBlock, need))
 	}
-	at := len(s.block)
-	s.block = Unquote(s.block, raw)
+	return len(s.block)
+}
+
+// carve appends what write makes of raw (at most need bytes) to the block and returns it.
+func (s *Strings) carve(raw []byte, need int, write func(b, raw []byte) []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	at := s.room(need)
+	s.block = write(s.block, raw)
 	if len(s.block) == at {
 		return ""
 	}

@@ -142,3 +142,23 @@ func skipValue(b []byte, i int) int {
 	}
 	return i
 }
+
+// AppendCompact appends the well-formed JSON text raw (checked, e.g. by jsonscan) without the
+// white space between its tokens, as json.Compact writes it: strings, escapes and numbers
+// stay as they are.
+func AppendCompact(b, raw []byte) []byte {
+	from := 0 // raw[from:i] is still to copy
+	for i := 0; i < len(raw); {
+		switch raw[i] {
+		case '"':
+			i = skipString(raw, i)
+		case ' ', '\t', '\n', '\r':
+			b = append(b, raw[from:i]...)
+			i = ws(raw, i)
+			from = i
+		default:
+			i++
+		}
+	}
+	return append(b, raw[from:]...)
+}

@@ -1,6 +1,8 @@
 package jsonw
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -32,6 +34,33 @@ func FuzzMembersOfMatchesMembers(f *testing.F) {
 		gok = ElementsOf(text, func(v jsonscan.Span) bool { ge = append(ge, v); return true })
 		if (werr == nil) != gok || !reflect.DeepEqual(we, ge) {
 			t.Fatalf("%s: ElementsOf %v %v, Elements %v %v", text, gok, ge, werr, we)
+		}
+	})
+}
+
+// FuzzAppendCompactMatchesJSON: on well-formed text AppendCompact writes what json.Compact
+// writes, and Strings.Compact gives the same text.
+func FuzzAppendCompactMatchesJSON(f *testing.F) {
+	for _, s := range []string{
+		` { "a" : "x \" y\\" , "b" : [ 1 , 2.50 , -0 , 1e3 ] , "c" : { } } `,
+		"{\"a\":\"\xff\u2028 \\u00e9\"}", `{}`, ` [ ] `, `"a b"`, "\t\r\n1\n", `{"a":1,"a":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		if !jsonscan.Valid(text) {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, text); err != nil {
+			t.Fatalf("%q: json.Compact: %v", text, err)
+		}
+		if got := AppendCompact([]byte("x"), text); string(got) != "x"+want.String() {
+			t.Fatalf("AppendCompact(%q) = %q, json.Compact gives %q", text, got[1:], want.String())
+		}
+		var s Strings
+		if got := s.Compact(text); got != want.String() {
+			t.Fatalf("Strings.Compact(%q) = %q, json.Compact gives %q", text, got, want.String())
 		}
 	})
 }

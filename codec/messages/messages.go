@@ -18,7 +18,6 @@ package messages
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -195,25 +194,13 @@ func marshal(v any) []byte {
 	return b
 }
 
-const idChars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// randomID is 24 base62 characters.
-func randomID() string {
-	var b [24]byte
-	rand.Read(b[:])
-	for i := range b {
-		b[i] = idChars[int(b[i])%len(idChars)]
-	}
-	return string(b[:])
-}
-
 // messageID gives an answer the msg_ shape, minting an id when the source has none.
 func messageID(id string) string {
 	switch {
 	case strings.HasPrefix(id, "msg_"):
 		return id
 	case id == "":
-		return "msg_" + randomID()
+		return codec.RandomID("msg_")
 	}
 	return "msg_" + id
 }
@@ -222,7 +209,7 @@ func messageID(id string) string {
 // way every time so a tool_use and its tool_result keep matching.
 func sanitizeID(id string) string {
 	if id == "" {
-		return "toolu_" + randomID()
+		return codec.RandomID("toolu_")
 	}
 	ok := true
 	for i := 0; i < len(id); i++ {

@@ -184,7 +184,7 @@ func answerThinking(r *ir.Reasoning) (outBlock, bool) {
 func clientCallID(c *ir.ToolCall) string {
 	id := c.ID
 	if id == "" {
-		id = "toolu_" + randomID()
+		id = codec.RandomID("toolu_")
 	}
 	if c.SignatureFormat == "gemini" {
 		return ir.JoinCallID(id, c.Signature)

@@ -17,7 +17,9 @@ import (
 // finish. A call that streamed no argument text gets one input_json_delta of "{}", which
 // every SDK accumulates to the input {}.
 func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
-	return &streamEncoder{out: out, model: model, calls: map[int]*callState{}}
+	e := &streamEncoder{out: out, model: model}
+	e.buf = e.bufArr[:0]
+	return e
 }
 
 type blockKind uint8
@@ -45,7 +47,8 @@ type streamEncoder struct {
 	queue   []ir.Event // events held back while a tool block is open
 	sawTool bool
 	usage   codec.Usage
-	buf     []byte // the frame being written, reused
+	buf     []byte    // the frame being written, reused
+	bufArr  [512]byte // buf's first array, allocated with the encoder
 }
 
 type callState struct {
@@ -94,39 +97,6 @@ func (s *jsonScan) feed(text string) {
 	}
 }
 
-// Wire shapes of the stream's events.
-type (
-	evMessageStart struct {
-		Type    string         `json:"type"`
-		Message evStartMessage `json:"message"`
-	}
-	evStartMessage struct {
-		ID           string     `json:"id"`
-		Type         string     `json:"type"`
-		Role         string     `json:"role"`
-		Model        string     `json:"model"`
-		Content      []outBlock `json:"content"`
-		StopReason   *string    `json:"stop_reason"`
-		StopSequence *string    `json:"stop_sequence"`
-		Usage        outUsage   `json:"usage"`
-	}
-	evMessageDelta struct {
-		Type  string `json:"type"`
-		Delta struct {
-			StopReason   string  `json:"stop_reason"`
-			StopSequence *string `json:"stop_sequence"`
-		} `json:"delta"`
-		Usage outUsage `json:"usage"`
-	}
-)
-
-func (e *streamEncoder) write(name string, v any) {
-	if e.err != nil {
-		return
-	}
-	e.err = e.out.Write(name, marshal(v))
-}
-
 func (e *streamEncoder) Encode(ev ir.Event) error {
 	if e.ended || e.err != nil {
 		return e.err
@@ -154,11 +124,14 @@ func (e *streamEncoder) Encode(ev ir.Event) error {
 // must not take a cut answer for a whole one.
 func (e *streamEncoder) Close() error {
 	if !e.ended && e.err == nil {
-		e.fail(&ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream_interrupted",
-			Message: "the upstream stream ended before the answer was complete"})
+		e.failWith(interruptedFrame)
 	}
 	return e.err
 }
+
+// interruptedFrame is the error Close writes, the same for every stream.
+var interruptedFrame = errorBody(&ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream_interrupted",
+	Message: "the upstream stream ended before the answer was complete"})
 
 // addUsage keeps the latest snapshot: every decoder reports all counts so far, and a later
 // report may lower one field (gemini moves tokens from input to cache read at the end).
@@ -173,9 +146,11 @@ func (e *streamEncoder) start(id string) {
 		return
 	}
 	e.started = true
-	u := usageOut(codec.Usage{Input: e.usage.Input, CacheRead: e.usage.CacheRead, CacheWrite: e.usage.CacheWrite})
-	e.write("message_start", evMessageStart{Type: "message_start", Message: evStartMessage{
-		ID: messageID(id), Type: "message", Role: "assistant", Model: e.model, Content: []outBlock{}, Usage: u}})
+	b := jsonw.String(append(e.buf[:0], `{"type":"message_start","message":{"id":`...), messageID(id))
+	b = jsonw.String(append(b, `,"type":"message","role":"assistant","model":`...), e.model)
+	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
+	b = appendUsage(b, usageOut(codec.Usage{Input: e.usage.Input, CacheRead: e.usage.CacheRead, CacheWrite: e.usage.CacheWrite}))
+	e.send("message_start", append(b, "}}"...))
 	e.send("ping", append(e.buf[:0], `{"type":"ping"}`...))
 }
 
@@ -247,12 +222,15 @@ func (e *streamEncoder) call(i int, id, sig, sigFormat string) *callState {
 		return c
 	}
 	if id == "" {
-		id = "toolu_" + randomID()
+		id = codec.RandomID("toolu_")
 	}
 	if sig != "" && sigFormat != SignatureFormat {
 		id = ir.JoinCallID(id, sig)
 	}
 	c := &callState{id: id}
+	if e.calls == nil {
+		e.calls = map[int]*callState{}
+	}
 	e.calls[i] = c
 	e.sawTool = true
 	return c
@@ -365,12 +343,15 @@ func (e *streamEncoder) closeAll() {
 func (e *streamEncoder) finish(ev ir.Event) {
 	e.closeAll()
 	stop := withTools(ev.Stop, e.sawTool)
-	var d evMessageDelta
-	d.Type = "message_delta"
-	d.Delta.StopReason = stopReason(stop)
-	d.Delta.StopSequence = stopSequence(stop, ev.StopSequence)
-	d.Usage = usageOut(e.usage)
-	e.write("message_delta", d)
+	b := jsonw.String(append(e.buf[:0], `{"type":"message_delta","delta":{"stop_reason":`...), stopReason(stop))
+	b = append(b, `,"stop_sequence":`...)
+	if seq := stopSequence(stop, ev.StopSequence); seq != nil {
+		b = jsonw.String(b, *seq)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = appendUsage(append(b, `},"usage":`...), usageOut(e.usage))
+	e.send("message_delta", append(b, '}'))
 	e.send("message_stop", append(e.buf[:0], `{"type":"message_stop"}`...))
 	e.ended = true
 }
@@ -381,9 +362,23 @@ func (e *streamEncoder) fail(err *ir.Error) {
 	if err == nil {
 		err = &ir.Error{Kind: ir.ErrServer, Message: "the upstream failed"}
 	}
+	e.failWith(errorBody(err))
+}
+
+// failWith closes what is open and writes the error event frame.
+func (e *streamEncoder) failWith(frame []byte) {
 	e.closeAll()
 	if e.err == nil {
-		e.err = e.out.Write("error", errorBody(err))
+		e.err = e.out.Write("error", frame)
 	}
 	e.ended = true
+}
+
+// appendUsage writes outUsage as encoding/json writes it.
+func appendUsage(b []byte, u outUsage) []byte {
+	b = jsonw.Int(append(b, `{"input_tokens":`...), u.InputTokens)
+	b = jsonw.Int(append(b, `,"cache_creation_input_tokens":`...), u.CacheCreationInputTokens)
+	b = jsonw.Int(append(b, `,"cache_read_input_tokens":`...), u.CacheReadInputTokens)
+	b = jsonw.Int(append(b, `,"output_tokens":`...), u.OutputTokens)
+	return append(b, '}')
 }

@@ -289,7 +289,7 @@ func (e *refStreamEncoder) call(i int, id, sig, sigFormat string) *refCallState 
 		return c
 	}
 	if id == "" {
-		id = "toolu_" + randomID()
+		id = codec.RandomID("toolu_")
 	}
 	if sig != "" && sigFormat != SignatureFormat {
 		id = ir.JoinCallID(id, sig)

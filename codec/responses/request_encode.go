@@ -114,10 +114,13 @@ func encodeTools(r *ir.Request, loss *ir.Loss) ([]json.RawMessage, toolKinds) {
 			hosted = append(hosted, raw)
 		}
 	}
-	kinds := toolKinds{}
+	var kinds toolKinds // nil (read as empty) without tools
 	loaded := r.LoadedTools(loss)
 	out := make([]json.RawMessage, 0, len(loaded)+len(hosted))
 	for _, t := range loaded {
+		if kinds == nil {
+			kinds = toolKinds{}
+		}
 		kinds[t.Name] = t.Custom
 		if t.Custom {
 			if raw, ok := rawCustom[t.Name]; ok {
@@ -270,8 +273,12 @@ func encodeInclude(raw json.RawMessage, encrypted bool) []string {
 // encodeText renders text{format} from ResponseFormat, merged over the client's other text
 // fields (verbosity).
 func encodeText(r *ir.Request) map[string]any {
+	raw, ok := r.Extra["text"]
+	if !ok && isNull(r.ResponseFormat) {
+		return nil
+	}
 	out := map[string]any{}
-	if raw, ok := r.Extra["text"]; ok {
+	if ok {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) == nil {
 			for k, v := range m {

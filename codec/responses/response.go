@@ -108,30 +108,28 @@ type reasoningConfig struct {
 
 // wireResponse is the Response object with every property the spec requires.
 type wireResponse struct {
-	ID                 string             `json:"id"`
-	Object             string             `json:"object"`
-	CreatedAt          int64              `json:"created_at"`
-	Status             string             `json:"status"`
-	CompletedAt        *int64             `json:"completed_at"`
-	Error              *responseErrorBody `json:"error"`
-	IncompleteDetails  *incompleteDetails `json:"incomplete_details"`
-	Instructions       *string            `json:"instructions"`
-	MaxOutputTokens    *int               `json:"max_output_tokens"`
-	Model              string             `json:"model"`
-	Output             []any              `json:"output"`
-	ParallelToolCalls  bool               `json:"parallel_tool_calls"`
-	PreviousResponseID *string            `json:"previous_response_id"`
-	Reasoning          reasoningConfig    `json:"reasoning"`
-	Store              bool               `json:"store"`
-	Temperature        float64            `json:"temperature"`
-	Text               map[string]any     `json:"text"`
-	ToolChoice         any                `json:"tool_choice"`
-	Tools              []json.RawMessage  `json:"tools"`
-	TopP               float64            `json:"top_p"`
-	Truncation         string             `json:"truncation"`
-	Usage              *wireUsage         `json:"usage,omitempty"` // not nullable: absent until known
-	Metadata           json.RawMessage    `json:"metadata"`
+	ID                string             `json:"id"`
+	Object            string             `json:"object"`
+	CreatedAt         int64              `json:"created_at"`
+	Status            string             `json:"status"`
+	CompletedAt       *int64             `json:"completed_at"`
+	Error             *responseErrorBody `json:"error"`
+	IncompleteDetails *incompleteDetails `json:"incomplete_details"`
+	Instructions      *string            `json:"instructions"`
+	MaxOutputTokens   *int               `json:"max_output_tokens"`
+	Model             string             `json:"model"`
+	Output            []any              `json:"output"`
+	responseEcho                         // parallel_tool_calls … truncation
+	Usage             *wireUsage         `json:"usage,omitempty"` // not nullable: absent until known
+	Metadata          json.RawMessage    `json:"metadata"`
 }
+
+// The defaults of a response's text and metadata, shared by every response (never written:
+// a request's own replace them).
+var (
+	defaultText = map[string]any{"format": json.RawMessage(`{"type":"text"}`)}
+	emptyObject = json.RawMessage(`{}`)
+)
 
 // newWireResponse fills the echoed request fields from req (nil: the API's defaults). The
 // gateway keeps no responses, so store is false; instructions are not echoed (IR does not say
@@ -139,10 +137,9 @@ type wireResponse struct {
 func newWireResponse(id, model string, created int64, req *ir.Request) *wireResponse {
 	w := &wireResponse{
 		ID: id, Object: "response", CreatedAt: created, Status: "in_progress", Model: model,
-		Output: []any{}, ParallelToolCalls: true, Temperature: 1, TopP: 1,
-		Text:       map[string]any{"format": json.RawMessage(`{"type":"text"}`)},
-		ToolChoice: "auto", Tools: []json.RawMessage{}, Truncation: "disabled",
-		Metadata: json.RawMessage(`{}`),
+		Output: []any{}, Metadata: emptyObject,
+		responseEcho: responseEcho{ParallelToolCalls: true, Temperature: 1, TopP: 1, Text: defaultText,
+			ToolChoice: "auto", Tools: []json.RawMessage{}, Truncation: "disabled"},
 	}
 	if req == nil {
 		return w
@@ -270,10 +267,13 @@ func withStatus(item any, status string) any {
 }
 
 func customNames(req *ir.Request) map[string]bool {
-	out := map[string]bool{}
+	var out map[string]bool // nil (read as empty) without custom tools
 	if req != nil {
 		for _, t := range req.Tools {
 			if t.Custom {
+				if out == nil {
+					out = map[string]bool{}
+				}
 				out[t.Name] = true
 			}
 		}

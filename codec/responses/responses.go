@@ -14,7 +14,6 @@
 package responses
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -59,21 +58,9 @@ func (format) Path(string, bool) string { return "/responses" }
 
 // Test seams: ids and the clock.
 var (
-	newID = randomID
+	newID = codec.RandomID
 	now   = time.Now
 )
-
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// randomID returns prefix + 24 random base62 characters.
-func randomID(prefix string) string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	for i := range b {
-		b[i] = base62[int(b[i])%len(base62)]
-	}
-	return prefix + string(b[:])
-}
 
 // responseID gives an upstream id the resp_ shape, minting one when there is none.
 func responseID(id string) string {

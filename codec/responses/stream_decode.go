@@ -137,7 +137,7 @@ func (d *streamDecoder) handle(ev *streamEvent, out []ir.Event) []ir.Event {
 		}
 	case "response.output_item.added":
 		start(nil)
-		out = d.itemAdded(out, *ev)
+		out, _ = d.itemAdded(out, *ev)
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		start(nil)
 		if it := d.find(ev.OutputIndex, ev.ItemID); it != nil && it.call != nil && !it.call.closed && ev.Delta != "" {
@@ -219,10 +219,10 @@ func (d *streamDecoder) args(c *decodedCall, frag string) ir.Event {
 	return ir.Event{Kind: ir.EvToolArgs, Index: c.index, Text: frag}
 }
 
-func (d *streamDecoder) itemAdded(out []ir.Event, ev streamEvent) []ir.Event {
+func (d *streamDecoder) itemAdded(out []ir.Event, ev streamEvent) ([]ir.Event, *decodedItem) {
 	item := ev.Item
 	if item == nil {
-		return out
+		return out, nil
 	}
 	id := item.ID
 	if id == "" {
@@ -230,7 +230,7 @@ func (d *streamDecoder) itemAdded(out []ir.Event, ev streamEvent) []ir.Event {
 	}
 	it := d.item(ev.OutputIndex, id)
 	if item.Type != "function_call" && item.Type != "custom_tool_call" || it.call != nil {
-		return out
+		return out, it
 	}
 	c := &decodedCall{index: len(d.calls), custom: item.Type == "custom_tool_call"}
 	d.calls = append(d.calls, c)
@@ -240,7 +240,7 @@ func (d *streamDecoder) itemAdded(out []ir.Event, ev streamEvent) []ir.Event {
 	if frag := item.Arguments + item.Input; frag != "" {
 		out = append(out, d.args(c, frag))
 	}
-	return out
+	return out, it
 }
 
 // itemDone completes an item: what its deltas did not carry, the closing of a custom call's
@@ -258,9 +258,10 @@ func (d *streamDecoder) itemDone(out []ir.Event, ev streamEvent) []ir.Event {
 	case "function_call", "custom_tool_call":
 		di := d.find(ev.OutputIndex, id)
 		if di == nil || di.call == nil { // a call announced only by its done event
-			out = d.itemAdded(out, streamEvent{Item: &readItem{Type: it.Type, ID: id,
+			// (one with neither an output_index nor an id cannot be found again: the item
+			// itemAdded made is the one)
+			out, di = d.itemAdded(out, streamEvent{Item: &readItem{Type: it.Type, ID: id,
 				CallID: it.CallID, Name: it.Name}, OutputIndex: ev.OutputIndex})
-			di = d.find(ev.OutputIndex, id)
 		}
 		c := di.call
 		if c.closed {

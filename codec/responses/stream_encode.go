@@ -1,11 +1,11 @@
 package responses
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/ir"
+	"github.com/modelgate/modelgate/codec/jsonscan"
 	"github.com/modelgate/modelgate/codec/jsonw"
 )
 
@@ -16,8 +16,9 @@ import (
 // at the end); text or reasoning arriving while a call is open waits for it to close. Custom
 // tool calls are sent whole when they close.
 func (format) NewStreamEncoder(out ir.Frames, req *ir.Request, model string) ir.StreamEncoder {
-	return &streamEncoder{out: out, req: req, model: model, custom: customNames(req),
-		calls: map[int]*streamCall{}}
+	e := &streamEncoder{out: out, req: req, model: model, custom: customNames(req)}
+	e.buf = e.bufArr[:0]
+	return e
 }
 
 type itemKind uint8
@@ -42,42 +43,13 @@ type streamItem struct {
 	name      string
 }
 
-// wire is the item as the output array shows it.
-func (it *streamItem) wire() any {
-	switch it.kind {
-	case kindMessage:
-		content := []outputText{}
-		if it.status != "in_progress" {
-			content = append(content, newOutputText(it.text.String()))
-		}
-		return messageItem{ID: it.id, Type: "message", Status: it.status, Role: "assistant", Content: content}
-	case kindReasoning:
-		r := reasoningItem{ID: it.id, Type: "reasoning", Summary: []wireText{}, EncryptedContent: it.encrypted}
-		if it.summary && it.status != "in_progress" {
-			r.Summary = append(r.Summary, wireText{"summary_text", it.text.String()})
-		}
-		return r
-	case kindCustom:
-		input := ""
-		if it.status != "in_progress" {
-			input = customInput(it.text.String())
-		}
-		return customCallItem{ID: it.id, Type: "custom_tool_call", CallID: it.callID, Name: it.name, Input: input}
-	}
-	args := ""
-	if it.status != "in_progress" {
-		args = it.text.String()
-	}
-	return functionCallItem{ID: it.id, Type: "function_call", Status: it.status, CallID: it.callID,
-		Name: it.name, Arguments: args}
-}
-
 // streamCall is a tool call by its IR index; item is nil until the call's turn comes.
 type streamCall struct {
 	callID, name string
 	custom       bool
 	buf          strings.Builder // arguments received before the item opened
-	item         *streamItem
+	item         *streamItem     // &own once opened
+	own          streamItem      // allocated with the call
 }
 
 type streamEncoder struct {
@@ -97,65 +69,94 @@ type streamEncoder struct {
 	toolUsed bool
 	ended    bool
 	err      error
-	buf      []byte // the frame being written, reused
+	buf      []byte     // the frame being written, reused
+	bufArr   [1536]byte // buf's first array, allocated with the encoder: a whole response fits
+	echo     []byte     // the response object's echo of the request (echoJSON)
+	metadata []byte
+	echoOK   bool
 }
 
-// emit writes one frame: its JSON keys in order type, sequence_number, then the pairs given.
-// Strings and ints are appended by hand; other values go through encoding/json.
-func (e *streamEncoder) emit(typ string, kv ...any) {
-	if e.err != nil {
-		return
-	}
-	b := e.head(typ)
-	for i := 0; i+1 < len(kv); i += 2 {
-		b = jsonw.Key(append(b, ','), kv[i].(string))
-		switch v := kv[i+1].(type) {
-		case string:
-			b = jsonw.String(b, v)
-		case int:
-			b = jsonw.Int(b, int64(v))
-		default:
-			j, err := json.Marshal(v)
-			if err != nil {
-				j = []byte("null")
-			}
-			b = append(b, j...)
-		}
-	}
-	e.send(typ, append(b, '}'))
-}
-
-// head begins a frame in the reused buffer: {"type":typ,"sequence_number":n
-func (e *streamEncoder) head(typ string) []byte {
-	b := append(e.buf[:0], `{"type":`...)
-	b = jsonw.String(b, typ)
-	b = append(b, `,"sequence_number":`...)
-	return jsonw.Int(b, int64(e.seq))
-}
-
+// send writes a frame the buffer holds and counts it. Every frame is appended by hand to the
+// reused buffer (stream_write.go), starting with head.
 func (e *streamEncoder) send(typ string, b []byte) {
 	e.buf = b
 	e.seq++
 	e.err = e.out.Write(typ, b)
 }
 
-// delta writes the frame nearly every chunk becomes, a delta of an item's text, without
-// boxing its values: {type, sequence_number, item_id, output_index, [partKey: 0,] delta
-// [, logprobs: []]}.
-func (e *streamEncoder) delta(typ string, it *streamItem, partKey, delta string, logprobs bool) {
+// responseEvent writes {type, sequence_number, response} with items as the output.
+func (e *streamEncoder) responseEvent(typ string, items []*streamItem) {
 	if e.err != nil {
 		return
 	}
-	b := jsonw.String(append(e.head(typ), `,"item_id":`...), it.id)
-	b = jsonw.Int(append(b, `,"output_index":`...), int64(it.index))
-	if partKey != "" {
-		b = append(jsonw.Key(append(b, ','), partKey), '0')
+	b := e.appendResponse(append(e.head(typ), `,"response":`...), items)
+	e.send(typ, append(b, '}'))
+}
+
+// itemEvent writes {type, sequence_number, output_index, item}.
+func (e *streamEncoder) itemEvent(typ string, it *streamItem) {
+	if e.err != nil {
+		return
 	}
-	b = jsonw.String(append(b, `,"delta":`...), delta)
+	b := jsonw.Int(append(e.head(typ), `,"output_index":`...), int64(it.index))
+	b = it.appendWire(append(b, `,"item":`...))
+	e.send(typ, append(b, '}'))
+}
+
+// about begins a frame about item it: {type, sequence_number, item_id, output_index
+func (e *streamEncoder) about(typ string, it *streamItem) []byte {
+	b := jsonw.String(append(e.head(typ), `,"item_id":`...), it.id)
+	return jsonw.Int(append(b, `,"output_index":`...), int64(it.index))
+}
+
+// partEvent writes {…about, indexKey: 0, part} for a message's output text or a reasoning
+// summary (summary set) holding text.
+func (e *streamEncoder) partEvent(typ string, it *streamItem, summary bool, text string) {
+	if e.err != nil {
+		return
+	}
+	b := e.about(typ, it)
+	if summary {
+		b = appendSummaryText(append(b, `,"summary_index":0,"part":`...), text)
+	} else {
+		b = appendOutputText(append(b, `,"content_index":0,"part":`...), text)
+	}
+	e.send(typ, append(b, '}'))
+}
+
+// textEvent writes {…about, [indexKey: 0,] [name,] key: text [, logprobs: []]}: a delta or
+// done event of an item's text.
+func (e *streamEncoder) textEvent(typ string, it *streamItem, indexKey, name, key, text string, logprobs bool) {
+	if e.err != nil {
+		return
+	}
+	b := e.about(typ, it)
+	if indexKey != "" {
+		b = append(jsonw.Key(append(b, ','), indexKey), '0')
+	}
+	if name != "" {
+		b = jsonw.String(append(b, `,"name":`...), name)
+	}
+	b = jsonw.String(jsonw.Key(append(b, ','), key), text)
 	if logprobs {
 		b = append(b, `,"logprobs":[]`...)
 	}
 	e.send(typ, append(b, '}'))
+}
+
+// head begins a frame in the reused buffer: {"type":typ,"sequence_number":n (typ is one of
+// this file's constant event types, which need no escaping).
+func (e *streamEncoder) head(typ string) []byte {
+	b := append(e.buf[:0], `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","sequence_number":`...)
+	return jsonw.Int(b, int64(e.seq))
+}
+
+// delta writes the frame nearly every chunk becomes, a delta of an item's text:
+// {type, sequence_number, item_id, output_index, [partKey: 0,] delta [, logprobs: []]}.
+func (e *streamEncoder) delta(typ string, it *streamItem, partKey, delta string, logprobs bool) {
+	e.textEvent(typ, it, partKey, "", "delta", delta, logprobs)
 }
 
 func (e *streamEncoder) Encode(ev ir.Event) error {
@@ -225,15 +226,16 @@ func (e *streamEncoder) start(id string) {
 		return
 	}
 	e.resp = newWireResponse(responseID(id), e.model, now().Unix(), e.req)
-	e.emit("response.created", "response", e.resp)
-	e.emit("response.in_progress", "response", e.resp)
+	e.echo, e.metadata, e.echoOK = e.resp.echoJSON()
+	e.responseEvent("response.created", nil)
+	e.responseEvent("response.in_progress", nil)
 }
 
 func (e *streamEncoder) newItem(kind itemKind, id string) *streamItem {
 	it := &streamItem{kind: kind, id: id, index: len(e.items), status: "in_progress"}
 	e.items = append(e.items, it)
 	e.open = it
-	e.emit("response.output_item.added", "output_index", it.index, "item", it.wire())
+	e.itemEvent("response.output_item.added", it)
 	return it
 }
 
@@ -270,8 +272,7 @@ func (e *streamEncoder) text(s string) {
 	if it == nil || it.kind != kindMessage {
 		e.closeOpen("completed")
 		it = e.newItem(kindMessage, newID("msg_"))
-		e.emit("response.content_part.added", "item_id", it.id, "output_index", it.index,
-			"content_index", 0, "part", newOutputText(""))
+		e.partEvent("response.content_part.added", it, false, "")
 	}
 	it.text.WriteString(s)
 	e.delta("response.output_text.delta", it, "content_index", s, true)
@@ -289,8 +290,7 @@ func (e *streamEncoder) reasoning(s, upstreamID string) {
 	}
 	if !it.summary {
 		it.summary = true
-		e.emit("response.reasoning_summary_part.added", "item_id", it.id, "output_index", it.index,
-			"summary_index", 0, "part", wireText{"summary_text", ""})
+		e.partEvent("response.reasoning_summary_part.added", it, true, "")
 	}
 	it.text.WriteString(s)
 	e.delta("response.reasoning_summary_text.delta", it, "summary_index", s, false)
@@ -320,6 +320,9 @@ func (e *streamEncoder) toolStart(ev ir.Event) {
 	id := ev.ID
 	if ev.Signature != "" && (ev.Format == "" || ev.Format == "gemini") {
 		id = ir.JoinCallID(id, ev.Signature)
+	}
+	if e.calls == nil {
+		e.calls = map[int]*streamCall{}
 	}
 	e.calls[ev.Index] = &streamCall{callID: id, name: ev.Name, custom: e.custom[ev.Name]}
 	e.queue = append(e.queue, ev.Index)
@@ -357,7 +360,7 @@ func (e *streamEncoder) toolArgs(index int, frag string) {
 
 func completeJSON(s string) bool {
 	s = strings.TrimSpace(s)
-	return strings.HasPrefix(s, "{") && json.Valid([]byte(s))
+	return strings.HasPrefix(s, "{") && jsonscan.Valid(bytesOf(s))
 }
 
 // openQueued opens waiting calls in order while nothing else is open, sending what each has
@@ -370,17 +373,17 @@ func (e *streamEncoder) openQueued() {
 		if c.custom {
 			kind, prefix = kindCustom, "ctc_"
 		}
-		it := &streamItem{kind: kind, id: newID(prefix), callID: c.callID, name: c.name}
+		it := &c.own
+		*it = streamItem{kind: kind, id: newID(prefix), callID: c.callID, name: c.name}
 		it.index, it.status = len(e.items), "in_progress"
 		e.items = append(e.items, it)
 		e.open, c.item = it, it
-		e.emit("response.output_item.added", "output_index", it.index, "item", it.wire())
+		e.itemEvent("response.output_item.added", it)
 		if c.buf.Len() > 0 {
 			frag := c.buf.String()
 			it.text.WriteString(frag)
 			if kind == kindCall {
-				e.emit("response.function_call_arguments.delta", "item_id", it.id,
-					"output_index", it.index, "delta", frag)
+				e.delta("response.function_call_arguments.delta", it, "", frag, false)
 			}
 			if completeJSON(frag) {
 				e.closeOpen("completed")
@@ -400,16 +403,12 @@ func (e *streamEncoder) closeOpen(status string) {
 	text := it.text.String()
 	switch it.kind {
 	case kindMessage:
-		e.emit("response.output_text.done", "item_id", it.id, "output_index", it.index,
-			"content_index", 0, "text", text, "logprobs", []any{})
-		e.emit("response.content_part.done", "item_id", it.id, "output_index", it.index,
-			"content_index", 0, "part", newOutputText(text))
+		e.textEvent("response.output_text.done", it, "content_index", "", "text", text, true)
+		e.partEvent("response.content_part.done", it, false, text)
 	case kindReasoning:
 		if it.summary {
-			e.emit("response.reasoning_summary_text.done", "item_id", it.id, "output_index", it.index,
-				"summary_index", 0, "text", text)
-			e.emit("response.reasoning_summary_part.done", "item_id", it.id, "output_index", it.index,
-				"summary_index", 0, "part", wireText{"summary_text", text})
+			e.textEvent("response.reasoning_summary_text.done", it, "summary_index", "", "text", text, false)
+			e.partEvent("response.reasoning_summary_part.done", it, true, text)
 		}
 	case kindCall:
 		if strings.TrimSpace(text) == "" {
@@ -419,18 +418,15 @@ func (e *streamEncoder) closeOpen(status string) {
 		} else if !completeJSON(text) {
 			it.status = "incomplete" // cut off mid-arguments
 		}
-		e.emit("response.function_call_arguments.done", "item_id", it.id, "output_index", it.index,
-			"name", it.name, "arguments", text)
+		e.textEvent("response.function_call_arguments.done", it, "", it.name, "arguments", text, false)
 	case kindCustom:
 		input := customInput(text)
 		if input != "" {
-			e.emit("response.custom_tool_call_input.delta", "item_id", it.id, "output_index", it.index,
-				"delta", input)
+			e.delta("response.custom_tool_call_input.delta", it, "", input, false)
 		}
-		e.emit("response.custom_tool_call_input.done", "item_id", it.id, "output_index", it.index,
-			"input", input)
+		e.textEvent("response.custom_tool_call_input.done", it, "", "", "input", input, false)
 	}
-	e.emit("response.output_item.done", "output_index", it.index, "item", it.wire())
+	e.itemEvent("response.output_item.done", it)
 }
 
 func (e *streamEncoder) finish(stop ir.StopReason) {
@@ -443,12 +439,11 @@ func (e *streamEncoder) finish(stop ir.StopReason) {
 	for e.next(); e.open != nil; e.next() {
 		e.closeOpen(itemStatus)
 	}
-	e.resp.Output = e.output()
 	typ := "response.completed"
 	if e.resp.Status == "incomplete" {
 		typ = "response.incomplete"
 	}
-	e.emit(typ, "response", e.resp)
+	e.responseEvent(typ, e.items)
 	e.ended = true
 }
 
@@ -461,18 +456,9 @@ func (e *streamEncoder) fail(code, message string) {
 	}
 	e.resp.Status = "failed"
 	e.resp.Error = &responseErrorBody{Code: code, Message: message}
-	e.resp.Output = e.output()
 	if e.usage.Known() {
 		e.resp.Usage = usageOf(e.usage)
 	}
-	e.emit("response.failed", "response", e.resp)
+	e.responseEvent("response.failed", e.items)
 	e.ended = true
-}
-
-func (e *streamEncoder) output() []any {
-	out := make([]any, len(e.items))
-	for i, it := range e.items {
-		out[i] = it.wire()
-	}
-	return out
 }
