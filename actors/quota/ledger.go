@@ -55,7 +55,7 @@ func (a *accountActor) await(done func(error)) {
 func (a *accountActor) scheduleFlush() {
 	if !a.flushQueued {
 		a.flushQueued = true
-		a.engine.Send(a.pid, flushMsg{})
+		a.send(flushMsg{})
 	}
 }
 
@@ -111,16 +111,16 @@ func (a *accountActor) submit() {
 	for _, g := range p.grants {
 		a.inWrite = append(a.inWrite, g.Key)
 	}
-	eng, pid, waiters := a.engine, a.pid, p.waiters
+	waiters := p.waiters
 	a.svc.store.SubmitQuota(w, func(err error) {
 		if err != nil { // answered by the actor once it is back to what is on disk
-			eng.Send(pid, writtenMsg{err, waiters})
+			a.send(writtenMsg{err, waiters})
 			return
 		}
 		for _, w := range waiters {
 			w(nil)
 		}
-		eng.Send(pid, writtenMsg{})
+		a.send(writtenMsg{})
 	})
 }
 
