@@ -66,6 +66,14 @@ func (b *Mailbox) Run(h Handler, m any) {
 	supervise.Go("actors.mailbox", func() { b.run(h) })
 }
 
+// Idle reports whether no run is going and nothing waits. Once it has, everything the
+// handler did before is visible to the caller (it happened before the run ended).
+func (b *Mailbox) Idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.running && len(b.queue) == 0
+}
+
 // run handles the queue until it is empty, taking what waits a batch at a time.
 func (b *Mailbox) run(h Handler) {
 	for {

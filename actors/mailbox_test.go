@@ -74,11 +74,12 @@ func (t *tally) handled(tb testing.TB, n int) []int {
 	}
 }
 
-// idle reports whether t's mailbox has no run and no queue.
+// idle reports whether t's mailbox is idle and holds no queue.
 func (t *tally) idle() bool {
 	t.box.mu.Lock()
-	defer t.box.mu.Unlock()
-	return !t.box.running && t.box.queue == nil
+	held := t.box.queue != nil
+	t.box.mu.Unlock()
+	return t.box.Idle() && !held
 }
 
 func TestMailboxHandlesInOrderOneAtATime(t *testing.T) {

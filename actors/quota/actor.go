@@ -98,10 +98,11 @@ func (a *accountActor) now() int64 { return a.svc.now().UnixNano() }
 func (a *accountActor) apply(c *step.Command) step.Result {
 	r := step.Apply(&a.st, c)
 	if r.Dirty {
-		a.pend.dirty = true
+		a.next().dirty = true
 	}
 	if r.Log != nil {
-		a.pend.logs = append(a.pend.logs, *r.Log)
+		p := a.next()
+		p.logs = append(p.logs, *r.Log)
 	}
 	if r.Grant.Key != "" {
 		a.addGrant(r.Grant)
@@ -140,7 +141,7 @@ func (a *accountActor) load() error {
 	// An image call never outlives the actor that admitted it (it passivates only when no
 	// call is in flight), so an image reservation found on disk is what a crash left behind.
 	if first && a.st.DropImageHolds() {
-		a.pend.dirty = true
+		a.next().dirty = true
 	}
 	a.loaded = true
 	return nil
