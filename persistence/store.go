@@ -50,7 +50,7 @@ type Store struct {
 	space  *space   // refuses writes while the disk is full (space.go)
 	ledger *ledger  // group commits of the quota actors' writes
 	dicts  logDicts // the request log's dictionaries (logdict.go)
-	// accounts caches decoded account records for GetAccount (accountcache.go).
+	// accounts caches accounts' plans for AccountPlan (accountcache.go).
 	accounts *accountCache
 	keys     *keyCache // LookupKey's answers (keycache.go)
 
@@ -120,8 +120,8 @@ func OpenWith(dir string, o Options) (*Store, error) {
 // cache holds the blocks reads brought in, up to CacheBytes, and a memtable is resident as
 // far as writes filled it, two of them once one has been flushed (Pebble keeps it for
 // reuse). A gateway's hot data (accounts, keys, quota records, the last minute of the
-// request log) is small and mostly read once per account actor's life, and its key and
-// account records are cached decoded (keycache.go, accountcache.go): a 2 MiB cache and 1 MiB
+// request log) is small and mostly read once per account actor's life, and what a call reads
+// of keys and accounts is cached (keycache.go, accountcache.go): a 2 MiB cache and 1 MiB
 // memtables, 4 MiB in all, where 8 MiB and Pebble's 4 MiB kept 16 MiB resident once a node
 // had written 8 MiB. A cluster node, whose shards read the store on every step, keeps 64
 // MiB of cache (ClusterCacheBytes).
