@@ -27,14 +27,20 @@ func Recover(next actor.ReceiveFunc) actor.ReceiveFunc {
 	return func(c *actor.Context) {
 		defer func() {
 			if v := recover(); v != nil {
-				id, msg := c.PID().ID, fmt.Sprintf("%T", c.Message())
-				supervise.Recovered(where(id), v, debug.Stack(), "actor", id, "message_type", msg)
-				if f, ok := c.Message().(Failer); ok {
-					f.Fail(fmt.Errorf("actor %s: %s: %w", id, msg, supervise.ErrPanicked))
-				}
+				recovered(c.PID().ID, c.Message(), v)
 			}
 		}()
 		next(c)
+	}
+}
+
+// recovered logs and counts a panic v of actor id (kind/id) while it handled msg, and
+// answers msg with an error when it is a Failer.
+func recovered(id string, msg, v any) {
+	typ := fmt.Sprintf("%T", msg)
+	supervise.Recovered(where(id), v, debug.Stack(), "actor", id, "message_type", typ)
+	if f, ok := msg.(Failer); ok {
+		f.Fail(fmt.Errorf("actor %s: %s: %w", id, typ, supervise.ErrPanicked))
 	}
 }
 

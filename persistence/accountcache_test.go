@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// Every write of an account record, once it has returned, is what the next GetAccount gives,
-// though the read before it put the old record in the cache.
-func TestGetAccountAfterEveryAccountWrite(t *testing.T) {
+// Every write of an account record, once it has returned, is what the next AccountPlan and
+// GetAccount give, though the read before it put the old plan in the cache.
+func TestAccountPlanAfterEveryAccountWrite(t *testing.T) {
 	type check struct {
 		plan     string
 		disabled bool
@@ -27,9 +27,10 @@ func TestGetAccountAfterEveryAccountWrite(t *testing.T) {
 		}, check{"pro", true}},
 		{"enable after disable", func(t *testing.T, s *Store, a Account) {
 			must(s.SetAccountDisabled(a.ID, true))(t)
-			if got := must(s.GetAccount(a.ID))(t); !got.Disabled { // cached disabled
+			if got := must(s.GetAccount(a.ID))(t); !got.Disabled {
 				t.Fatalf("GetAccount after the disable = %+v, want it disabled", got)
 			}
+			must(s.AccountPlan(a.ID))(t) // cached again
 			must(s.SetAccountDisabled(a.ID, false))(t)
 		}, check{"pro", false}},
 		{"plan change in a batch of its own (UpdateMeta, as a replica applies it)", func(t *testing.T, s *Store, a Account) {
@@ -48,7 +49,7 @@ func TestGetAccountAfterEveryAccountWrite(t *testing.T) {
 			}
 			defer v.Close()
 			must(s.SetAccountPlan(a.ID, "team"))(t)
-			must(s.GetAccount(a.ID))(t) // cached "team"
+			must(s.AccountPlan(a.ID))(t) // cached "team"
 			err = s.ReplaceMeta(nil, func(put func(k, v []byte) error) error {
 				return v.Scan(func(k, val []byte) error { return put(k, val) })
 			})
@@ -64,10 +65,16 @@ func TestGetAccountAfterEveryAccountWrite(t *testing.T) {
 			if got := must(s.GetAccount(a.ID))(t); got != a {
 				t.Fatalf("GetAccount = %+v, want %+v", got, a)
 			}
+			if plan := must(s.AccountPlan(a.ID))(t); plan != "pro" {
+				t.Fatalf("AccountPlan = %q, want pro", plan)
+			}
 			if _, ok := s.accounts.get(a.ID); !ok {
-				t.Fatal("a read did not keep the account in the cache")
+				t.Fatal("a read did not keep the account's plan in the cache")
 			}
 			c.write(t, s, a)
+			if plan := must(s.AccountPlan(a.ID))(t); plan != c.want.plan {
+				t.Errorf("AccountPlan after the write = %q, want %q", plan, c.want.plan)
+			}
 			got := must(s.GetAccount(a.ID))(t)
 			if got.Plan != c.want.plan || got.Disabled != c.want.disabled {
 				t.Errorf("GetAccount after the write = plan %q disabled %t, want %q %t", got.Plan, got.Disabled, c.want.plan, c.want.disabled)
@@ -87,18 +94,18 @@ func TestAReadThatRacedAWriteKeepsNothing(t *testing.T) {
 	gen := s.accounts.generation()
 	old := must(getAccountIn(s.db, a.ID))(t) // the read's store half, before the write
 	must(s.SetAccountPlan(a.ID, "team"))(t)
-	s.accounts.put(old, gen) // its cache half, after
-	if c, ok := s.accounts.get(a.ID); ok {
-		t.Fatalf("the cache kept %+v, read before the plan change", c)
+	s.accounts.put(old.ID, old.Plan, gen) // its cache half, after
+	if plan, ok := s.accounts.get(a.ID); ok {
+		t.Fatalf("the cache kept plan %q, read before the plan change", plan)
 	}
-	if got := must(s.GetAccount(a.ID))(t); got.Plan != "team" {
-		t.Errorf("GetAccount = plan %q, want team", got.Plan)
+	if plan := must(s.AccountPlan(a.ID))(t); plan != "team" {
+		t.Errorf("AccountPlan = %q, want team", plan)
 	}
 }
 
 // Readers hammering accounts while their plans change: a read that begins after a change
 // returned never gives an older plan.
-func TestGetAccountUnderConcurrentPlanChanges(t *testing.T) {
+func TestAccountPlanUnderConcurrentPlanChanges(t *testing.T) {
 	s, _ := openStore(t)
 	const accounts, changes = 4, 40
 	var ids []string
@@ -119,13 +126,13 @@ func TestGetAccountUnderConcurrentPlanChanges(t *testing.T) {
 				}
 				i := (r + n) % accounts
 				floor := last[i].Load()
-				a, err := s.GetAccount(ids[i])
+				plan, err := s.AccountPlan(ids[i])
 				if err != nil {
 					stale.Store(err.Error())
 					return
 				}
 				var got int64
-				fmt.Sscanf(a.Plan, "p%d", &got)
+				fmt.Sscanf(plan, "p%d", &got)
 				if got < floor {
 					stale.Store(fmt.Sprintf("%s: plan p%d after p%d returned", ids[i], got, floor))
 				}

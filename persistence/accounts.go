@@ -134,18 +134,22 @@ func (m *MetaBatch) CreateAccount(c NewAccount) (Account, error) {
 	return a, nil
 }
 
-// GetAccount returns the account with the given id: from the account cache
-// (accountcache.go), else read from the store and kept.
-func (s *Store) GetAccount(id string) (Account, error) {
-	if a, ok := s.accounts.get(id); ok {
-		return a, nil
+// GetAccount returns the account with the given id, read from the store.
+func (s *Store) GetAccount(id string) (Account, error) { return getAccountIn(s.db, id) }
+
+// AccountPlan is account id's plan, from memory once read (accountcache.go): every admitted
+// call asks it.
+func (s *Store) AccountPlan(id string) (string, error) {
+	if plan, ok := s.accounts.get(id); ok {
+		return plan, nil
 	}
 	gen := s.accounts.generation()
 	a, err := getAccountIn(s.db, id)
-	if err == nil {
-		s.accounts.put(a, gen)
+	if err != nil {
+		return "", err
 	}
-	return a, err
+	s.accounts.put(id, a.Plan, gen)
+	return a.Plan, nil
 }
 
 func getAccountIn(r pebble.Reader, id string) (Account, error) {

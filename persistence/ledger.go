@@ -31,7 +31,7 @@ type ledger struct {
 	queue   []queuedWrite
 	closing bool
 	stopped <-chan struct{} // closed when the writer has ended (close)
-	// maxGroup bounds a commit's batch (maxGroupBytes); what is queued past it goes with
+	// maxGroup bounds a commit's batch (groupBytes); what is queued past it goes with
 	// the next commit.
 	maxGroup int
 	// beforeCommit (tests) runs with the number of writes of each commit, before it.
@@ -55,19 +55,22 @@ type ledger struct {
 // whereLedger names the ledger's writer to supervise (its panics, its fault point).
 const whereLedger = "persistence.ledger"
 
-// maxGroupBytes bounds one group commit's batch. Pebble keeps a batch of more than half a
-// memtable (2 MiB) whole until a flush, and a batch of more than 1 MiB is not reused: after
-// a burst of 1,024 writes in flight, unbounded groups kept tens of MiB. Bounded, a burst
-// takes a few more fsyncs, each for hundreds of writes.
+// maxGroupBytes bounds one group commit's batch, and so does a quarter of the memtable:
+// Pebble keeps a batch of more than half a memtable whole until a flush, and a batch of more
+// than 1 MiB is not reused: after a burst of 1,024 writes in flight, unbounded groups kept
+// tens of MiB. Bounded, a burst takes a few more fsyncs, each for hundreds of writes.
 const maxGroupBytes = 512 << 10
+
+// groupBytes is the group commit's bound with a memtable of memtable bytes.
+func groupBytes(memtable int64) int { return int(min(maxGroupBytes, memtable/4)) }
 
 type queuedWrite struct {
 	b    *pebble.Batch
 	done func(error)
 }
 
-func newLedger(db *pebble.DB, space *space) *ledger {
-	l := &ledger{db: db, space: space, maxGroup: maxGroupBytes, window: defaultWindow}
+func newLedger(db *pebble.DB, space *space, memtable int64) *ledger {
+	l := &ledger{db: db, space: space, maxGroup: groupBytes(memtable), window: defaultWindow}
 	l.cond = sync.NewCond(&l.mu)
 	l.expect.wake = l.wake
 	l.stopped = supervise.Loop(whereLedger, nil, l.run)

@@ -29,10 +29,46 @@ const (
 // pair again, so an entry never reaches the disk before the string it names.
 type logDict struct {
 	mu      sync.Mutex
-	codes   map[string]uint32
 	strs    []string
 	durable []bool
 	pending int // codes given out and not yet on disk
+	// codes indexes strs once it is longer than dictScanned; a shorter one is searched
+	// (most accounts name a key or two, a model and a route: the map would be 200 bytes).
+	codes map[string]uint32
+}
+
+// dictScanned is the longest dictionary searched without an index.
+const dictScanned = 16
+
+// code is s's code, if s has one.
+func (d *logDict) code(s string) (uint32, bool) {
+	if d.codes != nil {
+		code, ok := d.codes[s]
+		return code, ok
+	}
+	for i, t := range d.strs {
+		if t == s {
+			return uint32(i), true
+		}
+	}
+	return 0, false
+}
+
+// add gives s the next code.
+func (d *logDict) add(s string, durable bool) uint32 {
+	code := uint32(len(d.strs))
+	d.strs = append(d.strs, s)
+	d.durable = append(d.durable, durable)
+	switch {
+	case d.codes != nil:
+		d.codes[s] = code
+	case len(d.strs) > dictScanned:
+		d.codes = make(map[string]uint32, len(d.strs))
+		for i := len(d.strs) - 1; i >= 0; i-- { // the first of two equal strings keeps its code, as the search finds
+			d.codes[d.strs[i]] = uint32(i)
+		}
+	}
+	return code
 }
 
 // logDicts caches the accounts' dictionaries.
@@ -70,15 +106,13 @@ func (ds *logDicts) lock(r pebble.Reader, account string) (*logDict, error) {
 
 // readLogDict reads account's dictionary from r.
 func readLogDict(r pebble.Reader, account string) (*logDict, error) {
-	d := &logDict{codes: map[string]uint32{}}
+	d := &logDict{}
 	prefix := dbKey(nsLogDict, account, "/")
 	err := scanPrefixIn(r, prefix, func(k, v []byte) (bool, error) {
 		if len(k) != len(prefix)+4 || binary.BigEndian.Uint32(k[len(prefix):]) != uint32(len(d.strs)) {
 			return false, fmt.Errorf("log dictionary key %q out of sequence", k)
 		}
-		d.codes[string(v)] = uint32(len(d.strs))
-		d.strs = append(d.strs, string(v))
-		d.durable = append(d.durable, true)
+		d.add(string(v), true)
 		return true, nil
 	})
 	if err != nil {
@@ -136,15 +170,12 @@ func (enc *logEncoder) code(b *pebble.Batch, account, s string) (code uint32, ok
 		return 0, false, err
 	}
 	defer d.mu.Unlock()
-	code, ok = d.codes[s]
+	code, ok = d.code(s)
 	if !ok {
 		if len(d.strs) >= maxDictCodes {
 			return 0, false, nil
 		}
-		code = uint32(len(d.strs))
-		d.codes[s] = code
-		d.strs = append(d.strs, s)
-		d.durable = append(d.durable, false)
+		code = d.add(s, false)
 		d.pending++
 	}
 	if !d.durable[code] {

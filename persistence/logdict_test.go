@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -103,4 +104,49 @@ func TestARecoveredShardReadsItsEntriesWithTheSnapshotsDictionary(t *testing.T) 
 	if err != nil || len(got) != 2 || got[0].KeyID != "key_x" || got[1].KeyID != "key_y" {
 		t.Fatalf("after recovering: %+v, %v; want key_x then key_y", got, err)
 	}
+}
+
+// An account's dictionary is searched while it is short and indexed once it is longer: a
+// string keeps its one code across the switch and across a reopen (which reads the
+// dictionary back), and every entry reads back as written.
+func TestLogDictionaryGivesAStringOneCodeShortAndLong(t *testing.T) {
+	for _, models := range []int{1, dictScanned - 2, dictScanned, dictScanned + 1, 3 * dictScanned} {
+		t.Run(fmt.Sprint(models, " models"), func(t *testing.T) {
+			s, dir := openStore(t)
+			var want []LogEntry
+			write := func(round int) {
+				t.Helper()
+				for i := range models {
+					e := entry("acct_d", fmt.Sprintf("req_%02d_%024d", round, i), time.Duration(round*models+i)*time.Millisecond)
+					e.Model = fmt.Sprintf("model-%02d", i)
+					if err := s.AppendLog([]LogEntry{e}); err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, e)
+				}
+			}
+			write(0)
+			pairs := dictPairs(t, s, "acct_d")
+			write(1)
+			s = reopen(t, s, dir)
+			write(2)
+			if n := dictPairs(t, s, "acct_d"); n != pairs {
+				t.Fatalf("%d dictionary pairs after writing the same strings again, want %d", n, pairs)
+			}
+			got, err := s.ListLog("acct_d", time.Time{}, time.Time{}, 0)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("ListLog = %d entries, %v; want the %d written", len(got), err, len(want))
+			}
+		})
+	}
+}
+
+// dictPairs counts account's dictionary pairs on disk.
+func dictPairs(t *testing.T, s *Store, account string) int {
+	t.Helper()
+	n := 0
+	if err := scanPrefixIn(s.db, dbKey(nsLogDict, account, "/"), func(_, _ []byte) (bool, error) { n++; return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

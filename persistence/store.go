@@ -50,7 +50,7 @@ type Store struct {
 	space  *space   // refuses writes while the disk is full (space.go)
 	ledger *ledger  // group commits of the quota actors' writes
 	dicts  logDicts // the request log's dictionaries (logdict.go)
-	// accounts caches decoded account records for GetAccount (accountcache.go).
+	// accounts caches accounts' plans for AccountPlan (accountcache.go).
 	accounts *accountCache
 	keys     *keyCache // LookupKey's answers (keycache.go)
 
@@ -107,7 +107,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		g.close()
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, space: g, ledger: newLedger(db, g), accounts: newAccountCache(), keys: newKeyCache()}
+	s := &Store{db: db, space: g, ledger: newLedger(db, g, o.MemTableBytes), accounts: newAccountCache(), keys: newKeyCache()}
 	if err := s.indexAccounts(); err != nil {
 		s.ledger.close()
 		db.Close()
@@ -118,14 +118,16 @@ func OpenWith(dir string, o Options) (*Store, error) {
 
 // The store's memory (docs/decisions.md, "Memory and the per-call account read"): the block
 // cache holds the blocks reads brought in, up to CacheBytes, and a memtable is resident as
-// far as writes filled it. A gateway's hot data (accounts, keys, quota records, the last
-// minute of the request log) is small and mostly read once per account actor's life, so a
-// small cache costs little: 8 MiB, not the 64 it was. A cluster node, whose shards read the
-// store on every step, keeps 64 (ClusterCacheBytes). The memtable keeps Pebble's 4 MiB: a
-// smaller one flushes more often under the ledger's writes.
+// far as writes filled it, two of them once one has been flushed (Pebble keeps it for
+// reuse). A gateway's hot data (accounts, keys, quota records, the last minute of the
+// request log) is small and mostly read once per account actor's life, and what a call reads
+// of keys and accounts is cached (keycache.go, accountcache.go): a 2 MiB cache and 1 MiB
+// memtables, 4 MiB in all, where 8 MiB and Pebble's 4 MiB kept 16 MiB resident once a node
+// had written 8 MiB. A cluster node, whose shards read the store on every step, keeps 64
+// MiB of cache (ClusterCacheBytes).
 const (
-	defaultCacheBytes    = 8 << 20
-	defaultMemTableBytes = 4 << 20
+	defaultCacheBytes    = 2 << 20
+	defaultMemTableBytes = 1 << 20
 	// ClusterCacheBytes is a cluster node's block cache unless it is set.
 	ClusterCacheBytes = 64 << 20
 )

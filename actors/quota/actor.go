@@ -2,11 +2,8 @@ package quota
 
 import (
 	"math/rand/v2"
-	"strings"
-	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
+	"github.com/modelgate/modelgate/actors"
 	"github.com/modelgate/modelgate/actors/quota/step"
 )
 
@@ -14,33 +11,28 @@ import (
 // incarnation. Every decision is the quota step's (step.Apply) over st, stamped with the
 // service's clock; the actor persists what a step changed through its ledger. Its state runs
 // ahead of the disk by the writes in flight (ledger.go); every answer that depends on a
-// change is sent only once the change is durable.
+// change is sent only once the change is durable. It runs on a mailbox, not a Hollywood
+// actor: there is one per active account (docs/decisions.md, "Memory and the per-call
+// account read").
 type accountActor struct {
+	box  actors.Mailbox
 	svc  *Service
-	id   string // locator id of this incarnation: account#gen
 	acct string
 
 	loaded       bool
 	everLoaded   bool         // a load happened in this incarnation
-	st           step.Account // the quota state; st.Rec is the durable part, as it will be once written
 	windowsReady bool         // the sliding windows hold the log's recent counted calls (fillWindows)
+	retired      bool         // passivated: what still reaches it is sent on (handle)
+	st           step.Account // the quota state; st.Rec is the durable part, as it will be once written
 
 	ledger
 
-	received, seenAtTick uint64 // routed messages received; the count at the last tick
-	engine               *actor.Engine
-	pid                  *actor.PID
-	timer                *time.Timer
+	received, seenAtTick uint64     // routed messages received; the count at the last idle check
 	retiring             *retireMsg // Close's retire, waiting for the writes in flight
-	retired              bool
 }
 
-func newAccountActor(s *Service, id string) *accountActor {
-	acct := id
-	if i := strings.LastIndexByte(id, '#'); i >= 0 {
-		acct = id[:i]
-	}
-	a := &accountActor{svc: s, id: id, acct: acct}
+func newAccountActor(s *Service, acct string) *accountActor {
+	a := &accountActor{svc: s, acct: acct}
 	// A fresh incarnation numbers its reservations from a random point, so a settle meant
 	// for an earlier one finds nothing; below 2^62, so the ids never wrap.
 	a.st.NextID = rand.Uint64N(1 << 62)
@@ -48,15 +40,15 @@ func newAccountActor(s *Service, id string) *accountActor {
 	return a
 }
 
-func (a *accountActor) Receive(c *actor.Context) {
-	switch m := c.Message().(type) {
-	case actor.Started:
-		a.engine, a.pid = c.Engine(), c.PID()
-		a.arm()
-	case actor.Stopped:
-		if a.timer != nil {
-			a.timer.Stop()
-		}
+// send queues m for the actor (a message to itself, or one the directory routed).
+func (a *accountActor) send(m any) { a.box.Send(a, m) }
+
+// ActorName names the actor in a panic's log line (actors.Handler).
+func (a *accountActor) ActorName() string { return Kind + "/" + a.acct }
+
+// Receive handles one message (actors.Handler).
+func (a *accountActor) Receive(m any) {
+	switch m := m.(type) {
 	case tick:
 		a.onTick()
 	case flushMsg:
@@ -106,10 +98,11 @@ func (a *accountActor) now() int64 { return a.svc.now().UnixNano() }
 func (a *accountActor) apply(c *step.Command) step.Result {
 	r := step.Apply(&a.st, c)
 	if r.Dirty {
-		a.pend.dirty = true
+		a.next().dirty = true
 	}
 	if r.Log != nil {
-		a.pend.logs = append(a.pend.logs, *r.Log)
+		p := a.next()
+		p.logs = append(p.logs, *r.Log)
 	}
 	if r.Grant.Key != "" {
 		a.addGrant(r.Grant)
@@ -148,7 +141,7 @@ func (a *accountActor) load() error {
 	// An image call never outlives the actor that admitted it (it passivates only when no
 	// call is in flight), so an image reservation found on disk is what a crash left behind.
 	if first && a.st.DropImageHolds() {
-		a.pend.dirty = true
+		a.next().dirty = true
 	}
 	a.loaded = true
 	return nil

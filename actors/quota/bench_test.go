@@ -145,7 +145,6 @@ func BenchmarkMemoryPerAccount(b *testing.B) {
 			b.Skipf("activation took %v; actors began passivating before the measurement", time.Since(start))
 		}
 		waitFor(b, "passivation", func() bool { return e.svc.dir.Count() == 0 })
-		e.svc.waitStops()
 		after := heap()
 		return float64(int64(live)-int64(before)) / n, float64(int64(after)-int64(before)) / n
 	}

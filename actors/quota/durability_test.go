@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -244,7 +241,7 @@ func (f *faultyStore) SubmitQuota(w persistence.QuotaWrite, done func(error)) {
 func faultyEnv(t *testing.T) (*env, *faultyStore, *Service) {
 	e := newEnv(t, Config{})
 	f := &faultyStore{Store: e.store}
-	svc := NewService(cluster.NewLocal(mustEngine(t)), f, e.cfg)
+	svc := NewService(f, e.cfg)
 	t.Cleanup(func() { svc.Close(context.Background()) })
 	return e, f, svc
 }
@@ -283,14 +280,6 @@ func TestFaultsAreAnsweredNotLost(t *testing.T) {
 	if rec, _, _ := e.store.LoadQuota("acct_p"); rec.WindowUsed != 0 || rec.Balance != int64(usdAmount(t, "1")) {
 		t.Fatalf("stored = %+v", rec)
 	}
-}
-
-func mustEngine(t *testing.T) *actor.Engine {
-	eng, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eng
 }
 
 // A settle whose write the store refused (a full disk) is answered with

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/modelgate/modelgate/cluster"
 )
 
 // expectingStore sums what the service tells the group commit about writes on their way.
@@ -23,7 +22,7 @@ func (s *expectingStore) ExpectWrite(delta int) {
 func TestAdmittedCallsAreWritesOnTheirWayUntilSettled(t *testing.T) {
 	e := newEnv(t, Config{})
 	st := &expectingStore{Store: e.store}
-	svc := NewService(cluster.NewLocal(mustEngine(t)), st, e.cfg)
+	svc := NewService(st, e.cfg)
 	defer svc.Close(context.Background())
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 2}")

@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -29,7 +26,7 @@ func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); ret
 func (c *testClock) Set(t time.Time)     { c.mu.Lock(); c.now = t; c.mu.Unlock() }
 func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
-// env is one node: an engine, a store and the service, restartable on the same directory.
+// env is one node: a store and the service, restartable on the same directory.
 type env struct {
 	t     testing.TB
 	dir   string
@@ -61,16 +58,12 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	eng, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	e.store = st
-	e.svc = NewService(cluster.NewLocal(eng), st, e.cfg)
+	e.svc = NewService(st, e.cfg)
 }
 
 // restart closes the service (graceful) or not (crash: the old actors just lose their
-// store), closes the store, and starts a new engine and service on the same directory.
+// store), closes the store, and starts a new service on the same directory.
 func (e *env) restart(graceful bool) {
 	if graceful {
 		if err := e.svc.Close(context.Background()); err != nil {

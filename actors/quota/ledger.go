@@ -16,10 +16,11 @@ import (
 
 // ledger is the part of the actor that tracks its writes.
 type ledger struct {
-	pend        pendingWrite
-	writing     bool                               // a write is in flight
-	inWrite     []string                           // the grant keys of the write in flight
+	// pend is the next write, made by the first change after a write went: nil while
+	// nothing waits (every active account's actor is idle most of the time).
+	pend        *pendingWrite
 	unwritten   map[string]persistence.CreditGrant // grants not yet on disk, by idempotency key
+	writing     bool                               // a write is in flight
 	flushQueued bool                               // a flushMsg is on its way
 }
 
@@ -33,11 +34,19 @@ type pendingWrite struct {
 }
 
 func (p *pendingWrite) empty() bool {
-	return !p.dirty && len(p.logs) == 0 && len(p.grants) == 0 && len(p.keys) == 0 && len(p.waiters) == 0
+	return p == nil || !p.dirty && len(p.logs) == 0 && len(p.grants) == 0 && len(p.keys) == 0 && len(p.waiters) == 0
+}
+
+// next is the write being gathered.
+func (l *ledger) next() *pendingWrite {
+	if l.pend == nil {
+		l.pend = new(pendingWrite)
+	}
+	return l.pend
 }
 
 func (l *ledger) reset() {
-	l.pend = pendingWrite{}
+	l.pend = nil
 	l.unwritten = nil // made by the first grant: most accounts have none in flight
 }
 
@@ -46,7 +55,8 @@ func (l *ledger) idle() bool { return !l.writing && !l.flushQueued && l.pend.emp
 
 // await answers through done once everything changed so far is durable.
 func (a *accountActor) await(done func(error)) {
-	a.pend.waiters = append(a.pend.waiters, done)
+	p := a.next()
+	p.waiters = append(p.waiters, done)
 	a.scheduleFlush()
 }
 
@@ -55,16 +65,17 @@ func (a *accountActor) await(done func(error)) {
 func (a *accountActor) scheduleFlush() {
 	if !a.flushQueued {
 		a.flushQueued = true
-		a.engine.Send(a.pid, flushMsg{})
+		a.send(flushMsg{})
 	}
 }
 
 // keyChanged marks a key's throttle state for the next write.
 func (a *accountActor) keyChanged(id string) {
-	if a.pend.keys == nil {
-		a.pend.keys = map[string]bool{}
+	p := a.next()
+	if p.keys == nil {
+		p.keys = map[string]bool{}
 	}
-	a.pend.keys[id] = true
+	p.keys[id] = true
 }
 
 // addGrant queues a top-up or a charge under its idempotency key.
@@ -73,8 +84,9 @@ func (a *accountActor) addGrant(g persistence.GrantWrite) {
 		a.unwritten = map[string]persistence.CreditGrant{}
 	}
 	a.unwritten[g.Key] = g.Grant
-	a.pend.grants = append(a.pend.grants, g)
-	a.pend.dirty = true
+	p := a.next()
+	p.grants = append(p.grants, g)
+	p.dirty = true
 }
 
 // grantFor is the grant recorded under an idempotency key, written or not.
@@ -94,7 +106,7 @@ func (a *accountActor) submit() {
 		return
 	}
 	p := a.pend
-	a.pend = pendingWrite{}
+	a.pend = nil
 	if !p.dirty && len(p.logs) == 0 && len(p.grants) == 0 && len(p.keys) == 0 {
 		for _, w := range p.waiters { // nothing to write: what they wait on is durable already
 			w(nil)
@@ -107,20 +119,17 @@ func (a *accountActor) submit() {
 	for id := range p.keys {
 		w.Keys = append(w.Keys, persistence.KeyQuotaWrite{KeyID: id, State: a.st.KeyRecord(id)})
 	}
-	a.writing, a.inWrite = true, a.inWrite[:0]
-	for _, g := range p.grants {
-		a.inWrite = append(a.inWrite, g.Key)
-	}
-	eng, pid, waiters := a.engine, a.pid, p.waiters
+	a.writing = true
+	waiters, grants := p.waiters, p.grants
 	a.svc.store.SubmitQuota(w, func(err error) {
 		if err != nil { // answered by the actor once it is back to what is on disk
-			eng.Send(pid, writtenMsg{err, waiters})
+			a.send(writtenMsg{err: err, waiters: waiters})
 			return
 		}
 		for _, w := range waiters {
 			w(nil)
 		}
-		eng.Send(pid, writtenMsg{})
+		a.send(writtenMsg{grants: grants})
 	})
 }
 
@@ -129,14 +138,17 @@ func (a *accountActor) submit() {
 func (a *accountActor) onWritten(m writtenMsg) {
 	a.writing = false
 	if m.err == nil {
-		for _, k := range a.inWrite {
-			delete(a.unwritten, k)
+		for _, g := range m.grants {
+			delete(a.unwritten, g.Key)
 		}
 	} else {
 		if !persistence.IsDiskFull(m.err) { // a full disk is logged once by the store, not per write
 			slog.Error("quota write failed; the account returns to what is on disk", "account", a.acct, "err", m.err)
 		}
-		waiters := append(m.waiters, a.pend.waiters...) // the later ones were built on the lost changes
+		waiters := m.waiters
+		if a.pend != nil { // the later ones were built on the lost changes
+			waiters = append(waiters, a.pend.waiters...)
+		}
 		a.reset()
 		if lerr := a.load(); lerr != nil {
 			a.loaded = false // the next message tries again

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -25,7 +24,7 @@ func (g *gatedStore) SubmitQuota(w persistence.QuotaWrite, done func(error)) {
 func TestAnswersWaitForTheDisk(t *testing.T) {
 	e := newEnv(t, Config{})
 	g := &gatedStore{Store: e.store, writes: make(chan func(), 16)}
-	svc := NewService(cluster.NewLocal(mustEngine(t)), g, e.cfg)
+	svc := NewService(g, e.cfg)
 	defer svc.Close(context.Background())
 	ctx := context.Background()
 	p := plan(t, "{name: p, window_requests: 10, burst_rpm: 5}")

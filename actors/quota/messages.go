@@ -1,5 +1,7 @@
 package quota
 
+import "github.com/modelgate/modelgate/persistence"
+
 // Every request to an account actor carries its own reply channel (buffered, one slot):
 // the actor answers exactly once and never blocks on a caller that gave up. A panic while
 // handling one is answered through Fail (actors.Failer) by the recover middleware.
@@ -48,7 +50,8 @@ type (
 	flushMsg   struct{} // write what is pending (ledger.go)
 	writtenMsg struct { // the store is done with the write in flight
 		err     error
-		waiters []func(error) // to answer, after a failure
+		waiters []func(error)            // to answer, after a failure
+		grants  []persistence.GrantWrite // on disk now, after a success
 	}
 	retireAgain struct{ m *retireMsg } // a retire that found messages still in flight
 )

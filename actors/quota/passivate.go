@@ -7,14 +7,26 @@ import (
 	"github.com/modelgate/modelgate/actors/quota/step"
 )
 
-// arm schedules the next idle check.
-func (a *accountActor) arm() {
-	eng, pid := a.engine, a.pid
-	a.timer = time.AfterFunc(a.svc.cfg.IdleTimeout, func() { eng.Send(pid, tick{}) })
+// sweep is the idle check: every IdleTimeout each active account gets a tick, handled on
+// the sweeping goroutine when the account is idle (most are) rather than a goroutine each.
+func (s *Service) sweep(stop <-chan struct{}) {
+	t := time.NewTicker(s.cfg.IdleTimeout)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			for _, a := range s.dir.Incarnations() {
+				a.box.Run(a, tick{})
+			}
+		}
+	}
 }
 
 // onTick expires abandoned reservations, forgets idle keys, and passivates an actor that
 // received nothing since the last tick and holds no call in flight and no unwritten change.
+// A passivated actor is garbage once its mailbox is empty: nothing else refers to it.
 func (a *accountActor) onTick() {
 	if a.retired {
 		return
@@ -25,27 +37,24 @@ func (a *accountActor) onTick() {
 	}
 	idle := a.received == a.seenAtTick
 	a.seenAtTick = a.received
-	if idle && len(a.st.Calls) == 0 && a.idle() && a.passivate() {
-		return
+	if idle && len(a.st.Calls) == 0 && a.idle() {
+		a.passivate()
 	}
-	a.arm()
 }
 
 // passivate retires through the directory: everything is on disk already (the burst windows
 // in the request log). It fails, and the actor carries on, when a message is on its way.
-func (a *accountActor) passivate() bool {
+func (a *accountActor) passivate() {
 	if h := a.svc.hookRetire; h != nil {
 		h(a.acct, false)
 	}
-	if !a.svc.dir.Retire(a.acct, a.id, a.received) {
-		return false
+	if !a.svc.dir.Retire(a.acct, a, a.received) {
+		return
 	}
 	if h := a.svc.hookRetire; h != nil {
 		h(a.acct, true)
 	}
 	a.retired = true
-	a.svc.stopLater(a.id)
-	return true
 }
 
 // retire is Service.Close's passivation: it waits for the writes in flight and for messages
@@ -61,14 +70,10 @@ func (a *accountActor) retire(m *retireMsg) {
 		return
 	}
 	a.retiring = nil
-	if !a.svc.dir.Retire(a.acct, a.id, a.received) {
-		a.engine.Send(a.pid, retireAgain{m}) // behind the message still on its way
+	if !a.svc.dir.Retire(a.acct, a, a.received) {
+		a.send(retireAgain{m}) // behind the message still on its way
 		return
 	}
 	a.retired = true
-	if a.timer != nil {
-		a.timer.Stop()
-	}
-	a.svc.stopLater(a.id)
 	m.reply.send(struct{}{}, nil)
 }

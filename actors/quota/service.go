@@ -24,8 +24,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
 	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
@@ -220,38 +218,34 @@ type Config struct {
 	Now            func() time.Time // business clock (limits, resets); default time.Now
 	IdleTimeout    time.Duration    // an account actor idle this long (up to twice) passivates; default 5m
 	ReservationTTL time.Duration    // an admitted call never settled is released after this; default 1h
-	Inbox          int              // initial inbox slots (it grows when needed, never shrinks); default 4
 }
 
 // Service is the client API of the quota actors. Handlers never hold an actor: every call
-// goes through the locator to the account's current owner.
+// goes through the directory to the account's current owner.
 type Service struct {
-	owner  Owner
-	loc    cluster.Locator
-	store  Store
-	cfg    Config
-	dir    *cluster.Directory
-	closed atomic.Bool
-
-	stopMu   sync.Mutex // counts actors being stopped (a WaitGroup may not grow during Wait)
-	stopping int
-	stopped  *sync.Cond
+	owner    Owner
+	store    Store
+	cfg      Config
+	dir      *cluster.Directory[*accountActor]
+	closed   atomic.Bool
+	stop     chan struct{} // ends the idle sweep (Close)
+	stopOnce sync.Once
+	swept    <-chan struct{}
 
 	// hookRetire (tests) runs in the passivating actor after its final write, before the
 	// directory handshake (retired false) and after a successful one (retired true).
 	hookRetire func(account string, retired bool)
 }
 
-// NewService registers the account actor kind with the locator.
-func NewService(l *cluster.Local, st Store, cfg Config) *Service {
+// NewService runs every account's steps in an actor of its own on this node, activated by
+// its first message and passivated when idle (passivate.go).
+func NewService(st Store, cfg Config) *Service {
 	cfg = cfg.withDefaults()
-	s := &Service{loc: l, store: st, cfg: cfg}
+	s := &Service{store: st, cfg: cfg, stop: make(chan struct{})}
 	s.owner = localOwner{s}
-	s.stopped = sync.NewCond(&s.stopMu)
-	s.dir = cluster.NewDirectory(Kind, l)
-	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
-		return func() actor.Receiver { return newAccountActor(s, id) }
-	})
+	s.dir = cluster.NewDirectoryOf(func(acct string) *accountActor { return newAccountActor(s, acct) },
+		(*accountActor).send)
+	s.swept = supervise.Loop("quota.idle-sweep", s.stop, func() { s.sweep(s.stop) })
 	return s
 }
 
@@ -259,9 +253,7 @@ func NewService(l *cluster.Local, st Store, cfg Config) *Service {
 // cluster's account shards (cluster/accounts.Owner): no account actor runs on this node.
 // cfg.Now stamps the commands; cfg.ReservationTTL is what an admission reserves for.
 func NewServiceOver(o Owner, cfg Config) *Service {
-	s := &Service{owner: o, cfg: cfg.withDefaults()}
-	s.stopped = sync.NewCond(&s.stopMu)
-	return s
+	return &Service{owner: o, cfg: cfg.withDefaults()}
 }
 
 func (cfg Config) withDefaults() Config {
@@ -273,9 +265,6 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.ReservationTTL <= 0 {
 		cfg.ReservationTTL = time.Hour
-	}
-	if cfg.Inbox <= 0 {
-		cfg.Inbox = 4 // 24 bytes a slot in every account's actor; a busy one grows its own
 	}
 	return cfg
 }
@@ -490,6 +479,7 @@ func (s *Service) Close(ctx context.Context) error {
 	if s.dir == nil { // another owner: nothing of it runs here
 		return nil
 	}
+	s.endSweep()
 	var waits []reply[struct{}]
 	for _, acct := range s.dir.Entities() {
 		m := &retireMsg{reply: newReply[struct{}]()}
@@ -508,7 +498,6 @@ func (s *Service) Close(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	s.waitStops()
 	return first
 }
 
@@ -548,33 +537,10 @@ func (s *Service) send(account string, m routed) error {
 
 func (s *Service) now() time.Time { return s.cfg.Now() }
 
-// stopLater retires an incarnation's actor once it has returned from Receive.
-func (s *Service) stopLater(id string) {
-	s.stopMu.Lock()
-	s.stopping++
-	s.stopMu.Unlock()
-	supervise.Go("quota.stop-actor", func() {
-		defer s.stopDone() // after a panic too: Close waits for it
-		s.loc.Stop(Kind, id)
-	})
-}
-
-// stopDone counts a stop of stopLater's as ended.
-func (s *Service) stopDone() {
-	s.stopMu.Lock()
-	if s.stopping--; s.stopping == 0 {
-		s.stopped.Broadcast()
-	}
-	s.stopMu.Unlock()
-}
-
-// waitStops returns when no actor is being stopped.
-func (s *Service) waitStops() {
-	s.stopMu.Lock()
-	for s.stopping > 0 {
-		s.stopped.Wait()
-	}
-	s.stopMu.Unlock()
+// endSweep stops the idle sweep and waits for it (once; Close may be called again).
+func (s *Service) endSweep() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.swept
 }
 
 func checkAccount(a string) error {

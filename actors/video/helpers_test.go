@@ -263,7 +263,7 @@ func (e *env) start() {
 	}
 	loc := cluster.NewLocal(eng)
 	e.store, e.assets = st, as
-	e.quota = quota.NewService(loc, st, quota.Config{Now: e.now, IdleTimeout: time.Hour})
+	e.quota = quota.NewService(st, quota.Config{Now: e.now, IdleTimeout: time.Hour})
 	e.quotas.q = e.quota
 	e.tasks.Store = st
 	var tasks Tasks = e.tasks

@@ -179,7 +179,7 @@ type Service struct {
 	cfg   Config
 	clock Clock
 	log   *slog.Logger
-	dir   *cluster.Directory
+	dir   *cluster.Directory[string]
 
 	closed atomic.Bool
 	work   counter // upstream, asset and quota calls in flight

@@ -294,7 +294,7 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 	}
 	run.ChargesPerSecond = spread(rates)
 	run.Admit, run.Charge = admit.Summarize(), charge.Summarize()
-	if d.actors == nil && entries > 0 {
+	if !d.single && entries > 0 {
 		v := round(float64(steps)/float64(entries), 2)
 		run.StepsPerProposal = &v
 	}

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/cluster/accounts"
@@ -36,7 +34,7 @@ type deployment struct {
 	members []*member
 	shards  []uint64          // account shards (cluster only)
 	initial map[uint64]string // founding members' Raft addresses (cluster only)
-	actors  *actor.Engine     // the single node's actor engine
+	single  bool              // one node, its account actors in this process
 }
 
 // startSingle is one node as `modelgate serve` runs it without cluster.json: the quota
@@ -46,13 +44,8 @@ func startSingle(dir string) (*deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	svc := quota.NewService(cluster.NewLocal(eng), st, quota.Config{})
-	return &deployment{members: []*member{{id: 1, store: st, svc: svc}}, actors: eng}, nil
+	svc := quota.NewService(st, quota.Config{})
+	return &deployment{members: []*member{{id: 1, store: st, svc: svc}}, single: true}, nil
 }
 
 // startCluster is nodes engine nodes on loopback ports with mutual TLS (plain TCP when plain) (certificates from
@@ -174,7 +167,7 @@ func (d *deployment) leader(shard uint64) (*member, bool) {
 func (d *deployment) running() []*member {
 	var out []*member
 	for _, m := range d.members {
-		if d.actors != nil || m.eng != nil {
+		if d.single || m.eng != nil {
 			out = append(out, m)
 		}
 	}
@@ -199,7 +192,7 @@ func (d *deployment) close() {
 	var wg sync.WaitGroup
 	for _, m := range d.members {
 		wg.Go(func() {
-			if d.actors != nil {
+			if d.single {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				m.svc.Close(ctx)
 				cancel()

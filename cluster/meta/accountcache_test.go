@@ -7,9 +7,9 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 )
 
-// A node reads accounts from its replica through the store's account cache (what every
+// A node reads accounts' plans from its replica through the store's cache (what every
 // admitted call reads). A change proposed through any node is read by every node that has
-// applied it, though each read, and cached, the account just before.
+// applied it, though each read, and cached, the plan just before.
 func TestEveryNodeReadsAnAccountChangeOnceItHasAppliedIt(t *testing.T) {
 	l := newTestLog(t, 2)
 	n1, n2 := l.nodes[0], l.nodes[1]
@@ -28,13 +28,14 @@ func TestEveryNodeReadsAnAccountChangeOnceItHasAppliedIt(t *testing.T) {
 	}
 	for _, st := range steps {
 		for _, n := range l.nodes {
-			must(n.store.GetAccount(acct.ID))(t) // cached as it was
+			must(n.store.local.AccountPlan(acct.ID))(t) // cached as it was
 		}
 		must(st.change(st.via.store))(t)
 		for i, n := range l.nodes {
+			plan := must(n.store.local.AccountPlan(acct.ID))(t)
 			got := must(n.store.GetAccount(acct.ID))(t)
-			if got.Plan != st.plan || got.Disabled != st.disabled {
-				t.Errorf("%s: node %d reads plan %q disabled %t, want %q %t", st.name, i+1, got.Plan, got.Disabled, st.plan, st.disabled)
+			if plan != st.plan || got.Plan != st.plan || got.Disabled != st.disabled {
+				t.Errorf("%s: node %d reads plan %q (record: %q, disabled %t), want %q %t", st.name, i+1, plan, got.Plan, got.Disabled, st.plan, st.disabled)
 			}
 		}
 	}
@@ -46,15 +47,15 @@ func TestALaggingNodeReadsAnAccountChangeWhenItCatchesUp(t *testing.T) {
 	l := newTestLog(t, 2)
 	n1, n2 := l.nodes[0], l.nodes[1]
 	acct := must(n1.store.CreateAccount("eve@example.com", "free"))(t)
-	must(n2.store.GetAccount(acct.ID))(t)
+	must(n2.store.local.AccountPlan(acct.ID))(t)
 	n2.held = true
 	must(n1.store.SetAccountPlan(acct.ID, "pro"))(t)
-	if got := must(n2.store.GetAccount(acct.ID))(t); got.Plan != "free" {
-		t.Fatalf("the held node reads plan %q before applying the change, want free (the test holds nothing)", got.Plan)
+	if plan := must(n2.store.local.AccountPlan(acct.ID))(t); plan != "free" {
+		t.Fatalf("the held node reads plan %q before applying the change, want free (the test holds nothing)", plan)
 	}
 	must(n2.store.CreateAccount("other@example.com", "free"))(t) // its proposal applies its queue first
-	if got := must(n2.store.GetAccount(acct.ID))(t); got.Plan != "pro" {
-		t.Fatalf("node 2 reads plan %q after applying the change, want pro", got.Plan)
+	if plan := must(n2.store.local.AccountPlan(acct.ID))(t); plan != "pro" {
+		t.Fatalf("node 2 reads plan %q after applying the change, want pro", plan)
 	}
 
 	// Recovery from a snapshot replaces the replica's accounts wholesale.
@@ -65,13 +66,13 @@ func TestALaggingNodeReadsAnAccountChangeWhenItCatchesUp(t *testing.T) {
 	}
 	fresh, freshStore := newReplica(t)
 	update(t, fresh, entries(1, l.sent[0])) // only the account's creation
-	if got := must(freshStore.GetAccount(acct.ID))(t); got.Plan != "free" || got.Disabled {
+	if got := must(freshStore.GetAccount(acct.ID))(t); got.Plan != "free" || got.Disabled || must(freshStore.AccountPlan(acct.ID))(t) != "free" {
 		t.Fatalf("a replica with only the creation reads %+v", got)
 	}
 	if err := fresh.RecoverFromSnapshot(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
-	if got := must(freshStore.GetAccount(acct.ID))(t); got.Plan != "pro" || !got.Disabled {
-		t.Fatalf("after recovering from the snapshot the replica reads plan %q disabled %t, want pro, disabled", got.Plan, got.Disabled)
+	if got, plan := must(freshStore.GetAccount(acct.ID))(t), must(freshStore.AccountPlan(acct.ID))(t); plan != "pro" || got.Plan != "pro" || !got.Disabled {
+		t.Fatalf("after recovering from the snapshot the replica reads plan %q (record: %q, disabled %t), want pro, disabled", plan, got.Plan, got.Disabled)
 	}
 }

@@ -47,6 +47,7 @@ func demo(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	limitMemory()
 	logger := newLogger()
 	sig := notifySignals()
 	n, creds, stopSim, err := startDemo(*data, *addr, *adminAddr)

@@ -5,6 +5,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
+
+	"github.com/modelgate/modelgate/internal/memlimit"
 )
 
 const usage = `modelgate: a unified model gateway
@@ -26,13 +29,20 @@ MODELGATE_MIN_FREE_MIB and MODELGATE_BALLAST_MIB (the full-disk guard: default 6
 -1 turns either off), MODELGATE_CACHE_MIB and MODELGATE_MEMTABLE_MIB (the store's block
 cache and memtable: default 8 and 4), MODELGATE_ADMIN_TOKEN, MODELGATE_LOG_LEVEL
 (debug|info|warn|error), MODELGATE_PPROF (on: Go's profiles at /debug/pprof/ on the metrics
-address). Go's own GOGC and GOMEMLIMIT tune the heap (README, "Memory").
+address). Go's own GOGC and GOMEMLIMIT tune the heap: serve and demo set a soft limit of
+28 MiB unless GOMEMLIMIT is set (off: none), lifted while the live heap passes two thirds of
+it (README, "Memory").
 `
 
 // defaultAddr is where serve and demo listen by default.
 const defaultAddr = "127.0.0.1:8080"
 
 func main() {
+	// The heap profile's samples cost memory only /debug/pprof reads (a 1.4 MiB table of
+	// stacks, a record per sampled stack): none are taken unless it is served.
+	if !pprofServed() {
+		runtime.MemProfileRate = 0
+	}
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
@@ -59,6 +69,17 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// limitMemory gives Go's memory the gateway's default soft limit unless GOMEMLIMIT sets one
+// (internal/memlimit): for serve and demo, from their start, whose garbage it bounds too.
+func limitMemory() {
+	if !memlimit.FromEnvironment() {
+		memlimit.Start(memlimit.Default)
+	}
+}
+
+// pprofServed reports whether Go's profiles are served (MODELGATE_PPROF=on).
+func pprofServed() bool { return os.Getenv("MODELGATE_PPROF") == "on" }
 
 func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {

@@ -23,6 +23,7 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	limitMemory()
 	logger := newLogger()
 	cfg.Logger = logger
 	sig := notifySignals()
@@ -62,7 +63,7 @@ func serveConfig(args []string) (node.Config, error) {
 	if *config == "" {
 		return node.Config{}, errors.New("serve needs --config FILE (or MODELGATE_CONFIG)")
 	}
-	cfg := node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr, AdminAddr: *adminAddr, Pprof: os.Getenv("MODELGATE_PPROF") == "on",
+	cfg := node.Config{DataDir: *data, CatalogPath: *config, Addr: *addr, MetricsAddr: *metricsAddr, AdminAddr: *adminAddr, Pprof: pprofServed(),
 		AdminToken: os.Getenv("MODELGATE_ADMIN_TOKEN"),
 		Store: persistence.Options{MinFreeBytes: mib(*minFree), BallastBytes: mib(*ballast),
 			CacheBytes: mib(*cache), MemTableBytes: mib(*memtable)}}

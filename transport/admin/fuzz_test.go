@@ -15,11 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/anthdm/hollywood/actor"
 	"github.com/gorilla/mux"
 
 	"github.com/modelgate/modelgate/actors/quota"
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -70,11 +68,7 @@ func newAdminFuzz(f *testing.F) *adminFuzz {
 	if err != nil {
 		f.Fatal(err)
 	}
-	engine, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		f.Fatal(err)
-	}
-	q := quota.NewService(cluster.NewLocal(engine), store, quota.Config{})
+	q := quota.NewService(store, quota.Config{})
 	f.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

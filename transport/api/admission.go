@@ -11,15 +11,14 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
-	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
 // Accounts is the part of the store that tells an account's plan. Every admission asks it;
-// persistence.Store (and a cluster node's meta.Store, over its replica) answers from its
-// account cache, which every account write empties of what it changed before it returns.
+// persistence.Store answers from its cache of plans, which every account write empties of
+// what it changed before it returns.
 type Accounts interface {
-	GetAccount(id string) (persistence.Account, error)
+	AccountPlan(id string) (string, error)
 }
 
 // admission is what the quota owner reserved for one call.
@@ -39,18 +38,18 @@ func (s *Server) admit(r *http.Request, w http.ResponseWriter, c *call, m *catal
 // admitUnits is admit for a call that counts units in the plan.
 func (s *Server) admitUnits(r *http.Request, w http.ResponseWriter, c *call, units int64, estimated money.Amount) (*admission, *apiError) {
 	c.rated = true // from here the headers come from this account's answer, or not at all
-	acct, err := s.Accounts.GetAccount(c.key.AccountID)
+	planName, err := s.Accounts.AccountPlan(c.key.AccountID)
 	if err != nil {
 		s.Logger.Error("account lookup failed", "request_id", c.id, "account", c.key.AccountID, "err", err)
 		return nil, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "the account could not be read; try again"}
 	}
-	plan, ok := c.catalog.Plan(acct.Plan)
+	plan, ok := c.catalog.Plan(planName)
 	if !ok {
-		s.Logger.Error("account on a plan the catalog does not define", "request_id", c.id, "account", acct.ID, "plan", acct.Plan)
-		return nil, errPlanNotFound(acct.Plan)
+		s.Logger.Error("account on a plan the catalog does not define", "request_id", c.id, "account", c.key.AccountID, "plan", planName)
+		return nil, errPlanNotFound(planName)
 	}
 	if !plan.AllowAutomated && !c.catalog.Clients.IsInteractive(r.Header) {
-		s.publishBudget(w, c, acct.ID, plan)
+		s.publishBudget(w, c, c.key.AccountID, plan)
 		return nil, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "coding_agent_required",
 			Message: "coding agent required: this plan serves interactive coding clients, identified by their User-Agent; automated and unknown clients need a plan that admits them"}
 	}
@@ -58,19 +57,19 @@ func (s *Server) admitUnits(r *http.Request, w http.ResponseWriter, c *call, uni
 		c.unrecorded = true
 		return nil, errCannotRecord() // its charge and log entry could not be kept
 	}
-	d, err := s.Quota.Admit(c.admissionContext(r), quota.AdmitRequest{Account: acct.ID, KeyID: c.key.ID, Plan: plan,
+	d, err := s.Quota.Admit(c.admissionContext(r), quota.AdmitRequest{Account: c.key.AccountID, KeyID: c.key.ID, Plan: plan,
 		Units: units, EstimatedCost: estimated, At: c.arrived, KeyLimits: c.key.Limits})
 	if err != nil {
 		if r.Context().Err() != nil {
 			return nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}
 		}
-		s.Logger.Error("quota admission failed", "request_id", c.id, "account", acct.ID, "err", err)
+		s.Logger.Error("quota admission failed", "request_id", c.id, "account", c.key.AccountID, "err", err)
 		return nil, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: codeQuotaUnavailable, RetryAfter: 1,
 			Message: "the account's limits could not be checked; retry shortly"}
 	}
 	setRateHeaders(w, d.Burst, s.now())
 	if d.Admitted {
-		return &admission{reservation: d.Reservation, paid: d.Paid, account: acct.ID, plan: plan}, nil
+		return &admission{reservation: d.Reservation, paid: d.Paid, account: c.key.AccountID, plan: plan}, nil
 	}
 	if d.Refused == quota.LimitKeyBudget {
 		return nil, errKeyBudget(d, c.key.Limits)

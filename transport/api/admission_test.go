@@ -176,9 +176,9 @@ func TestContextRules(t *testing.T) {
 	}
 }
 
-// The admission reads the account's plan from the store's account cache: every plan change,
+// The admission reads the account's plan from the store's cache of plans: every plan change,
 // disable and enable through the admin API applies to the very next call, though the calls
-// before it cached the account.
+// before it cached the plan.
 func TestTheNextCallAfterAnAccountChangeSeesIt(t *testing.T) {
 	env := nodetest.Start(t, plansCatalog+"  - {name: burst50, burst_rpm: 50, allow_automated: true}\n", nodetest.Options{Plan: "demo"})
 	steps := []struct {
@@ -200,7 +200,7 @@ func TestTheNextCallAfterAnAccountChangeSeesIt(t *testing.T) {
 				t.Fatalf("%s: admin call %d %s", st.name, r.StatusCode, raw)
 			}
 		}
-		for i := range 2 { // the second call reads the account cached by the first
+		for i := range 2 { // the second call reads the plan cached by the first
 			resp := env.Post("/v1/chat/completions", env.Key, chatBody("chat"))
 			var body limitBody
 			json.Unmarshal(nodetest.Read(t, resp), &body)

@@ -23,12 +23,12 @@ func (c *call) publishRates(w http.ResponseWriter) {
 		return
 	}
 	c.rated = true
-	acct, err := c.srv.Accounts.GetAccount(c.key.AccountID)
+	name, err := c.srv.Accounts.AccountPlan(c.key.AccountID)
 	if err != nil {
 		return // the answer goes out without them; admission reports this failure where it matters
 	}
-	if plan, ok := c.catalog.Plan(acct.Plan); ok {
-		c.srv.publishBudget(w, c, acct.ID, plan)
+	if plan, ok := c.catalog.Plan(name); ok {
+		c.srv.publishBudget(w, c, c.key.AccountID, plan)
 	}
 }
 

@@ -167,10 +167,10 @@ func namedModel(body []byte) string {
 
 // planOf is the plan of the calling key's account (nil when it cannot be read).
 func (s *Server) planOf(c *call) *catalog.Plan {
-	acct, err := s.Accounts.GetAccount(c.key.AccountID)
+	name, err := s.Accounts.AccountPlan(c.key.AccountID)
 	if err != nil {
 		return nil
 	}
-	p, _ := c.catalog.Plan(acct.Plan)
+	p, _ := c.catalog.Plan(name)
 	return p
 }

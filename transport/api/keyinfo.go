@@ -90,14 +90,14 @@ func (s *Server) keyInfo(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	acct, err := s.Accounts.GetAccount(c.key.AccountID)
+	planName, err := s.Accounts.AccountPlan(c.key.AccountID)
 	if err != nil {
 		render(w, c, s.readFailed(c, "account lookup failed", err))
 		return
 	}
-	plan, ok := c.catalog.Plan(acct.Plan)
+	plan, ok := c.catalog.Plan(planName)
 	if !ok {
-		render(w, c, errPlanNotFound(acct.Plan))
+		render(w, c, errPlanNotFound(planName))
 		return
 	}
 	now := s.now().UTC()
@@ -113,13 +113,13 @@ func (s *Server) keyInfo(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), budgetWait)
 	defer cancel()
-	st, err := s.Quota.State(ctx, acct.ID, plan)
+	st, err := s.Quota.State(ctx, c.key.AccountID, plan)
 	var limit, remaining *string
 	if err == nil {
 		limit, remaining, err = s.keyLimits(ctx, c.key, plan)
 	}
 	if err != nil {
-		s.Logger.Warn("quota state unavailable", "request_id", c.id, "account", acct.ID, "err", err)
+		s.Logger.Warn("quota state unavailable", "request_id", c.id, "account", c.key.AccountID, "err", err)
 		render(w, c, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: codeQuotaUnavailable, RetryAfter: 1,
 			Message: "the account's limits could not be read; retry shortly"})
 		return
@@ -128,7 +128,7 @@ func (s *Server) keyInfo(w http.ResponseWriter, r *http.Request) {
 		IsFreeTier: st.Balance <= 0 && st.Spent == 0, Today: today, ThisMonth: month,
 		Key: keyRecord{ID: c.key.ID, Name: c.key.Name, Hint: c.key.Hint, Models: c.key.Models, ZDR: c.key.ZDR,
 			CreatedAt: rfc3339(time.Unix(c.key.CreatedAt, 0))},
-		Account: keyAccount{ID: acct.ID, Plan: acct.Plan, CreditBalanceUSD: st.Balance.String(),
+		Account: keyAccount{ID: c.key.AccountID, Plan: planName, CreditBalanceUSD: st.Balance.String(),
 			Window: allowanceOf(st.Window), Weekly: allowanceOf(st.Weekly)}}
 	if info.Label == "" {
 		info.Label = c.key.Hint

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/modelgate/modelgate/internal/memlimit"
 )
 
 // The default cap on body bytes in flight (server.max_body_bytes_in_flight: 0) is an eighth
@@ -22,8 +24,10 @@ const (
 )
 
 // Memory is what the process may use, and where that figure comes from: the smallest of
-// GOMEMLIMIT (when set), the cgroup's memory limit (v2 or v1, when it has one) and the
-// machine's physical memory. ok is false when none could be read.
+// GOMEMLIMIT (when the operator set it: the gateway's own default is a soft target for the
+// heap, lifted when the heap outgrows it, not a bound on the process), the cgroup's memory
+// limit (v2 or v1, when it has one) and the machine's physical memory. ok is false when none
+// could be read.
 func Memory() (bytes int64, source string, ok bool) {
 	bytes = math.MaxInt64
 	consider := func(n int64, from string) {
@@ -31,7 +35,7 @@ func Memory() (bytes int64, source string, ok bool) {
 			bytes, source = n, from
 		}
 	}
-	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 && memlimit.FromEnvironment() {
 		consider(limit, "GOMEMLIMIT")
 	}
 	consider(cgroupLimit("/proc/self/cgroup", "/sys/fs/cgroup"))

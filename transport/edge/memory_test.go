@@ -3,6 +3,7 @@ package edge
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 )
 
@@ -65,5 +66,26 @@ func TestPhysicalMemory(t *testing.T) {
 	}
 	if got := physicalMemory(filepath.Join(t.TempDir(), "none")); got != 0 {
 		t.Errorf("unreadable: %d, want 0", got)
+	}
+}
+
+// Go's memory limit counts as the process's memory only when the operator set it
+// (GOMEMLIMIT): the gateway's own default is a soft target for the heap.
+func TestMemoryTakesGoLimitOnlyFromTheEnvironment(t *testing.T) {
+	const limit = 3 << 20 // below any cgroup or machine here
+	before := debug.SetMemoryLimit(limit)
+	defer debug.SetMemoryLimit(before)
+	for _, c := range []struct {
+		env    string
+		fromGo bool // the figure is Go's limit
+	}{
+		{env: ""}, // the cgroup's or the machine's memory
+		{env: "3MiB", fromGo: true},
+	} {
+		t.Setenv("GOMEMLIMIT", c.env)
+		bytes, source, _ := Memory()
+		if got := source == "GOMEMLIMIT" && bytes == limit; got != c.fromGo {
+			t.Errorf("GOMEMLIMIT=%q: %d from %q; Go's limit taken %v, want %v", c.env, bytes, source, got, c.fromGo)
+		}
 	}
 }

@@ -188,7 +188,7 @@ func Start(cfg Config) (*Node, error) {
 		// shard's leader (docs/cluster.md).
 		n.Quota = quota.NewServiceOver(n.cluster.owner, cfg.Quota)
 	} else {
-		n.Quota = quota.NewService(locator, quotaStore, cfg.Quota)
+		n.Quota = quota.NewService(quotaStore, cfg.Quota)
 	}
 	files, err := assets.New(store, cfg.DataDir, assets.Config{})
 	if err != nil {
