@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-
 )
 
 // expectingStore sums what the service tells the group commit about writes on their way.
