@@ -114,11 +114,11 @@ type space struct {
 	// The last measurement that check may reuse (measureRecent).
 	measuredAt, measuredFree atomic.Int64
 	mu                       sync.Mutex // state changes; the fields below
-	reason   string
-	since    time.Time
-	watching bool            // the monitor runs
-	monitors <-chan struct{} // closed when the last monitor started has ended
-	stop     chan struct{}
+	reason                   string
+	since                    time.Time
+	watching                 bool            // the monitor runs
+	monitors                 <-chan struct{} // closed when the last monitor started has ended
+	stop                     chan struct{}
 
 	ballastMu sync.Mutex // creating and removing the ballast
 }
