@@ -27,11 +27,11 @@ unless MODELGATE_ADMIN_URL or --admin-url says otherwise), MODELGATE_METRICS_ADD
 or off; default the catalog's server.metrics_addr, else 127.0.0.1:9464),
 MODELGATE_MIN_FREE_MIB and MODELGATE_BALLAST_MIB (the full-disk guard: default 64 and 16;
 -1 turns either off), MODELGATE_CACHE_MIB and MODELGATE_MEMTABLE_MIB (the store's block
-cache and memtable: default 8 and 4), MODELGATE_ADMIN_TOKEN, MODELGATE_LOG_LEVEL
+cache and memtable: default 2 and 1), MODELGATE_ADMIN_TOKEN, MODELGATE_LOG_LEVEL
 (debug|info|warn|error), MODELGATE_PPROF (on: Go's profiles at /debug/pprof/ on the metrics
 address). Go's own GOGC and GOMEMLIMIT tune the heap: serve and demo set a soft limit of
-28 MiB unless GOMEMLIMIT is set (off: none), lifted while the live heap passes two thirds of
-it (README, "Memory").
+28 MiB unless GOMEMLIMIT is set (off: none), raised as the live heap nears it (README,
+"Memory").
 `
 
 // defaultAddr is where serve and demo listen by default.

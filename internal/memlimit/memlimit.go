@@ -1,13 +1,17 @@
 // Package memlimit gives the gateway's Go memory a soft limit when the operator set none
 // (GOMEMLIMIT), so a small node does not keep twice its live heap resident (Go's default,
-// GOGC=100), and keeps that limit from costing a node whose live heap has outgrown it.
+// GOGC=100), and keeps that limit from starving the collector of a node whose live heap
+// has grown towards it.
 //
-// Under a soft limit the collector runs as often as it must to stay below it. While the live
-// heap is well below the limit that only trims the headroom; once the live heap comes close
-// to it, the collector would run back to back (up to half the CPU, where Go's own limiter
-// stops it). So after every collection the live heap is compared with the limit: past
-// LiftAt of it the limit is lifted (GOGC alone rules, as without one), and once the live heap
-// is back under RestoreAt of it the limit applies again.
+// Under a soft limit the collector runs as often as it must to stay below it: the heap may
+// grow only to what the limit leaves after Go's other memory. While the live heap is small
+// that trims GOGC's headroom (twice the live heap) and costs a few more collections; as the
+// live heap nears the limit the headroom would vanish and the collector run back to back.
+// So after every collection the limit in force is set to the configured one, or higher if
+// that leaves the heap less than a minimum headroom over its live size: MinHeadroom percent
+// while the live heap is under half the limit, growing to all of it (Go's default) as the
+// live heap reaches the limit. A node whose live heap outgrows the limit runs as it would
+// without one; one that shrinks back gets the limit again.
 package memlimit
 
 import (
@@ -21,18 +25,16 @@ import (
 	"github.com/modelgate/modelgate/internal/supervise"
 )
 
-// The live heap's share of the limit past which it is lifted, and under which it applies
-// again (fractions of the limit, in percent).
-const (
-	LiftAt    = 67
-	RestoreAt = 50
-)
-
 // Default is the gateway's soft limit: what a node with 10,000 active accounts has left for
 // Go of the 64 MiB it aims at, beside the binary's pages (about 32 MiB) and the store's block
 // cache and memtables (4 MiB by default, C memory outside Go's count); docs/decisions.md,
 // "Memory and the per-call account read".
 const Default = 28 << 20
+
+// MinHeadroom is the least the limit leaves the heap to grow before the next collection, in
+// percent of the live heap, while the live heap is under half the limit: the collector runs
+// at most five times as often as Go's default would.
+const MinHeadroom = 20
 
 // FromEnvironment reports whether the environment sets Go's memory limit (GOMEMLIMIT, off
 // for none): then the gateway sets none of its own.
@@ -40,27 +42,27 @@ func FromEnvironment() bool { return os.Getenv("GOMEMLIMIT") != "" }
 
 // Limiter keeps a default soft limit (Start).
 type Limiter struct {
-	limit int64 // bytes
+	limit int64 // the configured limit, bytes
 
 	mu      sync.Mutex
-	lifted  bool
+	set     int64 // the limit in force
 	stopped bool
 }
 
 // Start sets limit as Go's soft memory limit and follows every collection from now on to
-// lift and restore it (Stop ends that). limit must be positive.
+// raise it as the live heap needs (Stop ends that). limit must be positive.
 func Start(limit int64) *Limiter {
-	l := &Limiter{limit: limit}
+	l := &Limiter{limit: limit, set: limit}
 	debug.SetMemoryLimit(limit)
 	l.arm()
 	return l
 }
 
-// Lifted reports whether the limit is lifted now.
-func (l *Limiter) Lifted() bool {
+// InForce is the limit set now.
+func (l *Limiter) InForce() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.lifted
+	return l.set
 }
 
 // Stop ends the following and leaves Go's limit as it is now.
@@ -82,7 +84,7 @@ func (l *Limiter) arm() {
 // block with other objects, which could keep it alive.
 type gcMark [16]byte
 
-// afterGC sets Go's limit for the live heap the collection left, and waits for the next one.
+// afterGC sets the limit for the heap the collection left, and waits for the next one.
 func (l *Limiter) afterGC() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -90,27 +92,61 @@ func (l *Limiter) afterGC() {
 		return
 	}
 	defer l.arm()
-	if set, ok := l.follow(int64(liveHeap())); ok {
+	if set := l.follow(readHeap()); set != l.set {
+		l.set = set
 		debug.SetMemoryLimit(set)
 	}
 }
 
-// follow is the limit to set for a live heap of live bytes, if it changes.
-func (l *Limiter) follow(live int64) (set int64, change bool) {
-	switch {
-	case !l.lifted && live > l.limit*LiftAt/100:
-		l.lifted = true
-		return math.MaxInt64, true
-	case l.lifted && live < l.limit*RestoreAt/100:
-		l.lifted = false
-		return l.limit, true
-	}
-	return 0, false
+// heap is what a collection left: the live heap, and Go's memory that holds no heap object
+// and counts against the limit (stacks, the collector's metadata, free space in the heap's
+// spans; free pages not returned to the system do not count, as in Go's own pacer).
+type heap struct {
+	live, nonHeap int64
 }
 
-// liveHeap is the heap the last collection found live.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+// follow is the limit to set after a collection left h: the configured one, or what leaves
+// the heap its minimum headroom (less changes than a quarter MiB are not worth a change).
+func (l *Limiter) follow(h heap) int64 {
+	need := h.nonHeap + h.live + h.live*headroom(h.live, l.limit)/100
+	need += need * 3 / 100 // Go's pacer keeps 3% of its room back
+	set := max(l.limit, need)
+	if set != l.limit && abs(set-l.set) < 256<<10 {
+		return l.set
+	}
+	return set
+}
+
+// headroom is the minimum headroom, in percent of the live heap, for a live heap of live
+// bytes under a limit of limit bytes: MinHeadroom below half the limit, rising linearly to
+// 100 (Go's GOGC default) at the limit.
+func headroom(live, limit int64) int64 {
+	if live <= limit/2 {
+		return MinHeadroom
+	}
+	if live >= limit {
+		return 100
+	}
+	return MinHeadroom + (100-MinHeadroom)*(live-limit/2)/(limit-limit/2)
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// readHeap reads what the last collection left.
+func readHeap() heap {
+	s := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+	}
 	metrics.Read(s)
-	return s[0].Value.Uint64()
+	v := func(i int) int64 { return int64(min(s[i].Value.Uint64(), math.MaxInt64)) }
+	return heap{live: v(0), nonHeap: v(1) - v(2) - v(3) - v(4)}
 }
