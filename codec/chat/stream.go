@@ -32,7 +32,8 @@ var _ ir.EndingDecoder = (*streamDecoder)(nil)
 
 func (d *streamDecoder) Decode(_, data []byte) ([]ir.Event, bool, error) {
 	if IsDone(data) {
-		return []ir.Event{d.finish()}, true, nil
+		d.evs = append(d.evs[:0], d.finish())
+		return d.evs, true, nil
 	}
 	if len(data) == 0 {
 		return nil, false, nil // an empty data line: a keep-alive

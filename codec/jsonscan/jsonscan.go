@@ -192,10 +192,20 @@ func (s *scanner) key() ([]byte, error) {
 		return nil, ErrSyntax
 	}
 	start := s.i
-	if err := s.str(); err != nil {
+	j := start + 1
+	for j < len(s.b) && plainKeyByte[s.b[j]] { // most keys: a few plain bytes, then a quote
+		j++
+	}
+	if j < len(s.b) && s.b[j] == '"' {
+		s.i = j + 1
+	} else if err := s.str(); err != nil {
 		return nil, err
 	}
 	name := s.b[start+1 : s.i-1]
+	if s.i < len(s.b) && s.b[s.i] == ':' {
+		s.i++
+		return name, nil
+	}
 	s.ws()
 	if s.peek() != ':' {
 		return nil, ErrSyntax
@@ -203,6 +213,15 @@ func (s *scanner) key() ([]byte, error) {
 	s.i++
 	return name, nil
 }
+
+// plainKeyByte marks the bytes a string holds as they are: ASCII but controls, the quote and
+// the backslash.
+var plainKeyByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // value skips one value (after optional whitespace), nested containers included, without
 // recursion: open containers are kept on a stack of their opening bytes, at most limit deep.
