@@ -59,19 +59,14 @@ func (t *tally) Receive(m any) {
 // handled waits until t has handled n numbers and returns them.
 func (t *tally) handled(tb testing.TB, n int) []int {
 	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var seen []int
+	waitFor(tb, "the messages to be handled", func() bool {
 		t.mu.Lock()
-		seen := append([]int(nil), t.seen...)
+		seen = append(seen[:0], t.seen...)
 		t.mu.Unlock()
-		if len(seen) >= n {
-			return seen
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("handled %v, want %d messages", seen, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return len(seen) >= n
+	})
+	return seen
 }
 
 // idle reports whether t's mailbox is idle and holds no queue.
@@ -161,11 +156,15 @@ func TestMailboxRunIsInlineOnlyWhenIdle(t *testing.T) {
 // waitIdle waits for a's run to end: an idle mailbox holds no queue.
 func waitIdle(t *testing.T, a *tally) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !a.idle() {
+	waitFor(t, "the mailbox to go idle", a.idle)
+}
+
+// waitFor polls cond until it holds, for 5 seconds at most.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the mailbox did not go idle")
+			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
