@@ -413,6 +413,9 @@ func offsetExchanger(ex load.Exchanger, off int64) load.Exchanger {
 // calls read around it.
 func (s *suite) run(ctx context.Context, sc *Scenario, pr *PhaseReport, tg *target, rep int) (RunReport, error) {
 	cell := time.Now()
+	if waited := settle(ctx, s.ep.CoreCPUs); waited > time.Second {
+		s.logf("%s: waited %.1fs for the server CPUs to go idle before %s", sc.Name, waited.Seconds(), tg.name)
+	}
 	req := s.request(sc, tg.name)
 	lc := load.Config{Duration: s.cfg.Duration, Concurrency: pr.Concurrency, Rate: pr.OfferedRPS, MaxInFlight: s.cfg.MaxInFlight, OKStatus: sc.OKStatus}
 	if s.cfg.Warmup > 0 {
