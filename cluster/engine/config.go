@@ -133,10 +133,7 @@ func (c Config) raftDir() string { return filepath.Join(c.DataDir, "raft") }
 func (c Config) nodeHostConfig(l *eventListener) config.NodeHostConfig {
 	logdb := config.GetSmallMemLogDBConfig()
 	logdb.Shards = c.LogDBShards
-	var transport config.TransportFactory // nil: dragonboat's TCP transport as it is
-	if len(c.PeerRoutes) > 0 {
-		transport = routedTransportFactory{routes: c.PeerRoutes}
-	}
+	transport := raftTransportFactory{routes: c.PeerRoutes}
 	eng := config.GetDefaultEngineConfig()
 	eng.ExecShards = c.ExecShards
 	return config.NodeHostConfig{

@@ -59,36 +59,38 @@ func validAddr(addr string) bool {
 //go:linkname newTCPTransport github.com/lni/dragonboat/v4/internal/transport.NewTCPTransport
 func newTCPTransport(config.NodeHostConfig, raftio.MessageHandler, raftio.ChunkHandler) raftio.ITransport
 
-// routedTransportFactory makes the built-in transport with its dials rewritten by routes.
-type routedTransportFactory struct{ routes PeerRoutes }
+// raftTransportFactory makes the built-in transport with its raft connections watched
+// (liveconn.go) and its dials rewritten by routes (none outside tests).
+type raftTransportFactory struct{ routes PeerRoutes }
 
-var _ config.TransportFactory = routedTransportFactory{}
+var _ config.TransportFactory = raftTransportFactory{}
 
-func (f routedTransportFactory) Create(c config.NodeHostConfig, h raftio.MessageHandler, ch raftio.ChunkHandler) raftio.ITransport {
-	return routedTransport{ITransport: newTCPTransport(c, h, ch), routes: f.routes}
+func (f raftTransportFactory) Create(c config.NodeHostConfig, h raftio.MessageHandler, ch raftio.ChunkHandler) raftio.ITransport {
+	return raftTransport{ITransport: newTCPTransport(c, h, ch), routes: f.routes}
 }
 
-func (routedTransportFactory) Validate(addr string) bool { return validAddr(addr) }
+func (raftTransportFactory) Validate(addr string) bool { return validAddr(addr) }
 
-// routedTransport dials routes[target] instead of target. TLS still checks the peer's
+// raftTransport is dragonboat's TCP transport with watched raft connections, dialling
+// routes[target] instead of target where a route is set. TLS still checks the peer's
 // certificate against the dialled host, so a route must keep the host (a loopback proxy
 // for loopback nodes).
-type routedTransport struct {
+type raftTransport struct {
 	raftio.ITransport
 	routes PeerRoutes
 }
 
-func (t routedTransport) route(target string) string {
+func (t raftTransport) route(target string) string {
 	if to, ok := t.routes[target]; ok {
 		return to
 	}
 	return target
 }
 
-func (t routedTransport) GetConnection(ctx context.Context, target string) (raftio.IConnection, error) {
-	return t.ITransport.GetConnection(ctx, t.route(target))
+func (t raftTransport) GetConnection(ctx context.Context, target string) (raftio.IConnection, error) {
+	return dialLive(ctx, t.ITransport, t.route(target))
 }
 
-func (t routedTransport) GetSnapshotConnection(ctx context.Context, target string) (raftio.ISnapshotConnection, error) {
+func (t raftTransport) GetSnapshotConnection(ctx context.Context, target string) (raftio.ISnapshotConnection, error) {
 	return t.ITransport.GetSnapshotConnection(ctx, t.route(target))
 }
