@@ -109,10 +109,10 @@ func (l *load) worker(n *Node, seed uint64) {
 	rng := rand.New(rand.NewPCG(n.ID, seed^uint64(time.Now().UnixNano())))
 	healthy := false
 	for !l.stop.Load() {
-		// As behind a load balancer: a node gets calls once its /healthz says ok (its
-		// shards have leaders), and again after a call to it was cut only once it says so.
+		// As behind a load balancer: a node gets calls once its /readyz says so (its
+		// replicas caught up), and again after a call to it was cut only once it says so.
 		if !healthy {
-			if healthy = healthOK(n); !healthy {
+			if healthy = readyOK(n); !healthy {
 				time.Sleep(50 * time.Millisecond)
 				continue
 			}
@@ -124,7 +124,7 @@ func (l *load) worker(n *Node, seed uint64) {
 
 // call sends one chat call as a to n (and, with retryOn503, on to the next healthy node after
 // a 503) and notes what the client got; false when n should get no more calls until its
-// /healthz says ok: its answer was cut, or it refused with 503.
+// /readyz says so: its answer was cut, or it refused with 503.
 func (l *load) call(n *Node, a *loadAccount, stream bool) bool {
 	first := n
 	body := `{"model":"` + Model + `","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
@@ -161,21 +161,21 @@ func (l *load) call(n *Node, a *loadAccount, stream bool) bool {
 	}
 }
 
-// nextHealthy is the first node after n, in id order, whose /healthz says ok (n itself when
-// none does).
+// nextHealthy is the first node after n, in id order, whose /readyz says ready (n itself
+// when none does).
 func (l *load) nextHealthy(n *Node) *Node {
 	for i := range len(l.c.Nodes) {
 		next := l.c.Nodes[(int(n.ID)+i)%len(l.c.Nodes)]
-		if next.Running() && healthOK(next) {
+		if next.Running() && readyOK(next) {
 			return next
 		}
 	}
 	return n
 }
 
-// healthOK says the node answers /healthz with 200 "ok".
-func healthOK(n *Node) bool {
-	resp, err := loadHTTP.Get(n.URL() + "/healthz")
+// readyOK says the node answers /readyz with 200 "ok".
+func readyOK(n *Node) bool {
+	resp, err := loadHTTP.Get(n.URL() + "/readyz")
 	if err != nil {
 		return false
 	}

@@ -46,8 +46,17 @@ func TestJoinDrainAndRemoveChangeTheMembers(t *testing.T) {
 	if status != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || !strings.Contains(string(b), "node_draining") {
 		t.Errorf("a call to the draining node: %d Retry-After %q %s", status, h.Get("Retry-After"), b)
 	}
-	if status, _, b := n1.Do(http.MethodGet, "/healthz", "", nil); status != http.StatusServiceUnavailable || !strings.Contains(string(b), `"status":"draining"`) {
-		t.Errorf("/healthz of the draining node: %d %s", status, b)
+	probes := []struct {
+		path   string
+		status int
+	}{{"/healthz", http.StatusOK}, {"/readyz", http.StatusServiceUnavailable}} // alive, not ready
+	for _, p := range probes {
+		if status, _, b := n1.Do(http.MethodGet, p.path, "", nil); status != p.status || !strings.Contains(string(b), `"status":"draining"`) {
+			t.Errorf("%s of the draining node: %d %s, want %d draining", p.path, status, b, p.status)
+		}
+	}
+	if status, _, b := n2.Do(http.MethodGet, "/readyz", "", nil); status != http.StatusOK || !strings.Contains(string(b), `"caught_up":true`) {
+		t.Errorf("/readyz of node 2 while node 1 drains: %d %s", status, b)
 	}
 	if !strings.Contains(out, "node 1 leads no shard") {
 		t.Errorf("drain said:\n%s", out)

@@ -70,7 +70,7 @@ func clusterDemo(args []string, out io.Writer) error {
 		children = append(children, cmd)
 	}
 	url1 := demoURL(*base, 1)
-	if err := waitHealthy(url1, 30*time.Second); err != nil {
+	if err := waitReady(url1, 30*time.Second); err != nil {
 		return fmt.Errorf("%w (logs in %s)", err, *dir)
 	}
 	creds, err := demoClusterCreds(*dir, url1, demoAdminURL(*base, 1), token)
@@ -172,11 +172,12 @@ func stopChildren(children []*exec.Cmd) {
 	}
 }
 
-// waitHealthy waits until url's /healthz answers 200 (its metadata shard has a leader).
-func waitHealthy(url string, d time.Duration) error {
+// waitReady waits until url's /readyz answers 200 (its replicas caught up, its metadata
+// shard led).
+func waitReady(url string, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if resp, err := http.Get(url + "/healthz"); err == nil {
+		if resp, err := http.Get(url + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
@@ -184,7 +185,7 @@ func waitHealthy(url string, d time.Duration) error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("%s did not become healthy within %s", url, d)
+	return fmt.Errorf("%s did not become ready within %s", url, d)
 }
 
 // demoClusterCreds returns the demo credentials, kept in <dir>/demo-credentials.json: at

@@ -93,7 +93,7 @@ func endpointOf(path string) string {
 		{"/v1/chat/completions", "chat"}, {"/v1/messages/count_tokens", "count_tokens"}, {"/v1/messages", "messages"},
 		{"/v1/responses", "responses"}, {"/v1/embeddings", "embeddings"}, {"/v1/images", "images"},
 		{"/v1/videos", "videos"}, {"/v1/models", "models"}, {"/v1beta/", "gemini"}, {"/admin/", "admin"},
-		{"/assets/", "assets"}, {"/healthz", "healthz"}, {"/metrics", "metrics"},
+		{"/assets/", "assets"}, {"/healthz", "healthz"}, {"/readyz", "readyz"}, {"/metrics", "metrics"},
 	} {
 		if strings.HasPrefix(path, p.prefix) {
 			return p.name

@@ -38,6 +38,7 @@ type clusterNode struct {
 
 	draining atomic.Bool
 	drained  chan struct{} // closed when a drain has finished and the node should exit
+	ready    readiness
 }
 
 // engineConfig is the engine's settings for f's node, keeping its files under dataDir/raft.
@@ -98,6 +99,7 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 		return nil, err
 	}
 	c.owner = accounts.NewOwner(eng, membership.FirstAccountShard, f.Shards)
+	c.watchReadiness()
 	return c, nil
 }
 
@@ -176,6 +178,7 @@ func addrs(peers []membership.Peer) map[uint64]string {
 
 func (c *clusterNode) close() {
 	if c != nil {
+		close(c.ready.stop)
 		c.assets.close()
 		if c.owner != nil {
 			c.owner.Close() // the batches under way end first: they propose through the engine

@@ -211,20 +211,20 @@ func memberID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 	return id, true
 }
 
-// healthz is /healthz in cluster mode: 503 while draining or while the metadata shard has
-// no leader (keys cannot be checked), else 200 "ok", or "degraded" naming what is wrong
-// (account shards without a leader, a store refusing writes).
+// healthz is /healthz in cluster mode: 200 while the process answers (readiness.go), with
+// "draining", "unavailable" (the metadata shard has no leader: keys cannot be checked),
+// "degraded" (account shards without a leader, a store refusing writes) or "ok".
 func (c *clusterNode) healthz(w http.ResponseWriter, _ *http.Request, store *persistence.Store) {
 	body := map[string]any{"node_id": c.file.NodeID, "cluster_id": c.file.ClusterID}
 	if c.draining.Load() {
-		writeJSONBody(w, http.StatusServiceUnavailable, map[string]any{"status": "draining", "cluster": body})
+		writeJSONBody(w, http.StatusOK, map[string]any{"status": "draining", "cluster": body})
 		return
 	}
 	leader, ok := c.engine.Leader(membership.MetaShard)
 	body["meta_leader"] = leader
 	if !ok {
 		body["reason"] = "the metadata shard has no leader: keys cannot be checked"
-		writeJSONBody(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "cluster": body})
+		writeJSONBody(w, http.StatusOK, map[string]any{"status": "unavailable", "cluster": body})
 		return
 	}
 	status := "ok"

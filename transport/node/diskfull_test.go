@@ -113,6 +113,11 @@ func TestDiskFullIsA503(t *testing.T) {
 		!strings.Contains(jsonField(health, "store.reason").(string), "below the 4.0 MiB reserve") {
 		t.Errorf("healthz while full = %s", health)
 	}
+	if r := env.Do(http.MethodGet, "/readyz", "", ""); r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("readyz while full: %d %s, want 503: calls are refused", r.StatusCode, nodetest.Read(t, r))
+	} else if b := nodetest.Read(t, r); jsonField(b, "status") != "degraded" || jsonField(b, "store") != "the data directory's disk is full; writes resume once 4.0 MiB are free" {
+		t.Errorf("readyz while full = %s", b)
+	}
 	if m := env.Metrics(); !strings.Contains(m, "modelgate_store_writable 0") ||
 		!strings.Contains(m, "modelgate_store_free_bytes 1.048576e+06") {
 		t.Errorf("metrics while full lack modelgate_store_writable 0 and the free bytes")
@@ -133,6 +138,11 @@ func TestDiskFullIsA503(t *testing.T) {
 	}
 	if h := nodetest.Read(t, env.Do(http.MethodGet, "/healthz", "", "")); string(h) != `{"status":"ok"}` {
 		t.Errorf("healthz after space returned = %s", h)
+	}
+	if r := env.Do(http.MethodGet, "/readyz", "", ""); r.StatusCode != http.StatusOK {
+		t.Errorf("readyz after space returned: %d %s", r.StatusCode, nodetest.Read(t, r))
+	} else {
+		nodetest.Read(t, r)
 	}
 	if m := env.Metrics(); !strings.Contains(m, "modelgate_store_writable 1") {
 		t.Error("metrics after space returned lack modelgate_store_writable 1")

@@ -97,12 +97,12 @@ func (n *Node) Drained() <-chan struct{} {
 	return n.cluster.drained
 }
 
-// refuseWhileDraining answers every call of the public port but /healthz's with 503 and
+// refuseWhileDraining answers every call of the public port but the probes' with 503 and
 // Retry-After once the node drains, so clients and load balancers move to another node;
 // calls already running are not touched. The admin plane, on its own listener, serves on.
 func (n *Node) refuseWhileDraining(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.cluster == nil || !n.cluster.draining.Load() || r.URL.Path == "/healthz" {
+		if n.cluster == nil || !n.cluster.draining.Load() || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -18,11 +18,12 @@ func metricsListener(configured string, server catalog.Server, logger *slog.Logg
 		inCatalog: server.MetricsAddr, def: catalog.DefaultMetricsAddr, off: catalog.MetricsOff}.open(logger)
 }
 
-// metricsServer serves /metrics and /healthz on the metrics listener.
+// metricsServer serves /metrics, /healthz and /readyz on the metrics listener.
 func (n *Node) metricsServer() *http.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", n.API.ServeMetrics)
 	mux.HandleFunc("GET /healthz", n.healthz)
+	mux.HandleFunc("GET /readyz", n.readyz)
 	if n.cfg.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

@@ -229,6 +229,7 @@ func Start(cfg Config) (*Node, error) {
 	// loses its body and meets a 405). Such a path is a 404 naming it (api.NotFound).
 	r := mux.NewRouter().SkipClean(true)
 	r.HandleFunc("/healthz", n.healthz).Methods(http.MethodGet)
+	r.HandleFunc("/readyz", n.readyz).Methods(http.MethodGet)
 	// One limiter of failed key, token, session and password checks for every surface.
 	authLimit := authlimit.New(authlimit.FromCatalog(n.Catalog), n.Metrics)
 	n.API = api.New(api.Deps{
@@ -306,8 +307,8 @@ func warnSharedEmails(store *persistence.Store, logger *slog.Logger) error {
 
 // healthz answers 200 while the node serves: {"status":"ok"}, or "degraded" with the reason
 // while its store refuses writes (a full disk: calls get 503 until space returns). A full
-// disk is not cured by a restart, so the answer stays 200 for liveness probes; monitors
-// read the status or modelgate_store_writable.
+// disk is not cured by a restart, so the answer stays 200 for liveness probes; load
+// balancers read /readyz (readiness.go), monitors the status or modelgate_store_writable.
 func (n *Node) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if n.cluster != nil {

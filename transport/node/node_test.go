@@ -233,6 +233,8 @@ func TestMetricsServedOnlyOnTheirListener(t *testing.T) {
 		{"no metrics on the API's listener", env.Node.URL + "/metrics", "", 404, `"code":"unknown_url"`},
 		{"not even with a key", env.Node.URL + "/metrics", env.Key, 404, "server.metrics_addr"},
 		{"health on the API's listener", env.Node.URL + "/healthz", "", 200, `{"status":"ok"}`},
+		{"readiness beside the metrics", metricsBase + "/readyz", "", 200, `{"status":"ok"}`},
+		{"readiness on the API's listener", env.Node.URL + "/readyz", "", 200, `{"status":"ok"}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

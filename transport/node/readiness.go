@@ -1,0 +1,149 @@
+package node
+
+// Two probes. /healthz says the process is alive: 200 whenever it answers, with what is
+// wrong in its body, so a liveness probe never restarts a node for what a restart does
+// not cure (a full disk, a leaderless shard, a drain). /readyz says whether to send it
+// calls: 503 while it drains, while a restarted node's replicas have not caught up, while
+// its store refuses writes, and when the metadata shard has been without a leader for
+// longer than a call waits for one. An election alone (a drain's leader transfer, a kill)
+// does not make the other nodes unready: their calls wait it out.
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/internal/supervise"
+)
+
+// readyGrace is how long the metadata shard may be without a leader before a node says it
+// is not ready: the budget a call's key check waits for one.
+const readyGrace = keyCheckTimeout
+
+// catchUpTry bounds one wait for a shard to catch up; a try that fails (no leader yet) is
+// made again until the node closes.
+const catchUpTry = 10 * time.Second
+
+// readiness is what /readyz reads in cluster mode.
+type readiness struct {
+	caughtUp       atomic.Bool
+	metaLeaderless atomic.Int64 // unix ns since the metadata shard has had no leader known; 0: it has one
+	stop           chan struct{}
+}
+
+// readyState is one reading of a node, for the verdict.
+type readyState struct {
+	cluster         bool
+	draining        bool
+	caughtUp        bool
+	metaLeaderless  time.Duration // 0: the metadata shard has a leader
+	storeWritable   bool
+	storeProblem    string
+	leaderlessShard []uint64
+}
+
+// verdict is /readyz's answer for s: the status code and the status word.
+func (s readyState) verdict() (int, string) {
+	switch {
+	case s.draining:
+		return http.StatusServiceUnavailable, "draining"
+	case s.cluster && !s.caughtUp:
+		return http.StatusServiceUnavailable, "starting"
+	case s.cluster && s.metaLeaderless > readyGrace:
+		return http.StatusServiceUnavailable, "unavailable"
+	case !s.storeWritable:
+		return http.StatusServiceUnavailable, "degraded"
+	}
+	return http.StatusOK, "ok"
+}
+
+// watchReadiness follows the metadata shard's leader and waits, in the background, until
+// every replica on this node has caught up with its shard.
+func (c *clusterNode) watchReadiness() {
+	c.ready.stop = make(chan struct{})
+	c.ready.metaLeaderless.Store(time.Now().UnixNano())
+	c.engine.OnLeaderChange(func(shard, leader uint64) {
+		if shard != membership.MetaShard {
+			return
+		}
+		if leader == 0 {
+			c.ready.metaLeaderless.CompareAndSwap(0, time.Now().UnixNano())
+			return
+		}
+		c.ready.metaLeaderless.Store(0)
+	})
+	if _, ok := c.engine.Leader(membership.MetaShard); ok {
+		c.ready.metaLeaderless.Store(0)
+	}
+	supervise.Go("node.catch-up", c.catchUp)
+}
+
+// catchUp waits for each shard of this node in turn, then marks the node caught up.
+func (c *clusterNode) catchUp() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.ready.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for _, s := range append([]uint64{membership.MetaShard}, c.shards...) {
+		for {
+			tctx, tcancel := context.WithTimeout(ctx, catchUpTry)
+			err := c.engine.CaughtUp(tctx, s)
+			tcancel()
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
+	c.ready.caughtUp.Store(true)
+}
+
+// readyState reads the node now.
+func (n *Node) readyState() readyState {
+	s := readyState{storeWritable: true}
+	if err := n.Store.CheckWritable(); err != nil {
+		s.storeWritable, s.storeProblem = false, err.Error()
+	}
+	if c := n.cluster; c != nil {
+		s.cluster, s.draining, s.caughtUp = true, c.draining.Load(), c.ready.caughtUp.Load()
+		if since := c.ready.metaLeaderless.Load(); since != 0 {
+			s.metaLeaderless = max(time.Since(time.Unix(0, since)), time.Nanosecond)
+		}
+		for _, sh := range c.shards {
+			if _, ok := c.engine.Leader(sh); !ok {
+				s.leaderlessShard = append(s.leaderlessShard, sh)
+			}
+		}
+	}
+	return s
+}
+
+// readyz answers whether to send this node calls (see the top of this file).
+func (n *Node) readyz(w http.ResponseWriter, _ *http.Request) {
+	s := n.readyState()
+	code, status := s.verdict()
+	body := map[string]any{"status": status}
+	if !s.storeWritable {
+		body["store"] = s.storeProblem
+	}
+	if c := n.cluster; c != nil {
+		cl := map[string]any{"node_id": c.file.NodeID, "cluster_id": c.file.ClusterID, "caught_up": s.caughtUp}
+		if s.metaLeaderless > 0 {
+			cl["meta_leaderless_ms"] = s.metaLeaderless.Milliseconds()
+		}
+		if len(s.leaderlessShard) > 0 {
+			cl["shards_without_leader"] = s.leaderlessShard
+		}
+		body["cluster"] = cl
+	}
+	writeJSONBody(w, code, body)
+}
