@@ -15,11 +15,14 @@ func (n *Node) CaughtUp(ctx context.Context, shard uint64) error {
 	if n.isClosed() {
 		return errClosed
 	}
-	return retry(ctx, fmt.Sprintf("catch up on shard %d", shard), func(ctx context.Context) error {
+	began := time.Now()
+	err := retry(ctx, fmt.Sprintf("catch up on shard %d", shard), func(ctx context.Context) error {
 		return n.untilLeaderChange(ctx, shard, func(ctx context.Context) error {
 			return n.readIndex(ctx, shard)
 		})
 	})
+	n.stats.done(opRead, began, err)
+	return err
 }
 
 // readIndex is one ReadIndex try, ended by ctx's deadline.

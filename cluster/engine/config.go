@@ -130,22 +130,23 @@ func (c Config) Validate() error {
 // raftDir is where the engine keeps its files.
 func (c Config) raftDir() string { return filepath.Join(c.DataDir, "raft") }
 
-func (c Config) nodeHostConfig(l *eventListener) config.NodeHostConfig {
+func (c Config) nodeHostConfig(l *eventListener, sys systemEvents) config.NodeHostConfig {
 	logdb := config.GetSmallMemLogDBConfig()
 	logdb.Shards = c.LogDBShards
 	transport := raftTransportFactory{routes: c.PeerRoutes}
 	eng := config.GetDefaultEngineConfig()
 	eng.ExecShards = c.ExecShards
 	return config.NodeHostConfig{
-		WALDir:            filepath.Join(c.raftDir(), "wal"),
-		NodeHostDir:       filepath.Join(c.raftDir(), "nodehost"),
-		RTTMillisecond:    c.RTTMillisecond,
-		RaftAddress:       c.RaftAddr,
-		MutualTLS:         !c.PlainTCPForMeasurement,
-		CAFile:            c.CAFile,
-		CertFile:          c.CertFile,
-		KeyFile:           c.KeyFile,
-		RaftEventListener: l,
+		WALDir:              filepath.Join(c.raftDir(), "wal"),
+		NodeHostDir:         filepath.Join(c.raftDir(), "nodehost"),
+		RTTMillisecond:      c.RTTMillisecond,
+		RaftAddress:         c.RaftAddr,
+		MutualTLS:           !c.PlainTCPForMeasurement,
+		CAFile:              c.CAFile,
+		CertFile:            c.CertFile,
+		KeyFile:             c.KeyFile,
+		RaftEventListener:   l,
+		SystemEventListener: sys,
 		Expert: config.ExpertConfig{
 			Engine:           eng,
 			LogDB:            logdb,

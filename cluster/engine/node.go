@@ -20,6 +20,7 @@ type Node struct {
 	cfg    Config
 	nh     *dragonboat.NodeHost
 	events *eventListener
+	stats  *stats
 
 	mu       sync.Mutex
 	replicas map[uint64]*replica // by shard
@@ -49,7 +50,8 @@ func New(cfg Config) (*Node, error) {
 	}
 	quietDragonboat()
 	events := newEventListener()
-	nh, err := dragonboat.NewNodeHost(cfg.nodeHostConfig(events))
+	st := &stats{}
+	nh, err := dragonboat.NewNodeHost(cfg.nodeHostConfig(events, systemEvents{st}))
 	if err != nil {
 		events.stop()
 		return nil, fmt.Errorf("start raft node %d on %s: %w", cfg.NodeID, cfg.RaftAddr, err)
@@ -61,7 +63,9 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
-	return &Node{cfg: cfg, nh: nh, events: events, replicas: map[uint64]*replica{}}, nil
+	n := &Node{cfg: cfg, nh: nh, events: events, stats: st, replicas: map[uint64]*replica{}}
+	n.OnLeaderChange(func(_, _ uint64) { st.leaderChanges.Add(1) })
+	return n, nil
 }
 
 // ID is this node's id, its replica id in every shard.

@@ -98,6 +98,10 @@ func (n *Node) Propose(ctx context.Context, shard uint64, cmd []byte) ([]byte, e
 	if n.isClosed() {
 		return nil, errClosed
 	}
+	began := time.Now()
+	if leader, ok := n.Leader(shard); ok && leader != n.cfg.NodeID {
+		n.stats.forwarded.Add(1)
+	}
 	session := n.nh.GetNoOPSession(shard)
 	var out []byte
 	err := retry(ctx, fmt.Sprintf("propose to shard %d", shard), func(ctx context.Context) error {
@@ -107,6 +111,7 @@ func (n *Node) Propose(ctx context.Context, shard uint64, cmd []byte) ([]byte, e
 			return err
 		})
 	})
+	n.stats.done(opPropose, began, err)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +124,7 @@ func (n *Node) Read(ctx context.Context, shard uint64, query []byte) ([]byte, er
 	if n.isClosed() {
 		return nil, errClosed
 	}
+	began := time.Now()
 	var out []byte
 	err := retry(ctx, fmt.Sprintf("read shard %d", shard), func(ctx context.Context) error {
 		return n.untilLeaderChange(ctx, shard, func(ctx context.Context) error {
@@ -130,6 +136,7 @@ func (n *Node) Read(ctx context.Context, shard uint64, query []byte) ([]byte, er
 			return nil
 		})
 	})
+	n.stats.done(opRead, began, err)
 	if err != nil {
 		return nil, err
 	}

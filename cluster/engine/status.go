@@ -70,16 +70,7 @@ func (n *Node) Status(ctx context.Context) []ShardStatus {
 		for id, addr := range si.Replicas {
 			st.Voting[id] = addr
 		}
-		if r, ok := n.replica(si.ShardID); ok {
-			st.Applied = r.applied.Load()
-		}
-		// The last membership change applied: such entries never reach Update.
-		st.Applied = max(st.Applied, si.ConfigChangeIndex)
-		if lr, err := n.nh.GetLogReader(si.ShardID); err == nil {
-			_, st.LastIndex = lr.GetRange()
-			// After catching up from a snapshot, nothing was applied through Update yet.
-			st.Applied = appliedThroughNoOps(lr, max(st.Applied, lr.Snapshot().Index), st.LastIndex)
-		}
+		st.Applied, st.LastIndex = n.appliedAndLast(si)
 		wg.Add(1)
 		supervise.Go("engine.status", func() {
 			defer wg.Done() // after a panic too: the status waits for it
@@ -93,6 +84,38 @@ func (n *Node) Status(ctx context.Context) []ShardStatus {
 	wg.Wait()
 	slices.SortFunc(out, func(a, b ShardStatus) int { return cmp.Compare(a.Shard, b.Shard) })
 	return out
+}
+
+// Progress reports every shard running on this node as its replica here knows it, with no
+// round trip (Status asks each leader for the members), in shard order.
+func (n *Node) Progress() []Progress {
+	if n.isClosed() {
+		return nil
+	}
+	info := n.nh.GetNodeHostInfo(dragonboat.NodeHostInfoOption{SkipLogInfo: true})
+	out := make([]Progress, 0, len(info.ShardInfoList))
+	for _, si := range info.ShardInfoList {
+		p := Progress{Shard: si.ShardID, Leader: si.LeaderID, Pending: si.Pending}
+		p.Applied, p.LastIndex = n.appliedAndLast(si)
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Progress) int { return cmp.Compare(a.Shard, b.Shard) })
+	return out
+}
+
+// appliedAndLast is the index si's replica here has applied and the last in its log.
+func (n *Node) appliedAndLast(si dragonboat.ShardInfo) (applied, last uint64) {
+	if r, ok := n.replica(si.ShardID); ok {
+		applied = r.applied.Load()
+	}
+	// The last membership change applied: such entries never reach Update.
+	applied = max(applied, si.ConfigChangeIndex)
+	if lr, err := n.nh.GetLogReader(si.ShardID); err == nil {
+		_, last = lr.GetRange()
+		// After catching up from a snapshot, nothing was applied through Update yet.
+		applied = appliedThroughNoOps(lr, max(applied, lr.Snapshot().Index), last)
+	}
+	return applied, last
 }
 
 // noOpScan bounds the log read behind appliedThroughNoOps: the scan stops at the first

@@ -224,6 +224,9 @@ func Start(cfg Config) (*Node, error) {
 
 	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
 	n.Metrics.Ledger(func() uint64 { return store.LedgerStats().Commits }, func() uint64 { return store.LedgerStats().Writes })
+	if n.cluster != nil {
+		n.Metrics.Raft(n.cluster.engine)
+	}
 	// Paths are matched as sent: gorilla/mux would answer a path with //, . or .. segments with
 	// a 301 to its cleaned form, outside every envelope, which clients follow as a GET (a POST
 	// loses its body and meets a 405). Such a path is a 404 naming it (api.NotFound).
