@@ -24,6 +24,8 @@ type Local struct {
 	mu     sync.RWMutex
 	kinds  map[string]kindSpec
 	pids   map[string]*actor.PID
+	// stopping: owners being stopped (Stop), each closed once its actor is gone.
+	stopping map[string]chan struct{}
 }
 
 type kindSpec struct {
@@ -33,7 +35,7 @@ type kindSpec struct {
 
 // NewLocal serves owners from e.
 func NewLocal(e *actor.Engine) *Local {
-	return &Local{engine: e, kinds: map[string]kindSpec{}, pids: map[string]*actor.PID{}}
+	return &Local{engine: e, kinds: map[string]kindSpec{}, pids: map[string]*actor.PID{}, stopping: map[string]chan struct{}{}}
 }
 
 // Engine is the engine the owners run on.
@@ -51,37 +53,64 @@ func (l *Local) Send(kind, id string, msg any) {
 	l.engine.Send(l.pid(kind, id), msg)
 }
 
+// pid is the owner of (kind, id), spawned when there is none; while an old owner of the
+// same id is being stopped, it waits for it to be gone first.
 func (l *Local) pid(kind, id string) *actor.PID {
 	key := kind + "/" + id
-	l.mu.RLock()
-	pid, ok := l.pids[key]
-	l.mu.RUnlock()
-	if ok {
+	for {
+		l.mu.RLock()
+		pid, ok := l.pids[key]
+		l.mu.RUnlock()
+		if ok {
+			return pid
+		}
+		l.mu.Lock()
+		if pid, ok := l.pids[key]; ok {
+			l.mu.Unlock()
+			return pid
+		}
+		if gone, ok := l.stopping[key]; ok {
+			l.mu.Unlock()
+			<-gone
+			continue
+		}
+		spec, ok := l.kinds[kind]
+		if !ok {
+			l.mu.Unlock()
+			panic("cluster: kind " + kind + " was never registered") // a wiring bug, caught by any test
+		}
+		pid = l.engine.Spawn(spec.producer(id), kind, actors.Options(id, spec.inbox)...)
+		l.pids[key] = pid
+		l.mu.Unlock()
 		return pid
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if pid, ok := l.pids[key]; ok {
-		return pid
-	}
-	spec, ok := l.kinds[kind]
-	if !ok {
-		panic("cluster: kind " + kind + " was never registered") // a wiring bug, caught by any test
-	}
-	pid = l.engine.Spawn(spec.producer(id), kind, actors.Options(id, spec.inbox)...)
-	l.pids[key] = pid
-	return pid
 }
 
-// Stop implements Locator. It holds the lock until the old owner is gone, so a message sent
-// meanwhile waits and then activates a fresh owner, instead of racing a second actor with the
+// Stop implements Locator. A message for the same id sent meanwhile waits until the old
+// owner is gone and then activates a fresh one, instead of racing a second actor with the
 // same id into the engine (where it would never start and the message would be lost).
+// Only that id waits: the lock is not held while the old owner finishes, since its last
+// Receive may itself send to other owners (a task actor hands its queue to its next
+// incarnation), and holding it then deadlocked the two.
 func (l *Local) Stop(kind, id string) {
 	key := kind + "/" + id
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if pid, ok := l.pids[key]; ok {
-		delete(l.pids, key)
-		<-l.engine.Poison(pid).Done()
+	pid, ok := l.pids[key]
+	if !ok {
+		gone := l.stopping[key]
+		l.mu.Unlock()
+		if gone != nil {
+			<-gone // another Stop of it is under way: return, as it will, once it is gone
+		}
+		return
 	}
+	delete(l.pids, key)
+	gone := make(chan struct{})
+	l.stopping[key] = gone
+	l.mu.Unlock()
+	<-l.engine.Poison(pid).Done()
+	l.mu.Lock()
+	delete(l.stopping, key)
+	l.mu.Unlock()
+	close(gone)
 }
