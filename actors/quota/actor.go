@@ -107,10 +107,7 @@ func (a *accountActor) apply(c *step.Command) step.Result {
 	if r.Grant.Key != "" {
 		a.addGrant(r.Grant)
 	}
-	if r.KeyChanged != "" {
-		a.keyChanged(r.KeyChanged)
-	}
-	for _, id := range r.Forgotten { // written as deletes
+	for _, id := range r.KeysToWrite() { // nil records are written as deletes
 		a.keyChanged(id)
 	}
 	if len(r.Forgotten) > 0 {

@@ -218,6 +218,10 @@ type Config struct {
 	Now            func() time.Time // business clock (limits, resets); default time.Now
 	IdleTimeout    time.Duration    // an account actor idle this long (up to twice) passivates; default 5m
 	ReservationTTL time.Duration    // an admitted call never settled is released after this; default 1h
+	// Node and Incarnation mark every admission of a cluster node (step.Call.Node): once the
+	// node announces a new incarnation, the calls of the old one are released. 0: a single
+	// node, whose calls live in its memory and end with it.
+	Node, Incarnation uint64
 }
 
 // Service is the client API of the quota actors. Handlers never hold an actor: every call
@@ -289,7 +293,7 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 		return Decision{}, err
 	}
 	c := &step.Command{Kind: step.Admit, Now: s.stamp(), Plan: step.PlanOf(r.Plan), Key: r.KeyID, Units: r.Units,
-		Amount: r.EstimatedCost, TTL: int64(s.cfg.ReservationTTL)}
+		Amount: r.EstimatedCost, TTL: int64(s.cfg.ReservationTTL), Node: s.cfg.Node, Inc: s.cfg.Incarnation}
 	if !r.At.IsZero() {
 		c.At = r.At.UnixNano()
 	}

@@ -24,10 +24,13 @@ import (
 // asset's holders when it applies a task that lists them. Both are in the shard's
 // namespace, so its snapshots carry them.
 
-// NodeAddr is a node's internal address as published in a shard.
+// NodeAddr is a node's internal address as published in a shard, with the incarnation of
+// the process publishing it: the shard then releases the calls an earlier incarnation of
+// the node admitted (orphans.go).
 type NodeAddr struct {
 	ID   uint64 `msgpack:"id"`
 	Addr string `msgpack:"addr"`
+	Inc  uint64 `msgpack:"inc,omitempty"`
 }
 
 // maxAddr bounds a published address (host:port).
@@ -39,10 +42,15 @@ func (m *StateMachine) nodeKey(id uint64) []byte {
 
 func (m *StateMachine) assetKey(id string) []byte { return m.key("asset/", id) }
 
-// nodeAddr applies a node's published address (the latest one stands).
+// nodeAddr applies a node's published address and incarnation (the latest ones stand).
 func (u *update) nodeAddr(n *NodeAddr) (TaskResult, error) {
 	if n.ID == 0 || n.Addr == "" || len(n.Addr) > maxAddr {
 		return TaskResult{Fail: TaskInvalid}, nil
+	}
+	if n.Inc != 0 {
+		if err := u.incarnation(n.ID, n.Inc); err != nil {
+			return TaskResult{}, err
+		}
 	}
 	return TaskResult{}, u.b.SetRaw(u.m.nodeKey(n.ID), []byte(n.Addr))
 }
@@ -59,10 +67,11 @@ func (u *update) holders(t *persistence.VideoTask) error {
 	return u.b.SetRaw(u.m.assetKey(t.AssetID), b)
 }
 
-// PublishAddr publishes node's internal address in shard, retried (same command id) until
-// it has applied or ctx ends.
-func (o *Owner) PublishAddr(ctx context.Context, shard, node uint64, addr string) error {
-	raw, err := (&Command{ID: NewCommandID(), Node: &NodeAddr{ID: node, Addr: addr}}).Encode()
+// PublishAddr publishes a node's internal address and incarnation in shard, retried (same
+// command id) until it has applied or ctx ends.
+func (o *Owner) PublishAddr(ctx context.Context, shard uint64, n NodeAddr) error {
+	node := n.ID
+	raw, err := (&Command{ID: NewCommandID(), Node: &n}).Encode()
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func TestPublishedAddressesAndAVideosHoldersAreTheShardsAndTravelInItsSnapshot(t
 	}
 	for _, s := range []*persistence.Store{store, other} {
 		peers, err := Peers(s, shard)
-		if want := []NodeAddr{{1, "127.0.0.1:4001"}, {2, "127.0.0.1:5002"}}; err != nil || !slices.Equal(peers, want) {
+		if want := []NodeAddr{{ID: 1, Addr: "127.0.0.1:4001"}, {ID: 2, Addr: "127.0.0.1:5002"}}; err != nil || !slices.Equal(peers, want) {
 			t.Errorf("peers %+v (%v), want %+v", peers, err, want)
 		}
 		for _, tc := range []struct {

@@ -43,6 +43,8 @@ type StateMachine struct {
 	// Update, reads the store instead.
 	ids   *idFilter
 	accts *accountCache
+	// incs is every node's latest incarnation (orphans.go), read by Update and Lookup.
+	incs atomic.Pointer[incarnations]
 }
 
 var _ cluster.StateMachine = (*StateMachine)(nil)
@@ -72,6 +74,9 @@ func (m *StateMachine) recentKey(index uint64, n uint32) []byte {
 func (m *StateMachine) Open() (uint64, error) {
 	m.accts = newAccountCache()
 	if err := m.loadIDs(); err != nil {
+		return 0, err
+	}
+	if err := m.loadIncarnations(); err != nil {
 		return 0, err
 	}
 	v, err := m.store.GetRaw(m.appliedKey())
@@ -136,6 +141,9 @@ func (m *StateMachine) Update(entries []cluster.Entry) error {
 	}
 	if u != nil {
 		u.cache()
+		if u.incs != nil {
+			m.incs.Store(u.incs)
+		}
 	}
 	m.applied.Store(last)
 	if m.onTask != nil {
@@ -211,6 +219,11 @@ func (m *StateMachine) Lookup(query []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	incs, err := m.incarnationsNow()
+	if err != nil {
+		return nil, err
+	}
+	releaseOrphans(&a, incs)
 	expireDue(&a, q.Now)
 	r := step.Apply(&a, &step.Command{Kind: step.View, Now: q.Now, Plan: q.Plan, Key: q.Key, KeyLimits: q.KeyLimits})
 	return r.Encode()

@@ -21,7 +21,7 @@ var plan = step.Plan{WindowRequests: 6, WeeklyRequests: 40, BurstRPM: 4, Overdra
 
 // randomLog is n proposals of up to 5 commands over three accounts: admits, settles of
 // earlier and unknown reservations, records, top-ups and charges (some under reused keys),
-// holds, media, expiries; some commands are retries of earlier ones (same id, same bytes),
+// holds, media, expiries, nodes starting again; some commands are retries of earlier ones (same id, same bytes),
 // and the proposer's clock jitters back and forth.
 func randomLog(t *testing.T, seed uint64, n int) [][]byte {
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -40,9 +40,12 @@ func randomLog(t *testing.T, seed uint64, n int) [][]byte {
 			acct := accts[rng.IntN(len(accts))]
 			c := Command{ID: NewCommandID(), Account: acct, Step: step.Command{Now: now, Plan: plan}}
 			rid := fmt.Sprintf("r%d", len(sent))
-			switch k := rng.IntN(10); k {
+			switch k := rng.IntN(11); k {
 			case 0, 1, 2:
 				c.Step.Kind, c.Step.Key, c.Step.Amount, c.Step.TTL = step.Admit, fmt.Sprintf("k%d", rng.IntN(2)), money.Amount(rng.Int64N(500)), int64(time.Minute)
+				c.Step.Node, c.Step.Inc = uint64(rng.IntN(3)), uint64(1+rng.IntN(2)) // node 0: a single node's
+			case 10: // a node starting again: its earlier incarnation's calls are released
+				c = Command{ID: NewCommandID(), Node: &NodeAddr{ID: uint64(1 + rng.IntN(2)), Addr: "127.0.0.1:4001", Inc: uint64(1 + rng.IntN(2))}}
 			case 3, 4:
 				c.Step.Kind, c.Step.ID, c.Step.Counts, c.Step.Amount = step.Settle, uint64(rng.IntN(12)+1), rng.IntN(4) > 0, money.Amount(rng.Int64N(800))
 				c.Step.Log = logEntry(acct, rid, now)

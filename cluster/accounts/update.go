@@ -17,6 +17,7 @@ type update struct {
 	b     *persistence.ShardBatch
 	accts map[string]*touched
 	tasks []persistence.VideoTask // tasks written, in order (StateMachine's task hook)
+	incs  *incarnations           // the nodes' incarnations, once this Update changed one
 }
 
 // touched is an account as this Update left it, and its writes.
@@ -118,8 +119,13 @@ func (u *update) step(c *Command) (step.Result, error) {
 		}
 	}
 	t.moved = true
+	incs, err := u.currentIncs()
+	if err != nil {
+		return step.Result{}, err
+	}
+	releaseOrphans(&t.a, incs)
 	ex := expireDue(&t.a, sc.Now)
-	t.keyChanged(ex.Forgotten...)
+	t.keyChanged(ex.KeysToWrite()...)
 	r := step.Apply(&t.a, &sc)
 	if r.Log != nil {
 		t.w.Log = append(t.w.Log, *r.Log)
@@ -128,9 +134,8 @@ func (u *update) step(c *Command) (step.Result, error) {
 		t.grants[r.Grant.Key] = r.Grant.Grant
 		t.w.Grants = append(t.w.Grants, r.Grant)
 	}
-	t.keyChanged(r.KeyChanged)
-	t.keyChanged(r.Forgotten...)
-	r.Dirty, r.Log, r.Grant, r.KeyChanged, r.Forgotten = false, nil, persistence.GrantWrite{}, "", nil
+	t.keyChanged(r.KeysToWrite()...)
+	r.Dirty, r.Log, r.Grant, r.KeyChanged, r.Forgotten, r.Advanced = false, nil, persistence.GrantWrite{}, "", nil, nil
 	return r, nil
 }
 

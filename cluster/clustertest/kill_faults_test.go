@@ -102,7 +102,7 @@ func TestClusterFaultKillNineUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d kills; %d calls sent, %d answered in full (%d of them 503 + Retry-After), %d cut by a kill; "+
 		"%d log entries, every 200 in the log exactly once, %d 503s logged once (settle committed), 0 lost or double charges; "+
-		"%d calls in flight at a kill still reserved (released after the reservation TTL)",
+		"%d calls still reserved at the checks (a call cut by a kill is released once its node has started again)",
 		kills, l.sent.Load(), l.complete.Load(), refused, l.cut.Load(), tally.entries, tally.refusedLogged, tally.inFlight)
 	t.Logf("stall per kill (longest wait for a status line of a stream or a 503, from 0.5 s before the kill to 0.5 s before the next): %s",
 		distribution(stalls))

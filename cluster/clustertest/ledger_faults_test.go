@@ -89,6 +89,11 @@ func checkAccount(t *testing.T, c *Cluster, a *loadAccount) (ledgerTally, []stri
 		}
 		var q ledgerQuota
 		adminJSON(t, n, "/admin/v1/accounts/"+a.id+"/quota", &q) // linearizable: the replica has applied all before it
+		if q.InFlight != 0 {
+			// The load is stopped: every call has ended, and a call cut by a kill no longer
+			// holds once its node has started again (and published its new incarnation).
+			fail("%d calls still hold a reservation with the load stopped", q.InFlight)
+		}
 		log, total := usageLog(t, n, a.id)
 		var cost money.Amount
 		var units int64

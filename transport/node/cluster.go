@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -39,6 +40,10 @@ type clusterNode struct {
 	draining atomic.Bool
 	drained  chan struct{} // closed when a drain has finished and the node should exit
 	ready    readiness
+	// incarnation is this process's random number, on every call it admits and published
+	// in every account shard at start: the shards then release the calls of the node's
+	// earlier process, which no one will settle (step.ReleaseOrphans).
+	incarnation uint64
 }
 
 // engineConfig is the engine's settings for f's node, keeping its files under dataDir/raft.
@@ -89,7 +94,7 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &clusterNode{file: f, engine: eng, metaSM: meta.NewStateMachine(store), drained: make(chan struct{})}
+	c := &clusterNode{file: f, engine: eng, metaSM: meta.NewStateMachine(store), drained: make(chan struct{}), incarnation: newIncarnation()}
 	c.meta = meta.NewStore(store, c.metaSM, eng, membership.MetaShard)
 	c.keys = &linearKeys{rep: eng, timeout: keyCheckTimeout}
 	c.leads = newLeadership(f.NodeID, f.Shards)
@@ -235,4 +240,13 @@ func (k *linearKeys) LookupKey(secret string) (persistence.Key, error) {
 		return persistence.Key{}, fmt.Errorf("key check: the metadata shard's answer at %d has no key", res.Index)
 	}
 	return *res.Key, nil
+}
+
+// newIncarnation is a random non-zero number for this process.
+func newIncarnation() uint64 {
+	for {
+		if n := rand.Uint64(); n != 0 {
+			return n
+		}
+	}
 }

@@ -76,7 +76,7 @@ func startAssetPeers(c *clusterNode, store *persistence.Store, files *assets.Sto
 	for _, s := range c.shards {
 		if s != membership.MetaShard {
 			supervise.Go("node.publish-addr", func() {
-				if err := c.owner.PublishAddr(ctx, s, p.self, p.addr); err != nil && ctx.Err() == nil {
+				if err := c.owner.PublishAddr(ctx, s, accounts.NodeAddr{ID: p.self, Addr: p.addr, Inc: c.incarnation}); err != nil && ctx.Err() == nil {
 					log.Warn("internal address not published", "shard", s, "err", err)
 				}
 			})

@@ -186,7 +186,9 @@ func Start(cfg Config) (*Node, error) {
 	if n.cluster != nil {
 		// Each account's steps are proposed to its shard: one owner per account, the
 		// shard's leader (docs/cluster.md).
-		n.Quota = quota.NewServiceOver(n.cluster.owner, cfg.Quota)
+		qcfg := cfg.Quota
+		qcfg.Node, qcfg.Incarnation = n.cluster.file.NodeID, n.cluster.incarnation
+		n.Quota = quota.NewServiceOver(n.cluster.owner, qcfg)
 	} else {
 		n.Quota = quota.NewService(quotaStore, cfg.Quota)
 	}

@@ -51,6 +51,11 @@ type Call struct {
 	// against that budget until it settles.
 	Budgeted bool         `msgpack:"kb,omitempty"`
 	KeyHold  money.Amount `msgpack:"kh,omitempty"`
+	// Node and Inc are the cluster node that admitted it and that node's incarnation (a
+	// random number of each start); 0 on a single node. A node started again cannot
+	// settle its earlier incarnation's calls: ReleaseOrphans frees what they hold.
+	Node uint64 `msgpack:"nd,omitempty"`
+	Inc  uint64 `msgpack:"inc,omitempty"`
 }
 
 // Key is one key's sliding window (burst per key, and the throttle cap) and load history.
@@ -103,11 +108,21 @@ func (a *Account) call(id uint64) (int, bool) {
 
 // KeyRecord is a key's durable throttle state (nil: nothing worth keeping), as the single
 // node stores it per key.
-func (a *Account) KeyRecord(id string) *persistence.KeyQuota {
-	ks := a.findKey(id)
+func (a *Account) KeyRecord(id string) *persistence.KeyQuota { return keyRecordOf(a.findKey(id)) }
+
+// keyRecordOf is KeyRecord of one key's state (nil: none).
+func keyRecordOf(ks *Key) *persistence.KeyQuota {
 	if ks == nil || ks.Epoch == 0 && ks.ThrottledUntil == 0 && ks.Act.sum() == 0 {
 		return nil
 	}
 	n := ks.Act.N
 	return &persistence.KeyQuota{Epoch: ks.Epoch, ThrottledUntil: ks.ThrottledUntil, Width: ks.Act.Width, Last: ks.Act.Last, Buckets: n[:]}
+}
+
+// keyRecordsEqual reports whether two durable key states are the same (nil: none).
+func keyRecordsEqual(a, b *persistence.KeyQuota) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Epoch == b.Epoch && a.ThrottledUntil == b.ThrottledUntil && a.Width == b.Width && a.Last == b.Last && slices.Equal(a.Buckets, b.Buckets)
 }

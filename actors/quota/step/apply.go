@@ -130,7 +130,7 @@ func (a *Account) admit(c *Command, now int64, r *Result) {
 		}
 		return
 	}
-	h := Call{Plan: *p, Units: units, Expires: now + c.TTL, Key: c.Key, At: at, Epoch: ks.Epoch}
+	h := Call{Plan: *p, Units: units, Expires: now + c.TTL, Key: c.Key, At: at, Epoch: ks.Epoch, Node: c.Node, Inc: c.Inc}
 	if l := c.KeyLimits; l != nil && l.Budget > 0 {
 		h.Budgeted, h.KeyHold = true, c.Amount
 	}

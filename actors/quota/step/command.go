@@ -69,6 +69,9 @@ type Command struct {
 	// KeyLimits are the calling key's own limits (Admit, Record; View with Key), as the
 	// caller read them with the key: the step never reads the store. Nil: none.
 	KeyLimits *persistence.KeyLimits `msgpack:"kl,omitempty"`
+	// Node and Inc are the admitting cluster node and its incarnation (Admit; Call.Node).
+	Node uint64 `msgpack:"nd,omitempty"`
+	Inc  uint64 `msgpack:"inc,omitempty"`
 }
 
 // ChargeKeyPrefix namespaces charges among an account's idempotency records.
@@ -152,12 +155,25 @@ type Result struct {
 	// write (Command.Log with its cost, sequence and counts filled in). Grant: the
 	// top-up or charge to record under its key (empty Key: none). KeyChanged: a key whose
 	// durable throttle state (Account.KeyRecord) changed. Forgotten: keys Expire dropped
-	// whose durable state is to be deleted.
+	// whose durable state is to be deleted. Advanced: keys Expire kept whose durable state
+	// moved on all the same (their activity window advanced): written again, so that a
+	// replica writing after every step and one writing after many store the same.
 	Dirty      bool                   `msgpack:"dirty,omitempty"`
 	Log        *persistence.LogEntry  `msgpack:"log,omitempty"`
 	Grant      persistence.GrantWrite `msgpack:"grant"`
 	KeyChanged string                 `msgpack:"kc,omitempty"`
 	Forgotten  []string               `msgpack:"fgt,omitempty"`
+	Advanced   []string               `msgpack:"adv,omitempty"`
+}
+
+// KeysToWrite are the keys whose durable throttle state r changed: to be written again
+// (Account.KeyRecord), or deleted where that is nil.
+func (r *Result) KeysToWrite() []string {
+	keys := append(r.Forgotten[:len(r.Forgotten):len(r.Forgotten)], r.Advanced...)
+	if r.KeyChanged != "" {
+		keys = append(keys, r.KeyChanged)
+	}
+	return keys
 }
 
 // State is the admin view of an account (View).

@@ -118,6 +118,28 @@ func (a *Account) endMedia(kind string, id uint64, commit bool, n int64) bool {
 	return true
 }
 
+// ReleaseOrphans releases the calls whose admitting node has started again since (live
+// false for their node and incarnation): that node's earlier process, which alone would
+// have settled them, is gone, and a restart must not leave its calls holding the
+// account's credit and allowance until they expire. Like the expiry, it runs before an
+// account's next step or view, at the same log position on every replica. It returns the
+// ids released.
+func ReleaseOrphans(a *Account, live func(node, inc uint64) bool) []uint64 {
+	var released []uint64
+	kept := a.Calls[:0]
+	for _, h := range a.Calls {
+		if h.Node != 0 && !live(h.Node, h.Inc) {
+			a.release(&h)
+			released = append(released, h.ID)
+			continue
+		}
+		kept = append(kept, h)
+	}
+	clear(a.Calls[len(kept):])
+	a.Calls = kept
+	return released
+}
+
 // expire releases reservations whose settle never came and forgets keys with nothing left
 // in their windows.
 func (a *Account) expire(now int64, r *Result) {
@@ -146,10 +168,14 @@ func (a *Account) expire(now int64, r *Result) {
 	for _, ks := range a.Keys {
 		ks.Recent.prune(now)
 		ks.RPM.prune(now)
+		record := a.KeyRecord(ks.ID)
 		if ks.Act.Width > 0 {
 			ks.Act.advance(now, ks.Act.Width)
 		}
 		if len(ks.Recent) > 0 || len(ks.RPM) > 0 || ks.ThrottledUntil > now || ks.Act.sum() > 0 {
+			if !keyRecordsEqual(record, keyRecordOf(&ks)) {
+				r.Advanced = append(r.Advanced, ks.ID)
+			}
 			keys = append(keys, ks)
 			continue
 		}
