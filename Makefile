@@ -64,7 +64,7 @@ test-browser:
 ## files tagged faults, tests named TestClusterFault…, which test-faults' ^TestFault leaves
 ## out): kill -9 of leaders and followers under load, a rolling restart with drain, exact
 ## limits across nodes, a panic in every node's batcher and leader events; each checks every
-## account's ledger on every node. About 4 minutes
+## account's ledger on every node. About 5 minutes (40 kills)
 test-cluster:
 	$(GO) test -tags faults -count=1 -timeout 20m -v -run '^TestClusterFault' ./cluster/clustertest/
 
