@@ -27,6 +27,8 @@ import (
 
 	"github.com/lni/dragonboat/v4/raftio"
 	pb "github.com/lni/dragonboat/v4/raftpb"
+
+	"github.com/modelgate/modelgate/internal/supervise"
 )
 
 // liveConn is the connection dragonboat sends one peer's messages on.
@@ -102,13 +104,13 @@ func watch(conn raftio.IConnection) *watchedConn {
 	if raw == nil {
 		return w
 	}
-	go func() {
+	supervise.Go("engine.raft-conn-watch", func() {
 		var b [1]byte
 		_, _ = raw.Read(b[:])
 		if !w.dead.Swap(true) {
 			_ = raw.Close() // not conn.Close, which logs the failed goodbye to a dead peer
 		}
-	}()
+	})
 	return w
 }
 

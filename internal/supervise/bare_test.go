@@ -12,12 +12,13 @@ import (
 	"testing"
 )
 
-// notSupervised are the parts of the module whose goroutines are not the gateway's: the
+// notSupervised are the parts of the tree whose goroutines are not the gateway's: the
 // upstream simulator, the bench, the fault proxy and the test tools (packages named *test),
-// none of which runs in a serving node.
+// none of which runs in a serving node, and bin/, where builds go (make bench-peers puts
+// Bifrost's sources there).
 func notSupervised(dir string) bool {
 	switch dir {
-	case "simulator", "bench", "clients", "cluster/faultproxy", "internal/supervise", "node_modules":
+	case "simulator", "bench", "clients", "cluster/faultproxy", "internal/supervise", "node_modules", "bin":
 		return true
 	}
 	return strings.HasSuffix(filepath.Base(dir), "test")

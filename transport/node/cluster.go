@@ -183,7 +183,7 @@ func addrs(peers []membership.Peer) map[uint64]string {
 
 func (c *clusterNode) close() {
 	if c != nil {
-		close(c.ready.stop)
+		c.ready.stop()
 		c.assets.close()
 		if c.owner != nil {
 			c.owner.Close() // the batches under way end first: they propose through the engine

@@ -23,14 +23,17 @@ import (
 const readyGrace = keyCheckTimeout
 
 // catchUpTry bounds one wait for a shard to catch up; a try that fails (no leader yet) is
-// made again until the node closes.
-const catchUpTry = 10 * time.Second
+// made again, catchUpPause later, until the node closes.
+const (
+	catchUpTry   = 10 * time.Second
+	catchUpPause = 200 * time.Millisecond
+)
 
 // readiness is what /readyz reads in cluster mode.
 type readiness struct {
 	caughtUp       atomic.Bool
 	metaLeaderless atomic.Int64 // unix ns since the metadata shard has had no leader known; 0: it has one
-	stop           chan struct{}
+	stop           context.CancelFunc
 }
 
 // readyState is one reading of a node, for the verdict.
@@ -62,7 +65,8 @@ func (s readyState) verdict() (int, string) {
 // watchReadiness follows the metadata shard's leader and waits, in the background, until
 // every replica on this node has caught up with its shard.
 func (c *clusterNode) watchReadiness() {
-	c.ready.stop = make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
+	c.ready.stop = stop
 	c.ready.metaLeaderless.Store(time.Now().UnixNano())
 	c.engine.OnLeaderChange(func(shard, leader uint64) {
 		if shard != membership.MetaShard {
@@ -77,20 +81,12 @@ func (c *clusterNode) watchReadiness() {
 	if _, ok := c.engine.Leader(membership.MetaShard); ok {
 		c.ready.metaLeaderless.Store(0)
 	}
-	supervise.Go("node.catch-up", c.catchUp)
+	supervise.Go("node.catch-up", func() { c.catchUp(ctx) })
 }
 
-// catchUp waits for each shard of this node in turn, then marks the node caught up.
-func (c *clusterNode) catchUp() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-c.ready.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+// catchUp waits for each shard of this node in turn, then marks the node caught up; it
+// gives up when ctx ends (the node closes).
+func (c *clusterNode) catchUp(ctx context.Context) {
 	for _, s := range append([]uint64{membership.MetaShard}, c.shards...) {
 		for {
 			tctx, tcancel := context.WithTimeout(ctx, catchUpTry)
@@ -99,8 +95,10 @@ func (c *clusterNode) catchUp() {
 			if err == nil {
 				break
 			}
-			if ctx.Err() != nil {
+			select { // a try that failed at once (a shard not started yet) is not made again at once
+			case <-ctx.Done():
 				return
+			case <-time.After(catchUpPause):
 			}
 		}
 	}
