@@ -30,6 +30,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("conflict")
 	ErrInvalid  = errors.New("invalid")
+	// ErrUnavailable: a cluster node could not confirm it read the current record (its
+	// metadata shard did not answer in time); nothing was read or changed.
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // Key namespaces. Each ends in '/', so one namespace is never a prefix of

@@ -3,6 +3,7 @@ package meta
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/modelgate/modelgate/persistence"
@@ -15,7 +16,9 @@ import (
 // that entry, normally within milliseconds. A record the replica does not have yet (a session
 // made on another node a moment ago) is looked for once more after a linearizable read has
 // brought the replica up to the shard's commit index (fresh): a login on one node is known
-// on every other at once, and only a miss pays the round.
+// on every other at once, and only a miss pays the round. A login's own record (password,
+// verification) is always read after that round (current), as a key is: a password changed
+// or an address verified on one node counts on the next login anywhere.
 
 // Signup proposes a sign-up (persistence.Store.Signup).
 func (s *Store) Signup(email, password, plan string, now time.Time) (persistence.Account, string, persistence.Registration, error) {
@@ -86,9 +89,11 @@ func (s *Store) AccountByEmail(email string) (persistence.Account, error) {
 	return fresh(s, func() (persistence.Account, error) { return s.local.AccountByEmail(email) })
 }
 
-// GetLogin reads this node's replica (fresh).
+// GetLogin reads this node's replica once it has applied everything the shard committed
+// before the call (current): a login checks the password and the verification as they are
+// now, wherever they were changed, as a key check sees a revocation.
 func (s *Store) GetLogin(accountID string) (persistence.Login, error) {
-	return fresh(s, func() (persistence.Login, error) { return s.local.GetLogin(accountID) })
+	return current(s, func() (persistence.Login, error) { return s.local.GetLogin(accountID) })
 }
 
 // GetSession reads this node's replica (fresh).
@@ -116,6 +121,19 @@ func fresh[T any](s *Store, read func() (T, error)) (T, error) {
 	defer cancel()
 	if s.sync(ctx) != nil {
 		return v, err
+	}
+	return read()
+}
+
+// current reads this node's replica with read after a barrier: everything the shard
+// committed before the call is applied first. No barrier in time (no quorum): nothing is
+// read, and the error is persistence.ErrUnavailable.
+func current[T any](s *Store, read func() (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.Attempt)
+	defer cancel()
+	if err := s.sync(ctx); err != nil {
+		var zero T
+		return zero, fmt.Errorf("%w: the metadata shard did not confirm the current record: %w", persistence.ErrUnavailable, err)
 	}
 	return read()
 }

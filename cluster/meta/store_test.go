@@ -35,6 +35,7 @@ type testLog struct {
 	index     uint64
 	nodes     []*testNode
 	down      bool // proposals fail before reaching the log (no leader)
+	readIndex bool // Read first applies what the node has not (a ReadIndex), and fails while down
 	lostAcks  int  // this many next proposals apply, then report an error (outcome unknown)
 	proposals int
 	sent      [][]byte // every command that reached the log, in order
@@ -94,6 +95,20 @@ func (n *testNode) Propose(ctx context.Context, shard uint64, cmd []byte) ([]byt
 }
 
 func (n *testNode) Read(_ context.Context, _ uint64, query []byte) ([]byte, error) {
+	if l := n.log; l.readIndex {
+		l.mu.Lock()
+		if l.down {
+			l.mu.Unlock()
+			return nil, errors.New("no leader")
+		}
+		es := n.queue
+		n.queue = nil
+		err := n.sm.Update(es)
+		l.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
 	return n.sm.Lookup(query)
 }
 func (n *testNode) Leader(uint64) (uint64, bool)              { return 1, true }
@@ -269,5 +284,33 @@ func TestStoreRetriesAProposalWhoseAnswerWasLost(t *testing.T) {
 	}
 	if d := time.Since(start); d < 200*time.Millisecond || d > 2*time.Second {
 		t.Errorf("gave up after %s, want about 200ms", d)
+	}
+}
+
+// A login reads its record as it is now: an address verified (or a password changed) on
+// another node counts on a node that has not applied it yet, and with no quorum the login
+// is refused unread (ErrUnavailable) rather than judged on an old record.
+func TestALoginReadsTheCurrentRecord(t *testing.T) {
+	l := newTestLog(t, 2)
+	l.readIndex = true
+	a, b := l.nodes[0], l.nodes[1]
+	b.held = true
+	acct, tok, _, err := a.store.Signup("cy@example.com", "cy's long password", "free", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.UseToken(persistence.TokenVerify, tok, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if login, err := b.local.GetLogin(acct.ID); err == nil && login.Verified {
+		t.Fatal("the held node has the verification already; the test shows nothing")
+	}
+	login, err := b.store.GetLogin(acct.ID)
+	if err != nil || !login.Verified {
+		t.Fatalf("login record on the lagging node: verified %v, %v; want the verification", login.Verified, err)
+	}
+	l.down = true
+	if _, err := b.store.GetLogin(acct.ID); !errors.Is(err, persistence.ErrUnavailable) {
+		t.Fatalf("login record with no quorum: %v, want ErrUnavailable", err)
 	}
 }

@@ -158,6 +158,9 @@ func (s *Server) storeFailed(w http.ResponseWriter, err error) bool {
 	case persistence.IsDiskFull(err):
 		w.Header().Set("Retry-After", "10")
 		fail(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "", "the gateway's data directory is full, so nothing was changed; try again later")
+	case errors.Is(err, persistence.ErrUnavailable):
+		w.Header().Set("Retry-After", "1")
+		fail(w, http.StatusServiceUnavailable, "server_error", "cluster_unavailable", "", "the gateway could not confirm your account's current state in time; try again in a moment")
 	case errors.As(err, &e) && errors.Is(err, persistence.ErrInvalid) && e.Field != "":
 		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_"+e.Field, e.Field, e.Msg)
 	default:
