@@ -31,6 +31,9 @@ type NodeAddr struct {
 	ID   uint64 `msgpack:"id"`
 	Addr string `msgpack:"addr"`
 	Inc  uint64 `msgpack:"inc,omitempty"`
+	// Gone says the node was removed from the cluster (no Addr, no Inc): its address is
+	// forgotten and every call it admitted is released (orphans.go).
+	Gone bool `msgpack:"gone,omitempty"`
 }
 
 // maxAddr bounds a published address (host:port).
@@ -44,7 +47,10 @@ func (m *StateMachine) assetKey(id string) []byte { return m.key("asset/", id) }
 
 // nodeAddr applies a node's published address and incarnation (the latest ones stand).
 func (u *update) nodeAddr(n *NodeAddr) (TaskResult, error) {
-	if n.ID == 0 || n.Addr == "" || len(n.Addr) > maxAddr {
+	if n.Gone {
+		return u.nodeGone(n)
+	}
+	if n.ID == 0 || n.Addr == "" || len(n.Addr) > maxAddr || n.Inc == goneInc {
 		return TaskResult{Fail: TaskInvalid}, nil
 	}
 	if n.Inc != 0 {
@@ -53,6 +59,18 @@ func (u *update) nodeAddr(n *NodeAddr) (TaskResult, error) {
 		}
 	}
 	return TaskResult{}, u.b.SetRaw(u.m.nodeKey(n.ID), []byte(n.Addr))
+}
+
+// nodeGone applies a node's removal: no incarnation of it is live any more, and its address
+// is forgotten.
+func (u *update) nodeGone(n *NodeAddr) (TaskResult, error) {
+	if n.ID == 0 || n.Addr != "" || n.Inc != 0 {
+		return TaskResult{Fail: TaskInvalid}, nil
+	}
+	if err := u.incarnation(n.ID, goneInc); err != nil {
+		return TaskResult{}, err
+	}
+	return TaskResult{}, u.b.DeleteRaw(u.m.nodeKey(n.ID))
 }
 
 // holders writes the holders of a task's asset, when it lists them.
@@ -67,8 +85,8 @@ func (u *update) holders(t *persistence.VideoTask) error {
 	return u.b.SetRaw(u.m.assetKey(t.AssetID), b)
 }
 
-// PublishAddr publishes a node's internal address and incarnation in shard, retried (same
-// command id) until it has applied or ctx ends.
+// PublishAddr publishes a node's internal address and incarnation in shard (or, Gone, its
+// removal), retried (same command id) until it has applied or ctx ends.
 func (o *Owner) PublishAddr(ctx context.Context, shard uint64, n NodeAddr) error {
 	node := n.ID
 	raw, err := (&Command{ID: NewCommandID(), Node: &n}).Encode()

@@ -23,6 +23,10 @@ import (
 // started again and published, instead of for the reservation TTL. The key is in the
 // shard's namespace, so snapshots carry it; Open reads every node's back.
 
+// goneInc is the incarnation of a removed node (NodeAddr.Gone): no process has it (a node
+// never draws it, newIncarnation), so every call of the node is released.
+const goneInc = ^uint64(0)
+
 // incarnations is each node's latest published incarnation, replaced whole on a change
 // (rare: once per node start), so that Lookup reads it while an Update runs.
 type incarnations = map[uint64]uint64

@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,5 +71,34 @@ func TestCallsOfANodesEarlierIncarnationAreReleasedOnceItPublishesANewOne(t *tes
 	apply(t, dst, entries(next+1, batch(t, publish("p6", 1, 102))))
 	if v := lookup(t, dst, "acct", at(30)); v.InFlight != 1 {
 		t.Errorf("on a replica recovered from a snapshot: %d calls in flight after node 1 started again, want 1 (a4)", v.InFlight)
+	}
+}
+
+// A node removed from the cluster (NodeAddr.Gone) has no live incarnation: its calls are
+// released and its address forgotten; a node started again with that id lives again.
+func TestANodeRemovedHasItsCallsReleasedAndItsAddressForgotten(t *testing.T) {
+	sm, store := newReplica(t, 1)
+	p := step.Plan{WindowRequests: 10}
+	admit := func(id string, node, inc uint64) Command {
+		return Command{ID: id, Account: "acct", Step: step.Command{Kind: step.Admit, Now: t0, Key: "k1", Plan: p,
+			Units: 1000, TTL: int64(time.Hour), Node: node, Inc: inc}}
+	}
+	apply(t, sm, entries(1, batch(t, Command{ID: "p1", Node: &NodeAddr{ID: 3, Addr: "127.0.0.1:4003", Inc: 30}}, admit("a1", 3, 30), admit("a2", 2, 20))))
+	got := applyTasks(t, sm, entries(2, batch(t,
+		Command{ID: "g1", Node: &NodeAddr{ID: 3, Gone: true}},
+		Command{ID: "g2", Node: &NodeAddr{ID: 3, Gone: true, Addr: "x"}},                  // malformed: a gone node has no address
+		Command{ID: "g3", Node: &NodeAddr{ID: 4, Addr: "127.0.0.1:4004", Inc: goneInc}}))) // no process has that incarnation
+	if want := []TaskResult{{}, {Fail: TaskInvalid}, {Fail: TaskInvalid}}; !slices.Equal(got, want) {
+		t.Fatalf("results %+v, want %+v", got, want)
+	}
+	if v := lookup(t, sm, "acct", t0); v.InFlight != 1 {
+		t.Errorf("after node 3's removal: %d calls in flight, want 1 (node 2's)", v.InFlight)
+	}
+	if peers, err := Peers(store, 1); err != nil || len(peers) != 0 {
+		t.Errorf("peers after node 3's removal: %+v %v, want none", peers, err)
+	}
+	apply(t, sm, entries(3, batch(t, Command{ID: "p2", Node: &NodeAddr{ID: 3, Addr: "127.0.0.1:4013", Inc: 31}}, admit("a3", 3, 31))))
+	if v := lookup(t, sm, "acct", t0); v.InFlight != 2 {
+		t.Errorf("after node 3 joined again: %d calls in flight, want 2", v.InFlight)
 	}
 }

@@ -242,10 +242,11 @@ func (k *linearKeys) LookupKey(secret string) (persistence.Key, error) {
 	return *res.Key, nil
 }
 
-// newIncarnation is a random non-zero number for this process.
+// newIncarnation is a random number for this process: never 0 (a single node's) nor all
+// ones (a removed node's, accounts.NodeAddr.Gone).
 func newIncarnation() uint64 {
 	for {
-		if n := rand.Uint64(); n != 0 {
+		if n := rand.Uint64(); n != 0 && n != ^uint64(0) {
 			return n
 		}
 	}

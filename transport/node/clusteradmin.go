@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
@@ -194,6 +195,15 @@ func (c *clusterNode) removeMember(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		removed = append(removed, st.Shard)
+	}
+	// Its calls still in flight (a node removed without a drain, or dead) are released; a
+	// remove sent again after this failed releases them then.
+	for _, s := range c.file.AccountShards() {
+		if err := c.owner.PublishAddr(ctx, s, accounts.NodeAddr{ID: id, Gone: true}); err != nil {
+			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+				fmt.Sprintf("removed from shards %v; the release of its calls in shard %d then failed (send the remove again): %v", removed, s, err))
+			return
+		}
 	}
 	if len(removed) == 0 {
 		failJSON(w, http.StatusNotFound, "invalid_request_error", "member_not_found", fmt.Sprintf("node %d is a member of no shard on this node", id))
