@@ -15,7 +15,6 @@ import (
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/codec/chat"
-	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/edge"
 )
 
@@ -219,38 +218,6 @@ func memberID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 		return 0, false
 	}
 	return id, true
-}
-
-// healthz is /healthz in cluster mode: 200 while the process answers (readiness.go), with
-// "draining", "unavailable" (the metadata shard has no leader: keys cannot be checked),
-// "degraded" (account shards without a leader, a store refusing writes) or "ok".
-func (c *clusterNode) healthz(w http.ResponseWriter, _ *http.Request, store *persistence.Store) {
-	body := map[string]any{"node_id": c.file.NodeID, "cluster_id": c.file.ClusterID}
-	if c.draining.Load() {
-		writeJSONBody(w, http.StatusOK, map[string]any{"status": "draining", "cluster": body})
-		return
-	}
-	leader, ok := c.engine.Leader(membership.MetaShard)
-	body["meta_leader"] = leader
-	if !ok {
-		body["reason"] = "the metadata shard has no leader: keys cannot be checked"
-		writeJSONBody(w, http.StatusOK, map[string]any{"status": "unavailable", "cluster": body})
-		return
-	}
-	status := "ok"
-	leaderless := []uint64{}
-	for _, s := range c.shards {
-		if _, ok := c.engine.Leader(s); !ok {
-			leaderless = append(leaderless, s)
-		}
-	}
-	if len(leaderless) > 0 {
-		status, body["shards_without_leader"] = "degraded", leaderless
-	}
-	if err := store.CheckWritable(); err != nil {
-		status, body["store"] = "degraded", err.Error()
-	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"status": status, "cluster": body})
 }
 
 func writeJSONBody(w http.ResponseWriter, status int, v any) {

@@ -317,7 +317,7 @@ func warnSharedEmails(store *persistence.Store, logger *slog.Logger) error {
 func (n *Node) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if n.cluster != nil {
-		n.cluster.healthz(w, r, n.Store)
+		n.clusterHealthz(w)
 		return
 	}
 	if n.Store.CheckWritable() == nil {

@@ -145,3 +145,29 @@ func (n *Node) readyz(w http.ResponseWriter, _ *http.Request) {
 	}
 	writeJSONBody(w, code, body)
 }
+
+// clusterHealthz is /healthz in cluster mode, from the same reading as /readyz: 200 while the
+// process answers, with "draining", "unavailable" (the metadata shard has no leader now:
+// keys cannot be checked), "degraded" (account shards without a leader, a store refusing
+// writes) or "ok".
+func (n *Node) clusterHealthz(w http.ResponseWriter) {
+	s, c := n.readyState(), n.cluster
+	body := map[string]any{"node_id": c.file.NodeID, "cluster_id": c.file.ClusterID}
+	status := "ok"
+	switch {
+	case s.draining:
+		status = "draining"
+	case s.metaLeaderless > 0:
+		status, body["reason"] = "unavailable", "the metadata shard has no leader: keys cannot be checked"
+	default:
+		leader, _ := c.engine.Leader(membership.MetaShard)
+		body["meta_leader"] = leader
+		if len(s.leaderlessShard) > 0 {
+			status, body["shards_without_leader"] = "degraded", s.leaderlessShard
+		}
+		if !s.storeWritable {
+			status, body["store"] = "degraded", s.storeProblem
+		}
+	}
+	writeJSONBody(w, http.StatusOK, map[string]any{"status": status, "cluster": body})
+}
