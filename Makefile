@@ -155,12 +155,14 @@ bench-peers: build $(BIFROST_DIR)/bin/bifrost-http
 	  --bifrost-bin $(BIFROST_DIR)/bin/bifrost-http --bifrost-config $(PEERS)/bifrost/config.py $(BENCH_PEERS_FLAGS) $(BENCH_FLAGS)
 
 # Built with Go 1.26 (BIFROST_GOTOOLCHAIN), not the gateway's 1.27: Bifrost's JSON library
-# (sonic 1.15) drops to its slower compatibility mode from Go 1.27 on. From a directory outside
-# this module: the kit's first step downloads modules where it runs.
+# (sonic 1.15) drops to its slower compatibility mode from Go 1.27 on. In a directory outside
+# this module (the kit's first step downloads modules where it runs, and its sources would
+# otherwise sit in this tree for every scan of it to read); only the binary is kept.
 BIFROST_GOTOOLCHAIN ?= go1.26.8
 $(BIFROST_DIR)/bin/bifrost-http:
 	@test -f $(PEERS)/bifrost/build.sh || { echo "no Bifrost build kit at $(PEERS)/bifrost (set PEERS)"; exit 1; }
-	dir=$$(mktemp -d) && cd $$dir && GOTOOLCHAIN=$(BIFROST_GOTOOLCHAIN) bash $(abspath $(PEERS))/bifrost/build.sh $(abspath $(BIFROST_DIR)); \
+	dir=$$(mktemp -d) && cd $$dir && GOTOOLCHAIN=$(BIFROST_GOTOOLCHAIN) bash $(abspath $(PEERS))/bifrost/build.sh $$dir/kit && \
+	  mkdir -p $(abspath $(BIFROST_DIR))/bin && cp $$dir/kit/bin/bifrost-http $(abspath $(BIFROST_DIR))/bin/; \
 	  status=$$?; rm -rf $$dir; exit $$status
 
 ## bench-cluster: only the bench's cluster scenario (bench/README.md): charges through the quota
