@@ -34,7 +34,8 @@ type MetaBatch struct {
 // rawBatch is an indexed batch with the raw accessors a replicated state machine keeps its
 // own keys with (MetaBatch, ShardBatch).
 type rawBatch struct {
-	b *pebble.Batch
+	b   *pebble.Batch
+	raw uint32 // raw writes in b
 }
 
 // UpdateMeta runs fn over a fresh metadata batch and commits what it wrote in one synced
@@ -62,7 +63,9 @@ func (s *Store) updateMetaLocked(fn func(*MetaBatch) error) error {
 	// The cached records of what it wrote go before UpdateMeta returns; after a failed
 	// commit too (the disk's state is what the next read finds).
 	defer s.accounts.drop(false, m.accounts...)
-	defer s.keys.clear() // a key, or its account's disabled mark, may have changed
+	if m.b.Count() > m.raw {
+		defer s.keys.clear() // a key, or its account's disabled mark, may have changed
+	}
 	if err := s.commit(m.b); err != nil {
 		return fmt.Errorf("persistence: commit metadata: %w", err)
 	}
@@ -78,6 +81,7 @@ func (m *rawBatch) SetRaw(key, value []byte) error {
 	if err := checkRawKey(key); err != nil {
 		return err
 	}
+	m.raw++
 	return m.b.Set(key, value, nil)
 }
 
@@ -86,6 +90,7 @@ func (m *rawBatch) DeleteRaw(key []byte) error {
 	if err := checkRawKey(key); err != nil {
 		return err
 	}
+	m.raw++
 	return m.b.Delete(key, nil)
 }
 

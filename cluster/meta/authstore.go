@@ -125,10 +125,14 @@ func fresh[T any](s *Store, read func() (T, error)) (T, error) {
 	return read()
 }
 
-// current reads this node's replica with read after a barrier: everything the shard
-// committed before the call is applied first. No barrier in time (no quorum): nothing is
-// read, and the error is persistence.ErrUnavailable.
+// current reads this node's replica with read while this node holds its read lease (every
+// write that returned is applied here), else after a barrier: everything the shard committed
+// before the call is applied first. No barrier in time (no quorum): nothing is read, and the
+// error is persistence.ErrUnavailable.
 func current[T any](s *Store, read func() (T, error)) (T, error) {
+	if s.Lease != nil && s.Lease.Valid() {
+		return read()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.Attempt)
 	defer cancel()
 	if err := s.sync(ctx); err != nil {

@@ -56,6 +56,8 @@ type Command struct {
 	Password   *persistence.PasswordChange `msgpack:"password,omitempty"`
 	State      *persistence.AccountState   `msgpack:"state,omitempty"`
 	Update     *persistence.KeyChange      `msgpack:"update,omitempty"`
+
+	Lease *LeaseRenewal `msgpack:"lease,omitempty"` // lease.go
 }
 
 // maxCommandID bounds a command id (it is part of a store key).

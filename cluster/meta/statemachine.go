@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/persistence"
@@ -43,18 +44,24 @@ type StateMachine struct {
 	changed   chan struct{} // closed and replaced whenever applied moves
 	onApplied []func(index uint64, cmd Command)
 	onRecover []func(index uint64)
+	onLease   []func(LeaseRenewal)
+
+	// leases are the read leases this replica has seen renewed (lease.go); none are
+	// known from before blindUntil, when it opened.
+	leases     map[uint64]leaseSeen
+	blindUntil time.Time
 }
 
 var _ cluster.StateMachine = (*StateMachine)(nil)
 
 // NewStateMachine is the metadata shard over store, which stays the caller's to close.
 func NewStateMachine(store *persistence.Store) *StateMachine {
-	return &StateMachine{store: store, window: RememberedCommands, changed: make(chan struct{})}
+	return &StateMachine{store: store, window: RememberedCommands, changed: make(chan struct{}), leases: map[uint64]leaseSeen{}}
 }
 
 // OnApplied registers f, called after each Update has committed, once for every command it
-// applied (not for one refused, nor for a retry that found its earlier result), in log
-// order, on the engine's apply goroutine: f must be quick and must not propose. The node
+// applied (not for one refused, nor for a retry that found its earlier result, nor for a
+// lease renewal), in log order, on the engine's apply goroutine: f must be quick and must not propose. The node
 // uses it to drop a cached key the moment its revocation applies.
 func (m *StateMachine) OnApplied(f func(index uint64, cmd Command)) {
 	m.mu.Lock()
@@ -70,12 +77,15 @@ func (m *StateMachine) OnRecovered(f func(index uint64)) {
 	m.onRecover = append(m.onRecover, f)
 }
 
-// Open reads the applied index back from the store (0 for a store never applied to).
+// Open reads the applied index back from the store (0 for a store never applied to). The
+// read leases other nodes hold are not stored: until one lease length has passed, writes wait
+// as if every node held one.
 func (m *StateMachine) Open() (uint64, error) {
 	applied, err := readApplied(m.store)
 	if err != nil {
 		return 0, err
 	}
+	m.forgetLeases(time.Now(), applied)
 	m.setApplied(applied)
 	return applied, nil
 }
@@ -139,7 +149,10 @@ type appliedCmd struct {
 func (m *StateMachine) Update(entries []cluster.Entry) error {
 	from := m.Applied()
 	last := from
-	var done []appliedCmd
+	var (
+		done    []appliedCmd
+		renewed []LeaseRenewal
+	)
 	err := m.store.UpdateMeta(func(b *persistence.MetaBatch) error {
 		for i := range entries {
 			e := &entries[i]
@@ -151,7 +164,10 @@ func (m *StateMachine) Update(entries []cluster.Entry) error {
 				return fmt.Errorf("meta: apply entry %d: %w", e.Index, err)
 			}
 			e.Result, last = res, e.Index
-			if cmd != nil {
+			switch {
+			case cmd != nil && cmd.Kind == KindLease:
+				renewed = append(renewed, *cmd.Lease)
+			case cmd != nil:
 				done = append(done, appliedCmd{e.Index, *cmd})
 			}
 		}
@@ -169,10 +185,16 @@ func (m *StateMachine) Update(entries []cluster.Entry) error {
 	if last == from {
 		return nil
 	}
-	m.setApplied(last)
 	m.mu.Lock()
-	hooks := m.onApplied
+	m.noteLeasesLocked(renewed, time.Now()) // before setApplied wakes WaitLeases
+	hooks, leaseHooks := m.onApplied, m.onLease
 	m.mu.Unlock()
+	m.setApplied(last)
+	for _, r := range renewed {
+		for _, f := range leaseHooks {
+			f(r)
+		}
+	}
 	for _, d := range done {
 		for _, f := range hooks {
 			f(d.index, d.cmd)
@@ -186,6 +208,14 @@ func (m *StateMachine) apply(b *persistence.MetaBatch, index uint64, raw []byte)
 	cmd, err := DecodeCommand(raw)
 	if err != nil {
 		return refused(index, invalid("entry %d is not a metadata command", index))
+	}
+	if cmd.Kind == KindLease {
+		// A renewal writes nothing and is not remembered: applying it twice changes nothing.
+		if cmd.Lease == nil || cmd.Lease.Node == 0 {
+			return refused(index, invalid("entry %d is a lease renewal without a node", index))
+		}
+		out, err := encode(Result{Index: index})
+		return out, &cmd, err
 	}
 	if cmd.ID == "" || len(cmd.ID) > maxCommandID {
 		return refused(index, invalid("command id %q is not 1-%d bytes", cmd.ID, maxCommandID))

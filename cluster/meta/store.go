@@ -12,15 +12,20 @@ import (
 // Store is the admin API's store and the key check's Keys in cluster mode: writes are
 // proposed to the metadata shard through the Replicator (the proposer halves run here, so
 // secrets never leave this node: commands carry their hashes), reads come from this node's
-// replica. Every write returns only after this node has applied it, so what the admin API
-// wrote is what it reads next on this node. For a revocation that means: when RevokeKey
-// returns, this node refuses the key; another node refuses it once it has applied the same
-// log entry, which it does as soon as the entry reaches it.
+// replica. Every write returns only after this node has applied it, and after every node
+// holding a read lease has applied it or lost its lease (lease.go): when RevokeKey returns,
+// no node accepts the key.
 type Store struct {
 	local *persistence.Store
 	sm    *StateMachine
 	rep   cluster.Replicator
 	shard uint64
+
+	// Node is this node's id: its own lease is not waited for (it applied the write).
+	Node uint64
+	// Lease, when set, is this node's read lease: while it holds, reads that must be
+	// current (a login) read the replica without a consensus round.
+	Lease *Holder
 
 	// Timeout bounds one write: its proposal attempts and the wait for this node to apply it.
 	Timeout time.Duration
@@ -154,6 +159,11 @@ func (s *Store) propose(cmd Command) (Result, error) {
 	}
 	if err := s.sm.WaitApplied(ctx, res.Index); err != nil {
 		return Result{}, fmt.Errorf("meta: %s committed at %d: %w", cmd.Kind, res.Index, err)
+	}
+	if cmd.Kind != KindTouchSession { // a session's last-seen time restricts nothing
+		if err := s.sm.WaitLeases(ctx, res.Index, s.Node); err != nil {
+			return Result{}, fmt.Errorf("meta: %s committed at %d: %w", cmd.Kind, res.Index, err)
+		}
 	}
 	return res, nil
 }

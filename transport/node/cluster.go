@@ -34,8 +34,9 @@ type clusterNode struct {
 	owner  *accounts.Owner // where this node's quota service proposes its accounts' steps
 	leads  *leadership     // the account shards this node leads: where video tasks run
 	assets *assetPeers     // finished videos copied to and fetched from other nodes
-	keys   *linearKeys
-	shards []uint64 // started on this node, in order
+	keys   *leasedKeys
+	lease  *meta.Holder // this node's read lease on the metadata shard
+	shards []uint64     // started on this node, in order
 
 	draining atomic.Bool
 	drained  chan struct{} // closed when a drain has finished and the node should exit
@@ -96,7 +97,9 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 	}
 	c := &clusterNode{file: f, engine: eng, metaSM: meta.NewStateMachine(store), drained: make(chan struct{}), incarnation: newIncarnation()}
 	c.meta = meta.NewStore(store, c.metaSM, eng, membership.MetaShard)
-	c.keys = &linearKeys{rep: eng, timeout: keyCheckTimeout}
+	c.lease = meta.NewHolder(f.NodeID, c.metaSM, eng, membership.MetaShard)
+	c.meta.Node, c.meta.Lease = f.NodeID, c.lease
+	c.keys = &leasedKeys{lease: c.lease, local: store, linear: &linearKeys{rep: eng, timeout: keyCheckTimeout}}
 	c.leads = newLeadership(f.NodeID, f.Shards)
 	eng.OnLeaderChange(c.leads.changed) // before the shards start: no election goes unheard
 	if err := c.startShards(store); err != nil {
@@ -104,6 +107,7 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 		return nil, err
 	}
 	c.owner = accounts.NewOwner(eng, membership.FirstAccountShard, f.Shards)
+	supervise.Go("node.read-lease", c.lease.Run)
 	c.watchReadiness()
 	return c, nil
 }
@@ -184,6 +188,7 @@ func addrs(peers []membership.Peer) map[uint64]string {
 func (c *clusterNode) close() {
 	if c != nil {
 		c.ready.stop()
+		c.lease.Close()
 		c.assets.close()
 		if c.owner != nil {
 			c.owner.Close() // the batches under way end first: they propose through the engine
@@ -201,6 +206,27 @@ func accountShardMachine(store *persistence.Store, onTask func(persistence.Video
 		sm.SetTaskHook(onTask)
 		return sm
 	}
+}
+
+// leasedKeys is the key check in cluster mode: while this node holds its read lease, a key
+// is read from this node's replica (every key change that has returned is applied here:
+// cluster/meta/lease.go); without the lease, or for a secret the replica does not know (a key
+// made a moment ago on another node), it is read linearizably.
+type leasedKeys struct {
+	lease  *meta.Holder
+	local  *persistence.Store
+	linear *linearKeys
+}
+
+// LookupKey implements api.Keys.
+func (k *leasedKeys) LookupKey(secret string) (persistence.Key, error) {
+	if k.lease.Valid() {
+		key, err := k.local.LookupKey(secret)
+		if !errors.Is(err, persistence.ErrNotFound) {
+			return key, err
+		}
+	}
+	return k.linear.LookupKey(secret)
 }
 
 // keyCheckTimeout bounds the linearizable read behind one key check: after it the call is
