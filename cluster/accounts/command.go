@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/cluster/meta"
+	"github.com/modelgate/modelgate/internal/bincode"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -38,12 +39,38 @@ const maxCommandID = 64
 // NewCommandID is a fresh random command id: 128 bits in hex, as the metadata shard's.
 func NewCommandID() string { return meta.NewCommandID() }
 
+// binaryV1 starts a command in binary (a quota step: its id, its account, then the step's
+// own binary encoding); any other first byte is msgpack, which the rare commands (a task
+// change, a node's address, a log prune) and commands written before stay in.
+const binaryV1 = 0x01
+
 // Encode is the command as a batch element.
-func (c *Command) Encode() ([]byte, error) { return msgpack.Marshal(c) }
+func (c *Command) Encode() ([]byte, error) {
+	if c.Task != nil || c.Node != nil || c.Prune != nil {
+		return msgpack.Marshal(c)
+	}
+	w := bincode.Writer{B: make([]byte, 0, 160)}
+	w.Byte(binaryV1)
+	w.String(c.ID)
+	w.String(c.Account)
+	return c.Step.AppendBinary(w.B), nil
+}
 
 // decodeCommand reads a batch element.
 func decodeCommand(b []byte) (Command, error) {
 	var c Command
+	if len(b) > 0 && b[0] == binaryV1 {
+		r := bincode.NewReader(b[1:])
+		c.ID, c.Account = r.String(), r.String()
+		rest := r.Rest()
+		if err := r.Err(); err != nil {
+			return Command{}, fmt.Errorf("accounts: decode command: %w", err)
+		}
+		if err := c.Step.Decode(rest); err != nil {
+			return Command{}, fmt.Errorf("accounts: decode command: %w", err)
+		}
+		return c, nil
+	}
 	if err := msgpack.Unmarshal(b, &c); err != nil {
 		return Command{}, fmt.Errorf("accounts: decode command: %w", err)
 	}
