@@ -12,7 +12,7 @@ import (
 
 // TestJoinDrainAndRemoveChangeTheMembers: a fourth node joins through node 1 as a non-voting
 // replica of the metadata shard and account shard 2 and answers with a key made before it
-// joined; node 1 drains (its leaderships move away, then it refuses calls with 503 and
+// joined; it is promoted to voter (one shard, then the rest) and restarted; node 1 drains (its leaderships move away, then it refuses calls with 503 and
 // Retry-After and exits); node 4 is removed through node 2.
 func TestJoinDrainAndRemoveChangeTheMembers(t *testing.T) {
 	c := New(t, Options{Nodes: 3, Shards: 2})
@@ -39,6 +39,38 @@ func TestJoinDrainAndRemoveChangeTheMembers(t *testing.T) {
 		if want := []uint64{4}; !slices.Equal(s.NonVoters, want) {
 			t.Errorf("shard %d: non-voters %v, want %v", s.Shard, s.NonVoters, want)
 		}
+	}
+
+	// Promoted in one shard, then in the rest; a second promotion changes nothing.
+	for _, p := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shards", "2"}, "node 4 promoted to voter in shards 2\n"},
+		{nil, "node 4 promoted to voter in shards 1,3\n"},
+		{nil, "node 4 already votes in every shard named\n"},
+	} {
+		if out := c.MustRun(append([]string{"cluster", "promote", "4", "--node", n1.AdminURL()}, p.args...)...); out != p.want {
+			t.Errorf("promote %v said %q, want %q", p.args, out, p.want)
+		}
+	}
+	if status, b := n1.Admin(http.MethodPost, "/admin/cluster/members/9/promote", nil); status != http.StatusNotFound || !strings.Contains(string(b), "member_not_found") {
+		t.Errorf("promoting a node that is no member: %d %s", status, b)
+	}
+	st, err = n2.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st.Shard {
+		if !slices.Contains(s.Voters, 4) || len(s.NonVoters) != 0 {
+			t.Errorf("shard %d after the promotion: voters %v, non-voters %v", s.Shard, s.Voters, s.NonVoters)
+		}
+	}
+	// It votes after a restart as well (it starts its shards as it joined, non-voting).
+	n4.Restart()
+	c.WaitLeaders(30 * time.Second)
+	if status, b := n4.Chat(secret); status != http.StatusOK {
+		t.Errorf("node 4 after its restart: chat: %d %s", status, b)
 	}
 
 	out = c.MustRun("cluster", "drain", "1", "--node", n1.AdminURL())

@@ -30,10 +30,13 @@ const clusterUsage = `Usage:
   modelgate cluster status --node URL [--json]
   modelgate cluster remove ID --node URL [--json]
   modelgate cluster drain ID --node URL [--json]   (URL is node ID's own)
+  modelgate cluster promote ID --node URL [--shards 1,2] [--json]
       Call a node's admin API at URL, its admin listener (server.admin_addr, such as
       http://127.0.0.1:9465; the public port serves none): the members and every shard's
       leader, voters, applied index and lag; take node ID out of every shard; move node ID's
-      leaderships away, then stop it.
+      leaderships away, then stop it; make node ID (joined non-voting) a voter in every
+      shard, or those listed, once it has caught up (remove the node it replaces first:
+      an even number of voters tolerates no more failures than one fewer).
   modelgate cluster demo [--data ./data-cluster] [--port-base 8080] [--shards 8]
       make cluster: three nodes on loopback (HTTP port-base+N, Raft port-base+10+N, admin
       API port-base+20+N) as child processes over the simulator, with a demo account and
@@ -62,6 +65,8 @@ func clusterCmd(args []string, out io.Writer) error {
 		return clusterRemove(args[1:], out)
 	case "drain":
 		return clusterDrain(args[1:], out)
+	case "promote":
+		return clusterPromote(args[1:], out)
 	case "demo":
 		return clusterDemo(args[1:], out)
 	case "help", "-h", "--help":

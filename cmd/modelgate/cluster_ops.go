@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,12 +26,16 @@ func (o *opFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the admin API's JSON instead of a table")
 }
 
-// memberOp parses `cluster remove|drain ID --node URL` (flags before or after the id).
-func memberOp(name string, args []string, out io.Writer) (adminClient, uint64, opFlags, error) {
+// memberOp parses `cluster remove|drain|promote ID --node URL` (flags before or after the
+// id); extra registers a command's own flags.
+func memberOp(name string, args []string, out io.Writer, extra ...func(*flag.FlagSet)) (adminClient, uint64, opFlags, error) {
 	fs := flag.NewFlagSet("cluster "+name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	var o opFlags
 	o.register(fs)
+	for _, f := range extra {
+		f(fs)
+	}
 	words, err := parseInterspersed(fs, args)
 	if err != nil {
 		return adminClient{}, 0, o, err
@@ -63,6 +68,34 @@ func clusterRemove(args []string, out io.Writer) error {
 	}
 	json.Unmarshal(raw, &ans)
 	fmt.Fprintf(out, "node %d removed from shards %s\n", id, idList(ans.Removed))
+	return nil
+}
+
+func clusterPromote(args []string, out io.Writer) error {
+	var shards string
+	c, id, o, err := memberOp("promote", args, out, func(fs *flag.FlagSet) {
+		fs.StringVar(&shards, "shards", "", "only these shards, e.g. 1,2 (default: every shard where the node does not vote)")
+	})
+	if err != nil {
+		return err
+	}
+	path := fmt.Sprintf("/admin/cluster/members/%d/promote", id)
+	if shards != "" {
+		path += "?shards=" + url.QueryEscape(shards)
+	}
+	raw, err := c.call(http.MethodPost, path, nil)
+	if err != nil || o.asJSON {
+		return printRaw(out, raw, err)
+	}
+	var ans struct {
+		Promoted []uint64 `json:"promoted_in"`
+	}
+	json.Unmarshal(raw, &ans)
+	if len(ans.Promoted) == 0 {
+		fmt.Fprintf(out, "node %d already votes in every shard named\n", id)
+		return nil
+	}
+	fmt.Fprintf(out, "node %d promoted to voter in shards %s\n", id, idList(ans.Promoted))
 	return nil
 }
 

@@ -71,6 +71,8 @@ func TestClusterCommandErrors(t *testing.T) {
 		{[]string{"status"}, "cluster status: --node URL required"},
 		{[]string{"drain", "x", "--node", "http://127.0.0.1:1"}, `cluster drain: "x" is not a node id`},
 		{[]string{"remove", "--node", "http://127.0.0.1:1"}, "cluster remove: name one node id"},
+		{[]string{"promote", "4"}, "cluster promote: --node URL required"},
+		{[]string{"promote", "0", "--node", "http://127.0.0.1:1"}, `cluster promote: "0" is not a node id`},
 		{[]string{"certs", "--node", "n1=127.0.0.1"}, "cluster certs: --out DIR is required"},
 		{[]string{"certs", "--out", dir}, "cluster certs: name at least one node"},
 		{[]string{"certs", "--out", dir, "--node", "n1"}, `invalid value "n1" for flag -node: "n1" is not NAME=HOST[,HOST...]`},

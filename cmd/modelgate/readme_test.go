@@ -106,6 +106,7 @@ var readmeSteps = []readmeStep{
 	{start: "bin/modelgate cluster init --data /var/lib/modelgate", skip: clusterSkip},
 	{start: "MODELGATE_ADMIN_TOKEN=… bin/modelgate serve", skip: clusterSkip},
 	{start: "bin/modelgate cluster join", skip: clusterSkip},
+	{start: "bin/modelgate cluster promote 4", skip: clusterSkip},
 	{start: "bin/modelgate cluster drain 1", skip: clusterSkip},
 	{start: "bin/modelgate cluster remove 4", skip: clusterSkip},
 	// Endpoints

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -27,6 +28,7 @@ func (c *clusterNode) register(r *mux.Router, guard func(http.Handler) http.Hand
 	a.HandleFunc("/members", c.addMember).Methods(http.MethodPost)
 	a.HandleFunc("/members/{id}", c.removeMember).Methods(http.MethodDelete)
 	a.HandleFunc("/members/{id}/drain", c.drain).Methods(http.MethodPost)
+	a.HandleFunc("/members/{id}/promote", c.promoteMember).Methods(http.MethodPost)
 }
 
 // StatusView is GET /admin/cluster/status: the cluster as this node sees it.
@@ -209,6 +211,72 @@ func (c *clusterNode) removeMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSONBody(w, http.StatusOK, map[string]any{"node_id": id, "removed_from": removed})
+}
+
+// promoteMember makes a non-voting member a voter (AddReplica) in every shard where it does
+// not vote, or in those of ?shards=1,2 only. Promoting a voter changes nothing, so a retry is
+// safe. Promote a node once it has caught up (its own `cluster status` shows lag near 0),
+// and after removing the node it replaces: a shard with an even number of voters tolerates
+// no more failures than one with one fewer.
+func (c *clusterNode) promoteMember(w http.ResponseWriter, r *http.Request) {
+	id, ok := memberID(w, r)
+	if !ok {
+		return
+	}
+	only, err := shardList(r.URL.Query().Get("shards"))
+	if err != nil {
+		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_shards", err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
+	defer cancel()
+	promoted, member := []uint64{}, false
+	for _, st := range c.engine.Status(ctx) {
+		if only != nil && !only[st.Shard] {
+			continue
+		}
+		if !st.MembersConfirmed {
+			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+				fmt.Sprintf("promoted in shards %v; shard %d has no leader to ask (retry shortly)", promoted, st.Shard))
+			return
+		}
+		if _, voting := st.Voting[id]; voting {
+			member = true
+			continue
+		}
+		addr, nonVoting := st.NonVoting[id]
+		if !nonVoting {
+			continue
+		}
+		member = true
+		if err := c.engine.AddReplica(ctx, st.Shard, id, addr); err != nil {
+			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+				fmt.Sprintf("promoted in shards %v, then: %v", promoted, err))
+			return
+		}
+		promoted = append(promoted, st.Shard)
+	}
+	if !member {
+		failJSON(w, http.StatusNotFound, "invalid_request_error", "member_not_found", fmt.Sprintf("node %d is a member of no shard named on this node", id))
+		return
+	}
+	writeJSONBody(w, http.StatusOK, map[string]any{"node_id": id, "promoted_in": promoted})
+}
+
+// shardList reads "1,2,5" (nil for "": every shard).
+func shardList(s string) (map[uint64]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[uint64]bool{}
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(part), 10, 64)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("shards is a comma-separated list of shard ids > 0, not %q", s)
+		}
+		out[n] = true
+	}
+	return out, nil
 }
 
 func memberID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
