@@ -59,6 +59,10 @@ type Options struct {
 	// FreeSpace measures the bytes available to the store in dir (default: the filesystem's
 	// own figure, statfs). Tests substitute it to fill a disk without filling one.
 	FreeSpace func(dir string) (int64, error)
+	// AlsoWatch are more directories whose free space counts like the store's own (a cluster
+	// node's Raft log, which may be on another filesystem): writes are refused while the
+	// least free of them is below MinFreeBytes. The ballast stays in the store's directory.
+	AlsoWatch []string
 	// FS is the filesystem Pebble writes through (default vfs.Default); tests inject faults.
 	FS vfs.FS
 	// CacheBytes is Pebble's block cache and MemTableBytes one memtable (Pebble keeps up to
@@ -179,7 +183,19 @@ func (g *space) resumeAt() int64 {
 	return n
 }
 
-func (g *space) measure() (int64, error) { return g.opts.FreeSpace(g.dir) }
+// measure is the free space of the least free of the store's directory and AlsoWatch.
+func (g *space) measure() (int64, error) {
+	free, err := g.opts.FreeSpace(g.dir)
+	for _, dir := range g.opts.AlsoWatch {
+		if err != nil {
+			break
+		}
+		var f int64
+		f, err = g.opts.FreeSpace(dir)
+		free = min(free, f)
+	}
+	return free, err
+}
 
 // measureRecent is the last measurement while it is younger than MeasureEvery, else a new
 // one. Checks racing past an old one each measure: harmless.

@@ -315,3 +315,40 @@ func TestAMeasurementStandsForMeasureEvery(t *testing.T) {
 		})
 	}
 }
+
+// A directory the store also watches (a cluster node's Raft log on another filesystem)
+// stops writes when it runs low, as the store's own directory does, and they resume when it
+// has room again.
+func TestStoreRefusesWritesWhileAWatchedDirectoryIsFull(t *testing.T) {
+	var raftFree atomic.Int64
+	raftFree.Store(plenty)
+	dir := filepath.Join(t.TempDir(), "pebble")
+	raftDir := filepath.Join(t.TempDir(), "raft")
+	free := func(d string) (int64, error) {
+		if d == raftDir {
+			return raftFree.Load(), nil
+		}
+		return plenty, nil
+	}
+	s, err := OpenWith(dir, Options{MinFreeBytes: testMinFree, BallastBytes: testBallast, RecheckEvery: 10 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&lines{}, nil)), FreeSpace: free, MeasureEvery: -1, AlsoWatch: []string{raftDir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetRaw([]byte("t/1"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	raftFree.Store(testMinFree - 1)
+	if err := s.SetRaw([]byte("t/2"), []byte("x")); !errors.Is(err, ErrFull) {
+		t.Fatalf("a write while the watched directory is full: %v, want ErrFull", err)
+	}
+	if st := s.Space(); st.Writable || !strings.Contains(st.Reason, "below the 4.0 MiB reserve") {
+		t.Fatalf("space state while the watched directory is full: %+v", st)
+	}
+	raftFree.Store(plenty)
+	waitWritable(t, s)
+	if err := s.SetRaw([]byte("t/2"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -128,7 +128,10 @@ func (c Config) Validate() error {
 }
 
 // raftDir is where the engine keeps its files.
-func (c Config) raftDir() string { return filepath.Join(c.DataDir, "raft") }
+func (c Config) raftDir() string { return RaftDir(c.DataDir) }
+
+// RaftDir is where the engine of a node with data directory dataDir keeps its files.
+func RaftDir(dataDir string) string { return filepath.Join(dataDir, "raft") }
 
 func (c Config) nodeHostConfig(l *eventListener, sys systemEvents) config.NodeHostConfig {
 	logdb := config.GetSmallMemLogDBConfig()

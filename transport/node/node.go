@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/modelgate/modelgate/actors/video"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/cluster/accounts"
+	"github.com/modelgate/modelgate/cluster/engine"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
@@ -150,6 +152,15 @@ func Start(cfg Config) (*Node, error) {
 		// A cluster node's shard state machines read the store on every step: the cache
 		// they were measured with (docs/cluster.md), not the single node's small one.
 		cfg.Store.CacheBytes = persistence.ClusterCacheBytes
+	}
+	if cfg.Cluster != nil {
+		// The Raft log (the engine's own Pebble under raft/) gets the store's disk-full guard:
+		// calls are refused while its filesystem is below the reserve, as for the store's.
+		raftDir := engine.RaftDir(cfg.DataDir)
+		if err := os.MkdirAll(raftDir, 0o700); err != nil {
+			return nil, err
+		}
+		cfg.Store.AlsoWatch = append(slices.Clone(cfg.Store.AlsoWatch), raftDir)
 	}
 	store, err := persistence.OpenWith(filepath.Join(cfg.DataDir, "pebble"), cfg.Store)
 	if err != nil {
