@@ -184,6 +184,28 @@ func TestUnsettledReservationExpires(t *testing.T) {
 	}
 }
 
+// An admission's own TTL (the call's longest allowed duration) wins over the configured
+// one: its reservation is released once that has passed, not after an hour.
+func TestAnAdmissionsOwnTTLReleasesItsReservation(t *testing.T) {
+	e := newEnv(t, Config{IdleTimeout: 5 * time.Millisecond, ReservationTTL: time.Hour})
+	p := plan(t, "{name: p, window_requests: 1}")
+	d, err := e.svc.Admit(context.Background(), AdmitRequest{Account: "acct_t", KeyID: "k", Plan: p, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted(t, d)
+	e.clk.Add(59 * time.Second)
+	time.Sleep(20 * time.Millisecond) // several ticks of the account's owner
+	if st := e.state("acct_t", p); st.InFlight != 1 || st.Window.Reserved != 1000 {
+		t.Fatalf("before its TTL: in flight %d, reserved %d", st.InFlight, st.Window.Reserved)
+	}
+	e.clk.Add(2 * time.Second)
+	waitFor(t, "the reservation's expiry", func() bool {
+		st := e.state("acct_t", p)
+		return st.InFlight == 0 && st.Window.Reserved == 0
+	})
+}
+
 // A caller that gives up does not leak its reservation.
 func TestCancelledAdmitReleases(t *testing.T) {
 	e := newEnv(t, Config{})

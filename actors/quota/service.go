@@ -98,6 +98,9 @@ type AdmitRequest struct {
 	At time.Time
 	// KeyLimits are the calling key's own limits, as read with the key (zero: none).
 	KeyLimits persistence.KeyLimits
+	// TTL is how long the reservation lasts when the call is never settled (its node died):
+	// the longest the call may run, and a little. Zero: Config.ReservationTTL.
+	TTL time.Duration
 }
 
 // Decision is the answer to an admission.
@@ -292,8 +295,12 @@ func (s *Service) Admit(ctx context.Context, r AdmitRequest) (Decision, error) {
 	if err := ctx.Err(); err != nil { // a caller gone already asks for nothing
 		return Decision{}, err
 	}
+	ttl := s.cfg.ReservationTTL
+	if r.TTL > 0 {
+		ttl = r.TTL
+	}
 	c := &step.Command{Kind: step.Admit, Now: s.stamp(), Plan: step.PlanOf(r.Plan), Key: r.KeyID, Units: r.Units,
-		Amount: r.EstimatedCost, TTL: int64(s.cfg.ReservationTTL), Node: s.cfg.Node, Inc: s.cfg.Incarnation}
+		Amount: r.EstimatedCost, TTL: int64(ttl), Node: s.cfg.Node, Inc: s.cfg.Incarnation}
 	if !r.At.IsZero() {
 		c.At = r.At.UnixNano()
 	}

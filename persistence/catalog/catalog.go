@@ -60,6 +60,11 @@ type Server struct {
 	ConnectTimeout    time.Duration
 	FirstByteTimeout  time.Duration
 	IdleStreamTimeout time.Duration
+	// MaxCallDuration is the longest a call may take from its arrival, failovers and the
+	// whole stream included: one still running then is cut (a stream ends with an error
+	// event). Its admission reserves for that long (and a minute), so the reservation of a
+	// call whose node died is released then at the latest.
+	MaxCallDuration time.Duration
 	// PublicURL is the gateway's address as clients reach it (scheme, host and any path
 	// prefix, no trailing slash), for links to its own assets; "" = the request's host.
 	PublicURL string

@@ -44,6 +44,7 @@ func TestLoadValid(t *testing.T) {
 		{"connect override", m.Routes[1].Effective(c.Server).Connect, 2 * time.Second},
 		{"first byte from server", m.Routes[1].Effective(c.Server).FirstByte, 30 * time.Second},
 		{"idle default", m.Routes[1].Effective(c.Server).IdleStream, DefaultIdleStreamTimeout},
+		{"max call default", c.Server.MaxCallDuration, DefaultMaxCallDuration},
 		{"body limit", c.Server.MaxBodyBytes, int64(1048576)},
 		{"embedding modality", c.Models()[1].Architecture.OutputModalities[0], "embeddings"},
 		{"route count", len(c.Routes()), 3},

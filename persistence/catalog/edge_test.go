@@ -46,6 +46,7 @@ func TestEdgeSettings(t *testing.T) {
 		{name: "bad proxy", server: "trusted_proxies: [10.0.0.0/33]", err: `server.trusted_proxies[0]: "10.0.0.0/33" is not a CIDR`},
 		{name: "bad admin address", server: "admin_addr: localhost", err: `server.admin_addr: "localhost" must be host:port`},
 		{name: "no connections", server: "max_conns_per_ip: 0", err: "server.max_conns_per_ip: 0 must be at least 1"},
+		{name: "a call cut at once", server: "max_call_duration: 500ms", err: "server.max_call_duration: must be at least 1s"},
 		{name: "negative rate", server: "body_min_rate: -1", err: "server.body_min_rate: must be 0"},
 		{name: "in-flight cap below one body", server: "max_body_bytes: 65536, max_body_bytes_in_flight: 65535",
 			err: "server.max_body_bytes_in_flight: 65535 must be at least max_body_bytes (65536), or 0"},

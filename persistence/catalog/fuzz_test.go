@@ -193,7 +193,7 @@ func writeBack(t *testing.T, c *Catalog) []byte {
 	s := c.Server
 	doc := fileDoc{
 		Server: serverDoc{MaxBodyBytes: s.MaxBodyBytes, ConnectTimeout: s.ConnectTimeout.String(), FirstByteTimeout: s.FirstByteTimeout.String(),
-			IdleStreamTimeout: s.IdleStreamTimeout.String(), PublicURL: s.PublicURL, MetricsAddr: s.MetricsAddr, CORSOrigins: s.CORSOrigins,
+			IdleStreamTimeout: s.IdleStreamTimeout.String(), MaxCallDuration: s.MaxCallDuration.String(), PublicURL: s.PublicURL, MetricsAddr: s.MetricsAddr, CORSOrigins: s.CORSOrigins,
 			MaxRequestModels: &s.MaxRequestModels},
 	}
 	if !reflect.DeepEqual(c.Clients, DefaultClientRules()) { // the defaults are long: left out, they come back

@@ -23,6 +23,7 @@ const (
 	DefaultConnectTimeout    = 10 * time.Second
 	DefaultFirstByteTimeout  = 120 * time.Second
 	DefaultIdleStreamTimeout = 300 * time.Second
+	DefaultMaxCallDuration   = time.Hour
 )
 
 var lookupEnv = os.Getenv
@@ -42,6 +43,7 @@ type serverDoc struct {
 	ConnectTimeout    string `yaml:"connect_timeout"`
 	FirstByteTimeout  string `yaml:"first_byte_timeout"`
 	IdleStreamTimeout string `yaml:"idle_stream_timeout"`
+	MaxCallDuration   string `yaml:"max_call_duration"`
 	PublicURL         string `yaml:"public_url"`
 	MetricsAddr       string `yaml:"metrics_addr"`
 	// CORSOrigins: nil (absent) is the default, every origin; [] turns CORS off.
@@ -224,6 +226,10 @@ func (v *validator) server(s serverDoc) Server {
 		ConnectTimeout:    v.duration("", "server.connect_timeout", s.ConnectTimeout, DefaultConnectTimeout),
 		FirstByteTimeout:  v.duration("", "server.first_byte_timeout", s.FirstByteTimeout, DefaultFirstByteTimeout),
 		IdleStreamTimeout: v.duration("", "server.idle_stream_timeout", s.IdleStreamTimeout, DefaultIdleStreamTimeout),
+		MaxCallDuration:   v.duration("", "server.max_call_duration", s.MaxCallDuration, DefaultMaxCallDuration),
+	}
+	if out.MaxCallDuration < time.Second {
+		v.fail("", "server.max_call_duration", "must be at least 1s")
 	}
 	if out.MaxBodyBytes == 0 {
 		out.MaxBodyBytes = DefaultMaxBodyBytes

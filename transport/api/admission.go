@@ -58,7 +58,8 @@ func (s *Server) admitUnits(r *http.Request, w http.ResponseWriter, c *call, uni
 		return nil, errCannotRecord() // its charge and log entry could not be kept
 	}
 	d, err := s.Quota.Admit(c.admissionContext(r), quota.AdmitRequest{Account: c.key.AccountID, KeyID: c.key.ID, Plan: plan,
-		Units: units, EstimatedCost: estimated, At: c.arrived, KeyLimits: c.key.Limits})
+		Units: units, EstimatedCost: estimated, At: c.arrived, KeyLimits: c.key.Limits,
+		TTL: c.catalog.Server.MaxCallDuration + reservationSlack})
 	if err != nil {
 		if r.Context().Err() != nil {
 			return nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}
@@ -76,6 +77,10 @@ func (s *Server) admitUnits(r *http.Request, w http.ResponseWriter, c *call, uni
 	}
 	return nil, refusal(d, s.now())
 }
+
+// reservationSlack is how much longer than the longest allowed call an admission reserves
+// for: the settle's own wait (up to 10 s in a cluster) and clocks that differ a little.
+const reservationSlack = time.Minute
 
 // errPlanNotFound refuses a key whose account is on a plan the catalog no longer defines.
 func errPlanNotFound(plan string) *apiError {

@@ -268,6 +268,8 @@ func (s *Server) streamEnded(rec *record, a *attempt, out *streamOut, enc ir.Str
 	switch {
 	case cause == upstream.ErrIdle:
 		msg = "the upstream stream went silent past the idle time-out; the answer is incomplete"
+	case errors.Is(cause, upstream.ErrCallTooLong):
+		msg = "the call ran past the gateway's longest allowed call (" + rec.c.catalog.Server.MaxCallDuration.String() + "); the answer is incomplete"
 	case errors.Is(cause, sse.ErrTooLong):
 		msg = "the upstream stream sent a line over " + strconv.Itoa(sse.MaxLine>>20) + " MiB, more than the gateway reads; the answer is incomplete"
 	}

@@ -64,7 +64,11 @@ type upstreamCall func(r *catalog.Route) (upstream.Request, bool)
 // tried counts attempts for the log.
 func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upstreamCall, tried *[]string) (*attempt, *upstream.Error, *apiError) {
 	var skipped []string
+	deadline := c.start.Add(c.catalog.Server.MaxCallDuration)
 	for {
+		if time.Now().After(deadline) {
+			return nil, nil, errCallTooLong(c.catalog.Server.MaxCallDuration)
+		}
 		route := s.Board.Pick(m, c.key.ZDR, append(skipped, *tried...))
 		if route == nil {
 			return nil, nil, s.exhausted(c, len(*tried), !c.failed, s.Board.Wait(m.Routes, c.key.ZDR, skipped))
@@ -75,6 +79,7 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 			skipped = append(skipped, route.ID) // cannot carry this request: not the route's fault
 			continue
 		}
+		req.Deadline = deadline
 		*tried = append(*tried, route.ID)
 		a := &attempt{route: route, started: time.Now(), since: s.Board.Now()}
 		s.Board.Begin(route.ID)
@@ -92,6 +97,9 @@ func (s *Server) dial(ctx context.Context, c *call, m *catalog.Model, build upst
 		case ue.Kind == upstream.ClientError:
 			s.finish(a, routehealth.Succeeded, ue.Status)
 			return nil, ue, nil
+		case errors.Is(ue.Err, upstream.ErrCallTooLong):
+			s.finish(a, routehealth.Succeeded, 0) // the call's limit, not the route's fault
+			return nil, nil, errCallTooLong(c.catalog.Server.MaxCallDuration)
 		case ue.Kind == upstream.Canceled || ctx.Err() != nil:
 			s.finish(a, routehealth.Succeeded, 0) // the client left; the route is not to blame
 			return nil, nil, &apiError{Status: 499, Type: "invalid_request_error", Code: "client_closed_request", Message: "the client closed the request"}
@@ -151,4 +159,11 @@ func overloadedStatus(endpoint string) int {
 		return http.StatusServiceUnavailable
 	}
 	return 529
+}
+
+// errCallTooLong answers a call that reached server.max_call_duration before an upstream
+// answered it.
+func errCallTooLong(limit time.Duration) *apiError {
+	return &apiError{Status: http.StatusGatewayTimeout, Type: "server_error", Code: "call_too_long",
+		Message: "the call ran past the gateway's longest allowed call (" + limit.String() + ") before an upstream answered; nothing was charged"}
 }

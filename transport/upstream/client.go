@@ -54,6 +54,9 @@ type Request struct {
 	Path     string // appended to the route's base URL, e.g. "/chat/completions"
 	Body     []byte
 	Header   http.Header // extra headers to forward (already filtered)
+	// Deadline, when set, ends the attempt, its stream included, with ErrCallTooLong: the
+	// call's own limit (server.max_call_duration from its arrival), whatever the attempt.
+	Deadline time.Time
 }
 
 // Response is a 2xx answer; Body enforces the idle-stream time-out and must be closed.
@@ -87,12 +90,27 @@ func (c *Client) send(ctx context.Context, method string, req Request) (*Respons
 	}
 	authorize(hreq, req.Route)
 
+	var deadline *time.Timer
+	if !req.Deadline.IsZero() {
+		left := time.Until(req.Deadline)
+		if left <= 0 {
+			cancel(nil)
+			return nil, &Error{Kind: Canceled, Err: ErrCallTooLong}
+		}
+		deadline = time.AfterFunc(left, func() { cancel(ErrCallTooLong) })
+	}
+	stop := func() {
+		if deadline != nil {
+			deadline.Stop()
+		}
+		cancel(nil)
+	}
 	firstByte := time.AfterFunc(req.Timeouts.FirstByte, func() { cancel(errFirstByte) })
 	resp, err := c.transport(req.Timeouts.Connect).RoundTrip(hreq)
 	firstByte.Stop()
 	if err != nil {
 		cause := context.Cause(ctx)
-		cancel(nil)
+		stop()
 		if errors.Is(cause, errFirstByte) {
 			return nil, &Error{Kind: TimedOut, Err: fmt.Errorf("no answer within %s", req.Timeouts.FirstByte)}
 		}
@@ -104,11 +122,16 @@ func (c *Client) send(ctx context.Context, method string, req Request) (*Respons
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		cancel(nil)
+		stop()
 		return nil, statusError(resp, body, time.Now())
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: newIdleBody(resp.Body, req.Timeouts.IdleStream, cancel)}, nil
+	b := newIdleBody(resp.Body, req.Timeouts.IdleStream, cancel)
+	b.deadline = deadline
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
 }
+
+// ErrCallTooLong is the cause of an attempt cut at its call's Deadline.
+var ErrCallTooLong = errors.New("the call ran past its max duration")
 
 var errFirstByte = errors.New("first byte time-out")
 
@@ -130,10 +153,11 @@ func authorize(r *http.Request, route *catalog.Route) {
 
 // idleBody cancels the call when no byte arrives for the idle time-out.
 type idleBody struct {
-	rc     io.ReadCloser
-	idle   time.Duration
-	timer  *time.Timer
-	cancel context.CancelCauseFunc
+	rc       io.ReadCloser
+	idle     time.Duration
+	timer    *time.Timer
+	deadline *time.Timer // the call's Deadline, when it has one
+	cancel   context.CancelCauseFunc
 }
 
 // ErrIdle is the cause of a stream cut for silence.
@@ -155,6 +179,9 @@ func (b *idleBody) Read(p []byte) (int, error) {
 
 func (b *idleBody) Close() error {
 	b.timer.Stop()
+	if b.deadline != nil {
+		b.deadline.Stop()
+	}
 	err := b.rc.Close()
 	b.cancel(nil)
 	return err
