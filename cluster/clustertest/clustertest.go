@@ -111,6 +111,9 @@ type Options struct {
 	Faults bool
 	// Env is added to every node's environment (a faults build's supervise.PanicAtEnv).
 	Env []string
+	// Netns runs each founding node in a network namespace of its own (netns.go), the raft
+	// traffic between them through the fault proxies (it implies Faults). Needs root.
+	Netns bool
 }
 
 // Cluster is N nodes inited on loopback; Start runs them.
@@ -124,7 +127,8 @@ type Cluster struct {
 	Nodes   []*Node // Nodes[i] has id i+1
 	// Net is the fault proxies between the founding nodes (Options.Faults), else nil.
 	Net *faultproxy.Net
-	env []string // Options.Env
+	env []string    // Options.Env
+	ns  *namespaces // Options.Netns, else nil
 }
 
 // Node is one member: its data directory, its addresses (fixed across restarts) and its
@@ -138,6 +142,7 @@ type Node struct {
 	// AdminAddr is its admin listener's: the admin API and /admin/cluster, never on HTTPAddr.
 	AdminAddr string
 	routes    string // the peer routes file it starts with (Options.Faults), or ""
+	netns     int    // its namespace's index (Options.Netns), or -1
 	proc      *proc
 }
 
@@ -154,12 +159,19 @@ func New(t testing.TB, opt Options) *Cluster {
 	opt.Nodes = cmpOr(opt.Nodes, 3)
 	opt.Shards = cmpOr(opt.Shards, 4)
 	opt.Replicas = cmpOr(opt.Replicas, min(3, opt.Nodes))
-	_, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
+	var ns *namespaces
+	simHost := "127.0.0.1"
+	if opt.Netns {
+		opt.Faults = true
+		ns = newNamespaces(t, opt.Nodes)
+		simHost = ns.gws[0] // every namespace reaches it through its own gateway
+	}
+	_, simURL, stopSim, err := simulator.Start(simHost + ":0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopSim)
-	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir(), SimURL: simURL, env: opt.Env}
+	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir(), SimURL: simURL, env: opt.Env, ns: ns}
 	c.CertDir = filepath.Join(c.Dir, "certs")
 	c.Catalog = filepath.Join(c.Dir, "catalog.yaml")
 	if err := os.WriteFile(c.Catalog, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
@@ -168,10 +180,16 @@ func New(t testing.TB, opt Options) *Cluster {
 	certArgs := []string{"cluster", "certs", "--out", c.CertDir}
 	var peers []string
 	for i := range opt.Nodes {
-		n := &Node{c: c, ID: uint64(i + 1), DataDir: filepath.Join(c.Dir, fmt.Sprintf("node%d", i+1)),
-			RaftAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), AdminAddr: FreeAddr(t)}
+		n := &Node{c: c, ID: uint64(i + 1), DataDir: filepath.Join(c.Dir, fmt.Sprintf("node%d", i+1)), netns: -1}
+		hosts := "127.0.0.1"
+		if ns != nil {
+			n.netns, hosts = i, ns.certHosts(i) // a namespace of its own: fixed ports are free
+			n.RaftAddr, n.HTTPAddr, n.AdminAddr = ns.ips[i]+":7001", ns.ips[i]+":8080", ns.ips[i]+":9465"
+		} else {
+			n.RaftAddr, n.HTTPAddr, n.AdminAddr = FreeAddr(t), FreeAddr(t), FreeAddr(t)
+		}
 		c.Nodes = append(c.Nodes, n)
-		certArgs = append(certArgs, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
+		certArgs = append(certArgs, "--node", fmt.Sprintf("node%d=%s", n.ID, hosts))
 		peers = append(peers, fmt.Sprintf("%d=%s", n.ID, n.RaftAddr))
 	}
 	c.MustRun(certArgs...)
@@ -272,8 +290,11 @@ func (n *Node) serve() (*proc, error) {
 	if n.routes != "" {
 		env = append(env, node.PeerRoutesEnv+"="+n.routes)
 	}
-	return startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), env,
-		"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--admin-addr", n.AdminAddr, "--metrics-addr", "off")
+	args := []string{"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--admin-addr", n.AdminAddr, "--metrics-addr", "off"}
+	if n.netns >= 0 {
+		return startCmd(n.c.ns.command(n.netns, n.c.Bin, args...), fmt.Sprintf("node%d", n.ID), env)
+	}
+	return startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), env, args...)
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.

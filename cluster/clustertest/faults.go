@@ -18,7 +18,11 @@ func (c *Cluster) startNet() {
 	for i, n := range c.Nodes {
 		addrs[i] = n.RaftAddr
 	}
-	pairs, err := faultproxy.NewNet(addrs)
+	var hosts []string // where each node reaches the proxies: its namespace's gateway
+	if c.ns != nil {
+		hosts = c.ns.gws
+	}
+	pairs, err := faultproxy.NewNetOn(hosts, addrs)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -28,7 +28,13 @@ type proc struct {
 }
 
 func startProc(bin, name string, env []string, args ...string) (*proc, error) {
-	p := &proc{name: name, cmd: exec.Command(bin, args...), logs: &logBuf{serving: make(chan struct{})}, done: make(chan struct{})}
+	return startCmd(exec.Command(bin, args...), name, env)
+}
+
+// startCmd starts cmd as a node's process (`ip netns exec` execs the node in place, so
+// signals reach the node itself).
+func startCmd(cmd *exec.Cmd, name string, env []string) (*proc, error) {
+	p := &proc{name: name, cmd: cmd, logs: &logBuf{serving: make(chan struct{})}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout = p.logs
 	p.cmd.Stderr = p.logs

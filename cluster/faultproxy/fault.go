@@ -34,8 +34,10 @@ const (
 
 // Fault is what a proxy does to the bytes of one direction. Compare faults with ==.
 type Fault struct {
-	kind  faultKind
-	delay time.Duration
+	kind   faultKind
+	delay  time.Duration
+	jitter time.Duration // each chunk's delay is delay ± up to jitter (Network)
+	loss   float64       // the share of chunks held back one retransmission time-out (Network)
 }
 
 var (
@@ -59,6 +61,39 @@ func Delay(d time.Duration) Fault {
 	return Fault{kind: delay, delay: d}
 }
 
+// RetransmitTimeout is what a lost chunk costs under Network: Linux's least TCP
+// retransmission time-out, after which the sender sends the lost segment again.
+const RetransmitTimeout = 200 * time.Millisecond
+
+// Network is a link with a one-way delay d, varying by up to ±jitter per chunk, that loses a
+// share loss (0–1) of its chunks. A proxy carries TCP streams, so it cannot lose bytes:
+// what loss does to a TCP stream is delay, the lost segment and every one behind it waiting
+// for the retransmission (RetransmitTimeout). Chunks stay in order (a chunk is never due
+// before the one read ahead of it), as TCP delivers them.
+func Network(d, jitter time.Duration, loss float64) Fault {
+	if d <= 0 && jitter <= 0 && loss <= 0 {
+		return Pass
+	}
+	return Fault{kind: delay, delay: d, jitter: max(jitter, 0), loss: min(max(loss, 0), 1)}
+}
+
+// due is when a chunk read at now is delivered under f (a delay), given the due time of the
+// chunk before it in the same direction.
+func (f Fault) due(now, prev time.Time, rnd func() float64) time.Time {
+	d := f.delay
+	if f.jitter > 0 {
+		d += time.Duration((2*rnd() - 1) * float64(f.jitter))
+	}
+	if f.loss > 0 && rnd() < f.loss {
+		d += RetransmitTimeout
+	}
+	at := now.Add(max(d, 0))
+	if at.Before(prev) {
+		at = prev // in order, as TCP delivers
+	}
+	return at
+}
+
 func (f Fault) String() string {
 	switch f.kind {
 	case drop:
@@ -66,6 +101,9 @@ func (f Fault) String() string {
 	case blackhole:
 		return "blackhole"
 	case delay:
+		if f.jitter > 0 || f.loss > 0 {
+			return fmt.Sprintf("network(%s ± %s, %.1f%% loss)", f.delay, f.jitter, 100*f.loss)
+		}
 		return fmt.Sprintf("delay(%s)", f.delay)
 	}
 	return "pass"

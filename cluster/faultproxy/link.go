@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"time"
 )
@@ -87,13 +88,15 @@ func (l *link) run(ctx context.Context) {
 func (l *link) read(dir Direction, src net.Conn, q chan<- chunk) {
 	defer l.p.wg.Done()
 	buf := make([]byte, readSize)
+	var prev time.Time // the due time of the last chunk queued
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			if f, keep := l.admit(dir, n); keep {
 				c := chunk{data: append([]byte(nil), buf[:n]...)}
 				if f.kind == delay {
-					c.due = time.Now().Add(f.delay)
+					c.due = f.due(time.Now(), prev, rand.Float64)
+					prev = c.due
 				}
 				select {
 				case q <- c:

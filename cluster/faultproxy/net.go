@@ -16,16 +16,24 @@ type Net struct {
 	links [][]*Proxy // links[from][to]; nil where from == to
 }
 
-// NewNet starts the N×(N−1) proxies for nodes listening on addrs.
-func NewNet(addrs []string) (*Net, error) {
+// NewNet starts the N×(N−1) proxies for nodes listening on addrs, on loopback.
+func NewNet(addrs []string) (*Net, error) { return NewNetOn(nil, addrs) }
+
+// NewNetOn is NewNet with proxy (i→j) listening on hosts[i], where node i reaches this
+// machine (its network namespace's gateway); nil hosts: loopback.
+func NewNetOn(hosts, addrs []string) (*Net, error) {
 	n := &Net{addrs: append([]string(nil), addrs...), links: make([][]*Proxy, len(addrs))}
 	for from := range addrs {
 		n.links[from] = make([]*Proxy, len(addrs))
+		host := "127.0.0.1"
+		if hosts != nil {
+			host = hosts[from]
+		}
 		for to, target := range addrs {
 			if from == to {
 				continue
 			}
-			p, err := New(target)
+			p, err := NewOn(host, target)
 			if err != nil {
 				_ = n.Close()
 				return nil, fmt.Errorf("faultproxy: proxy %d→%d: %w", from, to, err)
@@ -89,6 +97,11 @@ func (n *Net) Cut(i, j int) {
 func (n *Net) OneWay(from, to int) {
 	n.links[from][to].SetOneWay(ClientToTarget, Blackhole)
 	n.links[to][from].SetOneWay(TargetToClient, Blackhole)
+}
+
+// SetAll puts f on every proxy, both ways (a network condition between every pair).
+func (n *Net) SetAll(f Fault) {
+	n.each(func(p *Proxy) { p.Set(f) })
 }
 
 // Heal returns every proxy to Pass.

@@ -60,8 +60,12 @@ type Proxy struct {
 }
 
 // New starts a proxy on 127.0.0.1 (a free port) forwarding to target.
-func New(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func New(target string) (*Proxy, error) { return NewOn("127.0.0.1", target) }
+
+// NewOn is New listening on host (an address of this machine, on a free port): a proxy that
+// nodes in other network namespaces reach at their side's gateway.
+func NewOn(host, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, err
 	}
