@@ -216,6 +216,8 @@ type leasedKeys struct {
 	lease  *meta.Holder
 	local  *persistence.Store
 	linear *linearKeys
+	// Key checks answered each way, for the metrics.
+	byLease, byRead atomic.Uint64
 }
 
 // LookupKey implements api.Keys.
@@ -223,11 +225,19 @@ func (k *leasedKeys) LookupKey(secret string) (persistence.Key, error) {
 	if k.lease.Valid() {
 		key, err := k.local.LookupKey(secret)
 		if !errors.Is(err, persistence.ErrNotFound) {
+			k.byLease.Add(1)
 			return key, err
 		}
 	}
+	k.byRead.Add(1)
 	return k.linear.LookupKey(secret)
 }
+
+// LeaseValid implements metrics.ReadLeaseSource.
+func (k *leasedKeys) LeaseValid() bool { return k.lease.Valid() }
+
+// KeyChecks implements metrics.ReadLeaseSource.
+func (k *leasedKeys) KeyChecks() (lease, linear uint64) { return k.byLease.Load(), k.byRead.Load() }
 
 // keyCheckTimeout bounds the linearizable read behind one key check: after it the call is
 // answered 503 with Retry-After (api.ErrKeysUnavailable), not held.

@@ -239,6 +239,7 @@ func Start(cfg Config) (*Node, error) {
 	n.Metrics.Ledger(func() uint64 { return store.LedgerStats().Commits }, func() uint64 { return store.LedgerStats().Writes })
 	if n.cluster != nil {
 		n.Metrics.Raft(n.cluster.engine)
+		n.Metrics.ReadLease(n.cluster.keys)
 	}
 	// Paths are matched as sent: gorilla/mux would answer a path with //, . or .. segments with
 	// a 301 to its cleaned form, outside every envelope, which clients follow as a GET (a POST
