@@ -142,7 +142,7 @@ type Node struct {
 	// AdminAddr is its admin listener's: the admin API and /admin/cluster, never on HTTPAddr.
 	AdminAddr string
 	routes    string // the peer routes file it starts with (Options.Faults), or ""
-	netns     int    // its namespace's index (Options.Netns), or -1
+	netns     string // the network namespace it runs in (Options.Netns), or "" for the test's
 	proc      *proc
 }
 
@@ -180,10 +180,10 @@ func New(t testing.TB, opt Options) *Cluster {
 	certArgs := []string{"cluster", "certs", "--out", c.CertDir}
 	var peers []string
 	for i := range opt.Nodes {
-		n := &Node{c: c, ID: uint64(i + 1), DataDir: filepath.Join(c.Dir, fmt.Sprintf("node%d", i+1)), netns: -1}
+		n := &Node{c: c, ID: uint64(i + 1), DataDir: filepath.Join(c.Dir, fmt.Sprintf("node%d", i+1))}
 		hosts := "127.0.0.1"
 		if ns != nil {
-			n.netns, hosts = i, ns.certHosts(i) // a namespace of its own: fixed ports are free
+			n.netns, hosts = ns.names[i], ns.certHosts(i) // a namespace of its own: fixed ports are free
 			n.RaftAddr, n.HTTPAddr, n.AdminAddr = ns.ips[i]+":7001", ns.ips[i]+":8080", ns.ips[i]+":9465"
 		} else {
 			n.RaftAddr, n.HTTPAddr, n.AdminAddr = FreeAddr(t), FreeAddr(t), FreeAddr(t)
@@ -291,8 +291,8 @@ func (n *Node) serve() (*proc, error) {
 		env = append(env, node.PeerRoutesEnv+"="+n.routes)
 	}
 	args := []string{"serve", "--config", n.c.Catalog, "--data", n.DataDir, "--addr", n.HTTPAddr, "--admin-addr", n.AdminAddr, "--metrics-addr", "off"}
-	if n.netns >= 0 {
-		return startCmd(n.c.ns.command(n.netns, n.c.Bin, args...), fmt.Sprintf("node%d", n.ID), env)
+	if n.netns != "" {
+		return startCmd(netnsCommand(n.netns, n.c.Bin, args...), fmt.Sprintf("node%d", n.ID), env)
 	}
 	return startProc(n.c.Bin, fmt.Sprintf("node%d", n.ID), env, args...)
 }

@@ -73,7 +73,7 @@ func (ns *namespaces) certHosts(i int) string {
 	return strings.Join(append([]string{ns.ips[i]}, ns.gws...), ",")
 }
 
-// command is bin args run in node i's namespace.
-func (ns *namespaces) command(i int, bin string, args ...string) *exec.Cmd {
-	return exec.Command("ip", append([]string{"netns", "exec", ns.names[i], bin}, args...)...)
+// netnsCommand is bin args run in the network namespace name.
+func netnsCommand(name, bin string, args ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", name, bin}, args...)...)
 }
