@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 )
 
 // The ports handed out: below Linux's default ephemeral range (32768-60999), so no
@@ -15,11 +19,17 @@ import (
 const low, high = 20000, 32000
 
 // handedOut is every port given in this process: a process that has not bound its ports
-// yet (still starting) must not find one of them given to another.
+// yet (still starting) must not find one of them given to another. locks are the ports'
+// lock files, held (flock) until this process exits, so that test processes running side by
+// side (go test runs packages in parallel) never hand out the same port either.
 var handedOut = struct {
 	sync.Mutex
-	seen map[int]bool
+	seen  map[int]bool
+	locks []*os.File
 }{seen: map[int]bool{}}
+
+// lockDir holds one lock file per port handed out by any process of this machine.
+var lockDir = filepath.Join(os.TempDir(), "modelgate-freeport")
 
 // Addr is a loopback address nobody listens on right now and that this process never
 // handed out before.
@@ -40,7 +50,8 @@ func Addr() (string, error) {
 	return "", errors.New("freeport: no free loopback port in 20000-32000")
 }
 
-// claim reports whether port was not handed out before, and marks it.
+// claim reports whether port was not handed out before, by this process or by another one
+// still running, and marks it.
 func claim(port int) bool {
 	handedOut.Lock()
 	defer handedOut.Unlock()
@@ -48,5 +59,17 @@ func claim(port int) bool {
 		return false
 	}
 	handedOut.seen[port] = true
+	if err := os.MkdirAll(lockDir, 0o777); err != nil {
+		return true // no lock files here: this process's own record still holds
+	}
+	f, err := os.OpenFile(filepath.Join(lockDir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false // another process holds it
+	}
+	handedOut.locks = append(handedOut.locks, f)
 	return true
 }
