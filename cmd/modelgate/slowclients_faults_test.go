@@ -264,11 +264,13 @@ func sgConnCap(t *testing.T, bin, sim string) {
 		open = append(open, c)
 	}
 	// Once the silent ones are accepted and counted, a new connection is closed at accept
-	// (one accepted before that is let go and tried again).
+	// (one accepted before that is let go and tried again). The probe waits long enough for
+	// a busy gateway to get to it: one that gave up too soon and was closed after would be
+	// counted and tried again, a second refusal in the count.
 	ktWaitFor(t, "a connection at twice the cap closed at accept", func() bool {
 		c, br := dial()
 		defer c.Close()
-		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
 		n, err := br.Read(make([]byte, 1))
 		return n == 0 && err == io.EOF
 	})
