@@ -104,6 +104,34 @@ func newTestClusterWith(t *testing.T, n int, configure func(cfgs map[uint64]Conf
 	return c
 }
 
+// newJoiner makes the config of a node id that joins later, with a certificate from the
+// cluster's CA; nothing runs yet.
+func (c *testCluster) newJoiner(id uint64) Config {
+	c.t.Helper()
+	name := nodeName(id)
+	if _, err := certs.Generate(c.certDir, []certs.NodeSpec{{Name: name, Hosts: []string{"127.0.0.1"}}}, certs.Options{}); err != nil {
+		c.t.Fatal(err)
+	}
+	cfg := testEngine(Config{NodeID: id, RaftAddr: freeAddr(c.t), DataDir: c.t.TempDir(),
+		CAFile: filepath.Join(c.certDir, "ca.crt"), CertFile: filepath.Join(c.certDir, name+".crt"), KeyFile: filepath.Join(c.certDir, name+".key")})
+	c.cfgs[id] = cfg
+	return cfg
+}
+
+// startJoined starts node id's engine (again) with shard as it joined: non-voting.
+func (c *testCluster) startJoined(id, shard uint64) *Node {
+	c.t.Helper()
+	node, err := New(c.cfgs[id])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.nodes[id] = node
+	if err := node.StartShard(shard, nil, true, true, c.factory(id)); err != nil {
+		c.t.Fatal(err)
+	}
+	return node
+}
+
 // start starts node id (again, on the same directories) with every shard.
 func (c *testCluster) start(id uint64) *Node {
 	c.t.Helper()

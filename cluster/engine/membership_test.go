@@ -3,11 +3,8 @@ package engine
 import (
 	"context"
 	"maps"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/modelgate/modelgate/cluster/certs"
 )
 
 func TestANodeJoinsNonVotingIsPromotedAndRemoved(t *testing.T) {
@@ -20,15 +17,7 @@ func TestANodeJoinsNonVotingIsPromotedAndRemoved(t *testing.T) {
 		}
 	}
 	// A fourth node, certificate from the same CA.
-	if _, err := certs.Generate(c.certDir, []certs.NodeSpec{{Name: "n4", Hosts: []string{"127.0.0.1"}}}, certs.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	cfg := testEngine(Config{
-		NodeID: 4, RaftAddr: freeAddr(t), DataDir: t.TempDir(),
-		CAFile:   filepath.Join(c.certDir, "ca.crt"),
-		CertFile: filepath.Join(c.certDir, "n4.crt"), KeyFile: filepath.Join(c.certDir, "n4.key"),
-	})
-	c.cfgs[4] = cfg
+	cfg := c.newJoiner(4)
 
 	// Added twice (a retry after an unknown outcome): both succeed.
 	for range 2 {
@@ -36,14 +25,7 @@ func TestANodeJoinsNonVotingIsPromotedAndRemoved(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n4, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.nodes[4] = n4
-	if err := n4.StartShard(1, nil, true, true, c.factory(4)); err != nil {
-		t.Fatal(err)
-	}
+	n4 := c.startJoined(4, 1)
 	if got := readCount(t, n4, 1); got != 20 {
 		t.Errorf("Read on the non-voting node = %d, want 20", got)
 	}

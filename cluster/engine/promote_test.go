@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/modelgate/modelgate/cluster/certs"
 )
 
 // A node that joined without a vote and was promoted votes after a restart, although it
@@ -25,26 +22,11 @@ func TestAPromotedNodeVotesAfterARestart(t *testing.T) {
 			c := newTestCluster(t, 3, 1)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			if _, err := certs.Generate(c.certDir, []certs.NodeSpec{{Name: "n4", Hosts: []string{"127.0.0.1"}}}, certs.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			cfg := testEngine(Config{NodeID: 4, RaftAddr: freeAddr(t), DataDir: t.TempDir(),
-				CAFile: filepath.Join(c.certDir, "ca.crt"), CertFile: filepath.Join(c.certDir, "n4.crt"), KeyFile: filepath.Join(c.certDir, "n4.key")})
-			c.cfgs[4] = cfg
+			cfg := c.newJoiner(4)
 			if err := c.nodes[1].AddNonVoting(ctx, 1, 4, cfg.RaftAddr); err != nil {
 				t.Fatal(err)
 			}
-			startJoined := func() {
-				n4, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.nodes[4] = n4
-				if err := n4.StartShard(1, nil, true, true, c.factory(4)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			startJoined()
+			c.startJoined(4, 1)
 			if err := c.nodes[1].AddReplica(ctx, 1, 4, cfg.RaftAddr); err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +43,7 @@ func TestAPromotedNodeVotesAfterARestart(t *testing.T) {
 				})
 			}
 			c.stop(4)
-			startJoined()
+			c.startJoined(4, 1)
 			leader := c.leader(1, 10*time.Second)
 			if leader == 4 {
 				return // a non-voting replica never leads
