@@ -13,7 +13,7 @@ import (
 )
 
 // Batcher packs the commands this node submits to one shard into few proposals (group
-// commit, docs/cluster.md "Shape" 4): a command waits only while Inflight proposals of the
+// commit, docs/cluster.md "Sizing", batching): a command waits only while Inflight proposals of the
 // shard are already under way, and then goes with every command queued behind it, up to Max.
 // An idle shard proposes a lone command at once, so batching adds no latency; under load a
 // proposal carries many commands for one Raft round and one fsync on a quorum (measured in the

@@ -6,7 +6,7 @@ import (
 )
 
 // MaxWait is the longest a call waits, in a cluster, for its key check and its admission
-// together before it is answered 503 with Retry-After (docs/cluster.md, "Shape" 11): one
+// together before it is answered 503 with Retry-After (docs/cluster.md, "Accounts over shards"): one
 // budget, not one each, so a node that loses the leaders of both the metadata shard and the
 // account's shard still answers within it.
 const MaxWait = 2 * time.Second

@@ -1,4 +1,4 @@
-// Package accounts is the account shards of a cluster (docs/cluster.md, "Shape" 1–5): the
+// Package accounts is the account shards of a cluster (docs/cluster.md, "Accounts over shards"): the
 // quota state of the accounts hashed to a shard as a deterministic state machine applying
 // the pure quota step (actors/quota/step) to committed commands, and the owner through which
 // a node's quota service proposes its accounts' steps to their shards.

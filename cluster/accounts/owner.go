@@ -12,7 +12,7 @@ import (
 	"github.com/modelgate/modelgate/internal/supervise"
 )
 
-// Time-outs of a step (docs/cluster.md, "Shape" 11): one try waits at most AttemptWait, and
+// Time-outs of a step (docs/cluster.md, "Accounts over shards"): one try waits at most AttemptWait, and
 // tries go on, with the same command id, until TotalWait has passed since the first — for a
 // step that starts a call (an admission, a media reservation, a credit hold): its client
 // waits for it and is better answered 503 and retried. A step that ends a call (a settle, a

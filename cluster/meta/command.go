@@ -1,4 +1,4 @@
-// Package meta is the metadata shard (docs/cluster.md, "Shape" 6): accounts and API keys as a
+// Package meta is the metadata shard (docs/cluster.md, "Sizing": the metadata shard): accounts and API keys as a
 // deterministic state machine replicated to every node, and the store the admin API and the
 // key check use in cluster mode, which proposes writes to that shard and reads the local
 // replica.

@@ -11,8 +11,8 @@ import (
 )
 
 // Holder keeps this node's read lease on the metadata shard (lease.go): it proposes a
-// renewal every RenewEvery, and at once after its replica applied a write, so the write's
-// proposer hears that this node has it. Valid says whether the node may read its replica
+// renewal every RenewEvery, and at once after its replica applied a write that waits for
+// leases, so the write's proposer hears that this node has it. Valid says whether the node may read its replica
 // without a consensus round.
 type Holder struct {
 	node  uint64
@@ -36,7 +36,11 @@ func NewHolder(node uint64, sm *StateMachine, rep cluster.Replicator, shard uint
 	h := &Holder{node: node, sm: sm, rep: rep, shard: shard, pending: map[uint64]time.Time{},
 		nudge: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	sm.OnLease(h.applied)
-	sm.OnApplied(func(uint64, Command) { h.poke() })
+	sm.OnApplied(func(_ uint64, c Command) {
+		if waitsForLeases(c.Kind) {
+			h.poke()
+		}
+	})
 	return h
 }
 

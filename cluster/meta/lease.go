@@ -37,6 +37,11 @@ const (
 	leaseSlack = 50 * time.Millisecond
 )
 
+// waitsForLeases says whether a write of kind returns only once every lease holder has it,
+// and so whether a node renews at once when it applies one (its acknowledgement). A
+// session's last-seen time restricts nothing; a renewal is no write.
+func waitsForLeases(kind Kind) bool { return kind != KindTouchSession && kind != KindLease }
+
 // LeaseRenewal is a lease entry's payload.
 type LeaseRenewal struct {
 	Node  uint64 `msgpack:"node"`

@@ -160,7 +160,7 @@ func (s *Store) propose(cmd Command) (Result, error) {
 	if err := s.sm.WaitApplied(ctx, res.Index); err != nil {
 		return Result{}, fmt.Errorf("meta: %s committed at %d: %w", cmd.Kind, res.Index, err)
 	}
-	if cmd.Kind != KindTouchSession { // a session's last-seen time restricts nothing
+	if waitsForLeases(cmd.Kind) {
 		if err := s.sm.WaitLeases(ctx, res.Index, s.Node); err != nil {
 			return Result{}, fmt.Errorf("meta: %s committed at %d: %w", cmd.Kind, res.Index, err)
 		}

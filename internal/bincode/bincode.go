@@ -11,7 +11,7 @@ import (
 	"fmt"
 )
 
-// MaxLen bounds a string, a byte slice or a slice count: a record that claims more is
+// MaxLen bounds a string or a slice count: a record that claims more is
 // malformed (a replica never allocates what a corrupt length says).
 const MaxLen = 1 << 24
 
@@ -31,7 +31,6 @@ func (w *Writer) Bool(v bool) {
 }
 
 func (w *Writer) String(s string) { w.Uint(uint64(len(s))); w.B = append(w.B, s...) }
-func (w *Writer) Bytes(b []byte)  { w.Uint(uint64(len(b))); w.B = append(w.B, b...) }
 
 // Reader reads what a Writer wrote.
 type Reader struct {
@@ -39,7 +38,7 @@ type Reader struct {
 	err error
 }
 
-// NewReader reads b (which the strings it returns do not alias).
+// NewReader reads b (the strings it returns do not alias it).
 func NewReader(b []byte) *Reader { return &Reader{b: b} }
 
 // ErrMalformed is what a truncated or inconsistent record gives.
@@ -117,16 +116,6 @@ func (r *Reader) String() string {
 	s := string(r.b[:n])
 	r.b = r.b[n:]
 	return s
-}
-
-func (r *Reader) Bytes() []byte {
-	n := r.Len(1)
-	if n == 0 {
-		return nil
-	}
-	b := append([]byte(nil), r.b[:n]...)
-	r.b = r.b[n:]
-	return b
 }
 
 // Rest is what is left unread (another record's encoding that follows), and leaves the

@@ -11,7 +11,7 @@ type removedDoc struct {
 }
 
 // removed records the models taken out of the catalog, so a client calling one hears what
-// to use instead (shared decisions, "Deprecation"). A removed id may not also be served, and
+// to use instead (docs/decisions.md, "Removed models"). A removed id may not also be served, and
 // a replacement must be a model the catalog serves.
 func (v *validator) removed(c *Catalog, list []removedDoc) {
 	for i, d := range list {

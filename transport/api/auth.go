@@ -127,8 +127,8 @@ func (s *Server) resolveModel(c *call, name, kind string) (*catalog.Model, *apiE
 	return m, nil
 }
 
-// removedModel is the 404 of a model the catalog lists as removed (shared decisions,
-// "Deprecation"): it names the replacement, in the message and as "replacement" beside it,
+// removedModel is the 404 of a model the catalog lists as removed (docs/decisions.md,
+// "Removed models"): it names the replacement, in the message and as "replacement" beside it,
 // so a client can switch without reading docs. Nil when name was never removed.
 func removedModel(c *call, name, list string) *apiError {
 	repl, ok := c.catalog.Removed(name)

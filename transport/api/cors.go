@@ -8,7 +8,7 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-// Browsers (shared decisions, "Browsers and public addresses"): the API answers CORS for the
+// Browsers (docs/decisions.md, "Browsers (CORS)"): the API answers CORS for the
 // origins server.cors_origins names, every origin by default — an API key is a bearer
 // token, never a cookie, so a page can only spend the key it was given.
 

@@ -7,7 +7,7 @@ import (
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
-// A browser reaches /v1 (shared decisions, "Browsers and public addresses"): by default every
+// A browser reaches /v1 (docs/decisions.md, "Browsers (CORS)"): by default every
 // origin gets CORS, preflights are answered by the gateway with the path's methods, and
 // every answer (errors too) is readable by the page; the admin API never answers CORS; an
 // operator's origin list refuses other origins' preflights in the path's envelope.

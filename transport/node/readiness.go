@@ -148,7 +148,7 @@ func (n *Node) readyz(w http.ResponseWriter, _ *http.Request) {
 
 // clusterHealthz is /healthz in cluster mode, from the same reading as /readyz: 200 while the
 // process answers, with "draining", "unavailable" (the metadata shard has no leader now:
-// keys cannot be checked), "degraded" (account shards without a leader, a store refusing
+// keys are checked only while the read lease lasts), "degraded" (account shards without a leader, a store refusing
 // writes) or "ok".
 func (n *Node) clusterHealthz(w http.ResponseWriter) {
 	s, c := n.readyState(), n.cluster
@@ -158,7 +158,7 @@ func (n *Node) clusterHealthz(w http.ResponseWriter) {
 	case s.draining:
 		status = "draining"
 	case s.metaLeaderless > 0:
-		status, body["reason"] = "unavailable", "the metadata shard has no leader: keys cannot be checked"
+		status, body["reason"] = "unavailable", "the metadata shard has no leader: keys are checked from this node's replica while its read lease lasts, then not at all"
 	default:
 		leader, _ := c.engine.Leader(membership.MetaShard)
 		body["meta_leader"] = leader

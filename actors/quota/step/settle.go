@@ -168,7 +168,7 @@ func (a *Account) expire(now int64, r *Result) {
 	for _, ks := range a.Keys {
 		ks.Recent.prune(now)
 		ks.RPM.prune(now)
-		record := a.KeyRecord(ks.ID)
+		record := keyRecordOf(&ks)
 		if ks.Act.Width > 0 {
 			ks.Act.advance(now, ks.Act.Width)
 		}
