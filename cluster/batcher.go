@@ -51,12 +51,22 @@ type pending struct {
 	ctx  context.Context
 	cmd  []byte
 	done chan batchResult
+	then func(res []byte, err error, proposed time.Time) // Enqueue's; nil for Submit
+	// still, when set, is asked just before the proposal: false answers the command with
+	// ErrNotProposed instead (Enqueue's: a shard leader's step is proposed only while it
+	// leads, never forwarded to the next leader behind the steps that came after it).
+	still func() bool
 }
 
 type batchResult struct {
 	res []byte
 	err error
+	at  time.Time // when its proposal was made (zero when none was)
 }
+
+// ErrNotProposed is the error of an enqueued command its still refused: it was not
+// proposed.
+var ErrNotProposed = errors.New("cluster: not proposed")
 
 // ErrBatcherClosed is the error of a command submitted after Close.
 var ErrBatcherClosed = errors.New("cluster: batcher closed")
@@ -94,6 +104,24 @@ func (b *Batcher) Submit(ctx context.Context, cmd []byte) ([]byte, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// Enqueue queues cmd for the next batch and returns at once; then is called once with its
+// result (or its error, as Submit's), and with when its proposal was made, from the
+// batcher's goroutine: it must not block. still (nil: always) is asked just before the
+// proposal; a command it refuses is answered ErrNotProposed. Commands enqueued one after another from one
+// goroutine, or under one lock, are proposed in that order (one proposal in flight keeps
+// them in that order in the log too). ctx ending before the proposal skips the command.
+func (b *Batcher) Enqueue(ctx context.Context, cmd []byte, still func() bool, then func(res []byte, err error, proposed time.Time)) error {
+	p := &pending{ctx: ctx, cmd: cmd, done: make(chan batchResult, 1), then: then, still: still}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return ErrBatcherClosed
+	}
+	b.queue = append(b.queue, p)
+	b.cond.Signal()
+	return nil
 }
 
 // Close proposes what is queued, waits for the proposals under way, and stops.
@@ -171,10 +199,20 @@ func fail(batch []*pending, where string) {
 func (b *Batcher) propose(batch []*pending) {
 	defer func() { <-b.slots }()
 	live := batch[:0] // the live commands stay first: fail still finds them all
+	var gone []*pending
 	for _, p := range batch {
-		if p.ctx.Err() == nil {
+		if p.ctx.Err() == nil && (p.still == nil || p.still()) {
 			live = append(live, p)
+		} else {
+			gone = append(gone, p)
 		}
+	}
+	for _, p := range gone {
+		err := p.ctx.Err()
+		if err == nil {
+			err = ErrNotProposed
+		}
+		p.answer(batchResult{err: err})
 	}
 	if len(live) == 0 {
 		return
@@ -188,6 +226,7 @@ func (b *Batcher) propose(batch []*pending) {
 	}
 	data, err := msgpack.Marshal(cmds)
 	var results [][]byte
+	at := time.Now()
 	if err == nil {
 		ctx, cancel := longest(live)
 		var out []byte
@@ -199,10 +238,10 @@ func (b *Batcher) propose(batch []*pending) {
 	}
 	for i, p := range live {
 		if err != nil {
-			p.answer(batchResult{err: err})
+			p.answer(batchResult{err: err, at: at})
 			continue
 		}
-		p.answer(batchResult{res: results[i]})
+		p.answer(batchResult{res: results[i], at: at})
 	}
 }
 
@@ -211,6 +250,9 @@ func (b *Batcher) propose(batch []*pending) {
 func (p *pending) answer(r batchResult) {
 	select {
 	case p.done <- r:
+		if p.then != nil {
+			p.then(r.res, r.err, r.at)
+		}
 	default:
 	}
 }

@@ -122,6 +122,9 @@ type Cell struct {
 	// StepsPerProposal is quota steps (2 per charge) per committed Raft entry: how much the
 	// batchers packed (null on the single node).
 	StepsPerProposal *float64 `json:"steps_per_proposal"`
+	// FromMemory is the share of admissions a shard's leader answered from memory, before
+	// their entries committed (cluster only).
+	FromMemory *float64 `json:"admits_from_memory"`
 	// LedgerExact: every account's spend equals what its acknowledged charges took (null
 	// when a charge failed, its outcome then unknown).
 	LedgerExact *bool `json:"ledger_exact"`
@@ -268,13 +271,14 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 	run := Cell{Nodes: nodes, Path: path, MutualTLS: path == PathCluster, InFlight: sh.inFlight, Rate: sh.rate, Reps: b.cfg.Reps}
 	admit, charge := load.NewHistogram(), load.NewHistogram()
 	var rates []float64
-	var steps, entries uint64
+	var steps, entries, fromMemory uint64
 	for rep := 1; rep <= b.cfg.Reps; rep++ {
 		if b.cfg.Warmup > 0 {
 			b.load(d.members, sh, b.cfg.Warmup, l).run(ctx)
 		}
-		applied0 := d.applied(d.members[0])
+		applied0, memory0 := d.applied(d.members[0]), d.fromMemory()
 		res := b.load(d.members, sh, b.cfg.Duration, l).run(ctx)
+		fromMemory += d.fromMemory() - memory0
 		if err := ctx.Err(); err != nil {
 			return run, err
 		}
@@ -297,6 +301,10 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 	if !d.single && entries > 0 {
 		v := round(float64(steps)/float64(entries), 2)
 		run.StepsPerProposal = &v
+		if run.Charges > 0 {
+			m := round(float64(fromMemory)/float64(run.Charges), 2)
+			run.FromMemory = &m
+		}
 	}
 	if run.Errors == 0 {
 		exact, err := ledgerExact(ctx, d.members[0].svc, b.accounts, l)

@@ -2,7 +2,10 @@ package clusterbench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"time"
@@ -27,6 +30,8 @@ type member struct {
 	cfg   engine.Config
 	eng   *engine.Node
 	owner *accounts.Owner
+	steps *http.Server // its internal listener: steps forwarded to the shards it leads
+	sms   sync.Map     // its replicas, by shard
 }
 
 // deployment is the members of one measured setup, all in this process.
@@ -95,7 +100,33 @@ func startCluster(dir string, nodes, shards int, plain bool) (*deployment, error
 		d.close()
 		return nil, err
 	}
+	if err := d.waitAddresses(30 * time.Second); err != nil {
+		d.close()
+		return nil, err
+	}
+	time.Sleep(accounts.LeaderLease + 200*time.Millisecond) // the leaders' leases begin: the measurement is of the steady state
 	return d, nil
+}
+
+// waitAddresses waits until every member knows every member's internal address in every
+// shard (where it forwards steps to).
+func (d *deployment) waitAddresses(within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for _, m := range d.members {
+		for _, shard := range d.shards {
+			for {
+				peers, err := accounts.Peers(m.store, shard)
+				if err == nil && len(peers) == len(d.members) {
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("member %d knows %d addresses in shard %d after %v (%v)", m.id, len(peers), shard, within, err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	return nil
 }
 
 func nodeName(id uint64) string { return fmt.Sprintf("n%d", id) }
@@ -109,7 +140,9 @@ func (d *deployment) start(m *member) error {
 	}
 	for _, shard := range d.shards {
 		err := eng.StartShard(shard, d.initial, false, false, func(shard, _ uint64) cluster.StateMachine {
-			return accounts.NewStateMachine(m.store, shard)
+			sm := accounts.NewStateMachine(m.store, shard)
+			m.sms.Store(shard, sm)
+			return sm
 		})
 		if err != nil {
 			eng.Close()
@@ -117,13 +150,61 @@ func (d *deployment) start(m *member) error {
 		}
 	}
 	m.eng, m.owner = eng, accounts.NewOwner(eng, d.shards[0], len(d.shards))
+	if err := d.serveSteps(m); err != nil {
+		m.owner.Close()
+		eng.Close()
+		return err
+	}
 	m.svc = quota.NewServiceOver(m.owner, quota.Config{})
+	return nil
+}
+
+// serveSteps turns leader admission on for m as a node does: an internal listener (mutual
+// TLS, plain HTTP in a plain measurement) takes the steps other members forward to the
+// shards m leads, and its address is published in every shard.
+func (d *deployment) serveSteps(m *member) error {
+	var serverTLS, clientTLS *tls.Config
+	scheme := "http"
+	if !m.cfg.PlainTCPForMeasurement {
+		var err error
+		if serverTLS, clientTLS, err = certs.MutualTLS(m.cfg.CAFile, m.cfg.CertFile, m.cfg.KeyFile); err != nil {
+			return err
+		}
+		scheme = "https"
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	if serverTLS != nil {
+		ln = tls.NewListener(ln, serverTLS)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+accounts.StepPath+"{shard}", m.owner.ServeStep)
+	m.steps = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go m.steps.Serve(ln)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: clientTLS, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
+	local := func(shard uint64) *accounts.StateMachine {
+		v, _ := m.sms.Load(shard)
+		sm, _ := v.(*accounts.StateMachine)
+		return sm
+	}
+	m.owner.LeadAdmissions(m.id, local, &accounts.HTTPForward{Client: client, Store: m.store, Scheme: scheme})
+	addr, owner := ln.Addr().String(), m.owner
+	for _, shard := range d.shards {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			owner.PublishAddr(ctx, shard, accounts.NodeAddr{ID: m.id, Addr: addr})
+		}()
+	}
 	return nil
 }
 
 // kill stops m's engine at once: its replicas stop and its peers see its connections
 // close, as after kill -9 (its store stays open: this process still holds it).
 func (d *deployment) kill(m *member) {
+	m.steps.Close()
 	m.owner.Close()
 	m.eng.Close()
 	m.eng, m.owner = nil, nil
@@ -183,6 +264,17 @@ func (d *deployment) applied(m *member) uint64 {
 	var n uint64
 	for _, st := range m.eng.Status(context.Background()) {
 		n += st.Applied
+	}
+	return n
+}
+
+// fromMemory is how many admissions the running members answered from memory so far.
+func (d *deployment) fromMemory() uint64 {
+	var n uint64
+	for _, m := range d.running() {
+		if m.owner != nil {
+			n += m.owner.Stats.FromMemory.Load()
+		}
 	}
 	return n
 }

@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -34,8 +35,9 @@ type testNode struct {
 	owner *Owner
 	quota *quota.Service
 
-	mu  sync.Mutex
-	sms map[uint64]*StateMachine
+	mu      sync.Mutex
+	sms     map[uint64]*StateMachine
+	stopped atomic.Bool // set before its engine closes (what other nodes' goroutines read)
 }
 
 // testClock is the quota services' clock: now, plus what the test moved it by.
@@ -57,6 +59,13 @@ func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 const firstShard = 1
 
 func newTestCluster(t *testing.T, shards int, now func() time.Time) *testCluster {
+	t.Helper()
+	return newTestClusterOver(t, shards, now, nil)
+}
+
+// newTestClusterOver is newTestCluster with each node's Owner proposing through
+// over(node id, its engine) when over is set.
+func newTestClusterOver(t *testing.T, shards int, now func() time.Time, over func(uint64, cluster.Replicator) cluster.Replicator) *testCluster {
 	t.Helper()
 	certDir := t.TempDir()
 	c := &testCluster{t: t}
@@ -103,7 +112,12 @@ func newTestCluster(t *testing.T, shards int, now func() time.Time) *testCluster
 				t.Fatal(err)
 			}
 		}
-		n.owner = NewOwner(node, firstShard, shards)
+		var rep cluster.Replicator = node
+		if over != nil {
+			rep = over(id, node)
+		}
+		n.owner = NewOwner(rep, firstShard, shards)
+		n.owner.LeadAdmissions(id, n.replica, forwardFunc(c.forward))
 		n.quota = quota.NewServiceOver(n.owner, quota.Config{Now: now})
 		c.nodes = append(c.nodes, n)
 	}
@@ -117,6 +131,31 @@ func newTestCluster(t *testing.T, shards int, now func() time.Time) *testCluster
 		c.leader(shard)
 	}
 	return c
+}
+
+// forwardFunc is a Forward that is a function.
+type forwardFunc func(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error)
+
+func (f forwardFunc) Step(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error) {
+	return f(ctx, node, shard, cmd)
+}
+
+// forward hands a step to node's Owner in this process, as its internal listener would;
+// a stopped node is a connection refused.
+func (c *testCluster) forward(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error) {
+	for _, n := range c.nodes {
+		if n.id == node && !n.stopped.Load() {
+			return n.owner.Lead(ctx, shard, cmd)
+		}
+	}
+	return nil, fmt.Errorf("node %d: connection refused", node)
+}
+
+// replica is n's state machine of shard.
+func (n *testNode) replica(shard uint64) *StateMachine {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sms[shard]
 }
 
 func freeAddr(t *testing.T) string {
@@ -167,6 +206,7 @@ func (c *testCluster) running() []*testNode {
 // stop closes node n's engine (its replicas stop at once, as in a crash of the process;
 // its store stays for the checks).
 func (c *testCluster) stop(n *testNode) {
+	n.stopped.Store(true)
 	n.owner.Close()
 	n.node.Close()
 	n.node = nil

@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/internal/supervise"
+	"github.com/modelgate/modelgate/persistence"
 )
 
 // Time-outs of a step (docs/cluster.md, "Accounts over shards"): one try waits at most AttemptWait, and
@@ -43,6 +48,32 @@ type Owner struct {
 	rep      cluster.Replicator
 	first    uint64
 	batchers []*cluster.Batcher // by shard - first
+
+	// Leader admission (lead.go), once LeadAdmissions has turned it on: this node's part
+	// in each shard, the node's id, and how steps reach another node.
+	lead    []*leading
+	self    uint64
+	forward Forward
+	// admitted is every call this node admitted and has not settled, by
+	// "<account>/<reservation id>": its settle carries the admission (Late).
+	admitted  sync.Map
+	stopRenew func() // ends the lease renewals
+	// Stats counts the steps of leader admission, for the metrics.
+	Stats LeadStats
+}
+
+// LeadStats counts steps by how they were answered: from the leader's memory, after their
+// entry applied (on the leader), forwarded to another node, and settles sent Late.
+type LeadStats struct {
+	FromMemory, Awaited, Forwarded, Late atomic.Uint64
+}
+
+// admission is what a Late settle repeats of its call's admission.
+type admission struct {
+	plan      step.Plan
+	key       string
+	at, units int64
+	limits    *persistence.KeyLimits
 }
 
 var _ quota.Owner = (*Owner)(nil)
@@ -59,6 +90,9 @@ func NewOwner(rep cluster.Replicator, first uint64, shards int) *Owner {
 
 // Close proposes what is queued and stops the batchers; later steps fail.
 func (o *Owner) Close() {
+	if o.stopRenew != nil {
+		o.stopRenew()
+	}
 	for _, b := range o.batchers {
 		b.Close()
 	}
@@ -77,6 +111,7 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 		return o.view(ctx, shard, account, c)
 	}
 	cmd := Command{ID: NewCommandID(), Account: account, Step: *c}
+	held := o.prepare(account, &cmd.Step)
 	raw, err := cmd.Encode()
 	if err != nil {
 		return step.Result{}, fmt.Errorf("accounts: encode a %d step of %s: %w", c.Kind, account, err)
@@ -86,12 +121,48 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 		// A panic here leaves the admission to expire at its reservation's TTL.
 		supervise.Go("accounts.give-back", func() { o.giveBack(account, shard, raw) })
 	}
+	if err == nil && o.lead != nil {
+		switch {
+		case c.Kind == step.Admit && r.Admitted:
+			o.admitted.Store(admittedKey(account, r.ID), &admission{plan: c.Plan, key: c.Key, at: c.At, units: c.Units, limits: c.KeyLimits})
+		case held != "":
+			o.admitted.Delete(held)
+		}
+	}
 	return r, err
+}
+
+// prepare adds to a step what leader admission needs (once it is on): an admission's
+// reservation id, chosen here, and a settle's admission, which makes it Late. It returns
+// the key of the admission a settle carries ("" for none).
+func (o *Owner) prepare(account string, c *step.Command) string {
+	if o.lead == nil {
+		return ""
+	}
+	switch c.Kind {
+	case step.Admit:
+		c.Res = rand.Uint64() | 1<<63 // above any id an account's sequence gives
+	case step.Settle:
+		k := admittedKey(account, c.ID)
+		v, ok := o.admitted.Load(k)
+		if !ok {
+			return ""
+		}
+		a := v.(*admission)
+		c.Late, c.Plan, c.Key, c.At, c.Reserved, c.KeyLimits = true, a.plan, a.key, a.at, a.units, a.limits
+		o.Stats.Late.Add(1)
+		return k
+	}
+	return ""
+}
+
+func admittedKey(account string, id uint64) string {
+	return account + "/" + strconv.FormatUint(id, 10)
 }
 
 // submit proposes a step's raw command and decodes its result.
 func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte, limit time.Duration) (step.Result, error) {
-	out, err := o.submitRaw(ctx, shard, raw, limit)
+	out, err := o.retry(ctx, shard, raw, limit, o.tryStep)
 	if err != nil {
 		return step.Result{}, err
 	}
@@ -104,17 +175,40 @@ func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte, limit time
 
 // submitRaw proposes raw until it has a result, limit has passed, or ctx ends.
 func (o *Owner) submitRaw(ctx context.Context, shard uint64, raw []byte, limit time.Duration) ([]byte, error) {
+	return o.retry(ctx, shard, raw, limit, func(ctx context.Context, shard uint64, raw []byte) ([]byte, error) {
+		return o.batchers[shard-o.first].Submit(ctx, raw)
+	})
+}
+
+// tryStep is one try of a quota step: proposed through this node's Batcher, or, with
+// leader admission on, handed to the shard's leader (this node's own part when it leads).
+func (o *Owner) tryStep(ctx context.Context, shard uint64, raw []byte) ([]byte, error) {
+	if o.lead == nil {
+		return o.batchers[shard-o.first].Submit(ctx, raw)
+	}
+	leader, ok := o.rep.Leader(shard)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("accounts: shard %d has no leader now", shard)
+	case leader == o.self:
+		return o.Lead(ctx, shard, raw)
+	}
+	o.Stats.Forwarded.Add(1)
+	return o.forward.Step(ctx, leader, shard, raw)
+}
+
+// retry tries raw until it has a result, limit has passed, or ctx ends.
+func (o *Owner) retry(ctx context.Context, shard uint64, raw []byte, limit time.Duration, tryOnce func(context.Context, uint64, []byte) ([]byte, error)) ([]byte, error) {
 	deadline := time.Now().Add(limit)
 	if until, ok := quota.WaitBudget(ctx); ok && until.Before(deadline) {
 		deadline = until // what the key check left of the call's budget
 	}
 	total, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	b := o.batchers[shard-o.first]
 	backoff := 5 * time.Millisecond
 	for {
 		try, cancelTry := context.WithTimeout(total, AttemptWait)
-		out, err := b.Submit(try, raw)
+		out, err := tryOnce(try, shard, raw)
 		cancelTry()
 		if err == nil {
 			return out, nil

@@ -223,9 +223,7 @@ func (m *StateMachine) Lookup(query []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	releaseOrphans(&a, incs)
-	expireDue(&a, q.Now)
-	r := step.Apply(&a, &step.Command{Kind: step.View, Now: q.Now, Plan: q.Plan, Key: q.Key, KeyLimits: q.KeyLimits})
+	r, _ := stepOn(&a, &step.Command{Kind: step.View, Now: q.Now, Plan: q.Plan, Key: q.Key, KeyLimits: q.KeyLimits}, incs)
 	return r.Encode()
 }
 

@@ -123,10 +123,8 @@ func (u *update) step(c *Command) (step.Result, error) {
 	if err != nil {
 		return step.Result{}, err
 	}
-	releaseOrphans(&t.a, incs)
-	ex := expireDue(&t.a, sc.Now)
+	r, ex := stepOn(&t.a, &sc, incs)
 	t.keyChanged(ex.KeysToWrite()...)
-	r := step.Apply(&t.a, &sc)
 	if r.Log != nil {
 		t.w.Log = append(t.w.Log, *r.Log)
 	}
@@ -135,8 +133,7 @@ func (u *update) step(c *Command) (step.Result, error) {
 		t.w.Grants = append(t.w.Grants, r.Grant)
 	}
 	t.keyChanged(r.KeysToWrite()...)
-	r.Dirty, r.Log, r.Grant, r.KeyChanged, r.Forgotten, r.Advanced = false, nil, persistence.GrantWrite{}, "", nil, nil
-	return r, nil
+	return *answerOf(r), nil
 }
 
 // malformed is step.Apply's own first check: a command it refuses without reading or

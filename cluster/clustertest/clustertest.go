@@ -125,10 +125,13 @@ type Cluster struct {
 	Catalog string
 	SimURL  string  // the simulator's base URL (its control API: /_sim/routes/…)
 	Nodes   []*Node // Nodes[i] has id i+1
-	// Net is the fault proxies between the founding nodes (Options.Faults), else nil.
-	Net *faultproxy.Net
-	env []string    // Options.Env
-	ns  *namespaces // Options.Netns, else nil
+	// Net is the fault proxies between the founding nodes' raft transports
+	// (Options.Faults), else nil; Internal is those between their internal listeners
+	// (forwarded quota steps, video copies), which every fault of the Cluster's also hits.
+	Net      *faultproxy.Net
+	Internal *faultproxy.Net
+	env      []string    // Options.Env
+	ns       *namespaces // Options.Netns, else nil
 }
 
 // Node is one member: its data directory, its addresses (fixed across restarts) and its
@@ -139,6 +142,9 @@ type Node struct {
 	DataDir  string
 	RaftAddr string
 	HTTPAddr string
+	// InternalAddr is its internal listener's (node.InternalAddrEnv): fixed, so a fault proxy
+	// can stand in front of it.
+	InternalAddr string
 	// AdminAddr is its admin listener's: the admin API and /admin/cluster, never on HTTPAddr.
 	AdminAddr string
 	routes    string // the peer routes file it starts with (Options.Faults), or ""
@@ -184,9 +190,9 @@ func New(t testing.TB, opt Options) *Cluster {
 		hosts := "127.0.0.1"
 		if ns != nil {
 			n.netns, hosts = ns.names[i], ns.certHosts(i) // a namespace of its own: fixed ports are free
-			n.RaftAddr, n.HTTPAddr, n.AdminAddr = ns.ips[i]+":7001", ns.ips[i]+":8080", ns.ips[i]+":9465"
+			n.RaftAddr, n.HTTPAddr, n.AdminAddr, n.InternalAddr = ns.ips[i]+":7001", ns.ips[i]+":8080", ns.ips[i]+":9465", ns.ips[i]+":7002"
 		} else {
-			n.RaftAddr, n.HTTPAddr, n.AdminAddr = FreeAddr(t), FreeAddr(t), FreeAddr(t)
+			n.RaftAddr, n.HTTPAddr, n.AdminAddr, n.InternalAddr = FreeAddr(t), FreeAddr(t), FreeAddr(t), FreeAddr(t)
 		}
 		c.Nodes = append(c.Nodes, n)
 		certArgs = append(certArgs, "--node", fmt.Sprintf("node%d=%s", n.ID, hosts))
@@ -286,7 +292,7 @@ func (n *Node) start() error {
 
 // serve starts the node's `modelgate serve` process.
 func (n *Node) serve() (*proc, error) {
-	env := append([]string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim"}, n.c.env...)
+	env := append([]string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim", node.InternalAddrEnv + "=" + n.InternalAddr}, n.c.env...)
 	if n.routes != "" {
 		env = append(env, node.PeerRoutesEnv+"="+n.routes)
 	}
@@ -442,7 +448,7 @@ func Listing(t testing.TB, dir string) string {
 // a data directory and addresses; it joins with `modelgate cluster join`, not init.
 func (c *Cluster) AddNode() *Node {
 	c.t.Helper()
-	n := &Node{c: c, ID: uint64(len(c.Nodes) + 1), RaftAddr: FreeAddr(c.t), HTTPAddr: FreeAddr(c.t), AdminAddr: FreeAddr(c.t)}
+	n := &Node{c: c, ID: uint64(len(c.Nodes) + 1), RaftAddr: FreeAddr(c.t), HTTPAddr: FreeAddr(c.t), AdminAddr: FreeAddr(c.t), InternalAddr: FreeAddr(c.t)}
 	n.DataDir = filepath.Join(c.Dir, fmt.Sprintf("node%d", n.ID))
 	c.MustRun("cluster", "certs", "--out", c.CertDir, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
 	c.Nodes = append(c.Nodes, n)

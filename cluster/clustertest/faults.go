@@ -15,24 +15,22 @@ import (
 func (c *Cluster) startNet() {
 	c.t.Helper()
 	addrs := make([]string, len(c.Nodes))
+	internal := make([]string, len(c.Nodes))
 	for i, n := range c.Nodes {
-		addrs[i] = n.RaftAddr
+		addrs[i], internal[i] = n.RaftAddr, n.InternalAddr
 	}
 	var hosts []string // where each node reaches the proxies: its namespace's gateway
 	if c.ns != nil {
 		hosts = c.ns.gws
 	}
-	pairs, err := faultproxy.NewNetOn(hosts, addrs)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.t.Cleanup(func() { pairs.Close() })
-	c.Net = pairs
+	c.Net, c.Internal = c.proxies(hosts, addrs), c.proxies(hosts, internal)
 	for i, n := range c.Nodes {
 		routes := map[string]string{}
-		for _, addr := range addrs {
-			if to := pairs.Route(i, addr); to != addr {
-				routes[addr] = to
+		for _, net := range []*faultproxy.Net{c.Net, c.Internal} {
+			for _, addr := range append(addrs, internal...) {
+				if to := net.Route(i, addr); to != addr {
+					routes[addr] = to
+				}
 			}
 		}
 		b, err := json.Marshal(routes)
@@ -44,6 +42,29 @@ func (c *Cluster) startNet() {
 			c.t.Fatal(err)
 		}
 	}
+}
+
+// proxies is a fault proxy for each pair of nodes in front of addrs (one per node).
+func (c *Cluster) proxies(hosts, addrs []string) *faultproxy.Net {
+	pairs, err := faultproxy.NewNetOn(hosts, addrs)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { pairs.Close() })
+	return pairs
+}
+
+// both applies a fault to the raft transports' proxies and the internal listeners'.
+func (c *Cluster) both(f func(*faultproxy.Net)) {
+	f(c.Net)
+	f(c.Internal)
+}
+
+// SetAll puts f on every link between the nodes, raft and internal alike.
+func (c *Cluster) SetAll(f faultproxy.Fault) {
+	c.t.Helper()
+	c.index(c.Nodes[0])
+	c.both(func(n *faultproxy.Net) { n.SetAll(f) })
 }
 
 // index is n's place in Net.
@@ -61,17 +82,26 @@ func (c *Cluster) index(n *Node) int {
 	return -1
 }
 
-// Isolate black-holes everything to and from n's raft transport (its HTTP API still
-// answers): a partition with n alone on the minority side.
-func (c *Cluster) Isolate(n *Node) { c.Net.Isolate(c.index(n)) }
+// Isolate black-holes everything to and from n's raft transport and internal listener (its
+// HTTP API still answers): a partition with n alone on the minority side.
+func (c *Cluster) Isolate(n *Node) {
+	i := c.index(n)
+	c.both(func(net *faultproxy.Net) { net.Isolate(i) })
+}
 
-// Cut black-holes the raft traffic between a and b, both ways.
-func (c *Cluster) Cut(a, b *Node) { c.Net.Cut(c.index(a), c.index(b)) }
+// Cut black-holes the raft and internal traffic between a and b, both ways.
+func (c *Cluster) Cut(a, b *Node) {
+	i, j := c.index(a), c.index(b)
+	c.both(func(net *faultproxy.Net) { net.Cut(i, j) })
+}
 
 // OneWay black-holes what from sends to to; what to sends to from still arrives.
-func (c *Cluster) OneWay(from, to *Node) { c.Net.OneWay(c.index(from), c.index(to)) }
+func (c *Cluster) OneWay(from, to *Node) {
+	i, j := c.index(from), c.index(to)
+	c.both(func(net *faultproxy.Net) { net.OneWay(i, j) })
+}
 
-// Link is the proxy carrying what from sends to to (for Delay and Drop).
+// Link is the proxy carrying what from's raft transport sends to to (for Delay and Drop).
 func (c *Cluster) Link(from, to *Node) *faultproxy.Proxy {
 	return c.Net.Link(c.index(from), c.index(to))
 }
@@ -82,5 +112,5 @@ func (c *Cluster) Heal() {
 	if c.Net == nil {
 		c.t.Fatal("clustertest: Heal needs Options.Faults")
 	}
-	c.Net.Heal()
+	c.both((*faultproxy.Net).Heal)
 }

@@ -169,7 +169,7 @@ func TestClusterFaultKillsAcrossNetworkNamespaces(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := New(t, Options{Nodes: 3, Shards: 8, Netns: true})
-			c.Net.SetAll(tc.link)
+			c.SetAll(tc.link)
 			c.StartAll()
 			r := killUnderLoad(t, c, 8)
 			t.Logf("%s between every pair of nodes: admission p50 %v p99 %v; stall per kill p50 %v p99 %v max %v",

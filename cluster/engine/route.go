@@ -94,3 +94,13 @@ func (t raftTransport) GetConnection(ctx context.Context, target string) (raftio
 func (t raftTransport) GetSnapshotConnection(ctx context.Context, target string) (raftio.ISnapshotConnection, error) {
 	return t.ITransport.GetSnapshotConnection(ctx, t.route(target))
 }
+
+// Dial dials addr, or the address r routes it to: the node's other node-to-node
+// connections (the internal listener's) take the same routes as the raft transport.
+func (r PeerRoutes) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if to, ok := r[addr]; ok {
+		addr = to
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}

@@ -125,3 +125,7 @@ func (r *Reader) Rest() []byte {
 	r.b = nil
 	return b
 }
+
+// More reports whether bytes are left: a record whose newer fields come last reads them
+// only when they are there, so records written before them still decode.
+func (r *Reader) More() bool { return r.err == nil && len(r.b) > 0 }

@@ -3,13 +3,16 @@ package node
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +40,11 @@ type clusterNode struct {
 	keys   *leasedKeys
 	lease  *meta.Holder // this node's read lease on the metadata shard
 	shards []uint64     // started on this node, in order
+	// replicas are this node's account-shard state machines, by shard: a shard's leader
+	// admits from its replica's state (accounts.Owner.LeadAdmissions).
+	replicas sync.Map
+	// internal is the client of the other nodes' internal listeners.
+	internal *http.Client
 
 	draining atomic.Bool
 	drained  chan struct{} // closed when a drain has finished and the node should exit
@@ -57,6 +65,11 @@ func engineConfig(f membership.File, dataDir string) engine.Config {
 // dial"}), read once at start: a test and diagnostic hook that puts a fault proxy between
 // nodes (cluster/clustertest sets it). Unset in production.
 const PeerRoutesEnv = "MODELGATE_TEST_PEER_ROUTES"
+
+// InternalAddrEnv names the host:port the internal listener takes instead of a port chosen
+// at start on the raft host: a test hook that lets a fault proxy stand in front of it (its
+// peers reach it through the routes of PeerRoutesEnv). Unset in production.
+const InternalAddrEnv = "MODELGATE_TEST_INTERNAL_ADDR"
 
 // checkCluster refuses a cluster node before it touches its data directory: a cluster file
 // that does not hold together (a repeated node id, a peer list edited after init), a
@@ -107,6 +120,14 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 		return nil, err
 	}
 	c.owner = accounts.NewOwner(eng, membership.FirstAccountShard, f.Shards)
+	_, clientTLS, err := internalTLS(f.Certs)
+	if err != nil {
+		c.owner.Close()
+		eng.Close()
+		return nil, err
+	}
+	c.internal = internalClient(clientTLS, ecfg.PeerRoutes)
+	c.owner.LeadAdmissions(f.NodeID, c.replica, &accounts.HTTPForward{Client: c.internal, Store: store})
 	supervise.Go("node.read-lease", c.lease.Run)
 	c.watchReadiness()
 	return c, nil
@@ -119,7 +140,7 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 func (c *clusterNode) startShards(store *persistence.Store) error {
 	f := c.file
 	metaFactory := func(_, _ uint64) cluster.StateMachine { return c.metaSM }
-	accounts := accountShardMachine(store, c.leads.adopt)
+	accounts := accountShardMachine(store, c.leads.adopt, &c.replicas)
 	var metaVoters map[uint64]string
 	if !f.Join {
 		metaVoters = addrs(f.Peers)
@@ -197,13 +218,29 @@ func (c *clusterNode) close() {
 	}
 }
 
+// replica is this node's replica of account shard shard (nil before it has started).
+func (c *clusterNode) replica(shard uint64) *accounts.StateMachine {
+	v, _ := c.replicas.Load(shard)
+	sm, _ := v.(*accounts.StateMachine)
+	return sm
+}
+
+// internalClient is the client of the other nodes' internal listeners: steps forwarded to
+// a shard's leader are many and small, so it keeps many connections to each node open.
+// It dials through routes (the test hook PeerRoutesEnv's; nil in production).
+func internalClient(tlsConf *tls.Config, routes engine.PeerRoutes) *http.Client {
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute,
+		DialContext: routes.Dial}}
+}
+
 // accountShardMachine makes the state machine of an account shard's replica: the quota
 // step and the video tasks over this node's store (cluster/accounts), each task it applies
 // handed to onTask.
-func accountShardMachine(store *persistence.Store, onTask func(persistence.VideoTask)) func(shard, replica uint64) cluster.StateMachine {
+func accountShardMachine(store *persistence.Store, onTask func(persistence.VideoTask), made *sync.Map) func(shard, replica uint64) cluster.StateMachine {
 	return func(shard, _ uint64) cluster.StateMachine {
 		sm := accounts.NewStateMachine(store, shard)
 		sm.SetTaskHook(onTask)
+		made.Store(shard, sm)
 		return sm
 	}
 }

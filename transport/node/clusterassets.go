@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/cluster/accounts"
+	clustercerts "github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
@@ -51,7 +51,7 @@ type assetPeers struct {
 // startAssetPeers opens the internal listener and publishes its address in the account
 // shards this node runs (in the background, until each has it).
 func startAssetPeers(c *clusterNode, store *persistence.Store, files *assets.Store, log *slog.Logger) (*assetPeers, error) {
-	serverTLS, clientTLS, err := internalTLS(c.file.Certs)
+	serverTLS, _, err := internalTLS(c.file.Certs)
 	if err != nil {
 		return nil, err
 	}
@@ -59,16 +59,21 @@ func startAssetPeers(c *clusterNode, store *persistence.Store, files *assets.Sto
 	if err != nil {
 		return nil, err
 	}
-	ln, err := tls.Listen("tcp", net.JoinHostPort(host, "0"), serverTLS)
+	addr := net.JoinHostPort(host, "0")
+	if a := os.Getenv(InternalAddrEnv); a != "" {
+		addr = a
+	}
+	ln, err := tls.Listen("tcp", addr, serverTLS)
 	if err != nil {
 		return nil, fmt.Errorf("internal asset listener: %w", err)
 	}
 	p := &assetPeers{self: c.file.NodeID, first: membership.FirstAccountShard, shards: c.file.Shards, store: store, files: files,
-		client: &http.Client{Transport: &http.Transport{TLSClientConfig: clientTLS}, Timeout: 5 * time.Minute},
+		client: &http.Client{Transport: c.internal.Transport, Timeout: 5 * time.Minute}, // the steps' connections and routes
 		addr:   ln.Addr().String(), log: log}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT "+internalAssets+"{id}", p.receive)
 	mux.HandleFunc("GET "+internalAssets+"{id}", p.send)
+	mux.HandleFunc("POST "+accounts.StepPath+"{shard}", c.owner.ServeStep)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go p.srv.Serve(ln)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -92,24 +97,9 @@ func (p *assetPeers) close() {
 	}
 }
 
-// internalTLS is mutual TLS with the cluster CA: the server asks every client for a
-// certificate the CA signed, the client checks the server's.
+// internalTLS is mutual TLS with the cluster CA (clustercerts.MutualTLS) from the node's files.
 func internalTLS(files membership.Certs) (server, client *tls.Config, err error) {
-	cert, err := tls.LoadX509KeyPair(files.Cert, files.Key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("internal listener: %w", err)
-	}
-	ca, err := os.ReadFile(files.CA)
-	if err != nil {
-		return nil, nil, fmt.Errorf("internal listener: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, nil, fmt.Errorf("internal listener: no certificate in %s", files.CA)
-	}
-	server = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS13}
-	client = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS13}
-	return server, client, nil
+	return clustercerts.MutualTLS(files.CA, files.Cert, files.Key)
 }
 
 // Copy implements video.Copies: the asset goes to the first other node of the account's

@@ -240,6 +240,7 @@ func Start(cfg Config) (*Node, error) {
 	if n.cluster != nil {
 		n.Metrics.Raft(n.cluster.engine)
 		n.Metrics.ReadLease(n.cluster.keys)
+		n.Metrics.QuotaSteps(n.cluster.owner)
 	}
 	// Paths are matched as sent: gorilla/mux would answer a path with //, . or .. segments with
 	// a 301 to its cleaned form, outside every envelope, which clients follow as a GET (a POST

@@ -106,6 +106,13 @@ func (a *Account) call(id uint64) (int, bool) {
 	return lo, lo < len(a.Calls) && a.Calls[lo].ID == id
 }
 
+// addCall adds h to Calls, kept in ascending ID order (a proposer's id, Command.Res, may
+// be below the last).
+func (a *Account) addCall(h Call) {
+	i, _ := a.call(h.ID)
+	a.Calls = slices.Insert(a.Calls, i, h)
+}
+
 // KeyRecord is a key's durable throttle state (nil: nothing worth keeping), as the single
 // node stores it per key.
 func (a *Account) KeyRecord(id string) *persistence.KeyQuota { return keyRecordOf(a.findKey(id)) }

@@ -111,6 +111,14 @@ func (a *Account) admit(c *Command, now int64, r *Result) {
 	a.roll(p, now, r)
 	ks := a.key(c.Key)
 	win := a.window(p, ks)
+	if c.Res != 0 {
+		if i, ok := a.call(c.Res); ok { // this admission again (a retry): the same answer
+			r.Admitted, r.ID, r.Paid = true, c.Res, a.Calls[i].Paid
+			r.Burst = a.budget(p, c.KeyLimits, ks, win, now)
+			r.MaxRPM = r.Burst.Limit
+			return
+		}
+	}
 	if p.BurstRPM > 0 {
 		if w := win.wait(p.BurstRPM, now); w > 0 {
 			r.Refused, r.RetryAfter, r.MaxRPM, r.Burst = LimitBurst, w, p.BurstRPM, win.budget(p.BurstRPM, now)
@@ -152,9 +160,11 @@ func (a *Account) admit(c *Command, now int64, r *Result) {
 	}
 	a.reserve(&h)
 	a.occupy(p, c, ks, win, at, now, r)
-	a.NextID++
-	h.ID = a.NextID
-	a.Calls = append(a.Calls, h)
+	if h.ID = c.Res; h.ID == 0 {
+		a.NextID++
+		h.ID = a.NextID
+	}
+	a.addCall(h)
 	r.Admitted, r.ID, r.Paid = true, h.ID, h.Paid
 	r.Burst = a.budget(p, c.KeyLimits, ks, win, now)
 	r.MaxRPM = r.Burst.Limit

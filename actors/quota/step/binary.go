@@ -244,6 +244,9 @@ func (c *Command) AppendBinary(dst []byte) []byte {
 	}
 	w.Uint(c.Node)
 	w.Uint(c.Inc)
+	w.Uint(c.Res) // the fields from here on are optional when reading (records written before them)
+	w.Bool(c.Late)
+	w.Int(c.Reserved)
 	return w.B
 }
 
@@ -272,6 +275,11 @@ func (c *Command) readBinary(r *bincode.Reader) {
 	}
 	c.Node = r.Uint()
 	c.Inc = r.Uint()
+	if r.More() {
+		c.Res = r.Uint()
+		c.Late = r.Bool()
+		c.Reserved = r.Int()
+	}
 }
 
 func writeGrant(w *bincode.Writer, g *persistence.CreditGrant) {

@@ -72,6 +72,18 @@ type Command struct {
 	// Node and Inc are the admitting cluster node and its incarnation (Admit; Call.Node).
 	Node uint64 `msgpack:"nd,omitempty"`
 	Inc  uint64 `msgpack:"inc,omitempty"`
+	// Res is the id Admit gives its reservation when the proposer chose it (0: the
+	// account's next, NextID). A cluster's shard leader answers an admission before its
+	// entry is committed, so the id must not depend on the log: a reservation lost with a
+	// leader must never share its id with a later one. An Admit whose Res is already a call
+	// of the account is answered as that call's admission again, changing nothing.
+	Res uint64 `msgpack:"res,omitempty"`
+	// Late makes a Settle whose reservation is unknown (its admission was answered by a
+	// shard leader that died before committing it) bill the call as if it had been admitted
+	// at the settle: Plan, Key, At and KeyLimits are the admission's, Reserved its units.
+	// Without Late such a settle fails with UnknownReservation and bills nothing.
+	Late     bool  `msgpack:"late,omitempty"`
+	Reserved int64 `msgpack:"rsv,omitempty"`
 }
 
 // ChargeKeyPrefix namespaces charges among an account's idempotency records.

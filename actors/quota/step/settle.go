@@ -11,6 +11,10 @@ import (
 func (a *Account) settle(c *Command, now int64, r *Result) {
 	i, ok := a.call(c.ID)
 	if !ok {
+		if c.Late {
+			a.settleLate(c, now, r)
+			return
+		}
 		r.Fail = UnknownReservation
 		return
 	}
@@ -18,6 +22,34 @@ func (a *Account) settle(c *Command, now int64, r *Result) {
 	a.roll(&h.Plan, now, r) // while h is in Calls: a roll counts what the calls reserve
 	a.release(&h)
 	a.Calls = slices.Delete(a.Calls, i, i+1)
+	a.finish(&h, c, now, r, true)
+}
+
+// settleLate bills a call whose reservation was never recorded (Command.Late): admitted
+// now, by the rule an admission applies, but never refused (the call has been served) —
+// in the plan when its units fit the window and the week, else paid from credits down to
+// the plan's floor as any paid call. It took no slot in the burst windows, so it gives none
+// back.
+func (a *Account) settleLate(c *Command, now int64, r *Result) {
+	h := Call{ID: c.ID, Plan: c.Plan, Units: c.Reserved, Key: c.Key, At: c.At}
+	if h.Units <= 0 {
+		h.Units = 1000
+	}
+	if l := c.KeyLimits; l != nil && l.Budget > 0 {
+		h.Budgeted = true
+	}
+	a.roll(&h.Plan, now, r)
+	if win, week := a.fitsEach(&h.Plan, h.Units); win && week {
+		h.InPlan, h.WinStart, h.WeekStart = true, a.Rec.WindowStart, a.Rec.WeekStart
+	} else {
+		h.Paid = true
+	}
+	a.finish(&h, c, now, r, false)
+}
+
+// finish applies the outcome of call h, taken out of Calls (occupied: it took its slots in
+// the burst windows at its admission).
+func (a *Account) finish(h *Call, c *Command, now int64, r *Result, occupied bool) {
 	r.Paid = h.Paid
 	var units int64
 	if c.Counts {
@@ -35,7 +67,7 @@ func (a *Account) settle(c *Command, now int64, r *Result) {
 			}
 			r.Dirty = true
 		}
-		a.settleKey(&h, c.Amount, now, r)
+		a.settleKey(h, c.Amount, now, r)
 		if h.Paid {
 			floor := -int64(h.Plan.Overdraft)
 			r.Charged = money.Amount(max(0, min(int64(c.Amount), a.Rec.Balance-floor)))
@@ -45,8 +77,8 @@ func (a *Account) settle(c *Command, now int64, r *Result) {
 				r.Dirty = true
 			}
 		}
-	} else {
-		a.unoccupy(&h, r)
+	} else if occupied {
+		a.unoccupy(h, r)
 	}
 	if c.Media != "" && a.endMedia(c.Media, c.MediaID, c.N > 0, c.N) {
 		r.Dirty = true
