@@ -31,12 +31,15 @@ const clusterUsage = `Usage:
   modelgate cluster remove ID --node URL [--json]
   modelgate cluster drain ID --node URL [--json]   (URL is node ID's own)
   modelgate cluster promote ID --node URL [--shards 1,2] [--json]
+  modelgate cluster rebalance --node URL [--json]
       Call a node's admin API at URL, its admin listener (server.admin_addr, such as
       http://127.0.0.1:9465; the public port serves none): the members and every shard's
       leader, voters, applied index and lag; take node ID out of every shard; move node ID's
       leaderships away, then stop it; make node ID (joined non-voting) a voter in every
       shard, or those listed, once it has caught up (remove the node it replaces first:
-      an even number of voters tolerates no more failures than one fewer).
+      an even number of voters tolerates no more failures than one fewer); spread the
+      account shards' leaderships evenly over their voters (after a restart, a drain or
+      a promote: a shard's leader answers its accounts' admissions).
   modelgate cluster demo [--data ./data-cluster] [--port-base 8080] [--shards 8]
       make cluster: three nodes on loopback (HTTP port-base+N, Raft port-base+10+N, admin
       API port-base+20+N) as child processes over the simulator, with a demo account and
@@ -67,6 +70,8 @@ func clusterCmd(args []string, out io.Writer) error {
 		return clusterDrain(args[1:], out)
 	case "promote":
 		return clusterPromote(args[1:], out)
+	case "rebalance":
+		return clusterRebalance(args[1:], out)
 	case "demo":
 		return clusterDemo(args[1:], out)
 	case "help", "-h", "--help":

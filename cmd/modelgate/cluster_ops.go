@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/transport/node"
 )
 
@@ -116,6 +117,39 @@ func clusterDrain(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "shard %d: leadership moved to node %d\n", m.Shard, m.To)
 	}
 	fmt.Fprintf(out, "node %d leads no shard; it refuses new calls, finishes those in flight and exits\n", id)
+	return nil
+}
+
+func clusterRebalance(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("cluster rebalance", flag.ContinueOnError)
+	fs.SetOutput(out)
+	var o opFlags
+	o.register(fs)
+	if err := parseAll(fs, args); err != nil {
+		return err
+	}
+	if o.url == "" {
+		return errors.New("cluster rebalance: --node URL required")
+	}
+	c, err := clusterClient(o.url, out)
+	if err != nil {
+		return err
+	}
+	raw, err := c.call(http.MethodPost, "/admin/cluster/rebalance", nil)
+	if err != nil || o.asJSON {
+		return printRaw(out, raw, err)
+	}
+	var ans struct {
+		Moved []membership.Move `json:"moved"`
+	}
+	json.Unmarshal(raw, &ans)
+	if len(ans.Moved) == 0 {
+		fmt.Fprintln(out, "leaderships already even: nothing moved")
+		return nil
+	}
+	for _, m := range ans.Moved {
+		fmt.Fprintf(out, "shard %d: node %d → node %d\n", m.Shard, m.From, m.To)
+	}
 	return nil
 }
 

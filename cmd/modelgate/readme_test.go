@@ -107,6 +107,7 @@ var readmeSteps = []readmeStep{
 	{start: "MODELGATE_ADMIN_TOKEN=… bin/modelgate serve", skip: clusterSkip},
 	{start: "bin/modelgate cluster join", skip: clusterSkip},
 	{start: "bin/modelgate cluster promote 4", skip: clusterSkip},
+	{start: "bin/modelgate cluster rebalance", skip: clusterSkip},
 	{start: "bin/modelgate cluster drain 1", skip: clusterSkip},
 	{start: "bin/modelgate cluster remove 4", skip: clusterSkip},
 	// Endpoints

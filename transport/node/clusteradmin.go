@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -29,6 +30,34 @@ func (c *clusterNode) register(r *mux.Router, guard func(http.Handler) http.Hand
 	a.HandleFunc("/members/{id}", c.removeMember).Methods(http.MethodDelete)
 	a.HandleFunc("/members/{id}/drain", c.drain).Methods(http.MethodPost)
 	a.HandleFunc("/members/{id}/promote", c.promoteMember).Methods(http.MethodPost)
+	a.HandleFunc("/rebalance", c.rebalance).Methods(http.MethodPost)
+}
+
+// rebalance spreads the account shards' leaderships evenly over the nodes that vote in them
+// (membership.PlanLeaders), one leader transfer at a time: a shard's leader leads, forwards
+// to and answers admissions for its accounts, so a node leading many shards does their work
+// alone. Any node takes it (a follower's transfer request goes to the leader). A transfer
+// that fails stops the rebalance; what moved before stays moved, and a rebalance sent
+// again plans from there.
+func (c *clusterNode) rebalance(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
+	defer cancel()
+	var shards []membership.Led
+	for _, st := range c.engine.Status(ctx) {
+		if st.Shard != membership.MetaShard {
+			shards = append(shards, membership.Led{Shard: st.Shard, Leader: st.Leader, Voters: slices.Sorted(maps.Keys(st.Voting))})
+		}
+	}
+	moved := []membership.Move{}
+	for _, m := range membership.PlanLeaders(shards) {
+		if err := c.engine.TransferLeader(ctx, m.Shard, m.To); err != nil {
+			failJSON(w, http.StatusServiceUnavailable, "server_error", "leader_transfer_failed",
+				fmt.Sprintf("moved %v; then shard %d to node %d: %v (send the rebalance again)", moved, m.Shard, m.To, err))
+			return
+		}
+		moved = append(moved, m)
+	}
+	writeJSONBody(w, http.StatusOK, map[string]any{"moved": moved})
 }
 
 // StatusView is GET /admin/cluster/status: the cluster as this node sees it.
