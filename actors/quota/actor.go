@@ -20,15 +20,18 @@ type accountActor struct {
 	acct string
 
 	loaded       bool
-	everLoaded   bool         // a load happened in this incarnation
-	windowsReady bool         // the sliding windows hold the log's recent counted calls (fillWindows)
-	retired      bool         // passivated: what still reaches it is sent on (handle)
-	st           step.Account // the quota state; st.Rec is the durable part, as it will be once written
+	everLoaded   bool // a load happened in this incarnation
+	windowsReady bool // the sliding windows hold the log's recent counted calls (fillWindows)
+	retired      bool // passivated: what still reaches it is sent on (handle)
+	// seenAtTick is received's low 32 bits at the last idle check (only compared for
+	// equality, seconds apart; 32 bits keep the actor in its size class).
+	seenAtTick uint32
+	st         step.Account // the quota state; st.Rec is the durable part, as it will be once written
 
 	ledger
 
-	received, seenAtTick uint64     // routed messages received; the count at the last idle check
-	retiring             *retireMsg // Close's retire, waiting for the writes in flight
+	received uint64     // routed messages received
+	retiring *retireMsg // Close's retire, waiting for the writes in flight
 }
 
 func newAccountActor(s *Service, acct string) *accountActor {

@@ -35,8 +35,8 @@ func (a *accountActor) onTick() {
 	for _, id := range r.Expired {
 		slog.Warn("quota reservation expired unsettled; released", "account", a.acct, "reservation", id)
 	}
-	idle := a.received == a.seenAtTick
-	a.seenAtTick = a.received
+	idle := uint32(a.received) == a.seenAtTick
+	a.seenAtTick = uint32(a.received)
 	if idle && len(a.st.Calls) == 0 && a.idle() {
 		a.passivate()
 	}

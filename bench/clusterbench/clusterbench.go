@@ -119,6 +119,9 @@ type Cell struct {
 	ChargesPerSecond Spread       `json:"charges_per_s"`
 	Admit            load.Summary `json:"admit_latency_us"`
 	Charge           load.Summary `json:"charge_latency_us"` // admit + settle
+	// Forwarded is the admission latency of the charges taken by a node not leading the
+	// account's shard (cluster only): what the forward hop adds to a call's first byte.
+	Forwarded *load.Summary `json:"admit_forwarded_latency_us,omitempty"`
 	// StepsPerProposal is quota steps (2 per charge) per committed Raft entry: how much the
 	// batchers packed (null on the single node).
 	StepsPerProposal *float64 `json:"steps_per_proposal"`
@@ -269,7 +272,7 @@ func (s shape) String() string {
 // cell is one (nodes, load) cell: Reps runs, each after its warm-up.
 func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string, sh shape, l *ledger) (Cell, error) {
 	run := Cell{Nodes: nodes, Path: path, MutualTLS: path == PathCluster, InFlight: sh.inFlight, Rate: sh.rate, Reps: b.cfg.Reps}
-	admit, charge := load.NewHistogram(), load.NewHistogram()
+	admit, charge, forwarded := load.NewHistogram(), load.NewHistogram(), load.NewHistogram()
 	var rates []float64
 	var steps, entries, fromMemory uint64
 	for rep := 1; rep <= b.cfg.Reps; rep++ {
@@ -291,6 +294,7 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 		}
 		admit.Merge(res.admit)
 		charge.Merge(res.charge)
+		forwarded.Merge(res.forwarded)
 		rate := float64(res.charges) / res.elapsed.Seconds()
 		rates = append(rates, rate)
 		b.logf("cluster %d node(s) %s rep %d: %.0f charges/s, admit p50 %.2f ms p99 %.2f ms, %d errors",
@@ -301,6 +305,9 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 	if !d.single && entries > 0 {
 		v := round(float64(steps)/float64(entries), 2)
 		run.StepsPerProposal = &v
+		if f := forwarded.Summarize(); f.Count > 0 {
+			run.Forwarded = &f
+		}
 		if run.Charges > 0 {
 			m := round(float64(fromMemory)/float64(run.Charges), 2)
 			run.FromMemory = &m

@@ -45,6 +45,13 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 		if (c.StepsPerProposal != nil) != (w.nodes == 3) || c.StepsPerProposal != nil && *c.StepsPerProposal <= 0 {
 			t.Errorf("cell %d: steps per proposal %s", i, optFloat(c.StepsPerProposal))
 		}
+		// Three nodes: some admissions answered from a leader's memory, and, once the load
+		// goes through every node (more than 1 in flight), some taken by a node not leading
+		// the shard (forwarded); one node: neither.
+		spread := w.nodes == 3 && w.inFlight != 1
+		if (c.FromMemory != nil && *c.FromMemory > 0) != (w.nodes == 3) || spread && (c.Forwarded == nil || c.Forwarded.Count == 0) || w.nodes == 1 && c.Forwarded != nil {
+			t.Errorf("cell %d: admits from memory %s, forwarded %+v", i, optFloat(c.FromMemory), c.Forwarded)
+		}
 	}
 	if len(r.Memory) != 3 || r.Memory[0].Nodes != 1 || r.Memory[1].Nodes != 3 || r.Memory[1].AfterMiB <= 0 || r.Memory[2].Path != PathPlain {
 		t.Errorf("memory %+v", r.Memory)

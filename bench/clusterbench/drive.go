@@ -54,7 +54,10 @@ type loadResult struct {
 	errSample       string
 	elapsed         time.Duration
 	admit, charge   *load.Histogram // ns: admit alone, admit + settle
-	stall           time.Duration   // longest admission wait ending after killedAt
+	// forwarded is the admission wait of the charges taken by a node that did not lead the
+	// account's shard (their steps forwarded to its leader).
+	forwarded *load.Histogram
+	stall     time.Duration // longest admission wait ending after killedAt
 }
 
 func (r *loadRun) run(ctx context.Context) *loadResult {
@@ -78,12 +81,12 @@ type tally struct {
 }
 
 func newTally() *tally {
-	return &tally{res: &loadResult{admit: load.NewHistogram(), charge: load.NewHistogram()}}
+	return &tally{res: &loadResult{admit: load.NewHistogram(), charge: load.NewHistogram(), forwarded: load.NewHistogram()}}
 }
 
 // record counts one charge: its admission wait and whole time, or its error; stalled says
 // it ended after the kill (its wait then counts toward the stall).
-func (t *tally) record(wait, total time.Duration, err error, stalled bool) {
+func (t *tally) record(wait, total time.Duration, err error, stalled, forwarded bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if stalled {
@@ -99,6 +102,20 @@ func (t *tally) record(wait, total time.Duration, err error, stalled bool) {
 	t.res.charges++
 	t.res.admit.RecordDuration(wait)
 	t.res.charge.RecordDuration(total)
+	if forwarded {
+		t.res.forwarded.RecordDuration(wait)
+	}
+}
+
+// forwarded reports whether m's steps for account i go to another node: m does not lead
+// its shard (a single node, or a killed member, leads all it has).
+func (r *loadRun) forwarded(m *member, i int) bool {
+	owner, eng := m.owner, m.eng
+	if owner == nil || eng == nil {
+		return false
+	}
+	leader, ok := eng.Leader(owner.Shard(r.accounts[i]))
+	return ok && leader != m.id
 }
 
 func (r *loadRun) afterKill() bool {
@@ -115,8 +132,9 @@ func (r *loadRun) closed(ctx context.Context, t *tally, start time.Time) {
 		wg.Go(func() {
 			for seq := 0; ctx.Err() == nil && time.Now().Before(deadline); seq++ {
 				acct := (w + seq*r.inFlight) % len(r.accounts)
+				fwd := r.forwarded(m, acct)
 				wait, total, err := r.charge(ctx, m.svc, acct, fmt.Sprintf("%s-%d-%d", r.runID, w, seq))
-				t.record(wait, total, err, r.afterKill())
+				t.record(wait, total, err, r.afterKill(), fwd)
 			}
 		})
 	}
@@ -145,15 +163,16 @@ func (r *loadRun) paced(ctx context.Context, t *tally, start time.Time) {
 		select {
 		case sem <- struct{}{}:
 		default:
-			t.record(0, 0, errPacedBacklog, false)
+			t.record(0, 0, errPacedBacklog, false, false)
 			continue
 		}
 		m := r.members[seq%len(r.members)]
 		wg.Go(func() {
 			defer func() { <-sem }()
 			late := time.Since(due)
+			fwd := r.forwarded(m, seq%len(r.accounts))
 			wait, total, err := r.charge(ctx, m.svc, seq%len(r.accounts), fmt.Sprintf("%s-p-%d", r.runID, seq))
-			t.record(late+wait, late+total, err, r.afterKill())
+			t.record(late+wait, late+total, err, r.afterKill(), fwd)
 		})
 	}
 	wg.Wait()

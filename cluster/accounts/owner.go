@@ -70,10 +70,10 @@ type LeadStats struct {
 
 // admission is what a Late settle repeats of its call's admission.
 type admission struct {
-	plan      step.Plan
-	key       string
-	at, units int64
-	limits    *persistence.KeyLimits
+	plan           step.Plan
+	key            string
+	at, units, ttl int64
+	limits         *persistence.KeyLimits
 }
 
 var _ quota.Owner = (*Owner)(nil)
@@ -124,7 +124,7 @@ func (o *Owner) Do(ctx context.Context, account string, c *step.Command) (step.R
 	if err == nil && o.lead != nil {
 		switch {
 		case c.Kind == step.Admit && r.Admitted:
-			o.admitted.Store(admittedKey(account, r.ID), &admission{plan: c.Plan, key: c.Key, at: c.At, units: c.Units, limits: c.KeyLimits})
+			o.admitted.Store(admittedKey(account, r.ID), &admission{plan: c.Plan, key: c.Key, at: c.At, units: c.Units, ttl: c.TTL, limits: c.KeyLimits})
 		case held != "":
 			o.admitted.Delete(held)
 		}
@@ -149,7 +149,7 @@ func (o *Owner) prepare(account string, c *step.Command) string {
 			return ""
 		}
 		a := v.(*admission)
-		c.Late, c.Plan, c.Key, c.At, c.Reserved, c.KeyLimits = true, a.plan, a.key, a.at, a.units, a.limits
+		c.Late, c.Plan, c.Key, c.At, c.Reserved, c.TTL, c.KeyLimits = true, a.plan, a.key, a.at, a.units, a.ttl, a.limits
 		o.Stats.Late.Add(1)
 		return k
 	}

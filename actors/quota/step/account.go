@@ -31,6 +31,23 @@ type Account struct {
 	WinReserved  int64        `msgpack:"wres,omitempty"` // in-plan units reserved in Rec.WindowStart
 	WeekReserved int64        `msgpack:"kres,omitempty"` // in-plan units reserved in Rec.WeekStart
 	Held         money.Amount `msgpack:"held,omitempty"` // paid calls' estimates plus credit holds
+	// Lost are the reservations a Late settle billed without finding them (their admission
+	// was answered by a shard leader that lost it), each until it would have expired: an
+	// admission of one that applies after all (proposed late) reserves nothing. Nil when
+	// none, as for nearly every account (a pointer: an active account's actor holds an
+	// Account, and fits a size class).
+	Lost *LostCalls `msgpack:"lost,omitempty"`
+}
+
+// LostCalls are an account's reservations billed by Late settles.
+type LostCalls struct {
+	Calls []LostCall `msgpack:"calls"`
+}
+
+// LostCall is a reservation billed by a Late settle, remembered until Until (unix ns).
+type LostCall struct {
+	ID    uint64 `msgpack:"id"`
+	Until int64  `msgpack:"until"`
 }
 
 // Call is one admitted, unsettled call and what it reserved.
@@ -104,6 +121,27 @@ func (a *Account) call(id uint64) (int, bool) {
 		}
 	}
 	return lo, lo < len(a.Calls) && a.Calls[lo].ID == id
+}
+
+// lost reports whether reservation id was billed by a Late settle, forgetting those past
+// their time first.
+func (a *Account) lost(id uint64, now int64) bool {
+	if a.Lost == nil {
+		return false
+	}
+	if a.Lost.Calls = slices.DeleteFunc(a.Lost.Calls, func(l LostCall) bool { return l.Until <= now }); len(a.Lost.Calls) == 0 {
+		a.Lost = nil
+		return false
+	}
+	return slices.ContainsFunc(a.Lost.Calls, func(l LostCall) bool { return l.ID == id })
+}
+
+// remember records reservation id as billed Late, until until.
+func (a *Account) remember(id uint64, until int64) {
+	if a.Lost == nil {
+		a.Lost = &LostCalls{}
+	}
+	a.Lost.Calls = append(a.Lost.Calls, LostCall{ID: id, Until: until})
 }
 
 // addCall adds h to Calls, kept in ascending ID order (a proposer's id, Command.Res, may

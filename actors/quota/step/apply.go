@@ -112,8 +112,10 @@ func (a *Account) admit(c *Command, now int64, r *Result) {
 	ks := a.key(c.Key)
 	win := a.window(p, ks)
 	if c.Res != 0 {
-		if i, ok := a.call(c.Res); ok { // this admission again (a retry): the same answer
-			r.Admitted, r.ID, r.Paid = true, c.Res, a.Calls[i].Paid
+		i, again := a.call(c.Res)
+		if again || a.lost(c.Res, now) { // this admission again (a retry), or one already billed Late
+			r.Admitted, r.ID = true, c.Res
+			r.Paid = again && a.Calls[i].Paid
 			r.Burst = a.budget(p, c.KeyLimits, ks, win, now)
 			r.MaxRPM = r.Burst.Limit
 			return

@@ -45,6 +45,13 @@ func (a *Account) AppendBinary(dst []byte) []byte {
 	w.Int(a.WinReserved)
 	w.Int(a.WeekReserved)
 	w.Int(int64(a.Held))
+	if a.Lost != nil { // optional when reading: records written before it end here
+		w.Uint(uint64(len(a.Lost.Calls)))
+		for _, l := range a.Lost.Calls {
+			w.Uint(l.ID)
+			w.Int(l.Until)
+		}
+	}
 	return w.B
 }
 
@@ -78,6 +85,12 @@ func (a *Account) readBinary(r *bincode.Reader) {
 	a.WinReserved = r.Int()
 	a.WeekReserved = r.Int()
 	a.Held = money.Amount(r.Int())
+	if r.More() {
+		a.Lost = &LostCalls{Calls: make([]LostCall, r.Len(2))}
+		for i := range a.Lost.Calls {
+			a.Lost.Calls[i] = LostCall{ID: r.Uint(), Until: r.Int()}
+		}
+	}
 }
 
 func writeRecord(w *bincode.Writer, q *persistence.QuotaRecord) {

@@ -80,7 +80,8 @@ type Command struct {
 	Res uint64 `msgpack:"res,omitempty"`
 	// Late makes a Settle whose reservation is unknown (its admission was answered by a
 	// shard leader that died before committing it) bill the call as if it had been admitted
-	// at the settle: Plan, Key, At and KeyLimits are the admission's, Reserved its units.
+	// at the settle: Plan, Key, At, TTL and KeyLimits are the admission's, Reserved its
+	// units.
 	// Without Late such a settle fails with UnknownReservation and bills nothing.
 	Late     bool  `msgpack:"late,omitempty"`
 	Reserved int64 `msgpack:"rsv,omitempty"`

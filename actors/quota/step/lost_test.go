@@ -99,3 +99,33 @@ func TestACommandWithoutItsNewerFieldsStillDecodes(t *testing.T) {
 		t.Fatalf("decode of the older encoding = %+v, %v", got, err)
 	}
 }
+
+// An admission applied after its Late settle (proposed late by the leader that lost it)
+// reserves nothing while its reservation would have lived; the memory of it ends then.
+func TestAnAdmissionAppliedAfterItsLateSettleReservesNothing(t *testing.T) {
+	p := plan(t, "{name: p, window_requests: 10}")
+	var a Account
+	const res = 1<<63 | 42
+	ttl := int64(time.Hour)
+	settle := Apply(&a, &Command{Kind: Settle, Now: t0, ID: res, Counts: true, Late: true, Plan: p, Key: "k", At: t0, TTL: ttl, Reserved: 1000})
+	if settle.Fail != OK || !settle.Counted || a.Lost == nil || len(a.Lost.Calls) != 1 {
+		t.Fatalf("late settle = %+v, lost %v", settle, a.Lost)
+	}
+	steps := []struct {
+		at       int64
+		reserved int64 // WinReserved after the admission
+		lost     int   // reservations remembered as lost after it
+	}{
+		{t0 + sec, 0, 1},          // the lost admission arrives late: nothing reserved
+		{t0 + ttl - sec, 0, 1},    // still within its time
+		{t0 + ttl + sec, 1000, 0}, // past it: forgotten, and a new admission with the id reserves
+	}
+	for i, s := range steps {
+		b := a
+		b.Calls, b.Lost = nil, &LostCalls{Calls: append([]LostCall(nil), a.Lost.Calls...)}
+		r := Apply(&b, &Command{Kind: Admit, Now: s.at, Plan: p, Key: "k", TTL: ttl, Res: res})
+		if lost := b.Lost; !r.Admitted || r.ID != res || b.WinReserved != s.reserved || (lost != nil) != (s.lost > 0) || lost != nil && len(lost.Calls) != s.lost {
+			t.Fatalf("step %d: admission = %+v; reserved %d, lost %v", i, r, b.WinReserved, b.Lost)
+		}
+	}
+}

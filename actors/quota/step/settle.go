@@ -29,7 +29,8 @@ func (a *Account) settle(c *Command, now int64, r *Result) {
 // now, by the rule an admission applies, but never refused (the call has been served) —
 // in the plan when its units fit the window and the week, else paid from credits down to
 // the plan's floor as any paid call. It took no slot in the burst windows, so it gives none
-// back.
+// back. The reservation is remembered as Lost for the admission's TTL (Command.TTL): its
+// admission, should it apply after all, then reserves nothing.
 func (a *Account) settleLate(c *Command, now int64, r *Result) {
 	h := Call{ID: c.ID, Plan: c.Plan, Units: c.Reserved, Key: c.Key, At: c.At}
 	if h.Units <= 0 {
@@ -37,6 +38,9 @@ func (a *Account) settleLate(c *Command, now int64, r *Result) {
 	}
 	if l := c.KeyLimits; l != nil && l.Budget > 0 {
 		h.Budgeted = true
+	}
+	if !a.lost(c.ID, now) {
+		a.remember(c.ID, max(now, c.At)+c.TTL)
 	}
 	a.roll(&h.Plan, now, r)
 	if win, week := a.fitsEach(&h.Plan, h.Units); win && week {
