@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -120,18 +119,24 @@ func clusterDrain(args []string, out io.Writer) error {
 	return nil
 }
 
-func clusterRebalance(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("cluster rebalance", flag.ContinueOnError)
+// clusterOp parses `cluster status|rebalance --node URL [--json]`.
+func clusterOp(name string, args []string, out io.Writer) (adminClient, opFlags, error) {
+	fs := flag.NewFlagSet("cluster "+name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	var o opFlags
 	o.register(fs)
 	if err := parseAll(fs, args); err != nil {
-		return err
+		return adminClient{}, o, err
 	}
 	if o.url == "" {
-		return errors.New("cluster rebalance: --node URL required")
+		return adminClient{}, o, fmt.Errorf("cluster %s: --node URL required", name)
 	}
 	c, err := clusterClient(o.url, out)
+	return c, o, err
+}
+
+func clusterRebalance(args []string, out io.Writer) error {
+	c, o, err := clusterOp("rebalance", args, out)
 	if err != nil {
 		return err
 	}
@@ -154,17 +159,7 @@ func clusterRebalance(args []string, out io.Writer) error {
 }
 
 func clusterStatus(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("cluster status", flag.ContinueOnError)
-	fs.SetOutput(out)
-	var o opFlags
-	o.register(fs)
-	if err := parseAll(fs, args); err != nil {
-		return err
-	}
-	if o.url == "" {
-		return errors.New("cluster status: --node URL required")
-	}
-	c, err := clusterClient(o.url, out)
+	c, o, err := clusterOp("status", args, out)
 	if err != nil {
 		return err
 	}

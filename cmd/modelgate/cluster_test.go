@@ -69,6 +69,7 @@ func TestClusterCommandErrors(t *testing.T) {
 			"--peers", "1=127.0.0.1:7001"}, "cluster init: read cluster CA " + dir + "/ca.crt: open " + dir + "/ca.crt: no such file or directory"},
 		{[]string{"join", "--data", dir + "/n4", "--node-id", "4", "--raft-addr", "127.0.0.1:7004", "--certs", dir}, "cluster join: --via URL required"},
 		{[]string{"status"}, "cluster status: --node URL required"},
+		{[]string{"rebalance"}, "cluster rebalance: --node URL required"},
 		{[]string{"drain", "x", "--node", "http://127.0.0.1:1"}, `cluster drain: "x" is not a node id`},
 		{[]string{"remove", "--node", "http://127.0.0.1:1"}, "cluster remove: name one node id"},
 		{[]string{"promote", "4"}, "cluster promote: --node URL required"},
