@@ -142,13 +142,13 @@ func (l *leading) still(gen uint64) func() bool {
 	}
 }
 
-// fast reports whether an admission may be answered from memory now.
+// fast reports whether an admission may be answered from memory now. do asks the engine
+// whether this node leads, once per step, under the same hold of l.mu.
 func (l *leading) fast(now time.Time) bool {
 	return l.leader && l.synced &&
 		now.Before(l.leaseAt.Add(LeaderLease)) &&
 		now.After(l.since.Add(LeaderLease+leaseMargin)) &&
-		(len(l.waiting) == 0 || now.Sub(l.waiting[0]) < MaxUncommitted) &&
-		l.isLeader()
+		(len(l.waiting) == 0 || now.Sub(l.waiting[0]) < MaxUncommitted)
 }
 
 // do queues one step of the shard (raw, c decoded) and returns its result: an admission's
