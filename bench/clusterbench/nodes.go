@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,14 +34,17 @@ type member struct {
 	owner *accounts.Owner
 	steps *http.Server // its internal listener: steps forwarded to the shards it leads
 	sms   sync.Map     // its replicas, by shard
+	held  map[uint64]bool
 }
 
 // deployment is the members of one measured setup, all in this process.
 type deployment struct {
 	members []*member
-	shards  []uint64          // account shards (cluster only)
-	initial map[uint64]string // founding members' Raft addresses (cluster only)
-	single  bool              // one node, its account actors in this process
+	shards  []uint64 // account shards (cluster only)
+	// voters are each account shard's founding voters (cluster only), placed as cluster
+	// init places them (membership.File.Voters): each member runs only its shards.
+	voters map[uint64]map[uint64]string
+	single bool // one node, its account actors in this process
 }
 
 // startSingle is one node as `modelgate serve` runs it without cluster.json: the quota
@@ -55,9 +60,10 @@ func startSingle(dir string) (*deployment, error) {
 
 // startCluster is nodes engine nodes on loopback ports with mutual TLS (plain TCP when plain) (certificates from
 // cluster/certs, as `modelgate cluster certs` makes them), the engine's default settings,
-// and the account shards over accounts.StateMachine on every node, as cluster mode runs
-// them (transport/node); it returns once every shard has a leader all nodes agree on.
-func startCluster(dir string, nodes, shards int, plain bool) (*deployment, error) {
+// and the account shards over accounts.StateMachine, each on its replicas voters, as
+// cluster mode runs them (transport/node); it returns once every shard has a leader all
+// its replicas agree on.
+func startCluster(dir string, nodes, replicas, shards int, plain bool) (*deployment, error) {
 	certDir := filepath.Join(dir, "certs")
 	var specs []certs.NodeSpec
 	for id := 1; id <= nodes; id++ {
@@ -68,10 +74,11 @@ func startCluster(dir string, nodes, shards int, plain bool) (*deployment, error
 			return nil, err
 		}
 	}
-	d := &deployment{initial: map[uint64]string{}}
+	d := &deployment{voters: map[uint64]map[uint64]string{}}
 	for i := range shards {
 		d.shards = append(d.shards, membership.FirstAccountShard+uint64(i))
 	}
+	placed := membership.File{Replicas: replicas}
 	for id := uint64(1); id <= uint64(nodes); id++ {
 		addr, err := freeport.Addr()
 		if err != nil {
@@ -88,7 +95,13 @@ func startCluster(dir string, nodes, shards int, plain bool) (*deployment, error
 			return nil, err
 		}
 		d.members = append(d.members, m)
-		d.initial[id] = addr
+		placed.Peers = append(placed.Peers, membership.Peer{ID: id, Addr: addr})
+	}
+	for _, shard := range d.shards {
+		d.voters[shard] = map[uint64]string{}
+		for _, p := range placed.Voters(shard) {
+			d.voters[shard][p.ID] = p.Addr
+		}
 	}
 	for _, m := range d.members {
 		if err := d.start(m); err != nil {
@@ -109,12 +122,12 @@ func startCluster(dir string, nodes, shards int, plain bool) (*deployment, error
 }
 
 // waitAddresses waits until every member knows every member's internal address in every
-// shard (where it forwards steps to).
+// shard it holds (where it finds the nodes it forwards steps to).
 func (d *deployment) waitAddresses(within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for _, m := range d.members {
 		for _, shard := range d.shards {
-			for {
+			for m.held[shard] {
 				peers, err := accounts.Peers(m.store, shard)
 				if err == nil && len(peers) == len(d.members) {
 					break
@@ -131,15 +144,20 @@ func (d *deployment) waitAddresses(within time.Duration) error {
 
 func nodeName(id uint64) string { return fmt.Sprintf("n%d", id) }
 
-// start runs m's engine and its replica of every shard (again after kill: the engine's
-// stored membership wins, and each state machine resumes after its applied index).
+// start runs m's engine and its replica of each shard placed on it (again after kill: the
+// engine's stored membership wins, and each state machine resumes after its applied index).
 func (d *deployment) start(m *member) error {
 	eng, err := engine.New(m.cfg)
 	if err != nil {
 		return err
 	}
+	m.held = map[uint64]bool{}
 	for _, shard := range d.shards {
-		err := eng.StartShard(shard, d.initial, false, false, func(shard, _ uint64) cluster.StateMachine {
+		if d.voters[shard][m.id] == "" {
+			continue
+		}
+		m.held[shard] = true
+		err := eng.StartShard(shard, d.voters[shard], false, false, func(shard, _ uint64) cluster.StateMachine {
 			sm := accounts.NewStateMachine(m.store, shard)
 			m.sms.Store(shard, sm)
 			return sm
@@ -179,8 +197,14 @@ func (d *deployment) serveSteps(m *member) error {
 	if serverTLS != nil {
 		ln = tls.NewListener(ln, serverTLS)
 	}
+	held, voters := m.held, d.voters
+	m.owner.Place(accounts.Placement{Held: func(s uint64) bool { return held[s] },
+		Voters: func(s uint64) []uint64 { return slices.Sorted(maps.Keys(voters[s])) }})
+	reads := accounts.NewReads(m.owner, m.store)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+accounts.StepPath+"{shard}", m.owner.ServeStep)
+	mux.HandleFunc("POST "+accounts.ReadPath+"{shard}", reads.ServeRead)
+	mux.HandleFunc("GET "+accounts.NodesPath, reads.ServeNodes)
 	m.steps = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go m.steps.Serve(ln)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: clientTLS, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
@@ -189,7 +213,7 @@ func (d *deployment) serveSteps(m *member) error {
 		sm, _ := v.(*accounts.StateMachine)
 		return sm
 	}
-	m.owner.LeadAdmissions(m.id, local, &accounts.HTTPForward{Client: client, Store: m.store, Scheme: scheme})
+	m.owner.LeadAdmissions(m.id, local, &accounts.HTTPForward{Client: client, Store: m.store, Shards: d.shards, Scheme: scheme})
 	addr, owner := ln.Addr().String(), m.owner
 	for _, shard := range d.shards {
 		go func() {
@@ -210,7 +234,7 @@ func (d *deployment) kill(m *member) {
 	m.eng, m.owner = nil, nil
 }
 
-// waitLeaders waits until the running members agree on a running leader of every shard.
+// waitLeaders waits until the running replicas of every shard agree on a running leader.
 func (d *deployment) waitLeaders(within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for _, shard := range d.shards {
@@ -227,10 +251,13 @@ func (d *deployment) waitLeaders(within time.Duration) error {
 	return nil
 }
 
-// leader is shard's leader when every running member names the same running one.
+// leader is shard's leader when every running replica of it names the same running one.
 func (d *deployment) leader(shard uint64) (*member, bool) {
 	var seen uint64
 	for _, m := range d.running() {
+		if !m.held[shard] {
+			continue
+		}
 		l, ok := m.eng.Leader(shard)
 		if !ok || seen != 0 && l != seen {
 			return nil, false
@@ -255,15 +282,21 @@ func (d *deployment) running() []*member {
 	return out
 }
 
-// applied is the sum over shards of the entries member m has applied: with every node
-// applying every entry, its growth over a run is the number of proposals committed.
-func (d *deployment) applied(m *member) uint64 {
-	if m.eng == nil {
-		return 0
+// committed is the sum over shards of the entries applied by the running replica of each
+// that has applied most: its growth over a run is the number of proposals committed.
+func (d *deployment) committed() uint64 {
+	most := map[uint64]uint64{}
+	for _, m := range d.running() {
+		if m.eng == nil {
+			continue
+		}
+		for _, st := range m.eng.Status(context.Background()) {
+			most[st.Shard] = max(most[st.Shard], st.Applied)
+		}
 	}
 	var n uint64
-	for _, st := range m.eng.Status(context.Background()) {
-		n += st.Applied
+	for _, a := range most {
+		n += a
 	}
 	return n
 }

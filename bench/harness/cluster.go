@@ -43,14 +43,15 @@ func RunCluster(ctx context.Context, cfg Config, cc clusterbench.Config, rep *Re
 
 // ClusterFlags are the cluster scenario's command-line flags.
 type ClusterFlags struct {
-	nodes, shards, accounts, kills, killInFlight *int
-	inFlight, rates                              *string
-	plain                                        *bool
+	nodes, replicas, shards, accounts, kills, killInFlight *int
+	inFlight, rates                                        *string
+	plain                                                  *bool
 }
 
 // Register adds the flags to fs.
 func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 	f.nodes = fs.Int("cluster-nodes", 3, "cluster scenario: engine nodes")
+	f.replicas = fs.Int("cluster-replicas", membership.DefaultReplicas, "cluster scenario: voters of each account shard, placed as cluster init places them (at most --cluster-nodes)")
 	f.shards = fs.Int("cluster-shards", membership.DefaultShards, "cluster scenario: account shards (cluster init's default)")
 	f.accounts = fs.Int("cluster-accounts", 1024, "cluster scenario: accounts charged round-robin")
 	f.inFlight = fs.String("cluster-in-flight", "1,64,1024", "cluster scenario: charges in flight, one cell per value (comma-separated); each node's batcher packs a shard's steps that arrive while its proposal is under way")
@@ -71,7 +72,7 @@ func (f *ClusterFlags) Config() clusterbench.Config {
 	if kills == 0 {
 		kills = -1 // clusterbench: none
 	}
-	return clusterbench.Config{Nodes: *f.nodes, Shards: *f.shards, Accounts: *f.accounts, InFlight: in, Rates: rates, Plain: *f.plain, Kills: kills, KillInFlight: *f.killInFlight}
+	return clusterbench.Config{Nodes: *f.nodes, Replicas: min(*f.replicas, *f.nodes), Shards: *f.shards, Accounts: *f.accounts, InFlight: in, Rates: rates, Plain: *f.plain, Kills: kills, KillInFlight: *f.killInFlight}
 }
 
 // Check says what is wrong with the flags.
@@ -85,7 +86,7 @@ func (f *ClusterFlags) Check() error {
 	for _, v := range []struct {
 		name string
 		n    int
-	}{{"--cluster-nodes", *f.nodes}, {"--cluster-shards", *f.shards}, {"--cluster-accounts", *f.accounts}, {"--cluster-kill-in-flight", *f.killInFlight}} {
+	}{{"--cluster-nodes", *f.nodes}, {"--cluster-replicas", *f.replicas}, {"--cluster-shards", *f.shards}, {"--cluster-accounts", *f.accounts}, {"--cluster-kill-in-flight", *f.killInFlight}} {
 		if v.n < 1 {
 			return fmt.Errorf("%s must be at least 1", v.name)
 		}

@@ -3,6 +3,7 @@ package accounts
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -138,6 +139,11 @@ type forwardFunc func(ctx context.Context, node, shard uint64, cmd []byte) ([]by
 
 func (f forwardFunc) Step(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error) {
 	return f(ctx, node, shard, cmd)
+}
+
+// Read implements Forward: every node here holds every shard, so none reads elsewhere.
+func (f forwardFunc) Read(context.Context, uint64, uint64, []byte) ([]byte, error) {
+	return nil, errors.New("every node here holds every shard")
 }
 
 // forward hands a step to node's Owner in this process, as its internal listener would;

@@ -10,34 +10,43 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/modelgate/modelgate/persistence"
 )
 
-// Forward carries a quota step's command to the node leading its shard and returns the
-// command's result as that node's Lead answered it. An error other than ErrNotLeader means
-// the outcome is unknown: the sender tries again with the same command, which applies once.
+// Forward carries a shard's step (or read) to another node and returns that node's answer:
+// a step's result as its Lead answered it, a read's encoded readAnswer. A *NotLeaderError
+// says the node does not lead (or, for a read, hold) the shard; any other error means the
+// outcome is unknown: the sender tries again with the same command, which applies once.
 type Forward interface {
 	Step(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error)
+	Read(ctx context.Context, node, shard uint64, req []byte) ([]byte, error)
 }
 
-// StepPath is where a node's internal listener (mutual TLS) takes forwarded steps:
+// The node's internal listener (mutual TLS) takes, for an account shard:
 //
 //	POST /internal/v1/steps/<shard>   body: the command; 200: the result; 421: not its leader
-const StepPath = "/internal/v1/steps/"
+//	POST /internal/v1/reads/<shard>   body: a ShardRead; 200: a readAnswer; 421: no replica here
+//	GET  /internal/v1/nodes           the internal addresses this node's replicas hold
+//
+// A 421 names the shard's leader in LeaderHeader when the node knows it.
+const (
+	StepPath     = "/internal/v1/steps/"
+	ReadPath     = "/internal/v1/reads/"
+	NodesPath    = "/internal/v1/nodes"
+	LeaderHeader = "Modelgate-Shard-Leader"
+)
 
-// maxStepBody bounds a forwarded command: a step with its request-log entry is far smaller.
-const maxStepBody = 1 << 20
+// maxStepBody bounds a forwarded command or read, and a read's answer: a step with its
+// request-log entry is far smaller, and a usage page is at most persistence.MaxLogLimit
+// entries.
+const maxStepBody = 8 << 20
 
 // ServeStep is the internal listener's handler of StepPath+"{shard}".
 func (o *Owner) ServeStep(w http.ResponseWriter, r *http.Request) {
-	shard, err := strconv.ParseUint(r.PathValue("shard"), 10, 64)
-	if err != nil {
-		http.Error(w, "shard: not a number", http.StatusBadRequest)
-		return
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxStepBody))
-	if err != nil {
-		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+	shard, raw, ok := internalRequest(w, r)
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), AttemptWait)
@@ -45,7 +54,7 @@ func (o *Owner) ServeStep(w http.ResponseWriter, r *http.Request) {
 	out, err := o.Lead(ctx, shard, raw)
 	switch {
 	case errors.Is(err, ErrNotLeader):
-		http.Error(w, err.Error(), http.StatusMisdirectedRequest)
+		o.misdirected(w, shard, err)
 	case errors.Is(err, errMalformedStep):
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	case err != nil:
@@ -56,12 +65,39 @@ func (o *Owner) ServeStep(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// internalRequest reads an internal request's shard and body, answering 400 itself.
+func internalRequest(w http.ResponseWriter, r *http.Request) (uint64, []byte, bool) {
+	shard, err := strconv.ParseUint(r.PathValue("shard"), 10, 64)
+	if err != nil {
+		http.Error(w, "shard: not a number", http.StatusBadRequest)
+		return 0, nil, false
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxStepBody))
+	if err != nil {
+		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+		return 0, nil, false
+	}
+	return shard, raw, true
+}
+
+// misdirected answers 421, naming the shard's leader when this node knows it.
+func (o *Owner) misdirected(w http.ResponseWriter, shard uint64, err error) {
+	if o.holds(shard) {
+		if l, ok := o.rep.Leader(shard); ok && l != o.self {
+			w.Header().Set(LeaderHeader, strconv.FormatUint(l, 10))
+		}
+	}
+	http.Error(w, err.Error(), http.StatusMisdirectedRequest)
+}
+
 // HTTPForward is Forward over the nodes' internal listeners: a node's address is the one it
-// published in the shard (Peers, read from this node's replica), kept until a send to it
-// fails.
+// published in the account shards (Peers, read from this node's replicas, or asked of a node
+// it knows when none of them has it), kept until a send to it fails.
 type HTTPForward struct {
 	Client *http.Client // mutual TLS with the cluster's certificates
 	Store  *persistence.Store
+	// Shards are the account shards (whose replicas here hold the addresses).
+	Shards []uint64
 	// Scheme is "https" when empty; "http" only where the measurement of a cluster without
 	// TLS asks for it (bench).
 	Scheme string
@@ -72,15 +108,28 @@ type HTTPForward struct {
 
 // Step implements Forward.
 func (f *HTTPForward) Step(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error) {
-	addr, err := f.addr(node, shard)
-	if err != nil {
-		return nil, err
-	}
+	return f.post(ctx, node, shard, StepPath, cmd)
+}
+
+// Read implements Forward.
+func (f *HTTPForward) Read(ctx context.Context, node, shard uint64, req []byte) ([]byte, error) {
+	return f.post(ctx, node, shard, ReadPath, req)
+}
+
+func (f *HTTPForward) url(addr, path string) string {
 	scheme := f.Scheme
 	if scheme == "" {
 		scheme = "https"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme+"://"+addr+StepPath+strconv.FormatUint(shard, 10), bytes.NewReader(cmd))
+	return scheme + "://" + addr + path
+}
+
+func (f *HTTPForward) post(ctx context.Context, node, shard uint64, path string, body []byte) ([]byte, error) {
+	addr, err := f.Addr(ctx, node, shard)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url(addr, path+strconv.FormatUint(shard, 10)), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -90,41 +139,91 @@ func (f *HTTPForward) Step(ctx context.Context, node, shard uint64, cmd []byte) 
 		return nil, fmt.Errorf("accounts: forward to node %d: %w", node, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStepBody))
+	out, err := io.ReadAll(io.LimitReader(resp.Body, maxStepBody))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("accounts: forward to node %d: %w", node, err)
 	case resp.StatusCode == http.StatusMisdirectedRequest:
-		return nil, ErrNotLeader
+		leader, _ := strconv.ParseUint(resp.Header.Get(LeaderHeader), 10, 64)
+		return nil, &NotLeaderError{Leader: leader}
 	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("accounts: node %d answered %d: %s", node, resp.StatusCode, bytes.TrimSpace(body))
+		return nil, fmt.Errorf("accounts: node %d answered %d: %s", node, resp.StatusCode, bytes.TrimSpace(out))
 	}
-	return body, nil
+	return out, nil
 }
 
-func (f *HTTPForward) addr(node, shard uint64) (string, error) {
-	f.mu.Lock()
-	a, ok := f.addrs[node]
-	f.mu.Unlock()
-	if ok {
+// Addr is node's internal address: cached, else read from shard's replica here, else from
+// every account shard's, else asked of the nodes known.
+func (f *HTTPForward) Addr(ctx context.Context, node, shard uint64) (string, error) {
+	if a, ok := f.known(node); ok {
 		return a, nil
 	}
-	peers, err := Peers(f.Store, shard)
-	if err != nil {
-		return "", err
+	for _, s := range append([]uint64{shard}, f.Shards...) {
+		peers, err := Peers(f.Store, s)
+		if err != nil {
+			return "", err
+		}
+		f.learn(peers)
+		if a, ok := f.known(node); ok {
+			return a, nil
+		}
 	}
+	f.mu.Lock()
+	others := make([]string, 0, len(f.addrs))
+	for _, a := range f.addrs {
+		others = append(others, a)
+	}
+	f.mu.Unlock()
+	for _, a := range others {
+		if peers, err := f.askNodes(ctx, a); err == nil {
+			f.learn(peers)
+			if a, ok := f.known(node); ok {
+				return a, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("accounts: node %d has published no address that this node knows", node)
+}
+
+func (f *HTTPForward) known(node uint64) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.addrs[node]
+	return a, ok
+}
+
+func (f *HTTPForward) learn(peers []NodeAddr) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.addrs == nil {
 		f.addrs = map[uint64]string{}
 	}
 	for _, p := range peers {
-		f.addrs[p.ID] = p.Addr
+		if p.Addr != "" {
+			f.addrs[p.ID] = p.Addr
+		}
 	}
-	if a, ok := f.addrs[node]; ok {
-		return a, nil
+}
+
+// askNodes asks the node at addr which internal addresses its replicas hold.
+func (f *HTTPForward) askNodes(ctx context.Context, addr string) ([]NodeAddr, error) {
+	ctx, cancel := context.WithTimeout(ctx, AttemptWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url(addr, NodesPath), nil)
+	if err != nil {
+		return nil, err
 	}
-	return "", fmt.Errorf("accounts: node %d has published no address in shard %d", node, shard)
+	resp, err := f.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("accounts: %s answered %d", addr, resp.StatusCode)
+	}
+	var peers []NodeAddr
+	err = msgpack.NewDecoder(io.LimitReader(resp.Body, maxStepBody)).Decode(&peers)
+	return peers, err
 }
 
 func (f *HTTPForward) forget(node uint64) {

@@ -380,18 +380,19 @@ func (o *Owner) leadingOf(shard uint64) *leading {
 	return o.lead[shard-o.first]
 }
 
-// errMalformedStep is a forwarded step that is not a quota step's command.
-var errMalformedStep = errors.New("accounts: not a quota step")
+// errMalformedStep is a forwarded command that does not decode or belongs to another shard.
+var errMalformedStep = errors.New("accounts: not a command of this shard")
 
-// Lead answers a quota step of shard (raw, as Owner.Do encodes it) as its leader:
-// ErrNotLeader when this node does not lead it.
+// Lead answers a command of shard (raw, as Owner.Do, Tasks or PublishAddr encode it) as
+// its leader: ErrNotLeader when this node does not lead it. A node holding no replica of
+// the shard sends every command of it here, not only quota steps.
 func (o *Owner) Lead(ctx context.Context, shard uint64, raw []byte) ([]byte, error) {
 	l := o.leadingOf(shard)
 	if l == nil {
 		return nil, fmt.Errorf("%w: no shard %d here", errMalformedStep, shard)
 	}
 	c, err := decodeCommand(raw)
-	if err != nil || c.Task != nil || c.Node != nil || c.Prune != nil || ShardOf(c.Account, o.first, len(o.batchers)) != shard {
+	if err != nil || (c.Node == nil && c.Prune == nil && ShardOf(c.Account, o.first, len(o.batchers)) != shard) {
 		return nil, fmt.Errorf("%w: %v", errMalformedStep, err)
 	}
 	return l.do(ctx, &c, raw)

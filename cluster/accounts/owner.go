@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/quota/step"
 	"github.com/modelgate/modelgate/cluster"
@@ -58,6 +60,10 @@ type Owner struct {
 	// "<account>/<reservation id>": its settle carries the admission (Late).
 	admitted  sync.Map
 	stopRenew func() // ends the lease renewals
+	// held says which shards this node holds a replica of (nil: all); route picks the node
+	// for a shard it does not (Place).
+	held  func(shard uint64) bool
+	route *router
 	// Stats counts the steps of leader admission, for the metrics.
 	Stats LeadStats
 }
@@ -173,11 +179,35 @@ func (o *Owner) submit(ctx context.Context, shard uint64, raw []byte, limit time
 	return r, nil
 }
 
-// submitRaw proposes raw until it has a result, limit has passed, or ctx ends.
+// submitRaw proposes raw until it has a result, limit has passed, or ctx ends: through
+// this node's Batcher when it holds the shard (the engine takes it to the leader), else
+// sent to the shard's leader.
 func (o *Owner) submitRaw(ctx context.Context, shard uint64, raw []byte, limit time.Duration) ([]byte, error) {
+	if !o.holds(shard) {
+		return o.retry(ctx, shard, raw, limit, o.tryStep)
+	}
 	return o.retry(ctx, shard, raw, limit, func(ctx context.Context, shard uint64, raw []byte) ([]byte, error) {
 		return o.batchers[shard-o.first].Submit(ctx, raw)
 	})
+}
+
+// Place tells the Owner which shards this node holds a replica of (call it before
+// LeadAdmissions, which every Owner with a Placement needs: a step of a shard not held
+// here is sent to the shard's leader).
+func (o *Owner) Place(p Placement) {
+	o.held, o.route = p.Held, newRouter(p.Voters)
+}
+
+// holds reports whether this node holds a replica of shard.
+func (o *Owner) holds(shard uint64) bool { return o.held == nil || o.held(shard) }
+
+// leaderOf is the node to send shard's steps to: its leader as the engine knows it here,
+// or, for a shard with no replica here, as the router last heard.
+func (o *Owner) leaderOf(shard uint64) (uint64, bool) {
+	if o.holds(shard) {
+		return o.rep.Leader(shard)
+	}
+	return o.route.target(shard)
 }
 
 // tryStep is one try of a quota step: proposed through this node's Batcher, or, with
@@ -186,7 +216,7 @@ func (o *Owner) tryStep(ctx context.Context, shard uint64, raw []byte) ([]byte, 
 	if o.lead == nil {
 		return o.batchers[shard-o.first].Submit(ctx, raw)
 	}
-	leader, ok := o.rep.Leader(shard)
+	leader, ok := o.leaderOf(shard)
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("accounts: shard %d has no leader now", shard)
@@ -194,7 +224,50 @@ func (o *Owner) tryStep(ctx context.Context, shard uint64, raw []byte) ([]byte, 
 		return o.Lead(ctx, shard, raw)
 	}
 	o.Stats.Forwarded.Add(1)
-	return o.forward.Step(ctx, leader, shard, raw)
+	out, err := o.forward.Step(ctx, leader, shard, raw)
+	if !o.holds(shard) {
+		o.route.heard(shard, leader, err)
+	}
+	return out, err
+}
+
+// read answers query (a Query) after a linearizable read of shard: on this node's replica,
+// or on a node holding one.
+func (o *Owner) read(ctx context.Context, shard uint64, query []byte) ([]byte, error) {
+	if o.holds(shard) {
+		return o.rep.Read(ctx, shard, query)
+	}
+	out, err := o.readElsewhere(ctx, shard, &ShardRead{Linear: query})
+	if err != nil {
+		return nil, err
+	}
+	return out.Out, out.err()
+}
+
+// readElsewhere sends a read of shard to a node holding a replica of it (its leader when
+// known), retried on another until TotalWait has passed.
+func (o *Owner) readElsewhere(ctx context.Context, shard uint64, r *ShardRead) (readAnswer, error) {
+	req, err := msgpack.Marshal(r)
+	if err != nil {
+		return readAnswer{}, err
+	}
+	out, err := o.retry(ctx, shard, req, TotalWait, func(ctx context.Context, shard uint64, req []byte) ([]byte, error) {
+		node, ok := o.route.target(shard)
+		if !ok || o.forward == nil {
+			return nil, fmt.Errorf("accounts: no node to read shard %d from", shard)
+		}
+		out, err := o.forward.Read(ctx, node, shard, req)
+		o.route.heard(shard, node, err)
+		return out, err
+	})
+	if err != nil {
+		return readAnswer{}, err
+	}
+	var a readAnswer
+	if err := msgpack.Unmarshal(out, &a); err != nil {
+		return readAnswer{}, fmt.Errorf("accounts: shard %d: a read answer that does not decode: %w", shard, err)
+	}
+	return a, nil
 }
 
 // retry tries raw until it has a result, limit has passed, or ctx ends.
@@ -254,7 +327,7 @@ func (o *Owner) view(ctx context.Context, shard uint64, account string, c *step.
 	}
 	ctx, cancel := context.WithTimeout(ctx, TotalWait)
 	defer cancel()
-	out, err := o.rep.Read(ctx, shard, q)
+	out, err := o.read(ctx, shard, q)
 	if err != nil {
 		return step.Result{}, fmt.Errorf("%w: read shard %d: %v", quota.ErrUnavailable, shard, err)
 	}

@@ -17,10 +17,14 @@ import (
 type Tasks struct {
 	o     *Owner
 	store *persistence.Store
+	reads *Reads
 }
 
-// NewTasks writes through o's shards and reads store, this node's replica of them.
-func NewTasks(o *Owner, store *persistence.Store) *Tasks { return &Tasks{o: o, store: store} }
+// NewTasks writes through o's shards and reads store, this node's replica of them (or a
+// holder's, for a shard with no replica here).
+func NewTasks(o *Owner, store *persistence.Store) *Tasks {
+	return &Tasks{o: o, store: store, reads: NewReads(o, store)}
+}
 
 // CreateTask proposes a new task; an id taken is persistence.ErrConflict. t.Rev becomes 1.
 func (t *Tasks) CreateTask(v *persistence.VideoTask) error { return t.change(TaskCreate, v) }
@@ -61,8 +65,8 @@ func (t *Tasks) change(op TaskOp, v *persistence.VideoTask) error {
 	return nil
 }
 
-// GetTask reads this node's replica.
-func (t *Tasks) GetTask(id string) (persistence.VideoTask, error) { return t.store.GetTask(id) }
+// GetTask reads this node's replicas, then those of the shards not held here.
+func (t *Tasks) GetTask(id string) (persistence.VideoTask, error) { return t.reads.GetTask(id) }
 
 // ListOpenTasks lists the open tasks of every shard this node holds a replica of.
 func (t *Tasks) ListOpenTasks() ([]persistence.VideoTask, error) { return t.store.ListOpenTasks() }
@@ -77,7 +81,7 @@ func (t *Tasks) FreshTask(ctx context.Context, account, id string) (persistence.
 	}
 	ctx, cancel := context.WithTimeout(ctx, TotalWait)
 	defer cancel()
-	out, err := t.o.rep.Read(ctx, shard, q)
+	out, err := t.o.read(ctx, shard, q)
 	if err != nil {
 		return persistence.VideoTask{}, fmt.Errorf("accounts: read task %s from shard %d: %w", id, shard, err)
 	}
@@ -94,6 +98,9 @@ func (t *Tasks) FreshTask(ctx context.Context, account, id string) (persistence.
 // Sync returns once this node's replica of shard has applied every change committed before
 // the call (a new leader catches up before it resumes the shard's tasks).
 func (t *Tasks) Sync(ctx context.Context, shard uint64) error {
+	if !t.o.holds(shard) {
+		return nil // nothing here to catch up
+	}
 	q, err := (&Query{Sync: true}).Encode()
 	if err != nil {
 		return err

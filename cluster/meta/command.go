@@ -123,9 +123,9 @@ var refusalKinds = []struct {
 }{{"not_found", persistence.ErrNotFound}, {"invalid", persistence.ErrInvalid}, {"conflict", persistence.ErrConflict},
 	{"disabled", persistence.ErrDisabled}}
 
-// refusalOf is err as a Refusal, ok false when err is not a refusal (a failure of the store,
+// RefusalOf is err as a Refusal, ok false when err is not a refusal (a failure of the store,
 // which must not become part of the replicated state).
-func refusalOf(err error) (*Refusal, bool) {
+func RefusalOf(err error) (*Refusal, bool) {
 	if taken, ok := errors.AsType[*persistence.EmailTakenError](err); ok {
 		return &Refusal{Kind: "email_taken", Email: taken.Email, AccountID: taken.AccountID}, true
 	}

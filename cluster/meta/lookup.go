@@ -59,7 +59,7 @@ func (m *StateMachine) Lookup(query []byte) ([]byte, error) {
 		return nil, fmt.Errorf("meta: lookup: a query names exactly one of account_id, key_id, secret_hash: %+v", q)
 	}
 	if err != nil {
-		r, ok := refusalOf(err)
+		r, ok := RefusalOf(err)
 		if !ok {
 			return nil, fmt.Errorf("meta: lookup: %w", err)
 		}

@@ -229,7 +229,7 @@ func (m *StateMachine) apply(b *persistence.MetaBatch, index uint64, raw []byte)
 	res, err := applyCommand(b, cmd)
 	var out []byte
 	if err != nil {
-		r, ok := refusalOf(err)
+		r, ok := RefusalOf(err)
 		if !ok {
 			return nil, nil, err
 		}

@@ -121,11 +121,6 @@ func (s *Store) ListKeys(accountID string) ([]persistence.Key, error) {
 // LookupKey reads this node's replica.
 func (s *Store) LookupKey(secret string) (persistence.Key, error) { return s.local.LookupKey(secret) }
 
-// QueryLog reads this node's request log (not part of the metadata shard).
-func (s *Store) QueryLog(q persistence.LogQuery) (persistence.LogPage, error) {
-	return s.local.QueryLog(q)
-}
-
 // propose commits cmd under a fresh id, retrying the same bytes until Timeout, and waits
 // until this node has applied it. A refusal comes back as persistence's error value.
 func (s *Store) propose(cmd Command) (Result, error) {

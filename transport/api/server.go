@@ -35,7 +35,8 @@ type Recorder interface {
 	CheckWritable() error
 }
 
-// RequestLog reads the request log (the node's own replica in a cluster): a key holder's
+// RequestLog reads the request log (in a cluster, a replica of the account's shard: this
+// node's, or a holder's when it has none): a key holder's
 // usage (GET /v1/key) and one call's entry (GET /v1/generations/{id}).
 type RequestLog interface {
 	QueryLog(q persistence.LogQuery) (persistence.LogPage, error)

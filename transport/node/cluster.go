@@ -24,6 +24,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/meta"
 	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/api"
 )
 
@@ -38,8 +39,13 @@ type clusterNode struct {
 	leads  *leadership     // the account shards this node leads: where video tasks run
 	assets *assetPeers     // finished videos copied to and fetched from other nodes
 	keys   *leasedKeys
-	lease  *meta.Holder // this node's read lease on the metadata shard
-	shards []uint64     // started on this node, in order
+	lease  *meta.Holder    // this node's read lease on the metadata shard
+	shards []uint64        // started on this node, in order
+	held   map[uint64]bool // the account shards started on this node
+	// reads answers what the account shards hold beyond quota (the request log, grants,
+	// tasks, asset holders): this node's replica, or a holder's for a shard not held here.
+	reads *accounts.Reads
+	fwd   *accounts.HTTPForward
 	// replicas are this node's account-shard state machines, by shard: a shard's leader
 	// admits from its replica's state (accounts.Owner.LeadAdmissions).
 	replicas sync.Map
@@ -127,16 +133,20 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 		return nil, err
 	}
 	c.internal = internalClient(clientTLS, ecfg.PeerRoutes)
-	c.owner.LeadAdmissions(f.NodeID, c.replica, &accounts.HTTPForward{Client: c.internal, Store: store})
+	c.owner.Place(accounts.Placement{Held: func(s uint64) bool { return c.held[s] }, Voters: func(s uint64) []uint64 { return ids(f.Voters(s)) }})
+	c.fwd = &accounts.HTTPForward{Client: c.internal, Store: store, Shards: f.AccountShards()}
+	c.owner.LeadAdmissions(f.NodeID, c.replica, c.fwd)
+	c.reads = accounts.NewReads(c.owner, store)
 	supervise.Go("node.read-lease", c.lease.Run)
 	c.watchReadiness()
 	return c, nil
 }
 
-// startShards runs every shard on this node: a node serves every account, and the engine
-// forwards a proposal only among a shard's replicas, so each node is a replica of each
-// shard — a voter where the placement says so, else a non-voting replica that the shard's
-// leader adds (ensureReplicas) or, for a joined node, the member that took the join.
+// startShards runs this node's shards: the metadata shard on every node, each account
+// shard on its --replicas voters only (membership.File.Voters), so that a node applies only
+// its shards' entries and adding nodes spreads the work; a step or read of a shard not
+// held here goes to a node holding it (accounts.Placement). A joined node starts every
+// account shard as a non-voting replica, as the member that took the join added it.
 func (c *clusterNode) startShards(store *persistence.Store) error {
 	f := c.file
 	metaFactory := func(_, _ uint64) cluster.StateMachine { return c.metaSM }
@@ -148,41 +158,47 @@ func (c *clusterNode) startShards(store *persistence.Store) error {
 	if err := c.start(membership.MetaShard, metaVoters, metaFactory); err != nil {
 		return err
 	}
+	c.held = map[uint64]bool{}
 	for _, s := range f.AccountShards() {
 		var voters map[uint64]string
 		if !f.Join {
-			if v := addrs(f.Voters(s)); v[f.NodeID] != "" {
-				voters = v
+			if voters = addrs(f.Voters(s)); voters[f.NodeID] == "" {
+				continue
 			}
 		}
 		if err := c.start(s, voters, accounts); err != nil {
 			return err
 		}
+		c.held[s] = true
 	}
 	if !f.Join {
 		c.engine.OnLeaderChange(func(shard, leader uint64) {
 			if leader == f.NodeID && shard != membership.MetaShard {
-				supervise.Go("node.ensure-replicas", func() { c.ensureReplicas(shard) })
+				supervise.Go("node.trim-replicas", func() { c.trimReplicas(shard) })
 			}
 		})
 	}
 	return nil
 }
 
-// ensureReplicas makes every founding peer that is not a voter of shard a non-voting
-// replica of it, when this node has become its leader. Adding one already there is a no-op;
-// a node removed from the cluster is refused by the engine, which is what removal means.
-func (c *clusterNode) ensureReplicas(shard uint64) {
+// trimReplicas takes out of shard, once this node leads it, the non-voting replicas of
+// founding peers that are not its voters: a cluster made before shards were placed on
+// their voters only had one on every node, which the node no longer runs.
+func (c *clusterNode) trimReplicas(shard uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), memberChangeTimeout)
+	defer cancel()
+	m, err := c.engine.Membership(ctx, shard)
+	if err != nil {
+		return
+	}
 	voters := addrs(c.file.Voters(shard))
 	for _, p := range c.file.Peers {
-		if _, ok := voters[p.ID]; ok {
+		_, placed := voters[p.ID]
+		if _, nonVoting := m.NonVoting[p.ID]; !nonVoting || placed {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), memberChangeTimeout)
-		err := c.engine.AddNonVoting(ctx, shard, p.ID, p.Addr)
-		cancel()
-		if err != nil {
-			slog.Debug("a founding peer was not added as a non-voting replica", "shard", shard, "node", p.ID, "err", err)
+		if err := c.engine.RemoveReplica(ctx, shard, p.ID); err != nil {
+			slog.Debug("a founding peer's non-voting replica was not removed", "shard", shard, "node", p.ID, "err", err)
 		}
 	}
 }
@@ -196,6 +212,14 @@ func (c *clusterNode) start(shard uint64, initial map[uint64]string, factory fun
 	}
 	c.shards = append(c.shards, shard)
 	return nil
+}
+
+func ids(peers []membership.Peer) []uint64 {
+	out := make([]uint64, len(peers))
+	for i, p := range peers {
+		out[i] = p.ID
+	}
+	return out
 }
 
 func addrs(peers []membership.Peer) map[uint64]string {
@@ -243,6 +267,20 @@ func accountShardMachine(store *persistence.Store, onTask func(persistence.Video
 		made.Store(shard, sm)
 		return sm
 	}
+}
+
+// clusterStore is the metadata shard's store as admin and the account API use it, with
+// the request log of the account shards (this node's replica, or a holder's).
+type clusterStore struct {
+	*meta.Store
+	log *accounts.Reads
+}
+
+var _ admin.Store = clusterStore{}
+
+// QueryLog implements admin.Store.
+func (s clusterStore) QueryLog(q persistence.LogQuery) (persistence.LogPage, error) {
+	return s.log.QueryLog(q)
 }
 
 // leasedKeys is the key check in cluster mode: while this node holds its read lease, a key

@@ -27,7 +27,7 @@ import (
 // fetching it first from a holder when it has none. Node-to-node transfers go over an
 // internal listener of each node, mutual TLS with the cluster certificates, on the host of
 // the node's Raft address and a port chosen at start; the node publishes that address in
-// each account shard it replicates (accounts.PublishAddr).
+// every account shard (accounts.PublishAddr).
 //
 //	PUT /internal/v1/assets/<id>  a copy of an asset (its metadata in the X-Asset-* headers)
 //	GET /internal/v1/assets/<id>  an asset with its metadata
@@ -44,6 +44,8 @@ type assetPeers struct {
 	client *http.Client
 	srv    *http.Server
 	addr   string // the internal listener's address, as published
+	reads  *accounts.Reads
+	addrs  *accounts.HTTPForward // other nodes' internal addresses
 	log    *slog.Logger
 	stop   context.CancelFunc
 }
@@ -67,19 +69,23 @@ func startAssetPeers(c *clusterNode, store *persistence.Store, files *assets.Sto
 	if err != nil {
 		return nil, fmt.Errorf("internal asset listener: %w", err)
 	}
-	p := &assetPeers{self: c.file.NodeID, first: membership.FirstAccountShard, shards: c.file.Shards, store: store, files: files,
+	p := &assetPeers{self: c.file.NodeID, first: membership.FirstAccountShard, shards: c.file.Shards, store: store, files: files, reads: c.reads, addrs: c.fwd,
 		client: &http.Client{Transport: c.internal.Transport, Timeout: 5 * time.Minute}, // the steps' connections and routes
 		addr:   ln.Addr().String(), log: log}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT "+internalAssets+"{id}", p.receive)
 	mux.HandleFunc("GET "+internalAssets+"{id}", p.send)
 	mux.HandleFunc("POST "+accounts.StepPath+"{shard}", c.owner.ServeStep)
+	mux.HandleFunc("POST "+accounts.ReadPath+"{shard}", c.reads.ServeRead)
+	mux.HandleFunc("GET "+accounts.NodesPath, c.reads.ServeNodes)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go p.srv.Serve(ln)
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stop = cancel
-	for _, s := range c.shards {
-		if s != membership.MetaShard {
+	// Every account shard, held here or not: a shard releases the calls this node's earlier
+	// process admitted in it once it knows this incarnation.
+	for _, s := range c.file.AccountShards() {
+		{
 			supervise.Go("node.publish-addr", func() {
 				if err := c.owner.PublishAddr(ctx, s, accounts.NodeAddr{ID: p.self, Addr: p.addr, Inc: c.incarnation}); err != nil && ctx.Err() == nil {
 					log.Warn("internal address not published", "shard", s, "err", err)
@@ -170,24 +176,25 @@ func (p *assetPeers) send(w http.ResponseWriter, r *http.Request) {
 	io.Copy(w, f)
 }
 
-// fetch copies asset id from a node holding it (as its shard lists the holders).
+// fetch copies asset id from a node holding it (as its shard lists the holders; asked of
+// a node holding the shard when this one does not).
 func (p *assetPeers) fetch(ctx context.Context, id string) error {
-	shard, holders, ok, err := accounts.AssetHolders(p.store, p.first, p.shards, id)
+	shard, holders, ok, err := p.reads.AssetHolders(id)
 	if err != nil || !ok {
 		return fmt.Errorf("asset %s: %w (%v)", id, assets.ErrNotFound, err)
 	}
-	peers, err := accounts.Peers(p.store, shard)
-	if err != nil {
-		return err
-	}
 	last := fmt.Errorf("asset %s: no holder has a published address", id)
-	for _, peer := range peers {
-		for _, h := range holders {
-			if h == peer.ID && h != p.self {
-				if last = p.pull(ctx, peer.Addr, id); last == nil {
-					return nil
-				}
-			}
+	for _, h := range holders {
+		if h == p.self {
+			continue
+		}
+		addr, err := p.addrs.Addr(ctx, h, shard)
+		if err != nil {
+			last = err
+			continue
+		}
+		if last = p.pull(ctx, addr, id); last == nil {
+			return nil
 		}
 	}
 	return last

@@ -185,7 +185,7 @@ func Start(cfg Config) (*Node, error) {
 			n.shutdownActors()
 			return nil, err
 		}
-		keys, adminStore, authStore = n.cluster.keys, n.cluster.meta, n.cluster.meta
+		keys, adminStore, authStore = n.cluster.keys, clusterStore{n.cluster.meta, n.cluster.reads}, n.cluster.meta
 	}
 	locator := cluster.NewLocal(engine)
 	n.Board = routehealth.NewBoard(locator, cfg.Health)
@@ -250,8 +250,15 @@ func Start(cfg Config) (*Node, error) {
 	r.HandleFunc("/readyz", n.readyz).Methods(http.MethodGet)
 	// One limiter of failed key, token, session and password checks for every surface.
 	authLimit := authlimit.New(authlimit.FromCatalog(n.Catalog), n.Metrics)
+	var requestLog interface {
+		api.RequestLog
+		account.Grants
+	} = store
+	if n.cluster != nil {
+		requestLog = n.cluster.reads
+	}
 	n.API = api.New(api.Deps{
-		Keys: keys, Accounts: store, Log: store, Recorder: store, Quota: n.Quota, Assets: apiAssets, Videos: n.Video,
+		Keys: keys, Accounts: store, Log: requestLog, Recorder: store, Quota: n.Quota, Assets: apiAssets, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger, AuthLimit: authLimit,
 	})
 	n.API.Register(r)
@@ -289,7 +296,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.Auth.Register(r) // before Serve: the router is not read until then
-	account.New(account.Deps{Store: adminStore, Admin: adm, Auth: n.Auth, Keys: keys, Grants: store, Logger: cfg.Logger, AuthLimit: authLimit}).Register(r)
+	account.New(account.Deps{Store: adminStore, Admin: adm, Auth: n.Auth, Keys: keys, Grants: requestLog, Logger: cfg.Logger, AuthLimit: authLimit}).Register(r)
 	registerDashboard(r)
 	handler := n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered))
 	n.Edge = n.startEdge()
