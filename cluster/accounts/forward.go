@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -183,6 +185,19 @@ func (f *HTTPForward) Addr(ctx context.Context, node, shard uint64) (string, err
 		}
 	}
 	return "", fmt.Errorf("accounts: node %d has published no address that this node knows", node)
+}
+
+// Nodes are the nodes whose internal address this node knows (from its replicas), in id
+// order: where to look for a shard's leader when the shard's placed voters do not know it.
+func (f *HTTPForward) Nodes() []uint64 {
+	for _, s := range f.Shards {
+		if peers, err := Peers(f.Store, s); err == nil {
+			f.learn(peers)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.addrs))
 }
 
 func (f *HTTPForward) known(node uint64) (string, bool) {

@@ -331,6 +331,9 @@ func (o *Owner) LeadAdmissions(self uint64, local func(shard uint64) *StateMachi
 		lead[i] = newLeading(shard, o.batchers[i], func() *StateMachine { return local(shard) }, isLeader, &o.Stats)
 	}
 	o.self, o.forward, o.lead = self, fwd, lead
+	if o.route != nil {
+		o.route.self = self
+	}
 	stop := make(chan struct{})
 	o.stopRenew = sync.OnceFunc(func() { close(stop) })
 	supervise.Go("accounts.renew-leases", func() { o.renewLeases(stop) })

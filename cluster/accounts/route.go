@@ -34,6 +34,7 @@ func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 // shard here.
 type router struct {
 	voters func(shard uint64) []uint64
+	self   uint64 // never a target: this node holds no replica of the shards it routes
 
 	mu   sync.Mutex
 	hint map[uint64]uint64 // shard → the node last known to lead it
@@ -48,14 +49,18 @@ func newRouter(voters func(shard uint64) []uint64) *router {
 func (r *router) target(shard uint64) (uint64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if n, ok := r.hint[shard]; ok {
+	if n, ok := r.hint[shard]; ok && n != r.self {
 		return n, true
 	}
 	vs := r.voters(shard)
-	if len(vs) == 0 {
-		return 0, false
+	for range vs {
+		n := vs[r.turn[shard]%len(vs)]
+		if n != r.self {
+			return n, true
+		}
+		r.turn[shard]++
 	}
-	return vs[r.turn[shard]%len(vs)], true
+	return 0, false
 }
 
 // heard takes the outcome of a try sent to node: a success makes node the shard's leader

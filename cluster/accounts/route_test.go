@@ -38,6 +38,16 @@ func TestTheRouterFollowsWhatTheNodesAnswer(t *testing.T) {
 	if got, ok := r.target(9); ok {
 		t.Errorf("a shard with no voters: target %d, want none", got)
 	}
+	// This node is never a target (it holds no replica of the shards it routes), even named.
+	r.self = 2
+	r.heard(4, 1, &NotLeaderError{Leader: 2})
+	for i, want := range []uint64{3, 1, 3} {
+		got, ok := r.target(4)
+		if !ok || got != want {
+			t.Fatalf("with node 2 this node, try %d: target %d %v, want %d", i, got, ok, want)
+		}
+		r.heard(4, got, down)
+	}
 	if !errors.Is(&NotLeaderError{Leader: 2}, ErrNotLeader) {
 		t.Error("a NotLeaderError is not ErrNotLeader")
 	}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
@@ -137,4 +139,131 @@ func normalize(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprint(string(b))
+}
+
+// TestRebalanceGivesAJoinedNodeItsShareOfTheShards: three nodes, four account shards of
+// three voters each; a fourth node joins (a non-voting replica of every shard). A
+// rebalance moves one voter of three shards to it and takes its remaining non-voting
+// replica away, so each node runs three account shards with three voters each and no
+// non-voting replica anywhere. Calls through every node then count against one account
+// exactly (every node's quota view agrees), each node starts again with the same shards
+// (the moved ones included), and a second rebalance moves no replica. Node 4 then dies and
+// is removed; once node 5 joins, a rebalance gives each of node 4's shards a voter there.
+func TestRebalanceGivesAJoinedNodeItsShareOfTheShards(t *testing.T) {
+	const shards = 4
+	c := New(t, Options{Nodes: 3, Shards: shards})
+	c.StartAll()
+	n1 := c.Nodes[0]
+	acct, secret := newAccountKey(t, n1, PaidPlan)
+	if status, b := n1.Admin(http.MethodPost, "/admin/v1/accounts/"+acct+"/credits",
+		map[string]any{"amount_usd": "1.00", "idempotency_key": "rebalance-topup"}); status != http.StatusOK && status != http.StatusCreated {
+		t.Fatalf("top-up: %d %s", status, b)
+	}
+	n4 := c.AddNode()
+	c.MustRun("cluster", "join", "--data", n4.DataDir, "--node-id", "4", "--raft-addr", n4.RaftAddr, "--via", n1.AdminURL(), "--certs", c.CertDir)
+	n4.Start()
+	c.WaitLeaders(30 * time.Second)
+	c.WaitCaughtUp(30 * time.Second)
+
+	out := c.MustRun("cluster", "rebalance", "--node", c.Nodes[1].AdminURL())
+	if got := strings.Count(out, "to node 4\n"); got != 3 || strings.Count(out, "non-voting replica on node 4 removed") != 1 {
+		t.Errorf("rebalance said %q: want 3 replicas moved to node 4 and its one non-voting replica left removed", out)
+	}
+	checkPlacement := func(when string, nodes []*Node) {
+		t.Helper()
+		runs := map[uint64]int{}
+		want := shards * 3 / len(nodes)
+		for _, n := range nodes {
+			st, err := n.Status()
+			if err != nil {
+				t.Fatalf("%s: node %d: %v", when, n.ID, err)
+			}
+			held := 0
+			for _, s := range st.Shard {
+				if len(s.NonVoters) != 0 && s.Shard != membership.MetaShard {
+					t.Errorf("%s: node %d: shard %d has non-voting replicas %v", when, n.ID, s.Shard, s.NonVoters)
+				}
+				if s.Shard != membership.MetaShard {
+					held++
+					runs[s.Shard]++
+					if len(s.Voters) != 3 || !slices.Contains(s.Voters, n.ID) {
+						t.Errorf("%s: node %d runs shard %d with voters %v: want 3 voters, itself among them", when, n.ID, s.Shard, s.Voters)
+					}
+				}
+			}
+			if held != want {
+				t.Errorf("%s: node %d runs %d account shards, want %d", when, n.ID, held, want)
+			}
+		}
+		for s := membership.FirstAccountShard; s < membership.FirstAccountShard+shards; s++ {
+			if runs[s] != 3 {
+				t.Errorf("%s: shard %d runs on %d nodes, want 3", when, s, runs[s])
+			}
+		}
+	}
+	checkPlacement("after the rebalance", c.Nodes)
+
+	calls := 0
+	chatOnEach := func() {
+		t.Helper()
+		for _, n := range c.Nodes {
+			status, _, b := n.Do(http.MethodPost, "/v1/chat/completions", secret, map[string]any{
+				"model": Model, "messages": []map[string]string{{"role": "user", "content": "hi"}}, "max_tokens": 5})
+			if status != http.StatusOK {
+				t.Fatalf("node %d: chat: %d %s", n.ID, status, b)
+			}
+			calls++
+		}
+	}
+	chatOnEach()
+	for _, n := range []*Node{n4, n1} {
+		n.Restart()
+	}
+	c.WaitLeaders(30 * time.Second)
+	c.WaitCaughtUp(30 * time.Second)
+	checkPlacement("after nodes 4 and 1 restarted", c.Nodes)
+	chatOnEach()
+
+	var first string
+	for _, n := range c.Nodes {
+		var q struct {
+			Spent    string `json:"spent_usd"`
+			InFlight int    `json:"in_flight"`
+		}
+		adminJSON(t, n, "/admin/v1/accounts/"+acct+"/quota", &q)
+		var u struct{ Totals struct{ Count int64 } }
+		waitLog(t, n, acct, int64(calls), &u)
+		if first == "" {
+			first = q.Spent
+		}
+		if q.Spent != first || q.InFlight != 0 || u.Totals.Count != int64(calls) {
+			t.Errorf("node %d: spent %s (node 1 says %s), in flight %d, logged %d: want the same spend everywhere, 0 in flight, %d logged",
+				n.ID, q.Spent, first, q.InFlight, u.Totals.Count, calls)
+		}
+	}
+	if out := c.MustRun("cluster", "rebalance", "--node", n4.AdminURL()); strings.Contains(out, "replica moved") || strings.Contains(out, "non-voting replica") {
+		t.Errorf("a second rebalance moved replicas: %q", out)
+	}
+
+	// Node 4 dies and is removed through node 1, which runs only some of its shards: it
+	// leaves all three. A removed node can never rejoin a shard, nor can a node that gave a
+	// shard up, so the voters those shards lost come back on a new node: node 5 joins, and
+	// the next rebalance gives each of them a voter there.
+	n4.Kill()
+	if out := c.MustRun("cluster", "remove", "4", "--node", n1.AdminURL()); !strings.HasPrefix(out, "node 4 removed from shards 1,") || strings.Count(out, ",") != 3 {
+		t.Errorf("remove said %q: want the metadata shard and node 4's three account shards", out)
+	}
+	n5 := c.AddNode()
+	c.MustRun("cluster", "join", "--data", n5.DataDir, "--node-id", "5", "--raft-addr", n5.RaftAddr, "--via", n1.AdminURL(), "--certs", c.CertDir)
+	n5.Start()
+	c.WaitLeaders(30 * time.Second)
+	c.WaitCaughtUp(30 * time.Second)
+	out = c.MustRun("cluster", "rebalance", "--node", n1.AdminURL())
+	if strings.Count(out, "replica added on node 5") != 3 || strings.Count(out, "non-voting replica on node 5 removed") != 1 {
+		t.Errorf("rebalance after the removal said %q: want a voter added on node 5 to each of node 4's three shards, and its other replica removed", out)
+	}
+	live := []*Node{c.Nodes[0], c.Nodes[1], c.Nodes[2], n5}
+	checkPlacement("after node 4's removal, node 5's join and a rebalance", live)
+	c.Nodes = live
+	chatOnEach()
 }

@@ -55,7 +55,7 @@ func TestRebalanceSpreadsTheLeadershipsARestartLeftUneven(t *testing.T) {
 		}
 		return ""
 	})
-	if out := c.MustRun("cluster", "rebalance", "--node", n3.AdminURL()); out != "leaderships already even: nothing moved\n" {
+	if out := c.MustRun("cluster", "rebalance", "--node", n3.AdminURL()); out != "replicas and leaderships already even: nothing moved\n" {
 		t.Errorf("a second rebalance said %q", out)
 	}
 }

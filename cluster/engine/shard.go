@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	"github.com/lni/dragonboat/v4"
 	sm "github.com/lni/dragonboat/v4/statemachine"
@@ -138,3 +141,35 @@ func (r *replica) RecoverFromSnapshot(rd io.Reader, _ <-chan struct{}) error {
 }
 
 func (r *replica) Close() error { return r.sm.Close() }
+
+// StopShard stops this node's replica of shard (taken out of the shard, its replicas now
+// elsewhere) and deletes the engine's log and snapshots of it, so that the shard can later
+// be added here again as a new replica. A replica the engine stopped itself (it applied its
+// own removal) is only deleted.
+func (n *Node) StopShard(ctx context.Context, shard uint64) error {
+	if n.isClosed() {
+		return errClosed
+	}
+	if err := n.nh.StopShard(shard); err != nil && !errors.Is(err, dragonboat.ErrShardNotFound) {
+		return fmt.Errorf("stop shard %d on node %d: %w", shard, n.cfg.NodeID, err)
+	}
+	n.mu.Lock()
+	delete(n.replicas, shard)
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute) // the engine wants a deadline
+	defer cancel()
+	for {
+		err := n.nh.SyncRemoveData(ctx, shard, n.cfg.NodeID)
+		if !errors.Is(err, dragonboat.ErrShardNotStopped) {
+			if err != nil {
+				return fmt.Errorf("remove the data of shard %d on node %d: %w", shard, n.cfg.NodeID, err)
+			}
+			return nil
+		}
+		select { // still being offloaded
+		case <-time.After(leaderPoll):
+		case <-ctx.Done():
+			return fmt.Errorf("remove the data of shard %d on node %d: %w", shard, n.cfg.NodeID, ctx.Err())
+		}
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"sync"
 
@@ -21,6 +22,9 @@ type ShardStatus struct {
 	Voting           map[uint64]string
 	NonVoting        map[uint64]string
 	MembersConfirmed bool
+	// Removed are the nodes taken out of the shard, which can never be its members again
+	// (a replica's id is its node's id, and Raft forbids reusing one); known with the members.
+	Removed []uint64
 	// Leader is the leading node as last heard (0: none known); Term its term.
 	Leader uint64
 	Term   uint64
@@ -78,6 +82,7 @@ func (n *Node) Status(ctx context.Context) []ShardStatus {
 			defer cancel()
 			if m, err := n.nh.SyncGetShardMembership(actx, st.Shard); err == nil {
 				st.Voting, st.NonVoting, st.MembersConfirmed = m.Nodes, m.NonVotings, true
+				st.Removed = slices.Sorted(maps.Keys(m.Removed))
 			}
 		})
 	}

@@ -5,11 +5,13 @@ import (
 	"slices"
 )
 
-// Led is one shard as a rebalance sees it: its leader (0: none known) and its voters.
+// Led is one shard as a rebalance sees it: its leader (0: none known), its voters, and the
+// nodes removed from it, which may never join it again.
 type Led struct {
-	Shard  uint64
-	Leader uint64
-	Voters []uint64
+	Shard   uint64
+	Leader  uint64
+	Voters  []uint64
+	Removed []uint64
 }
 
 // Move is one leadership transfer: Shard from From to To.

@@ -145,15 +145,27 @@ func clusterRebalance(args []string, out io.Writer) error {
 		return printRaw(out, raw, err)
 	}
 	var ans struct {
-		Moved []membership.Move `json:"moved"`
+		Replicas []membership.Move `json:"replicas_moved"`
+		Trimmed  []membership.Move `json:"non_voting_removed"`
+		Moved    []membership.Move `json:"moved"`
 	}
 	json.Unmarshal(raw, &ans)
-	if len(ans.Moved) == 0 {
-		fmt.Fprintln(out, "leaderships already even: nothing moved")
+	if len(ans.Replicas)+len(ans.Trimmed)+len(ans.Moved) == 0 {
+		fmt.Fprintln(out, "replicas and leaderships already even: nothing moved")
 		return nil
 	}
+	for _, m := range ans.Replicas {
+		if m.From == 0 {
+			fmt.Fprintf(out, "shard %d: replica added on node %d\n", m.Shard, m.To)
+			continue
+		}
+		fmt.Fprintf(out, "shard %d: replica moved from node %d to node %d\n", m.Shard, m.From, m.To)
+	}
+	for _, m := range ans.Trimmed {
+		fmt.Fprintf(out, "shard %d: non-voting replica on node %d removed\n", m.Shard, m.From)
+	}
 	for _, m := range ans.Moved {
-		fmt.Fprintf(out, "shard %d: node %d → node %d\n", m.Shard, m.From, m.To)
+		fmt.Fprintf(out, "shard %d: leader node %d → node %d\n", m.Shard, m.From, m.To)
 	}
 	return nil
 }

@@ -7,11 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,9 +39,9 @@ type clusterNode struct {
 	leads  *leadership     // the account shards this node leads: where video tasks run
 	assets *assetPeers     // finished videos copied to and fetched from other nodes
 	keys   *leasedKeys
-	lease  *meta.Holder    // this node's read lease on the metadata shard
-	shards []uint64        // started on this node, in order
-	held   map[uint64]bool // the account shards started on this node
+	lease  *meta.Holder // this node's read lease on the metadata shard
+	held   *shardSet    // the account shards running on this node
+	store  *persistence.Store
 	// reads answers what the account shards hold beyond quota (the request log, grants,
 	// tasks, asset holders): this node's replica, or a holder's for a shard not held here.
 	reads *accounts.Reads
@@ -133,8 +133,19 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 		return nil, err
 	}
 	c.internal = internalClient(clientTLS, ecfg.PeerRoutes)
-	c.owner.Place(accounts.Placement{Held: func(s uint64) bool { return c.held[s] }, Voters: func(s uint64) []uint64 { return ids(f.Voters(s)) }})
 	c.fwd = &accounts.HTTPForward{Client: c.internal, Store: store, Shards: f.AccountShards()}
+	// Where to look for the leader of a shard not held here: its voters as placed at init,
+	// then every node known (rebalances move voters; a node holding the shard names its
+	// leader).
+	c.owner.Place(accounts.Placement{Held: c.held.has, Voters: func(s uint64) []uint64 {
+		placed := ids(f.Voters(s))
+		for _, n := range c.fwd.Nodes() {
+			if !slices.Contains(placed, n) {
+				placed = append(placed, n)
+			}
+		}
+		return placed
+	}})
 	c.owner.LeadAdmissions(f.NodeID, c.replica, c.fwd)
 	c.reads = accounts.NewReads(c.owner, store)
 	supervise.Go("node.read-lease", c.lease.Run)
@@ -142,15 +153,16 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 	return c, nil
 }
 
-// startShards runs this node's shards: the metadata shard on every node, each account
-// shard on its --replicas voters only (membership.File.Voters), so that a node applies only
-// its shards' entries and adding nodes spreads the work; a step or read of a shard not
-// held here goes to a node holding it (accounts.Placement). A joined node starts every
-// account shard as a non-voting replica, as the member that took the join added it.
+// startShards runs this node's shards: the metadata shard on every node, and the account
+// shards it holds. On its first start a founding node holds the shards it is placed on as a
+// voter (membership.File.Voters), so that a node applies only its shards' entries and adding
+// nodes spreads the work, and a joined node follows every account shard as a non-voting
+// replica, as the member that took the join added it; after that a node starts what it held
+// when it stopped (shardSet), `cluster rebalance` having moved shards to it or away. A step
+// or read of a shard not held here goes to a node holding it (accounts.Placement).
 func (c *clusterNode) startShards(store *persistence.Store) error {
 	f := c.file
 	metaFactory := func(_, _ uint64) cluster.StateMachine { return c.metaSM }
-	accounts := accountShardMachine(store, c.leads.adopt, &c.replicas)
 	var metaVoters map[uint64]string
 	if !f.Join {
 		metaVoters = addrs(f.Peers)
@@ -158,60 +170,51 @@ func (c *clusterNode) startShards(store *persistence.Store) error {
 	if err := c.start(membership.MetaShard, metaVoters, metaFactory); err != nil {
 		return err
 	}
-	c.held = map[uint64]bool{}
-	for _, s := range f.AccountShards() {
-		var voters map[uint64]string
-		if !f.Join {
-			if voters = addrs(f.Voters(s)); voters[f.NodeID] == "" {
-				continue
+	held, stored, err := loadShardSet(store)
+	if err != nil {
+		return err
+	}
+	c.held, c.store = held, store
+	if !stored {
+		for _, s := range f.AccountShards() {
+			_, placed := addrs(f.Voters(s))[f.NodeID]
+			if f.Join || placed {
+				if err := held.put(s, f.Join, false); err != nil {
+					return err
+				}
 			}
 		}
-		if err := c.start(s, voters, accounts); err != nil {
+	}
+	for _, s := range held.list() {
+		if err := c.startAccountShard(s); err != nil {
 			return err
 		}
-		c.held[s] = true
-	}
-	if !f.Join {
-		c.engine.OnLeaderChange(func(shard, leader uint64) {
-			if leader == f.NodeID && shard != membership.MetaShard {
-				supervise.Go("node.trim-replicas", func() { c.trimReplicas(shard) })
-			}
-		})
 	}
 	return nil
 }
 
-// trimReplicas takes out of shard, once this node leads it, the non-voting replicas of
-// founding peers that are not its voters: a cluster made before shards were placed on
-// their voters only had one on every node, which the node no longer runs.
-func (c *clusterNode) trimReplicas(shard uint64) {
-	ctx, cancel := context.WithTimeout(context.Background(), memberChangeTimeout)
-	defer cancel()
-	m, err := c.engine.Membership(ctx, shard)
-	if err != nil {
-		return
+// startAccountShard runs this node's replica of account shard s as the shard set says it
+// began: a founder with the shard's initial voters (ignored by the engine after the first
+// start), a joiner with none.
+func (c *clusterNode) startAccountShard(s uint64) error {
+	var initial map[uint64]string
+	if !c.held.joined(s) {
+		initial = addrs(c.file.Voters(s))
 	}
-	voters := addrs(c.file.Voters(shard))
-	for _, p := range c.file.Peers {
-		_, placed := voters[p.ID]
-		if _, nonVoting := m.NonVoting[p.ID]; !nonVoting || placed {
-			continue
-		}
-		if err := c.engine.RemoveReplica(ctx, shard, p.ID); err != nil {
-			slog.Debug("a founding peer's non-voting replica was not removed", "shard", shard, "node", p.ID, "err", err)
-		}
-	}
+	return c.start(s, initial, accountShardMachine(c.store, c.leads.adopt, &c.replicas))
+}
+
+// shards are the shards running on this node: the metadata shard, then the account shards
+// it holds.
+func (c *clusterNode) shards() []uint64 {
+	return append([]uint64{membership.MetaShard}, c.held.list()...)
 }
 
 // start runs this node's replica of shard: founding with initial, or joining (non-voting)
 // when initial is nil.
 func (c *clusterNode) start(shard uint64, initial map[uint64]string, factory func(shard, replica uint64) cluster.StateMachine) error {
 	join := initial == nil
-	if err := c.engine.StartShard(shard, initial, join, join, factory); err != nil {
-		return err
-	}
-	c.shards = append(c.shards, shard)
-	return nil
+	return c.engine.StartShard(shard, initial, join, join, factory)
 }
 
 func ids(peers []membership.Peer) []uint64 {

@@ -3,7 +3,9 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
@@ -33,31 +35,108 @@ func (c *clusterNode) register(r *mux.Router, guard func(http.Handler) http.Hand
 	a.HandleFunc("/rebalance", c.rebalance).Methods(http.MethodPost)
 }
 
-// rebalance spreads the account shards' leaderships evenly over the nodes that vote in them
-// (membership.PlanLeaders), one leader transfer at a time: a shard's leader leads, forwards
-// to and answers admissions for its accounts, so a node leading many shards does their work
-// alone. Any node takes it (a follower's transfer request goes to the leader). A transfer
-// that fails stops the rebalance; what moved before stays moved, and a rebalance sent
-// again plans from there.
+// rebalanceTimeout bounds a rebalance: each replica it moves catches up first.
+const rebalanceTimeout = 10 * time.Minute
+
+// rebalance places the account shards' replicas and leaderships evenly over the cluster's
+// nodes, asking every node for the shards it runs (clusterShards) and sending each change
+// to a node running the shard:
+//
+//  1. each shard that lost a voter (a node removed) gains one, then voters move
+//     (membership.PlanReplicas) until no node votes in two more shards than another: a
+//     node that joined takes its share off the others (moveReplica);
+//  2. the non-voting replicas of account shards are removed and stopped (a joined node
+//     follows every shard until then): a node keeps only the shards it votes in;
+//  3. leaderships move (membership.PlanLeaders), one leader transfer at a time: a shard's
+//     leader answers its accounts' admissions, so a node leading many does their work alone.
+//
+// A change that fails stops the rebalance; what moved before stays moved, and a rebalance
+// sent again plans from there. Every node must answer: a plan from part of the cluster
+// could pile shards onto the nodes it saw.
 func (c *clusterNode) rebalance(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), rebalanceTimeout)
 	defer cancel()
-	var shards []membership.Led
-	for _, st := range c.engine.Status(ctx) {
-		if st.Shard != membership.MetaShard {
-			shards = append(shards, membership.Led{Shard: st.Shard, Leader: st.Leader, Voters: slices.Sorted(maps.Keys(st.Voting))})
+	views, addrs, ok := c.wholeCluster(ctx, w)
+	if !ok {
+		return
+	}
+	fail := func(what string, done any, err error) {
+		failJSON(w, http.StatusServiceUnavailable, "server_error", "rebalance_failed",
+			fmt.Sprintf("%v; then %s: %v (send the rebalance again)", done, what, err))
+	}
+	replicas := []membership.Move{}
+	for _, m := range membership.PlanReplicas(accountShards(views), slices.Sorted(maps.Keys(addrs)), c.file.Replicas) {
+		if err := c.moveReplica(ctx, m, views[m.Shard], addrs); err != nil {
+			fail(fmt.Sprintf("shard %d's replica from node %d to node %d", m.Shard, m.From, m.To), map[string]any{"replicas_moved": replicas}, err)
+			return
+		}
+		replicas = append(replicas, m)
+		if views, addrs, ok = c.wholeCluster(ctx, w); !ok {
+			return
+		}
+	}
+	trimmed := []membership.Move{} // From: the node whose non-voting replica went
+	for _, id := range slices.Sorted(maps.Keys(views)) {
+		v := views[id]
+		if id == membership.MetaShard {
+			continue
+		}
+		for _, n := range v.NonVoters {
+			if err := c.onShard(ctx, v, memberOp{Op: "remove", Node: n}); err != nil {
+				fail(fmt.Sprintf("the non-voting replica of shard %d on node %d", id, n), map[string]any{"replicas_moved": replicas, "non_voting_removed": trimmed}, err)
+				return
+			}
+			if err := c.onNode(ctx, n, id, replicaOp{Op: "stop"}); err != nil {
+				c.logStopFailed(id, n, err)
+			}
+			trimmed = append(trimmed, membership.Move{Shard: id, From: n})
+		}
+	}
+	if len(replicas)+len(trimmed) > 0 {
+		if views, _, ok = c.wholeCluster(ctx, w); !ok {
+			return
 		}
 	}
 	moved := []membership.Move{}
-	for _, m := range membership.PlanLeaders(shards) {
-		if err := c.engine.TransferLeader(ctx, m.Shard, m.To); err != nil {
-			failJSON(w, http.StatusServiceUnavailable, "server_error", "leader_transfer_failed",
-				fmt.Sprintf("moved %v; then shard %d to node %d: %v (send the rebalance again)", moved, m.Shard, m.To, err))
+	for _, m := range membership.PlanLeaders(accountShards(views)) {
+		if err := c.onShard(ctx, views[m.Shard], memberOp{Op: "transfer", Node: m.To}); err != nil {
+			fail(fmt.Sprintf("shard %d's leadership to node %d", m.Shard, m.To), map[string]any{"replicas_moved": replicas, "non_voting_removed": trimmed, "moved": moved}, err)
 			return
 		}
 		moved = append(moved, m)
 	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"moved": moved})
+	writeJSONBody(w, http.StatusOK, map[string]any{"replicas_moved": replicas, "non_voting_removed": trimmed, "moved": moved})
+}
+
+// wholeCluster is every shard's view and every node's raft address, answering 503 itself
+// when a node did not answer.
+func (c *clusterNode) wholeCluster(ctx context.Context, w http.ResponseWriter) (map[uint64]ShardView, map[uint64]string, bool) {
+	views, errs := c.clusterShards(ctx)
+	addrs, err := c.nodes(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		failJSON(w, http.StatusServiceUnavailable, "server_error", "cluster_incomplete",
+			fmt.Sprintf("%v: %v (every node must answer; retry once they do, or remove a dead one first)", errIncomplete, errors.Join(errs...)))
+		return nil, nil, false
+	}
+	return views, addrs, true
+}
+
+// accountShards are the account shards of views, for the planners.
+func accountShards(views map[uint64]ShardView) []membership.Led {
+	var out []membership.Led
+	for _, id := range slices.Sorted(maps.Keys(views)) {
+		if v := views[id]; id != membership.MetaShard {
+			out = append(out, membership.Led{Shard: id, Leader: v.Leader, Voters: v.Voters, Removed: v.Removed})
+		}
+	}
+	return out
+}
+
+func (c *clusterNode) logStopFailed(shard, node uint64, err error) {
+	slog.Warn("a replica taken out of its shard did not stop (it applies nothing; a restart of its node stops it)", "shard", shard, "node", node, "err", err)
 }
 
 // StatusView is GET /admin/cluster/status: the cluster as this node sees it.
@@ -90,6 +169,7 @@ type ShardView struct {
 	Term             uint64   `json:"term"`
 	Voters           []uint64 `json:"voters"`
 	NonVoters        []uint64 `json:"non_voters"`
+	Removed          []uint64 `json:"removed,omitempty"` // never members again
 	MembersConfirmed bool     `json:"members_confirmed"`
 	Applied          uint64   `json:"applied"`
 	LastIndex        uint64   `json:"last_index"`
@@ -111,7 +191,7 @@ func (c *clusterNode) statusView(ctx context.Context) StatusView {
 	}
 	for _, st := range c.engine.Status(ctx) {
 		sv := ShardView{Shard: st.Shard, Leader: st.Leader, Term: st.Term, Voters: sortedIDs(st.Voting), NonVoters: sortedIDs(st.NonVoting),
-			MembersConfirmed: st.MembersConfirmed, Applied: st.Applied, LastIndex: st.LastIndex, Lag: st.Unapplied(), Pending: st.Pending}
+			Removed: st.Removed, MembersConfirmed: st.MembersConfirmed, Applied: st.Applied, LastIndex: st.LastIndex, Lag: st.Unapplied(), Pending: st.Pending}
 		for id, addr := range st.Voting {
 			member(id, addr).Voting++
 		}
@@ -188,8 +268,15 @@ func (c *clusterNode) addMember(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
 	defer cancel()
 	joined := []uint64{}
+	views, errs := c.clusterShards(ctx)
 	for _, s := range append([]uint64{membership.MetaShard}, c.file.AccountShards()...) {
-		if err := c.engine.AddNonVoting(ctx, s, req.NodeID, req.RaftAddr); err != nil {
+		v, ok := views[s]
+		if !ok {
+			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+				fmt.Sprintf("added to shards %v; no node that answered runs shard %d: %v", joined, s, errors.Join(errs...)))
+			return
+		}
+		if err := c.onShard(ctx, v, memberOp{Op: "add_non_voting", Node: req.NodeID, Addr: req.RaftAddr}); err != nil {
 			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
 				fmt.Sprintf("added to shards %v, then: %v", joined, err))
 			return
@@ -199,7 +286,8 @@ func (c *clusterNode) addMember(w http.ResponseWriter, r *http.Request) {
 	writeJSONBody(w, http.StatusOK, JoinAnswer{ClusterID: c.file.ClusterID, Peers: c.file.Peers, Shards: c.file.Shards, Replicas: c.file.Replicas, Joined: joined})
 }
 
-// removeMember takes a node out of every shard this node knows it in. A node does not
+// removeMember takes a node out of every shard it is a member of (as the nodes that answer
+// run them: a dead node's shards run on others too). A node does not
 // remove itself: ask another member, after draining it.
 func (c *clusterNode) removeMember(w http.ResponseWriter, r *http.Request) {
 	id, ok := memberID(w, r)
@@ -213,18 +301,18 @@ func (c *clusterNode) removeMember(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
 	defer cancel()
 	removed := []uint64{}
-	for _, st := range c.engine.Status(ctx) {
-		_, voting := st.Voting[id]
-		_, nonVoting := st.NonVoting[id]
-		if !voting && !nonVoting {
+	views, _ := c.clusterShards(ctx) // a dead node does not answer; its shards run elsewhere too
+	for _, sh := range slices.Sorted(maps.Keys(views)) {
+		v := views[sh]
+		if !slices.Contains(v.Voters, id) && !slices.Contains(v.NonVoters, id) {
 			continue
 		}
-		if err := c.engine.RemoveReplica(ctx, st.Shard, id); err != nil {
+		if err := c.onShard(ctx, v, memberOp{Op: "remove", Node: id}); err != nil {
 			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
 				fmt.Sprintf("removed from shards %v, then: %v", removed, err))
 			return
 		}
-		removed = append(removed, st.Shard)
+		removed = append(removed, sh)
 	}
 	// Its calls still in flight (a node removed without a drain, or dead) are released; a
 	// remove sent again after this failed releases them then.
@@ -236,7 +324,7 @@ func (c *clusterNode) removeMember(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(removed) == 0 {
-		failJSON(w, http.StatusNotFound, "invalid_request_error", "member_not_found", fmt.Sprintf("node %d is a member of no shard on this node", id))
+		failJSON(w, http.StatusNotFound, "invalid_request_error", "member_not_found", fmt.Sprintf("node %d is a member of no shard the nodes that answered run", id))
 		return
 	}
 	writeJSONBody(w, http.StatusOK, map[string]any{"node_id": id, "removed_from": removed})
@@ -260,33 +348,42 @@ func (c *clusterNode) promoteMember(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
 	defer cancel()
 	promoted, member := []uint64{}, false
-	for _, st := range c.engine.Status(ctx) {
-		if only != nil && !only[st.Shard] {
+	views, errs := c.clusterShards(ctx)
+	addrs, err := c.nodes(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, sh := range slices.Sorted(maps.Keys(views)) {
+		st := views[sh]
+		if only != nil && !only[sh] {
 			continue
 		}
 		if !st.MembersConfirmed {
 			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
-				fmt.Sprintf("promoted in shards %v; shard %d has no leader to ask (retry shortly)", promoted, st.Shard))
+				fmt.Sprintf("promoted in shards %v; shard %d has no leader to ask (retry shortly)", promoted, sh))
 			return
 		}
-		if _, voting := st.Voting[id]; voting {
+		if slices.Contains(st.Voters, id) {
 			member = true
 			continue
 		}
-		addr, nonVoting := st.NonVoting[id]
-		if !nonVoting {
+		if !slices.Contains(st.NonVoters, id) {
 			continue
 		}
 		member = true
-		if err := c.engine.AddReplica(ctx, st.Shard, id, addr); err != nil {
+		if err := c.onShard(ctx, st, memberOp{Op: "add_voter", Node: id, Addr: addrs[id]}); err != nil {
 			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
 				fmt.Sprintf("promoted in shards %v, then: %v", promoted, err))
 			return
 		}
-		promoted = append(promoted, st.Shard)
+		promoted = append(promoted, sh)
+	}
+	if !member && len(errs) > 0 {
+		failJSON(w, http.StatusServiceUnavailable, "server_error", "cluster_incomplete", fmt.Sprintf("%v: %v", errIncomplete, errors.Join(errs...)))
+		return
 	}
 	if !member {
-		failJSON(w, http.StatusNotFound, "invalid_request_error", "member_not_found", fmt.Sprintf("node %d is a member of no shard named on this node", id))
+		failJSON(w, http.StatusNotFound, "invalid_request_error", "member_not_found", fmt.Sprintf("node %d is a member of no shard named", id))
 		return
 	}
 	writeJSONBody(w, http.StatusOK, map[string]any{"node_id": id, "promoted_in": promoted})

@@ -78,6 +78,7 @@ func startAssetPeers(c *clusterNode, store *persistence.Store, files *assets.Sto
 	mux.HandleFunc("POST "+accounts.StepPath+"{shard}", c.owner.ServeStep)
 	mux.HandleFunc("POST "+accounts.ReadPath+"{shard}", c.reads.ServeRead)
 	mux.HandleFunc("GET "+accounts.NodesPath, c.reads.ServeNodes)
+	c.registerInternal(mux)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go p.srv.Serve(ln)
 	ctx, cancel := context.WithCancel(context.Background())

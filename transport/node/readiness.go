@@ -87,7 +87,7 @@ func (c *clusterNode) watchReadiness() {
 // catchUp waits for each shard of this node in turn, then marks the node caught up; it
 // gives up when ctx ends (the node closes).
 func (c *clusterNode) catchUp(ctx context.Context) {
-	for _, s := range append([]uint64{membership.MetaShard}, c.shards...) {
+	for _, s := range c.shards() {
 		for {
 			tctx, tcancel := context.WithTimeout(ctx, catchUpTry)
 			err := c.engine.CaughtUp(tctx, s)
@@ -116,7 +116,7 @@ func (n *Node) readyState() readyState {
 		if since := c.ready.metaLeaderless.Load(); since != 0 {
 			s.metaLeaderless = max(time.Since(time.Unix(0, since)), time.Nanosecond)
 		}
-		for _, sh := range c.shards {
+		for _, sh := range c.shards() {
 			if _, ok := c.engine.Leader(sh); !ok {
 				s.leaderlessShard = append(s.leaderlessShard, sh)
 			}

@@ -85,7 +85,7 @@ func singlePrune(store *persistence.Store) pruneFunc {
 func clusterPrune(c *clusterNode) pruneFunc {
 	return func(ctx context.Context, before int64) (int, error) {
 		total := 0
-		for _, s := range c.shards {
+		for _, s := range c.shards() {
 			if s == membership.MetaShard || !c.leads.leads(s) {
 				continue
 			}
