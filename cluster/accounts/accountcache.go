@@ -1,6 +1,10 @@
 package accounts
 
-import "github.com/modelgate/modelgate/actors/quota/step"
+import (
+	"sync"
+
+	"github.com/modelgate/modelgate/actors/quota/step"
+)
 
 // accountCache keeps the accounts an Update last wrote, decoded, so the next step of a busy
 // account does not read and decode it from the store. It holds exactly what the store holds
@@ -36,4 +40,42 @@ func (c *accountCache) put(name string, a step.Account) {
 		}
 	}
 	c.m[name] = a
+}
+
+// writtenAccounts is the encoded form of the accounts committed Updates last wrote, for
+// readers outside Update (the shard leader's speculation, lead.go): the exact bytes the
+// store holds for each, so decoding them gives what a store read would, without the read.
+// The bytes are never changed once put; Update puts them only after its batch committed,
+// and clear empties the set when an Update fails or the state is replaced.
+type writtenAccounts struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (w *writtenAccounts) get(name string) ([]byte, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, ok := w.m[name]
+	return b, ok
+}
+
+func (w *writtenAccounts) put(name string, enc []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string][]byte{}
+	}
+	if _, ok := w.m[name]; !ok && len(w.m) >= maxCachedAccounts {
+		for k := range w.m {
+			delete(w.m, k)
+			break
+		}
+	}
+	w.m[name] = enc
+}
+
+func (w *writtenAccounts) clear() {
+	w.mu.Lock()
+	w.m = nil
+	w.mu.Unlock()
 }

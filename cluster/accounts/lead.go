@@ -260,7 +260,7 @@ func (l *leading) account(acct string) (*step.Account, bool, error) {
 	if sm == nil {
 		return nil, false, fmt.Errorf("accounts: no replica of shard %d here", l.shard)
 	}
-	a, err := loadAccount(sm.store.GetRaw, sm.acctKey(acct))
+	a, err := sm.appliedAccount(acct)
 	if err != nil {
 		return nil, false, err
 	}

@@ -43,6 +43,8 @@ type StateMachine struct {
 	// Update, reads the store instead.
 	ids   *idFilter
 	accts *accountCache
+	// written is the encoded accounts committed Updates wrote, for the leader's reads.
+	written writtenAccounts
 	// incs is every node's latest incarnation (orphans.go), read by Update and Lookup.
 	incs atomic.Pointer[incarnations]
 }
@@ -73,6 +75,7 @@ func (m *StateMachine) recentKey(index uint64, n uint32) []byte {
 // the ids it remembers.
 func (m *StateMachine) Open() (uint64, error) {
 	m.accts = newAccountCache()
+	m.written.clear()
 	if err := m.loadIDs(); err != nil {
 		return 0, err
 	}
@@ -137,6 +140,7 @@ func (m *StateMachine) Update(entries []cluster.Entry) error {
 		if m.accts != nil { // it may hold this Update's changes, which were dropped
 			m.accts = newAccountCache()
 		}
+		m.written.clear()
 		return err
 	}
 	if u != nil {
@@ -253,6 +257,19 @@ func (m *StateMachine) Sync() error { return m.store.SyncWAL() }
 func (m *StateMachine) Close() error { return nil }
 
 // loadAccount decodes the account stored at key (the zero Account when there is none).
+// appliedAccount is acct as this replica has applied it: from what the last Update that
+// changed it wrote, else read from the store.
+func (m *StateMachine) appliedAccount(acct string) (step.Account, error) {
+	if enc, ok := m.written.get(acct); ok {
+		var a step.Account
+		if err := a.Decode(enc); err != nil {
+			return a, fmt.Errorf("accounts: decode %s as written: %w", acct, err)
+		}
+		return a, nil
+	}
+	return loadAccount(m.store.GetRaw, m.acctKey(acct))
+}
+
 func loadAccount(get func([]byte) ([]byte, error), key []byte) (step.Account, error) {
 	var a step.Account
 	v, err := get(key)

@@ -83,9 +83,33 @@ func TestReplicasFedTheSameLogInDifferentUpdatesAgreeByteForByte(t *testing.T) {
 			es := entries(1, log...)
 			var resA, resB, resC [][]step.Result
 			// a applies one entry per Update, b groups them by 1 to 9: the engine may do either.
+			written := 0
 			for i := range es {
 				resA = append(resA, apply(t, a, slices.Clone(es[i:i+1]))...)
 				resC = append(resC, apply(t, c, slices.Clone(es[i:i+1]))...)
+				// What the leader reads between steps (appliedAccount, from the bytes the
+				// last Update wrote) is what the store holds.
+				for _, acct := range []string{"acct-a", "acct-b", "acct-c"} {
+					if _, ok := a.written.get(acct); ok {
+						written++
+					}
+					got, err := a.appliedAccount(acct)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := loadAccount(a.store.GetRaw, a.acctKey(acct))
+					if err != nil {
+						t.Fatal(err)
+					}
+					g, _ := got.Encode()
+					w, _ := want.Encode()
+					if !bytes.Equal(g, w) {
+						t.Fatalf("after entry %d, %s as last written differs from the store", i, acct)
+					}
+				}
+			}
+			if written == 0 {
+				t.Fatal("no account was read as last written")
 			}
 			if fmt.Sprint(resA) != fmt.Sprint(resC) {
 				t.Fatalf("results with and without the id filter and account cache differ:\n%v\n%v", resA, resC)

@@ -27,6 +27,7 @@ type touched struct {
 	w      persistence.QuotaWrite             // grants and log entries, in order
 	keys   []string                           // keys whose throttle state changed, sorted
 	moved  bool                               // a step changed it (one refused as Invalid changes nothing)
+	enc    []byte                             // a moved account as flush wrote it
 }
 
 // entry applies one log entry (a Batcher batch) and returns its encoded results.
@@ -190,6 +191,9 @@ func (t *touched) keyChanged(ids ...string) {
 func (u *update) cache() {
 	for name, t := range u.accts {
 		u.m.accts.put(name, t.a)
+		if t.enc != nil {
+			u.m.written.put(name, t.enc)
+		}
 	}
 }
 
@@ -213,6 +217,7 @@ func (u *update) flush() error {
 		if err := u.b.SetRaw(u.m.acctKey(name), enc); err != nil {
 			return err
 		}
+		t.enc = enc
 		rec := t.a.Rec
 		t.w.State = &rec
 		for _, id := range t.keys {
