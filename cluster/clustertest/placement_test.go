@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/transport/node"
 )
 
 // TestEachAccountShardRunsOnItsVotersOnly: four nodes, four account shards, three replicas.
@@ -266,4 +267,60 @@ func TestRebalanceGivesAJoinedNodeItsShareOfTheShards(t *testing.T) {
 	checkPlacement("after node 4's removal, node 5's join and a rebalance", live)
 	c.Nodes = live
 	chatOnEach()
+}
+
+// TestAVideoMadeThroughANodeWithoutItsShardCompletesAndBillsOnce: four nodes, four account
+// shards of three voters. A paid video is created and polled through the node that runs no
+// replica of the account's shard (its task, its reads and the finished file all live on
+// other nodes): it completes, that node serves the video's bytes, and the account is billed
+// once, as every node's log and balance agree.
+func TestAVideoMadeThroughANodeWithoutItsShardCompletesAndBillsOnce(t *testing.T) {
+	const shards = 4
+	c := New(t, Options{Nodes: 4, Shards: shards, Replicas: 3})
+	c.StartAll()
+	putSim(t, c, VideoRoute, `{"video_ms": 1000}`)
+	acct, secret := newAccountKey(t, c.Nodes[0], PaidPlan)
+	shard := accounts.ShardOf(acct, membership.FirstAccountShard, shards)
+	var away *Node
+	for _, n := range c.Nodes {
+		st, err := n.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(st.Shard, func(s node.ShardView) bool { return s.Shard == shard }) {
+			away = n
+		}
+	}
+	if away == nil {
+		t.Fatalf("every node runs shard %d", shard)
+	}
+	if status, b := away.Admin(http.MethodPost, "/admin/v1/accounts/"+acct+"/credits",
+		map[string]any{"amount_usd": "1.00", "idempotency_key": "video-away-topup"}); status != http.StatusOK && status != http.StatusCreated {
+		t.Fatalf("top-up: %d %s", status, b)
+	}
+	for range 3 { // the plan's 3 calls: the video is paid
+		if status, b := away.Chat(secret); status != http.StatusOK {
+			t.Fatalf("chat: %d %s", status, b)
+		}
+	}
+	status, _, b := away.Do(http.MethodPost, "/v1/videos", secret, map[string]any{"model": VideoModel, "prompt": "a wave", "mode": "text", "seconds": "4"})
+	var task videoTask
+	if status != http.StatusOK || json.Unmarshal(b, &task) != nil || task.ID == "" {
+		t.Fatalf("create on node %d: %d %s", away.ID, status, b)
+	}
+	var v videoTask
+	waitTask(t, 30*time.Second, func() bool {
+		status, _, b := away.Do(http.MethodGet, "/v1/videos/"+task.ID+"?model="+VideoModel, secret, nil)
+		return status == http.StatusOK && json.Unmarshal(b, &v) == nil && v.Status == "completed"
+	}, fmt.Sprintf("completed, polled on node %d", away.ID))
+	if v.Metadata == nil || !strings.Contains(v.Metadata.URL, "/assets/vid/") {
+		t.Fatalf("completed task %+v has no video URL", v)
+	}
+	path := v.Metadata.URL[strings.Index(v.Metadata.URL, "/assets/vid/"):]
+	if status, h, body := away.Do(http.MethodGet, path, "", nil); status != http.StatusOK || h.Get("Content-Type") != "video/mp4" || len(body) == 0 {
+		t.Errorf("node %d: GET %s: %d %q, %d bytes", away.ID, path, status, h.Get("Content-Type"), len(body))
+	}
+	for _, n := range c.Nodes {
+		checkBilledOnce(t, n, acct, task.ID, mustMoney(t, "0.20"))
+	}
 }

@@ -59,8 +59,9 @@ func mountTmpfs(t *testing.T, size string) string {
 	return dir
 }
 
-// fill writes a file into dir until the filesystem is full (ENOSPC), like a log that grew.
-func fill(t *testing.T, dir string) string {
+// fill writes a file into dir until the filesystem has less than leave bytes free (0: until
+// it is full, ENOSPC), like a log that grew.
+func fill(t *testing.T, dir string, leave int64) string {
 	t.Helper()
 	path := filepath.Join(dir, "filler")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600) // again: tops it up
@@ -70,6 +71,15 @@ func fill(t *testing.T, dir string) string {
 	defer f.Close()
 	chunk := make([]byte, 64<<10)
 	for {
+		if leave > 0 {
+			var st syscall.Statfs_t
+			if err := syscall.Statfs(dir, &st); err != nil {
+				t.Fatal(err)
+			}
+			if int64(st.Bavail)*st.Bsize < leave {
+				return path
+			}
+		}
 		if _, err := f.Write(chunk); err != nil {
 			if !errors.Is(err, syscall.ENOSPC) {
 				t.Fatalf("filling the disk: %v", err)
@@ -107,10 +117,14 @@ func TestFaultDiskFullUnderLoad(t *testing.T) {
 		name    string
 		minFree int64
 		pause   bool   // fill the disk between calls
+		leave   int64  // what the filler leaves free (0: none)
 		reason  string // in the "data directory full" line
 	}{
-		{"the reserve refuses before the disk is full", 10 << 20, false, "below the 10.0 MiB reserve"},
-		{"the ballast takes an ENOSPC in the WAL", -1, true, "(ENOSPC); ballast given up: true"},
+		// The filler stops 9 MiB short of full, below the reserve and above what a WAL rotation
+		// takes: a filler that ran to ENOSPC could race the reserve's check (the check passed,
+		// then the write met a full disk) and be caught by the ballast instead, as once in CI.
+		{"the reserve refuses before the disk is full", 10 << 20, false, 9 << 20, "below the 10.0 MiB reserve"},
+		{"the ballast takes an ENOSPC in the WAL", -1, true, 0, "(ENOSPC); ballast given up: true"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,7 +150,7 @@ func TestFaultDiskFullUnderLoad(t *testing.T) {
 			if c.pause {
 				l.pause.Lock()
 			}
-			filler := fill(t, mnt)
+			filler := fill(t, mnt, c.leave)
 			if c.pause {
 				l.pause.Unlock()
 			}
@@ -145,7 +159,7 @@ func TestFaultDiskFullUnderLoad(t *testing.T) {
 			// with no reserve then takes writes into (seen once in CI: 1.7 MB back after 104 ms).
 			for range 20 {
 				time.Sleep(100 * time.Millisecond)
-				fill(t, mnt)
+				fill(t, mnt, c.leave)
 			}
 			health := nodetest.Read(t, env.Do(http.MethodGet, "/healthz", "", ""))
 			if err := os.Remove(filler); err != nil {
