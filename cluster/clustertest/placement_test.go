@@ -15,8 +15,9 @@ import (
 )
 
 // TestEachAccountShardRunsOnItsVotersOnly: four nodes, four account shards, three replicas.
-// Each node runs the metadata shard and only the account shards placed on it (three voters
-// each, no non-voting replica anywhere), so each account shard runs on three nodes. An
+// Each node runs the metadata shard (three voters, the fourth node a non-voting replica) and
+// only the account shards placed on it (three voters each, no non-voting replica), so each
+// account shard runs on three nodes. An
 // account whose shard a node does not hold is served there in full: its calls (steps sent
 // to the shard's leader), and its reads, each the same on that node as on one holding the
 // shard: the quota view, the usage page, the credits history, GET /v1/key and
@@ -38,11 +39,14 @@ func TestEachAccountShardRunsOnItsVotersOnly(t *testing.T) {
 		}
 		var got, want []uint64
 		for _, s := range st.Shard {
+			if s.Shard == membership.MetaShard { // 3 voters of 4 nodes; the fourth follows
+				if !slices.Equal(s.Voters, []uint64{1, 2, 3}) || !slices.Equal(s.NonVoters, []uint64{4}) {
+					t.Errorf("node %d: the metadata shard has voters %v and non-voters %v, want [1 2 3] and [4]", n.ID, s.Voters, s.NonVoters)
+				}
+				continue
+			}
 			if len(s.NonVoters) != 0 {
 				t.Errorf("node %d: shard %d has non-voting replicas %v", n.ID, s.Shard, s.NonVoters)
-			}
-			if s.Shard == membership.MetaShard {
-				continue
 			}
 			got = append(got, s.Shard)
 			holders[s.Shard] = append(holders[s.Shard], n.ID)
@@ -121,6 +125,19 @@ func TestEachAccountShardRunsOnItsVotersOnly(t *testing.T) {
 	}
 	if status, _, b := away.Do(http.MethodGet, "/v1/generations/no-such-call", secret, nil); status != http.StatusNotFound {
 		t.Errorf("node %d: an unknown generation: %d %s, want 404", away.ID, status, b)
+	}
+
+	// A key revoked through node 1 is refused at once on node 4 too, which reads keys from
+	// its non-voting replica of the metadata shard under its read lease.
+	keyID, key := newKey(t, c.Nodes[3])
+	if status, b := c.Nodes[3].Chat(key); status != http.StatusOK {
+		t.Fatalf("node 4: chat with a new key: %d %s", status, b)
+	}
+	if status, b := c.Nodes[0].Admin(http.MethodDelete, "/admin/v1/keys/"+keyID, nil); status != http.StatusOK {
+		t.Fatalf("revoke: %d %s", status, b)
+	}
+	if status, b := c.Nodes[3].Chat(key); status != http.StatusUnauthorized || !strings.Contains(string(b), "this API key has been revoked") {
+		t.Errorf("node 4 right after the revocation: %d %s, want 401 revoked", status, b)
 	}
 }
 

@@ -206,6 +206,23 @@ func (f File) AccountShards() []uint64 {
 	return out
 }
 
+// MetaVoters are the metadata shard's founding voters: the first 5 peers in id order when
+// there are 5 or more, the first 3 when there are 3 or 4, else all. Every other founding
+// peer follows it as a non-voting replica (it reads keys from its own copy all the same):
+// a commit then waits for 3 of 5 at most, whatever the cluster's size.
+func (f File) MetaVoters() []Peer {
+	sorted := slices.Clone(f.Peers)
+	slices.SortFunc(sorted, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
+	n := len(sorted)
+	switch {
+	case n >= 5:
+		n = 5
+	case n >= 3:
+		n = 3
+	}
+	return sorted[:n]
+}
+
 // Voters are the founding voters of account shard: Replicas consecutive peers (in id order)
 // starting at the shard id modulo the peer count, so shards spread evenly and every node
 // computes the same set.

@@ -81,3 +81,21 @@ func TestCreateWritesOnceAndLoadReadsItBack(t *testing.T) {
 		t.Errorf("Load of a directory without a cluster file: %v, %v", ok, err)
 	}
 }
+
+func TestTheMetadataShardHasThreeOrFiveFoundingVoters(t *testing.T) {
+	for _, c := range []struct{ peers, voters int }{{1, 1}, {2, 2}, {3, 3}, {4, 3}, {5, 5}, {6, 5}, {9, 5}} {
+		var f File
+		for id := c.peers; id >= 1; id-- { // out of order: the lowest ids vote
+			f.Peers = append(f.Peers, Peer{ID: uint64(id), Addr: fmt.Sprintf("10.0.0.%d:7001", id)})
+		}
+		got := f.MetaVoters()
+		if len(got) != c.voters {
+			t.Errorf("%d peers: %d metadata voters, want %d", c.peers, len(got), c.voters)
+		}
+		for i, p := range got {
+			if p.ID != uint64(i+1) {
+				t.Errorf("%d peers: voter %d is node %d, want %d", c.peers, i, p.ID, i+1)
+			}
+		}
+	}
+}

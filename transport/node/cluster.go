@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -97,8 +98,8 @@ func checkCluster(cfg Config) error {
 }
 
 // startCluster starts the engine and this node's shards over store: the metadata shard on
-// every founding peer as a voter (a joined node as a non-voter), and each account shard on
-// its voters (membership.File.Voters), and the rest as a non-voting replica (startShards).
+// every node (a voter on membership.File.MetaVoters, a non-voting replica elsewhere) and the
+// account shards this node holds (startShards).
 func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 	f := *cfg.Cluster
 	ecfg := engineConfig(f, cfg.DataDir)
@@ -163,12 +164,19 @@ func startCluster(cfg Config, store *persistence.Store) (*clusterNode, error) {
 func (c *clusterNode) startShards(store *persistence.Store) error {
 	f := c.file
 	metaFactory := func(_, _ uint64) cluster.StateMachine { return c.metaSM }
-	var metaVoters map[uint64]string
-	if !f.Join {
-		metaVoters = addrs(f.Peers)
+	var metaVoters map[uint64]string // nil: joins it, non-voting
+	if v := addrs(f.MetaVoters()); !f.Join && v[f.NodeID] != "" {
+		metaVoters = v
 	}
 	if err := c.start(membership.MetaShard, metaVoters, metaFactory); err != nil {
 		return err
+	}
+	if !f.Join {
+		c.engine.OnLeaderChange(func(shard, leader uint64) {
+			if shard == membership.MetaShard && leader == f.NodeID {
+				supervise.Go("node.meta-followers", c.addMetaFollowers)
+			}
+		})
 	}
 	held, stored, err := loadShardSet(store)
 	if err != nil {
@@ -191,6 +199,25 @@ func (c *clusterNode) startShards(store *persistence.Store) error {
 		}
 	}
 	return nil
+}
+
+// addMetaFollowers makes each founding peer that is not a voter of the metadata shard a
+// non-voting replica of it, once this node leads it: such a peer started the shard as a
+// joiner and waits to be added. Adding one already there changes nothing; a peer removed
+// from the cluster is refused, which is what removal means.
+func (c *clusterNode) addMetaFollowers() {
+	voters := addrs(c.file.MetaVoters())
+	for _, p := range c.file.Peers {
+		if voters[p.ID] != "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), memberChangeTimeout)
+		err := c.engine.AddNonVoting(ctx, membership.MetaShard, p.ID, p.Addr)
+		cancel()
+		if err != nil {
+			slog.Debug("a founding peer was not added to the metadata shard", "node", p.ID, "err", err)
+		}
+	}
 }
 
 // startAccountShard runs this node's replica of account shard s as the shard set says it
