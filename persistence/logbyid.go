@@ -75,7 +75,7 @@ func (s *Store) LogEntry(accountID, rid string) (LogEntry, error) {
 		return LogEntry{}, fmt.Errorf("log entry: %w", err)
 	}
 	if rid == "" || len(rid) > maxLogIDLen || !printableASCII(rid) {
-		return LogEntry{}, ErrNotFound
+		return LogEntry{}, notFound("log entry", rid)
 	}
 	var k []byte
 	err := ErrNotFound
@@ -90,16 +90,16 @@ func (s *Store) LogEntry(accountID, rid string) (LogEntry, error) {
 		k = textLogKey(accountID, nanos, rid)
 	}
 	if err != nil {
-		return LogEntry{}, logEntryErr(accountID, err)
+		return LogEntry{}, logEntryErr(accountID, rid, err)
 	}
 	val, closer, err := s.db.Get(k)
 	if err != nil {
-		return LogEntry{}, logEntryErr(accountID, mapNotFound(err))
+		return LogEntry{}, logEntryErr(accountID, rid, mapNotFound(err))
 	}
 	defer closer.Close()
 	e, err := s.logDecoder(accountID).decodeLogPair(k, val)
 	if err != nil {
-		return LogEntry{}, logEntryErr(accountID, err)
+		return LogEntry{}, logEntryErr(accountID, rid, err)
 	}
 	return e, nil
 }
@@ -151,9 +151,9 @@ func (s *Store) logEntryTime(idKey []byte) (int64, error) {
 	return int64(binary.BigEndian.Uint64(val)), nil
 }
 
-func logEntryErr(accountID string, err error) error {
+func logEntryErr(accountID, rid string, err error) error {
 	if errors.Is(err, ErrNotFound) {
-		return ErrNotFound
+		return notFound("log entry", rid)
 	}
 	return fmt.Errorf("log entry of %s: %w", accountID, err)
 }

@@ -13,12 +13,25 @@ import (
 //
 // An account in the cache shares its slices and maps with the one an Update works on: that
 // Update either commits (and puts its own back) or fails (and the cache is emptied).
-type accountCache struct{ m map[string]step.Account }
+type accountCache struct{ m boundedMap[step.Account] }
 
-// maxCachedAccounts bounds the cache per shard; past it an arbitrary account makes room.
+// maxCachedAccounts bounds the caches per shard; past it an arbitrary account makes room.
 const maxCachedAccounts = 2048
 
-func newAccountCache() *accountCache { return &accountCache{m: map[string]step.Account{}} }
+// boundedMap holds at most maxCachedAccounts accounts' values.
+type boundedMap[V any] map[string]V
+
+func (m boundedMap[V]) put(name string, v V) {
+	if _, ok := m[name]; !ok && len(m) >= maxCachedAccounts {
+		for k := range m {
+			delete(m, k)
+			break
+		}
+	}
+	m[name] = v
+}
+
+func newAccountCache() *accountCache { return &accountCache{m: boundedMap[step.Account]{}} }
 
 // get and put on a nil cache (a state machine not opened) find and keep nothing.
 func (c *accountCache) get(name string) (step.Account, bool) {
@@ -30,16 +43,9 @@ func (c *accountCache) get(name string) (step.Account, bool) {
 }
 
 func (c *accountCache) put(name string, a step.Account) {
-	if c == nil {
-		return
+	if c != nil {
+		c.m.put(name, a)
 	}
-	if _, ok := c.m[name]; !ok && len(c.m) >= maxCachedAccounts {
-		for k := range c.m {
-			delete(c.m, k)
-			break
-		}
-	}
-	c.m[name] = a
 }
 
 // writtenAccounts is the encoded form of the accounts committed Updates last wrote, for
@@ -49,7 +55,7 @@ func (c *accountCache) put(name string, a step.Account) {
 // and clear empties the set when an Update fails or the state is replaced.
 type writtenAccounts struct {
 	mu sync.Mutex
-	m  map[string][]byte
+	m  boundedMap[[]byte]
 }
 
 func (w *writtenAccounts) get(name string) ([]byte, bool) {
@@ -63,15 +69,9 @@ func (w *writtenAccounts) put(name string, enc []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.m == nil {
-		w.m = map[string][]byte{}
+		w.m = boundedMap[[]byte]{}
 	}
-	if _, ok := w.m[name]; !ok && len(w.m) >= maxCachedAccounts {
-		for k := range w.m {
-			delete(w.m, k)
-			break
-		}
-	}
-	w.m[name] = enc
+	w.m.put(name, enc)
 }
 
 func (w *writtenAccounts) clear() {

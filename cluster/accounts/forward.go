@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -104,8 +105,9 @@ type HTTPForward struct {
 	// TLS asks for it (bench).
 	Scheme string
 
-	mu    sync.Mutex
-	addrs map[uint64]string
+	mu       sync.Mutex
+	addrs    map[uint64]string
+	reloaded time.Time // when Nodes last read the replicas' addresses
 }
 
 // Step implements Forward.
@@ -160,21 +162,14 @@ func (f *HTTPForward) Addr(ctx context.Context, node, shard uint64) (string, err
 	if a, ok := f.known(node); ok {
 		return a, nil
 	}
-	for _, s := range append([]uint64{shard}, f.Shards...) {
-		peers, err := Peers(f.Store, s)
-		if err != nil {
-			return "", err
-		}
-		f.learn(peers)
-		if a, ok := f.known(node); ok {
-			return a, nil
-		}
+	if err := f.reload(append([]uint64{shard}, f.Shards...)); err != nil {
+		return "", err
+	}
+	if a, ok := f.known(node); ok {
+		return a, nil
 	}
 	f.mu.Lock()
-	others := make([]string, 0, len(f.addrs))
-	for _, a := range f.addrs {
-		others = append(others, a)
-	}
+	others := slices.Collect(maps.Values(f.addrs))
 	f.mu.Unlock()
 	for _, a := range others {
 		if peers, err := f.askNodes(ctx, a); err == nil {
@@ -187,13 +182,31 @@ func (f *HTTPForward) Addr(ctx context.Context, node, shard uint64) (string, err
 	return "", fmt.Errorf("accounts: node %d has published no address that this node knows", node)
 }
 
-// Nodes are the nodes whose internal address this node knows (from its replicas), in id
-// order: where to look for a shard's leader when the shard's placed voters do not know it.
+// reload learns the addresses published in shards, as this node's replicas have them.
+func (f *HTTPForward) reload(shards []uint64) error {
+	peers, err := PeersOf(f.Store, shards)
+	if err != nil {
+		return err
+	}
+	f.learn(peers)
+	f.mu.Lock()
+	f.reloaded = time.Now()
+	f.mu.Unlock()
+	return nil
+}
+
+// nodesReload is how often Nodes reads the addresses from the replicas again.
+const nodesReload = time.Second
+
+// Nodes are the nodes whose internal address this node knows (from its replicas, read
+// again at most every nodesReload), in id order: where to look for a shard's leader when
+// the shard's placed voters do not know it.
 func (f *HTTPForward) Nodes() []uint64 {
-	for _, s := range f.Shards {
-		if peers, err := Peers(f.Store, s); err == nil {
-			f.learn(peers)
-		}
+	f.mu.Lock()
+	stale := time.Since(f.reloaded) > nodesReload
+	f.mu.Unlock()
+	if stale {
+		f.reload(f.Shards) // on a failed read, the addresses known so far
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

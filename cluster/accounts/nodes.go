@@ -129,6 +129,26 @@ func Peers(store *persistence.Store, shard uint64) ([]NodeAddr, error) {
 	return out, err
 }
 
+// PeersOf are the nodes that published an internal address in any of shards, as this
+// node's replicas have them, each once (in the first shard that has it), in shard order.
+func PeersOf(store *persistence.Store, shards []uint64) ([]NodeAddr, error) {
+	seen := map[uint64]bool{}
+	var out []NodeAddr
+	for _, s := range shards {
+		peers, err := Peers(store, s)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range peers {
+			if !seen[p.ID] {
+				seen[p.ID] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
 // AssetHolders finds asset id among shards first … first+shards-1 on this node's replicas:
 // the shard it is in and the nodes holding it (ok false when no shard lists it).
 func AssetHolders(store *persistence.Store, first uint64, shards int, id string) (shard uint64, holders []uint64, ok bool, err error) {

@@ -45,23 +45,6 @@ func (a readAnswer) err() error {
 	return nil
 }
 
-// refusalOf is a store's refusal as it crosses to another node: its typed error, or a bare
-// kind (persistence.ErrNotFound) with its message.
-func refusalOf(err error) (*meta.Refusal, bool) {
-	if r, ok := meta.RefusalOf(err); ok {
-		return r, true
-	}
-	for _, k := range []struct {
-		name string
-		kind error
-	}{{"not_found", persistence.ErrNotFound}, {"invalid", persistence.ErrInvalid}} {
-		if errors.Is(err, k.kind) {
-			return &meta.Refusal{Kind: k.name, Msg: err.Error()}, true
-		}
-	}
-	return nil, false
-}
-
 // Reads is a cluster node's reads of what the account shards hold beyond the quota state
 // (the request log, credit grants, video tasks, asset holders): from this node's replica
 // when it holds the account's shard, else from a node that does. It also answers other
@@ -77,10 +60,10 @@ func NewReads(o *Owner, store *persistence.Store) *Reads { return &Reads{o: o, s
 // QueryLog implements the request-log reader of the usage pages and GET /v1/key.
 func (r *Reads) QueryLog(q persistence.LogQuery) (persistence.LogPage, error) {
 	var page persistence.LogPage
-	if r.o.holds(r.o.Shard(q.Account)) {
-		return r.store.QueryLog(q)
+	if shard := r.o.Shard(q.Account); !r.o.holds(shard) {
+		return page, r.elsewhere(shard, &ShardRead{Log: &q}, &page)
 	}
-	return page, r.elsewhere(r.o.Shard(q.Account), &ShardRead{Log: &q}, &page)
+	return r.store.QueryLog(q)
 }
 
 // LogEntry implements the reader of GET /v1/generations/{id}.
@@ -156,10 +139,20 @@ func (r *Reads) elsewhere(shard uint64, read *ShardRead, out any) error {
 	return nil
 }
 
-// notHeld yields the account shards with no replica on this node.
-func (o *Owner) notHeld() func(func(uint64) bool) {
+// shards yields the account shards; notHeld those with no replica on this node.
+func (o *Owner) shards() func(func(uint64) bool) {
 	return func(yield func(uint64) bool) {
 		for s := o.first; s < o.first+uint64(len(o.batchers)); s++ {
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+func (o *Owner) notHeld() func(func(uint64) bool) {
+	return func(yield func(uint64) bool) {
+		for s := range o.shards() {
 			if !o.holds(s) && !yield(s) {
 				return
 			}
@@ -173,7 +166,7 @@ func (r *Reads) ServeRead(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	if shard < r.o.first || shard >= r.o.first+uint64(len(r.o.batchers)) || !r.o.holds(shard) {
+	if r.o.leadingOf(shard) == nil || !r.o.holds(shard) {
 		r.o.misdirected(w, shard, &NotLeaderError{})
 		return
 	}
@@ -194,7 +187,7 @@ func (r *Reads) ServeRead(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	if err != nil {
-		refusal, ok := refusalOf(err)
+		refusal, ok := meta.RefusalOf(err) // a store refusal crosses as itself
 		if !ok {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
@@ -237,23 +230,16 @@ func (r *Reads) local(ctx context.Context, shard uint64, read *ShardRead) (any, 
 // published in the shards this node holds, so a node that shares no shard with another
 // can still find it.
 func (r *Reads) ServeNodes(w http.ResponseWriter, _ *http.Request) {
-	seen := map[uint64]bool{}
-	var out []NodeAddr
-	for s := r.o.first; s < r.o.first+uint64(len(r.o.batchers)); s++ {
-		if !r.o.holds(s) {
-			continue
+	var held []uint64
+	for s := range r.o.shards() {
+		if r.o.holds(s) {
+			held = append(held, s)
 		}
-		peers, err := Peers(r.store, s)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		for _, p := range peers {
-			if !seen[p.ID] {
-				seen[p.ID] = true
-				out = append(out, p)
-			}
-		}
+	}
+	out, err := PeersOf(r.store, held)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
 	}
 	body, err := msgpack.Marshal(out)
 	if err != nil {

@@ -48,11 +48,14 @@ func newRouter(voters func(shard uint64) []uint64) *router {
 // target is the node to send shard's next try to; ok false when there is none to ask.
 func (r *router) target(shard uint64) (uint64, bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if n, ok := r.hint[shard]; ok && n != r.self {
+	n, ok := r.hint[shard]
+	r.mu.Unlock()
+	if ok && n != r.self {
 		return n, true
 	}
-	vs := r.voters(shard)
+	vs := r.voters(shard) // outside the lock: it may read the replicas' addresses
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for range vs {
 		n := vs[r.turn[shard]%len(vs)]
 		if n != r.self {

@@ -256,7 +256,6 @@ func (m *StateMachine) Sync() error { return m.store.SyncWAL() }
 // Close releases nothing: the store is the node's.
 func (m *StateMachine) Close() error { return nil }
 
-// loadAccount decodes the account stored at key (the zero Account when there is none).
 // appliedAccount is acct as this replica has applied it: from what the last Update that
 // changed it wrote, else read from the store.
 func (m *StateMachine) appliedAccount(acct string) (step.Account, error) {
@@ -270,6 +269,7 @@ func (m *StateMachine) appliedAccount(acct string) (step.Account, error) {
 	return loadAccount(m.store.GetRaw, m.acctKey(acct))
 }
 
+// loadAccount decodes the account stored at key (the zero Account when there is none).
 func loadAccount(get func([]byte) ([]byte, error), key []byte) (step.Account, error) {
 	var a step.Account
 	v, err := get(key)

@@ -20,11 +20,9 @@ type Tasks struct {
 	reads *Reads
 }
 
-// NewTasks writes through o's shards and reads store, this node's replica of them (or a
-// holder's, for a shard with no replica here).
-func NewTasks(o *Owner, store *persistence.Store) *Tasks {
-	return &Tasks{o: o, store: store, reads: NewReads(o, store)}
-}
+// NewTasks writes through the shards of r's Owner and reads through r: this node's
+// replicas, or a holder's for a shard with no replica here.
+func NewTasks(r *Reads) *Tasks { return &Tasks{o: r.o, store: r.store, reads: r} }
 
 // CreateTask proposes a new task; an id taken is persistence.ErrConflict. t.Rev becomes 1.
 func (t *Tasks) CreateTask(v *persistence.VideoTask) error { return t.change(TaskCreate, v) }

@@ -46,55 +46,40 @@ func (c *clusterNode) registerInternal(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+internalShards, func(w http.ResponseWriter, r *http.Request) {
 		writeJSONBody(w, http.StatusOK, c.statusView(r.Context()).Shard)
 	})
-	mux.HandleFunc("POST "+internalShards+"/{shard}/members", c.serveMemberOp)
-	mux.HandleFunc("POST "+internalShards+"/{shard}/replica", c.serveReplicaOp)
+	mux.HandleFunc("POST "+internalShards+"/{shard}/members", internalOp(func(ctx context.Context, shard uint64, op memberOp) (int, error) {
+		if !c.runs(shard) {
+			return http.StatusMisdirectedRequest, fmt.Errorf("node %d runs no replica of shard %d", c.file.NodeID, shard)
+		}
+		return http.StatusServiceUnavailable, c.memberOpHere(ctx, shard, op)
+	}))
+	mux.HandleFunc("POST "+internalShards+"/{shard}/replica", internalOp(func(ctx context.Context, shard uint64, op replicaOp) (int, error) {
+		return http.StatusServiceUnavailable, c.replicaOpHere(ctx, shard, op)
+	}))
 }
 
-func internalShard(w http.ResponseWriter, r *http.Request, v any) (uint64, bool) {
-	shard, err := strconv.ParseUint(r.PathValue("shard"), 10, 64)
-	if err != nil || shard == 0 {
-		http.Error(w, "shard: not a shard id", http.StatusBadRequest)
-		return 0, false
+// internalOp is the handler of an operation on a shard: the shard from the path, the
+// operation (T) from the JSON body, then do, bounded by memberChangeTimeout; 204 when it
+// returns no error, else the status it returns with it.
+func internalOp[T any](do func(ctx context.Context, shard uint64, op T) (int, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		shard, err := strconv.ParseUint(r.PathValue("shard"), 10, 64)
+		if err != nil || shard == 0 {
+			http.Error(w, "shard: not a shard id", http.StatusBadRequest)
+			return
+		}
+		var op T
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&op); err != nil {
+			http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
+		defer cancel()
+		if status, err := do(ctx, shard, op); err != nil {
+			http.Error(w, err.Error(), status)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(v); err != nil {
-		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
-		return 0, false
-	}
-	return shard, true
-}
-
-func (c *clusterNode) serveMemberOp(w http.ResponseWriter, r *http.Request) {
-	var op memberOp
-	shard, ok := internalShard(w, r, &op)
-	if !ok {
-		return
-	}
-	if !c.runs(shard) {
-		http.Error(w, fmt.Sprintf("node %d runs no replica of shard %d", c.file.NodeID, shard), http.StatusMisdirectedRequest)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
-	defer cancel()
-	if err := c.memberOpHere(ctx, shard, op); err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (c *clusterNode) serveReplicaOp(w http.ResponseWriter, r *http.Request) {
-	var op replicaOp
-	shard, ok := internalShard(w, r, &op)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
-	defer cancel()
-	if err := c.replicaOpHere(ctx, shard, op); err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // runs reports whether shard runs on this node.
@@ -147,33 +132,33 @@ func (c *clusterNode) replicaOpHere(ctx context.Context, shard uint64, op replic
 }
 
 // internalCall sends a request to node's internal listener; a 2xx is success.
-func (c *clusterNode) internalCall(ctx context.Context, node uint64, method, path string, body any) ([]byte, int, error) {
+func (c *clusterNode) internalCall(ctx context.Context, node uint64, method, path string, body any) ([]byte, error) {
 	addr, err := c.fwd.Addr(ctx, node, membership.FirstAccountShard)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, "https://"+addr+path, rd)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	resp, err := c.internal.Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("node %d: %w", node, err)
+		return nil, fmt.Errorf("node %d: %w", node, err)
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, maxShardViewsBody))
 	if err == nil && resp.StatusCode/100 != 2 {
 		err = fmt.Errorf("node %d answered %d: %s", node, resp.StatusCode, bytes.TrimSpace(out))
 	}
-	return out, resp.StatusCode, err
+	return out, err
 }
 
 // nodes are the cluster's members (the metadata shard's voters and non-voters) by id, with
@@ -202,22 +187,12 @@ func (c *clusterNode) clusterShards(ctx context.Context) (views map[uint64]Shard
 			views[v.Shard] = v
 		}
 	}
-	for _, v := range c.statusView(ctx).Shard {
-		keep(v)
-	}
 	nodes, err := c.nodes(ctx)
 	if err != nil {
-		return views, []error{err}
+		nodes, errs = map[uint64]string{c.file.NodeID: c.file.RaftAddr}, []error{err}
 	}
 	for _, id := range slices.Sorted(maps.Keys(nodes)) {
-		if id == c.file.NodeID {
-			continue
-		}
-		b, _, err := c.internalCall(ctx, id, http.MethodGet, internalShards, nil)
-		var theirs []ShardView
-		if err == nil {
-			err = json.Unmarshal(b, &theirs)
-		}
+		theirs, err := c.shardsOf(ctx, id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -227,6 +202,19 @@ func (c *clusterNode) clusterShards(ctx context.Context) (views map[uint64]Shard
 		}
 	}
 	return views, errs
+}
+
+// shardsOf is node's view of the shards it runs (this node's own, or asked of it).
+func (c *clusterNode) shardsOf(ctx context.Context, node uint64) ([]ShardView, error) {
+	if node == c.file.NodeID {
+		return c.statusView(ctx).Shard, nil
+	}
+	b, err := c.internalCall(ctx, node, http.MethodGet, internalShards, nil)
+	if err != nil {
+		return nil, err
+	}
+	var views []ShardView
+	return views, json.Unmarshal(b, &views)
 }
 
 func better(a, b ShardView) bool {
@@ -248,7 +236,7 @@ func (c *clusterNode) onShard(ctx context.Context, view ShardView, op memberOp) 
 	targets := slices.DeleteFunc(append([]uint64{view.Leader}, view.Voters...), func(n uint64) bool { return n == 0 })
 	last := fmt.Errorf("shard %d has no voter to ask", view.Shard)
 	for _, n := range targets {
-		if _, _, err := c.internalCall(ctx, n, http.MethodPost, fmt.Sprintf("%s/%d/members", internalShards, view.Shard), op); err != nil {
+		if _, err := c.internalCall(ctx, n, http.MethodPost, fmt.Sprintf("%s/%d/members", internalShards, view.Shard), op); err != nil {
 			last = err
 			continue
 		}
@@ -262,19 +250,16 @@ func (c *clusterNode) onNode(ctx context.Context, node, shard uint64, op replica
 	if node == c.file.NodeID {
 		return c.replicaOpHere(ctx, shard, op)
 	}
-	_, _, err := c.internalCall(ctx, node, http.MethodPost, fmt.Sprintf("%s/%d/replica", internalShards, shard), op)
+	_, err := c.internalCall(ctx, node, http.MethodPost, fmt.Sprintf("%s/%d/replica", internalShards, shard), op)
 	return err
 }
-
-// ReplicaMove is one account shard's voter moved by a rebalance.
-type ReplicaMove = membership.Move
 
 // moveReplica moves shard's voter m.From to m.To: m.To joins as a non-voting replica (or
 // is one already, a joined node), catches up, is made a voter; then m.From hands over the
 // leadership if it has it, leaves the shard and stops its replica. The shard keeps its
 // number of voters but for the moment between the promotion and the removal. With From 0
 // the shard only gains m.To.
-func (c *clusterNode) moveReplica(ctx context.Context, m ReplicaMove, view ShardView, addrs map[uint64]string) error {
+func (c *clusterNode) moveReplica(ctx context.Context, m membership.Move, view ShardView, addrs map[uint64]string) error {
 	to := addrs[m.To]
 	if to == "" {
 		return fmt.Errorf("node %d is no member of the cluster", m.To)
@@ -318,16 +303,7 @@ func (c *clusterNode) waitReplica(ctx context.Context, node, shard, applied uint
 	ctx, cancel := context.WithTimeout(ctx, replicaCatchUpWait)
 	defer cancel()
 	for {
-		var views []ShardView
-		var err error
-		if node == c.file.NodeID {
-			views = c.statusView(ctx).Shard
-		} else {
-			var b []byte
-			if b, _, err = c.internalCall(ctx, node, http.MethodGet, internalShards, nil); err == nil {
-				err = json.Unmarshal(b, &views)
-			}
-		}
+		views, err := c.shardsOf(ctx, node)
 		if err == nil {
 			for _, v := range views {
 				if v.Shard == shard && !v.Pending && v.Applied >= applied {

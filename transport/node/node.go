@@ -217,7 +217,7 @@ func Start(cfg Config) (*Node, error) {
 			n.shutdownActors()
 			return nil, err
 		}
-		clusterTasks = accounts.NewTasks(n.cluster.owner, store)
+		clusterTasks = accounts.NewTasks(n.cluster.reads)
 		videoDeps.Tasks, videoDeps.Placement, videoDeps.Copies = clusterTasks, n.cluster.leads, n.cluster.assets
 		apiAssets = clusterAssetFiles{assetFiles{files}, n.cluster.assets}
 	}
