@@ -127,13 +127,26 @@ func OpenWith(dir string, o Options) (*Store, error) {
 // of keys and accounts is cached (keycache.go, accountcache.go): a 2 MiB cache and 1 MiB
 // memtables, 4 MiB in all, where 8 MiB and Pebble's 4 MiB kept 16 MiB resident once a node
 // had written 8 MiB. A cluster node, whose shards read the store on every step, keeps 64
-// MiB of cache (ClusterCacheBytes).
+// MiB of cache, and writes every step of its shards: 16 MiB memtables, where 1 MiB ones
+// filled faster than they flushed under load and stalled the shards' applies (ForCluster).
 const (
 	defaultCacheBytes    = 2 << 20
 	defaultMemTableBytes = 1 << 20
-	// ClusterCacheBytes is a cluster node's block cache unless it is set.
-	ClusterCacheBytes = 64 << 20
+	// ClusterCacheBytes and ClusterMemTableBytes are a cluster node's unless they are set.
+	ClusterCacheBytes    = 64 << 20
+	ClusterMemTableBytes = 16 << 20
 )
+
+// ForCluster is o with a cluster node's cache and memtable where o leaves them unset.
+func (o Options) ForCluster() Options {
+	if o.CacheBytes == 0 {
+		o.CacheBytes = ClusterCacheBytes
+	}
+	if o.MemTableBytes == 0 {
+		o.MemTableBytes = ClusterMemTableBytes
+	}
+	return o
+}
 
 func (o *Options) memoryDefaults() {
 	if o.CacheBytes <= 0 {

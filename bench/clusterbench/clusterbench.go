@@ -129,6 +129,9 @@ type Cell struct {
 	// StepsPerProposal is quota steps (2 per charge) per committed Raft entry: how much the
 	// batchers packed (null on the single node).
 	StepsPerProposal *float64 `json:"steps_per_proposal"`
+	// StepsPerForward is forwarded steps per request that carried them to another node (null
+	// when none was forwarded).
+	StepsPerForward *float64 `json:"steps_per_forwarded_batch"`
 	// FromMemory is the share of admissions a shard's leader answered from memory, before
 	// their entries committed (cluster only).
 	FromMemory *float64 `json:"admits_from_memory"`
@@ -282,16 +285,19 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 	run := Cell{Nodes: nodes, Path: path, MutualTLS: path == PathCluster, InFlight: sh.inFlight, Rate: sh.rate, Reps: b.cfg.Reps}
 	admit, charge, forwarded := load.NewHistogram(), load.NewHistogram(), load.NewHistogram()
 	var rates []float64
-	var steps, entries, fromMemory uint64
+	var steps, entries, fromMemory, batches, batched uint64
 	var cpu time.Duration
 	for rep := 1; rep <= b.cfg.Reps; rep++ {
 		if b.cfg.Warmup > 0 {
 			b.load(d.members, sh, b.cfg.Warmup, l).run(ctx)
 		}
 		applied0, memory0, cpu0 := d.committed(), d.fromMemory(), processCPU()
+		batches0, batched0 := d.forwardBatches()
 		res := b.load(d.members, sh, b.cfg.Duration, l).run(ctx)
 		cpu += processCPU() - cpu0
 		fromMemory += d.fromMemory() - memory0
+		batches1, batched1 := d.forwardBatches()
+		batches, batched = batches+batches1-batches0, batched+batched1-batched0
 		if err := ctx.Err(); err != nil {
 			return run, err
 		}
@@ -320,6 +326,10 @@ func (b *bench) cell(ctx context.Context, d *deployment, nodes int, path string,
 		run.StepsPerProposal = &v
 		if f := forwarded.Summarize(); f.Count > 0 {
 			run.Forwarded = &f
+		}
+		if batches > 0 {
+			v := round(float64(batched)/float64(batches), 2)
+			run.StepsPerForward = &v
 		}
 		if run.Charges > 0 {
 			m := round(float64(fromMemory)/float64(run.Charges), 2)

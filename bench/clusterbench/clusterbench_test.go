@@ -52,6 +52,10 @@ func TestClusterScenarioChargesExactlyAndMeasuresEveryCellAndKill(t *testing.T) 
 		if (c.FromMemory != nil && *c.FromMemory > 0) != (w.nodes == 3) || spread && (c.Forwarded == nil || c.Forwarded.Count == 0) || w.nodes == 1 && c.Forwarded != nil {
 			t.Errorf("cell %d: admits from memory %s, forwarded %+v", i, optFloat(c.FromMemory), c.Forwarded)
 		}
+		// Forwarded steps travel in batches: at least one step per request sent.
+		if spread && (c.StepsPerForward == nil || *c.StepsPerForward < 1) || w.nodes == 1 && c.StepsPerForward != nil {
+			t.Errorf("cell %d: forwarded steps per batch %s", i, optFloat(c.StepsPerForward))
+		}
 	}
 	if len(r.Memory) != 3 || r.Memory[0].Nodes != 1 || r.Memory[1].Nodes != 3 || r.Memory[1].AfterMiB <= 0 || r.Memory[2].Path != PathPlain {
 		t.Errorf("memory %+v", r.Memory)

@@ -15,13 +15,13 @@ func (r *Report) Markdown() string {
 		"1 node on its account actors, and %d engine nodes in this process with mutual TLS over %d account shards of %d voters each (RTT %d ms, election %d RTT, heartbeat %d RTT, %d log DB shard(s), %d step workers), "+
 		"%d accounts round-robin. Targets (reported, not asserted): %s.\n\n",
 		r.Nodes, r.Shards, r.Replicas, r.Engine.RTTMillisecond, r.Engine.ElectionRTT, r.Engine.HeartbeatRTT, r.Engine.LogDBShards, r.Engine.ExecShards, r.Accounts, r.Targets)
-	b.WriteString("| nodes | TLS | load | charges/s (range) | admit p50 ms | admit p99 ms | admit max ms | charge p50 ms | charge p99 ms | forwarded admit p50/p99 ms | steps/proposal | admits from memory | CPU ms per charge per node | errors | ledger exact |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| nodes | TLS | load | charges/s (range) | admit p50 ms | admit p99 ms | admit max ms | charge p50 ms | charge p99 ms | forwarded admit p50/p99 ms | steps/forward | steps/proposal | admits from memory | CPU ms per charge per node | errors | ledger exact |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {
-		fmt.Fprintf(&b, "| %d | %s | %s | %.0f (%.0f–%.0f) | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %.3f | %s | %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %s | %.0f (%.0f–%.0f) | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.3f | %s | %s |\n",
 			run.Nodes, tlsText(run), shape{run.InFlight, run.Rate}, run.ChargesPerSecond.Median, run.ChargesPerSecond.Min, run.ChargesPerSecond.Max,
 			run.Admit.P50/1000, run.Admit.P99/1000, run.Admit.Max/1000, run.Charge.P50/1000, run.Charge.P99/1000,
-			forwardedText(run.Forwarded), optFloat(run.StepsPerProposal), optFloat(run.FromMemory), run.CPUPerChargeMS, errorsText(run.Errors, run.ErrorSample), optBool(run.LedgerExact))
+			forwardedText(run.Forwarded), optFloat(run.StepsPerForward), optFloat(run.StepsPerProposal), optFloat(run.FromMemory), run.CPUPerChargeMS, errorsText(run.Errors, run.ErrorSample), optBool(run.LedgerExact))
 	}
 	b.WriteString("\n")
 	for _, m := range r.Memory {

@@ -33,7 +33,8 @@ type member struct {
 	eng   *engine.Node
 	owner *accounts.Owner
 	steps *http.Server // its internal listener: steps forwarded to the shards it leads
-	sms   sync.Map     // its replicas, by shard
+	fwd   *accounts.HTTPForward
+	sms   sync.Map // its replicas, by shard
 	held  map[uint64]bool
 }
 
@@ -90,7 +91,7 @@ func startCluster(dir string, nodes, replicas, shards int, plain bool) (*deploym
 			m.cfg.CertFile = filepath.Join(certDir, certs.NodeCertFile(nodeName(id)))
 			m.cfg.KeyFile = filepath.Join(certDir, certs.NodeKeyFile(nodeName(id)))
 		}
-		if m.store, err = persistence.Open(filepath.Join(m.cfg.DataDir, "pebble")); err != nil {
+		if m.store, err = persistence.OpenWith(filepath.Join(m.cfg.DataDir, "pebble"), persistence.Options{}.ForCluster()); err != nil {
 			d.close()
 			return nil, err
 		}
@@ -202,7 +203,7 @@ func (d *deployment) serveSteps(m *member) error {
 		Voters: func(s uint64) []uint64 { return slices.Sorted(maps.Keys(voters[s])) }})
 	reads := accounts.NewReads(m.owner, m.store)
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+accounts.StepPath+"{shard}", m.owner.ServeStep)
+	mux.HandleFunc("POST "+accounts.StepsPath, m.owner.ServeSteps)
 	mux.HandleFunc("POST "+accounts.ReadPath+"{shard}", reads.ServeRead)
 	mux.HandleFunc("GET "+accounts.NodesPath, reads.ServeNodes)
 	m.steps = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -213,7 +214,8 @@ func (d *deployment) serveSteps(m *member) error {
 		sm, _ := v.(*accounts.StateMachine)
 		return sm
 	}
-	m.owner.LeadAdmissions(m.id, local, &accounts.HTTPForward{Client: client, Store: m.store, Shards: d.shards, Scheme: scheme})
+	m.fwd = &accounts.HTTPForward{Client: client, Store: m.store, Shards: d.shards, Scheme: scheme}
+	m.owner.LeadAdmissions(m.id, local, m.fwd)
 	addr, owner := ln.Addr().String(), m.owner
 	for _, shard := range d.shards {
 		go func() {
@@ -310,6 +312,18 @@ func (d *deployment) fromMemory() uint64 {
 		}
 	}
 	return n
+}
+
+// forwardBatches is how many batches of forwarded steps the members sent so far, and the
+// steps they carried.
+func (d *deployment) forwardBatches() (batches, steps uint64) {
+	for _, m := range d.members {
+		if m.fwd != nil {
+			batches += m.fwd.Batches.Load()
+			steps += m.fwd.Batched.Load()
+		}
+	}
+	return batches, steps
 }
 
 // close stops everything; the single node's service first writes what it holds.

@@ -3,7 +3,6 @@ package accounts
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -11,10 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -27,45 +28,86 @@ type Forward interface {
 	Read(ctx context.Context, node, shard uint64, req []byte) ([]byte, error)
 }
 
-// The node's internal listener (mutual TLS) takes, for an account shard:
+// The node's internal listener (mutual TLS) takes, for the account shards:
 //
-//	POST /internal/v1/steps/<shard>   body: the command; 200: the result; 421: not its leader
+//	POST /internal/v1/steps           body: a batch of steps (stepbatch.go); 200: their answers, each as it is known
 //	POST /internal/v1/reads/<shard>   body: a ShardRead; 200: a readAnswer; 421: no replica here
 //	GET  /internal/v1/nodes           the internal addresses this node's replicas hold
 //
 // A 421 names the shard's leader in LeaderHeader when the node knows it.
 const (
-	StepPath     = "/internal/v1/steps/"
+	StepsPath    = "/internal/v1/steps"
 	ReadPath     = "/internal/v1/reads/"
 	NodesPath    = "/internal/v1/nodes"
 	LeaderHeader = "Modelgate-Shard-Leader"
 )
 
-// maxStepBody bounds a forwarded command or read, and a read's answer: a step with its
-// request-log entry is far smaller, and a usage page is at most persistence.MaxLogLimit
-// entries.
+// maxStepBody bounds a forwarded read and its answer: a usage page is at most
+// persistence.MaxLogLimit entries.
 const maxStepBody = 8 << 20
 
-// ServeStep is the internal listener's handler of StepPath+"{shard}".
-func (o *Owner) ServeStep(w http.ResponseWriter, r *http.Request) {
-	shard, raw, ok := internalRequest(w, r)
-	if !ok {
+// ServeSteps is the internal listener's handler of StepsPath: each step of the batch goes
+// to Lead, and its answer is written as soon as Lead returns.
+func (o *Owner) ServeSteps(w http.ResponseWriter, r *http.Request) {
+	serveSteps(w, r, o.Lead, o.leaderHint)
+}
+
+// serveSteps answers a batch of steps, each done by lead; leaderOf names a shard's leader
+// for a not-leader answer. Every step has AttemptWait from the batch's arrival, as a step
+// forwarded alone had.
+func serveSteps(w http.ResponseWriter, r *http.Request, lead func(context.Context, uint64, []byte) ([]byte, error), leaderOf func(uint64) uint64) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBatchBody))
+	if err != nil {
+		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	steps, err := decodeSteps(raw)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), AttemptWait)
 	defer cancel()
-	out, err := o.Lead(ctx, shard, raw)
-	switch {
-	case errors.Is(err, ErrNotLeader):
-		o.misdirected(w, shard, err)
-	case errors.Is(err, errMalformedStep):
-		http.Error(w, err.Error(), http.StatusBadRequest)
-	case err != nil:
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-	default:
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Write(out)
+	answers := make(chan batchAnswer, len(steps))
+	for i, s := range steps {
+		answer := func(out []byte, err error) {
+			answers <- answerOfStep(i, out, err, func() uint64 { return leaderOf(s.shard) })
+		}
+		supervise.GoOwing("forwarded step", func() { answer(lead(ctx, s.shard, s.cmd)) },
+			func() { answer(nil, supervise.ErrPanicked) })
 	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.WriteHeader(http.StatusOK)
+	flush := http.NewResponseController(w).Flush
+	flush() // the sender goes on to its next batch once this batch has begun
+	var buf []byte
+	for left := len(steps); left > 0; {
+		buf = appendAnswer(buf[:0], <-answers)
+		left--
+		for more := true; more && left > 0; { // the answers ready now, in one write
+			select {
+			case a := <-answers:
+				buf = appendAnswer(buf, a)
+				left--
+			default:
+				more = false
+			}
+		}
+		if _, err := w.Write(buf); err != nil {
+			return // the sender has gone: its steps' outcomes are unknown to it, and it retries them
+		}
+		flush()
+	}
+}
+
+// leaderHint is shard's leader as this node knows it, 0 when it does not (or it is this node).
+func (o *Owner) leaderHint(shard uint64) uint64 {
+	if o.holds(shard) {
+		if l, ok := o.rep.Leader(shard); ok && l != o.self {
+			return l
+		}
+	}
+	return 0
 }
 
 // internalRequest reads an internal request's shard and body, answering 400 itself.
@@ -85,10 +127,8 @@ func internalRequest(w http.ResponseWriter, r *http.Request) (uint64, []byte, bo
 
 // misdirected answers 421, naming the shard's leader when this node knows it.
 func (o *Owner) misdirected(w http.ResponseWriter, shard uint64, err error) {
-	if o.holds(shard) {
-		if l, ok := o.rep.Leader(shard); ok && l != o.self {
-			w.Header().Set(LeaderHeader, strconv.FormatUint(l, 10))
-		}
+	if l := o.leaderHint(shard); l != 0 {
+		w.Header().Set(LeaderHeader, strconv.FormatUint(l, 10))
 	}
 	http.Error(w, err.Error(), http.StatusMisdirectedRequest)
 }
@@ -108,11 +148,36 @@ type HTTPForward struct {
 	mu       sync.Mutex
 	addrs    map[uint64]string
 	reloaded time.Time // when Nodes last read the replicas' addresses
+	lanes    map[uint64]*lane
+
+	// Batches and Batched count the batches of steps sent and the steps they carried.
+	Batches, Batched atomic.Uint64
 }
 
-// Step implements Forward.
+// Step implements Forward: the step goes to node in the next batch of steps for it.
 func (f *HTTPForward) Step(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error) {
-	return f.post(ctx, node, shard, StepPath, cmd)
+	s := &forwardedStep{batchStep: batchStep{shard: shard, cmd: cmd}, done: make(chan forwardReply, 1)}
+	f.lane(node).add(s)
+	select {
+	case r := <-s.done:
+		return r.out, r.err
+	case <-ctx.Done(): // the batch goes on; this step's outcome is unknown, and the caller retries it
+		return nil, ctx.Err()
+	}
+}
+
+func (f *HTTPForward) lane(node uint64) *lane {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, ok := f.lanes[node]
+	if !ok {
+		if f.lanes == nil {
+			f.lanes = map[uint64]*lane{}
+		}
+		l = &lane{f: f, node: node}
+		f.lanes[node] = l
+	}
+	return l
 }
 
 // Read implements Forward.

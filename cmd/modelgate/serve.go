@@ -54,8 +54,8 @@ func serveConfig(args []string) (node.Config, error) {
 	adminAddr := fs.String("admin-addr", os.Getenv("MODELGATE_ADMIN_ADDR"), "admin API listen address, or off (default: the catalog's server.admin_addr, else 127.0.0.1:9465)")
 	minFree := fs.Int64("min-free-mib", envInt("MODELGATE_MIN_FREE_MIB"), "free space (MiB) below which the store refuses writes and calls get 503 (0: 64; -1: never)")
 	ballast := fs.Int64("ballast-mib", envInt("MODELGATE_BALLAST_MIB"), "size (MiB) of the emergency ballast file in the data directory (0: 16; -1: none)")
-	cache := fs.Int64("cache-mib", envInt("MODELGATE_CACHE_MIB"), "the store's block cache (MiB; 0: 2)")
-	memtable := fs.Int64("memtable-mib", envInt("MODELGATE_MEMTABLE_MIB"), "the store's memtable, of which it keeps up to two (MiB; 0: 1)")
+	cache := fs.Int64("cache-mib", envInt("MODELGATE_CACHE_MIB"), "the store's block cache (MiB; 0: 2, a cluster node 64)")
+	memtable := fs.Int64("memtable-mib", envInt("MODELGATE_MEMTABLE_MIB"), "the store's memtable, of which it keeps up to two (MiB; 0: 1, a cluster node 16)")
 	tlsFiles := tlsFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return node.Config{}, err

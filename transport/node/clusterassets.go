@@ -75,7 +75,7 @@ func startAssetPeers(c *clusterNode, store *persistence.Store, files *assets.Sto
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT "+internalAssets+"{id}", p.receive)
 	mux.HandleFunc("GET "+internalAssets+"{id}", p.send)
-	mux.HandleFunc("POST "+accounts.StepPath+"{shard}", c.owner.ServeStep)
+	mux.HandleFunc("POST "+accounts.StepsPath, c.owner.ServeSteps)
 	mux.HandleFunc("POST "+accounts.ReadPath+"{shard}", c.reads.ServeRead)
 	mux.HandleFunc("GET "+accounts.NodesPath, c.reads.ServeNodes)
 	c.registerInternal(mux)

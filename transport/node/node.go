@@ -148,10 +148,11 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.Store.Logger == nil {
 		cfg.Store.Logger = cfg.Logger
 	}
-	if cfg.Cluster != nil && cfg.Store.CacheBytes == 0 {
-		// A cluster node's shard state machines read the store on every step: the cache
-		// they were measured with (docs/cluster.md), not the single node's small one.
-		cfg.Store.CacheBytes = persistence.ClusterCacheBytes
+	if cfg.Cluster != nil {
+		// A cluster node's shard state machines read and write the store on every step: the
+		// cache and memtables they were measured with (docs/cluster.md), not the single
+		// node's small ones.
+		cfg.Store = cfg.Store.ForCluster()
 	}
 	if cfg.Cluster != nil {
 		// The Raft log (the engine's own Pebble under raft/) gets the store's disk-full guard:
