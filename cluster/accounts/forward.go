@@ -47,15 +47,20 @@ const (
 const maxStepBody = 8 << 20
 
 // ServeSteps is the internal listener's handler of StepsPath: each step of the batch goes
-// to Lead, and its answer is written as soon as Lead returns.
+// to its shard's leader part, and its answer is written as soon as it is known.
 func (o *Owner) ServeSteps(w http.ResponseWriter, r *http.Request) {
-	serveSteps(w, r, o.Lead, o.leaderHint)
+	serveSteps(w, r, o.StartLead, o.leaderHint)
 }
 
-// serveSteps answers a batch of steps, each done by lead; leaderOf names a shard's leader
-// for a not-leader answer. Every step has AttemptWait from the batch's arrival, as a step
-// forwarded alone had.
-func serveSteps(w http.ResponseWriter, r *http.Request, lead func(context.Context, uint64, []byte) ([]byte, error), leaderOf func(uint64) uint64) {
+// startStep begins one step: its answer now, or later through then (Owner.StartLead).
+type startStep func(shard uint64, cmd []byte, then func(res []byte, err error)) (res []byte, now bool, err error)
+
+// serveSteps answers a batch of steps, each begun by start in this goroutine (an admission
+// from memory is answered without another goroutine's help); leaderOf names a shard's
+// leader for a not-leader answer. Every step has AttemptWait from the batch's arrival, as a
+// step forwarded alone had: one still unanswered then is answered as failed (its outcome
+// unknown to the sender, which tries it again).
+func serveSteps(w http.ResponseWriter, r *http.Request, start startStep, leaderOf func(uint64) uint64) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBatchBody))
 	if err != nil {
 		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
@@ -66,37 +71,67 @@ func serveSteps(w http.ResponseWriter, r *http.Request, lead func(context.Contex
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), AttemptWait)
-	defer cancel()
-	answers := make(chan batchAnswer, len(steps))
-	for i, s := range steps {
-		answer := func(out []byte, err error) {
-			answers <- answerOfStep(i, out, err, func() uint64 { return leaderOf(s.shard) })
-		}
-		supervise.GoOwing("forwarded step", func() { answer(lead(ctx, s.shard, s.cmd)) },
-			func() { answer(nil, supervise.ErrPanicked) })
-	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.WriteHeader(http.StatusOK)
 	flush := http.NewResponseController(w).Flush
-	flush() // the sender goes on to its next batch once this batch has begun
+	answers := make(chan batchAnswer, len(steps)) // room for every answer: a late one never blocks
+	answered := make([]bool, len(steps))
 	var buf []byte
-	for left := len(steps); left > 0; {
-		buf = appendAnswer(buf[:0], <-answers)
-		left--
-		for more := true; more && left > 0; { // the answers ready now, in one write
-			select {
-			case a := <-answers:
-				buf = appendAnswer(buf, a)
-				left--
-			default:
-				more = false
-			}
+	add := func(a batchAnswer) {
+		buf = appendAnswer(buf, a)
+		answered[a.index] = true
+	}
+	left := len(steps)
+	for i, s := range steps {
+		answer := func(res []byte, err error) batchAnswer {
+			return answerOfStep(i, res, err, func() uint64 { return leaderOf(s.shard) })
 		}
+		var res []byte
+		var now bool
+		if supervise.Run("forwarded step", func() {
+			res, now, err = start(s.shard, s.cmd, func(res []byte, err error) { answers <- answer(res, err) })
+		}) {
+			res, now, err = nil, true, supervise.ErrPanicked
+		}
+		if now {
+			add(answer(res, err))
+			left--
+		}
+	}
+	timeout := time.NewTimer(AttemptWait)
+	defer timeout.Stop()
+	for {
 		if _, err := w.Write(buf); err != nil {
 			return // the sender has gone: its steps' outcomes are unknown to it, and it retries them
 		}
-		flush()
+		flush() // the first: the sender goes on to its next batch once the answers have begun
+		if left == 0 {
+			return
+		}
+		buf = buf[:0]
+		select {
+		case a := <-answers:
+			add(a)
+			left--
+			for more := true; more && left > 0; { // the answers ready now, in one write
+				select {
+				case a := <-answers:
+					add(a)
+					left--
+				default:
+					more = false
+				}
+			}
+		case <-timeout.C:
+			for i := range steps {
+				if !answered[i] {
+					add(batchAnswer{index: i, kind: answerFailed, body: []byte("accounts: no answer within " + AttemptWait.String())})
+				}
+			}
+			left = 0
+		case <-r.Context().Done():
+			return
+		}
 	}
 }
 
@@ -157,7 +192,9 @@ type HTTPForward struct {
 // Step implements Forward: the step goes to node in the next batch of steps for it.
 func (f *HTTPForward) Step(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error) {
 	s := &forwardedStep{batchStep: batchStep{shard: shard, cmd: cmd}, done: make(chan forwardReply, 1)}
-	f.lane(node).add(s)
+	if l := f.lane(node); l.add(s) {
+		l.send(true)
+	}
 	select {
 	case r := <-s.done:
 		return r.out, r.err

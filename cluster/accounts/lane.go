@@ -48,54 +48,78 @@ type forwardReply struct {
 
 func (s *forwardedStep) answer(out []byte, err error) { s.done <- forwardReply{out, err} }
 
-// add queues s, and starts a sender when fewer than laneSenders are at work.
-func (l *lane) add(s *forwardedStep) {
+// add queues s; it reports whether the caller is to be a sender (fewer than laneSenders
+// were at work), and then send must follow.
+func (l *lane) add(s *forwardedStep) (sender bool) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.queue = append(l.queue, s)
-	l.mu.Unlock()
-	l.wake()
-}
-
-// wake starts a sender when steps are queued and fewer than laneSenders are at work.
-func (l *lane) wake() {
-	l.mu.Lock()
-	start := len(l.queue) > 0 && l.senders < laneSenders
-	if start {
+	if l.senders < laneSenders {
 		l.senders++
+		return true
 	}
-	l.mu.Unlock()
-	if start {
-		supervise.GoOwing("forward lane", l.send, func() { // a panic ended the sender: its place is free
-			l.mu.Lock()
-			l.senders--
-			l.mu.Unlock()
-			l.wake()
-		})
-	}
+	return false
 }
 
-// send sends the queued steps, a batch at a time, until none is left.
-func (l *lane) send() {
+// send is a sender's work: the queued steps, a batch at a time, until none is left. The
+// caller whose step made it a sender sends the first batch itself (one goroutine fewer on
+// the way of a lone step), and leaves the rest to a new goroutine.
+func (l *lane) send(caller bool) {
 	for {
-		l.mu.Lock()
-		n := min(len(l.queue), maxBatchSteps)
-		if n == 0 {
-			l.senders--
-			l.mu.Unlock()
+		batch := l.take()
+		if batch == nil {
 			return
 		}
-		batch := make([]*forwardedStep, n)
-		copy(batch, l.queue)
-		l.queue = append(l.queue[:0], l.queue[n:]...)
-		l.mu.Unlock()
-		l.post(batch)
+		if supervise.Run("forward lane", func() { l.post(batch) }) {
+			for _, s := range batch { // whatever the panic left unanswered; a second answer is dropped
+				select {
+				case s.done <- forwardReply{err: supervise.ErrPanicked}:
+				default:
+				}
+			}
+		}
+		if caller {
+			if l.more() {
+				supervise.Go("forward lane", func() { l.send(false) })
+			}
+			return
+		}
 	}
 }
 
-// post sends batch and returns once the node has begun answering, or the batch failed.
+// more reports whether steps are queued; when none is, the sender stops.
+func (l *lane) more() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queue) == 0 {
+		l.senders--
+		return false
+	}
+	return true
+}
+
+// take is the next batch to send, or nil when none is queued (the sender then stops).
+func (l *lane) take() []*forwardedStep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := min(len(l.queue), maxBatchSteps)
+	if n == 0 {
+		l.senders--
+		return nil
+	}
+	batch := make([]*forwardedStep, n)
+	copy(batch, l.queue)
+	l.queue = append(l.queue[:0], l.queue[n:]...)
+	return batch
+}
+
+// post sends batch and returns once the node has begun answering (within AttemptWait, or
+// the batch fails: a node that has stopped must not hold its senders), or the batch failed.
 func (l *lane) post(batch []*forwardedStep) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchWait)
+	late := time.AfterFunc(AttemptWait, cancel)
 	resp, err := l.begin(ctx, batch)
+	late.Stop()
 	if err != nil {
 		cancel()
 		for _, s := range batch {

@@ -17,10 +17,26 @@ import (
 	"github.com/modelgate/modelgate/internal/supervise"
 )
 
-// echoLead answers a step with its shard and command, as a leader answers with a result.
-func echoLead(_ context.Context, shard uint64, cmd []byte) ([]byte, error) {
+// echo answers a step with its shard and command, as a leader answers with a result.
+func echo(shard uint64, cmd []byte) ([]byte, error) {
 	return fmt.Appendf(nil, "%d:%s", shard, cmd), nil
 }
+
+// startOf is a leader's start of a step made of lead: the answer at once, but for the
+// shards later picks, whose answer comes through then from another goroutine, as a step
+// waiting for its entry does.
+func startOf(lead func(shard uint64, cmd []byte) ([]byte, error), later func(shard uint64) bool) startStep {
+	return func(shard uint64, cmd []byte, then func([]byte, error)) ([]byte, bool, error) {
+		if later(shard) {
+			go func() { then(lead(shard, cmd)) }()
+			return nil, false, nil
+		}
+		res, err := lead(shard, cmd)
+		return res, true, err
+	}
+}
+
+func never(uint64) bool { return false }
 
 // forwardTo is an HTTPForward that knows node 2 at srv.
 func forwardTo(srv *httptest.Server) *HTTPForward {
@@ -32,17 +48,19 @@ func forwardTo(srv *httptest.Server) *HTTPForward {
 // TestForwardedStepsWaitingForASenderGoInOneBatchAndEachIsAnsweredWhenReady: while both
 // senders of a lane are busy (their nodes have not begun answering), the steps that come
 // wait, and go together in one request; each of them is answered as soon as the leader has
-// its answer, not when the slowest step of the batch is done.
+// its answer (at once, or later for a step waiting for its entry), not when the slowest step
+// of the batch is done.
 func TestForwardedStepsWaitingForASenderGoInOneBatchAndEachIsAnsweredWhenReady(t *testing.T) {
 	gate, slow := make(chan struct{}), make(chan struct{})
 	sizes := make(chan int, 8)
 	var requests sync.WaitGroup
-	lead := func(ctx context.Context, shard uint64, cmd []byte) ([]byte, error) {
+	lead := func(shard uint64, cmd []byte) ([]byte, error) {
 		if shard == 99 {
 			<-slow
 		}
-		return echoLead(ctx, shard, cmd)
+		return echo(shard, cmd)
 	}
+	odd := func(shard uint64) bool { return shard%2 == 1 } // shard 99 among them
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		steps, err := decodeSteps(body)
@@ -55,7 +73,7 @@ func TestForwardedStepsWaitingForASenderGoInOneBatchAndEachIsAnsweredWhenReady(t
 			<-gate
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		serveSteps(w, r, lead, func(uint64) uint64 { return 0 })
+		serveSteps(w, r, startOf(lead, odd), func(uint64) uint64 { return 0 })
 	}))
 	defer srv.Close()
 	f := forwardTo(srv)
@@ -136,7 +154,7 @@ func TestAForwardedStepGetsItsOwnOutcome(t *testing.T) {
 	}
 	hints := map[uint64]uint64{2: 3}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		serveSteps(w, r, func(_ context.Context, shard uint64, _ []byte) ([]byte, error) { return outcomes[shard]() },
+		serveSteps(w, r, startOf(func(shard uint64, _ []byte) ([]byte, error) { return outcomes[shard]() }, never),
 			func(shard uint64) uint64 { return hints[shard] })
 	}))
 	defer srv.Close()
@@ -250,7 +268,7 @@ func TestABatchThatDoesNotDecodeIsRefused(t *testing.T) {
 		}
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		serveSteps(w, r, echoLead, func(uint64) uint64 { return 0 })
+		serveSteps(w, r, startOf(echo, never), func(uint64) uint64 { return 0 })
 	}))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL, "application/octet-stream", bytes.NewReader([]byte{1, 5, 'a'}))
@@ -261,5 +279,22 @@ func TestABatchThatDoesNotDecodeIsRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "step 0's length") {
 		t.Errorf("a bad batch: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestANodeThatDoesNotBeginAnsweringFailsItsBatchWithinATry: a node that has stopped (a
+// paused process) holds a batch's sender no longer than one try (AttemptWait), so the
+// steps behind it are tried again elsewhere before the whole batch's bound.
+func TestANodeThatDoesNotBeginAnsweringFailsItsBatchWithinATry(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-stop }))
+	defer srv.Close()
+	defer close(stop)
+	f := forwardTo(srv)
+	began := time.Now()
+	_, err := f.Step(context.Background(), 2, 1, []byte("c"))
+	took := time.Since(began)
+	if err == nil || !strings.HasPrefix(err.Error(), "accounts: forward to node 2: ") || took >= batchWait {
+		t.Errorf("after %v: %v, want the forward failed before %v", took, err, batchWait)
 	}
 }

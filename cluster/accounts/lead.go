@@ -155,50 +155,63 @@ func (l *leading) fast(now time.Time) bool {
 // from memory when it may, else the result its entry applied with. ErrNotLeader when this
 // node does not lead the shard.
 func (l *leading) do(ctx context.Context, c *Command, raw []byte) ([]byte, error) {
-	now := time.Now()
-	l.mu.Lock()
-	if !l.leader || !l.isLeader() {
-		l.mu.Unlock()
-		return nil, ErrNotLeader
-	}
-	l.lastUse = now
-	early, queue, err := l.speculate(c, now)
-	if err != nil {
-		l.mu.Unlock()
-		return nil, err
-	}
-	if early != nil && !queue { // refused from memory: nothing to commit
-		l.mu.Unlock()
-		l.stats.FromMemory.Add(1)
-		return early, nil
-	}
 	done := make(chan stepAnswer, 1)
-	gen, acct := l.gen, c.Account
-	qctx, cancel := context.WithTimeout(context.Background(), EndWait)
-	err = l.b.Enqueue(qctx, raw, l.still(gen), func(res []byte, err error, at time.Time) {
-		cancel()
-		l.answered(gen, acct, err, at)
-		done <- stepAnswer{res, err}
-	})
-	if err != nil {
-		cancel()
-		l.mu.Unlock()
-		return nil, err
+	res, now, err := l.start(c, raw, func(res []byte, err error) { done <- stepAnswer{res, err} })
+	if now {
+		return res, err
 	}
-	l.inflight[acct]++
-	l.waiting = append(l.waiting, now)
-	l.mu.Unlock()
-	if early != nil {
-		l.stats.FromMemory.Add(1)
-		return early, nil
-	}
-	l.stats.Awaited.Add(1)
 	select {
 	case r := <-done:
 		return r.res, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// start queues one step of the shard (raw, c decoded). When now is true, res and err are its
+// answer (an admission answered from memory, a refusal, ErrNotLeader); else then gets its
+// answer once its entry has applied (or failed), in the batcher's goroutine.
+func (l *leading) start(c *Command, raw []byte, then func(res []byte, err error)) (res []byte, now bool, err error) {
+	t := time.Now()
+	l.mu.Lock()
+	if !l.leader || !l.isLeader() {
+		l.mu.Unlock()
+		return nil, true, ErrNotLeader
+	}
+	l.lastUse = t
+	early, queue, err := l.speculate(c, t)
+	if err != nil {
+		l.mu.Unlock()
+		return nil, true, err
+	}
+	if early != nil && !queue { // refused from memory: nothing to commit
+		l.mu.Unlock()
+		l.stats.FromMemory.Add(1)
+		return early, true, nil
+	}
+	gen, acct := l.gen, c.Account
+	qctx, cancel := context.WithTimeout(context.Background(), EndWait)
+	err = l.b.Enqueue(qctx, raw, l.still(gen), func(res []byte, err error, at time.Time) {
+		cancel()
+		l.answered(gen, acct, err, at)
+		if early == nil {
+			then(res, err)
+		}
+	})
+	if err != nil {
+		cancel()
+		l.mu.Unlock()
+		return nil, true, err
+	}
+	l.inflight[acct]++
+	l.waiting = append(l.waiting, t)
+	l.mu.Unlock()
+	if early != nil {
+		l.stats.FromMemory.Add(1)
+		return early, true, nil
+	}
+	l.stats.Awaited.Add(1)
+	return nil, false, nil
 }
 
 type stepAnswer struct {
@@ -390,15 +403,34 @@ var errMalformedStep = errors.New("accounts: not a command of this shard")
 // its leader: ErrNotLeader when this node does not lead it. A node holding no replica of
 // the shard sends every command of it here, not only quota steps.
 func (o *Owner) Lead(ctx context.Context, shard uint64, raw []byte) ([]byte, error) {
+	l, c, err := o.leadCommand(shard, raw)
+	if err != nil {
+		return nil, err
+	}
+	return l.do(ctx, c, raw)
+}
+
+// StartLead is Lead without the wait: the answer now when now is true, else later through
+// then (never both), for a caller that waits for many steps at once (ServeSteps).
+func (o *Owner) StartLead(shard uint64, raw []byte, then func(res []byte, err error)) (res []byte, now bool, err error) {
+	l, c, err := o.leadCommand(shard, raw)
+	if err != nil {
+		return nil, true, err
+	}
+	return l.start(c, raw, then)
+}
+
+// leadCommand is raw decoded, and the leader part of its shard here.
+func (o *Owner) leadCommand(shard uint64, raw []byte) (*leading, *Command, error) {
 	l := o.leadingOf(shard)
 	if l == nil {
-		return nil, fmt.Errorf("%w: no shard %d here", errMalformedStep, shard)
+		return nil, nil, fmt.Errorf("%w: no shard %d here", errMalformedStep, shard)
 	}
 	c, err := decodeCommand(raw)
 	if err != nil || (c.Node == nil && c.Prune == nil && ShardOf(c.Account, o.first, len(o.batchers)) != shard) {
-		return nil, fmt.Errorf("%w: %v", errMalformedStep, err)
+		return nil, nil, fmt.Errorf("%w: %v", errMalformedStep, err)
 	}
-	return l.do(ctx, &c, raw)
+	return l, &c, nil
 }
 
 // QuotaSteps is what the metrics read of Stats.
