@@ -189,6 +189,11 @@ type HTTPForward struct {
 	Batches, Batched atomic.Uint64
 }
 
+// ForwardBatches reads Batches and Batched (the metrics').
+func (f *HTTPForward) ForwardBatches() (batches, steps uint64) {
+	return f.Batches.Load(), f.Batched.Load()
+}
+
 // Step implements Forward: the step goes to node in the next batch of steps for it.
 func (f *HTTPForward) Step(ctx context.Context, node, shard uint64, cmd []byte) ([]byte, error) {
 	s := &forwardedStep{batchStep: batchStep{shard: shard, cmd: cmd}, done: make(chan forwardReply, 1)}

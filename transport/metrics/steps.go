@@ -33,3 +33,36 @@ func (c stepCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(quotaSteps, prometheus.CounterValue, float64(forwarded), "forwarded")
 	ch <- prometheus.MustNewConstMetric(lateSettles, prometheus.CounterValue, float64(late))
 }
+
+// ForwardBatchSource is a cluster node's batches of forwarded steps (its
+// accounts.HTTPForward's counters).
+type ForwardBatchSource interface {
+	// ForwardBatches are the requests that carried this node's forwarded steps to other
+	// nodes, and the steps they carried.
+	ForwardBatches() (batches, steps uint64)
+}
+
+var (
+	forwardBatches = prometheus.NewDesc("modelgate_forward_batches_total",
+		"Requests that carried this node's quota steps to the nodes leading their shards (each carries every step waiting for that node).", nil, nil)
+	forwardBatchSteps = prometheus.NewDesc("modelgate_forward_batch_steps_total",
+		"Quota steps those requests carried: divided by modelgate_forward_batches_total, the steps per request.", nil, nil)
+)
+
+// ForwardBatches publishes a cluster node's forwarded-batch counters, read at each scrape.
+func (m *Metrics) ForwardBatches(src ForwardBatchSource) {
+	m.Registry.MustRegister(batchCollector{src})
+}
+
+type batchCollector struct{ src ForwardBatchSource }
+
+func (batchCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- forwardBatches
+	ch <- forwardBatchSteps
+}
+
+func (c batchCollector) Collect(ch chan<- prometheus.Metric) {
+	batches, steps := c.src.ForwardBatches()
+	ch <- prometheus.MustNewConstMetric(forwardBatches, prometheus.CounterValue, float64(batches))
+	ch <- prometheus.MustNewConstMetric(forwardBatchSteps, prometheus.CounterValue, float64(steps))
+}

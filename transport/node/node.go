@@ -242,6 +242,7 @@ func Start(cfg Config) (*Node, error) {
 		n.Metrics.Raft(n.cluster.engine)
 		n.Metrics.ReadLease(n.cluster.keys)
 		n.Metrics.QuotaSteps(n.cluster.owner)
+		n.Metrics.ForwardBatches(n.cluster.fwd)
 	}
 	// Paths are matched as sent: gorilla/mux would answer a path with //, . or .. segments with
 	// a 301 to its cleaned form, outside every envelope, which clients follow as a GET (a POST
