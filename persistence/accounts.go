@@ -1,6 +1,8 @@
 package persistence
 
 import (
+	"github.com/modelgate/modelgate/internal/randid"
+
 	"cmp"
 	"errors"
 	"fmt"
@@ -90,7 +92,7 @@ func (s *Store) prepareAccountLocked(email, plan string) (NewAccount, error) {
 	for {
 		now := nowUTC()
 		a := Account{
-			ID:        accountIDPrefix + randBase62(20),
+			ID:        accountIDPrefix + randid.Base62(20),
 			Email:     email,
 			Plan:      plan,
 			CreatedAt: now.Unix(),

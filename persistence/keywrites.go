@@ -1,6 +1,8 @@
 package persistence
 
 import (
+	"github.com/modelgate/modelgate/internal/randid"
+
 	"fmt"
 	"strings"
 )
@@ -24,7 +26,7 @@ type KeyRevocation struct {
 // with its secret. The secret is returned only here; afterwards only its hash
 // is known.
 func (s *Store) CreateKey(accountID string, spec KeySpec) (Key, string, error) {
-	secret := secretTokenPrefix + randBase62(secretRandLen)
+	secret := secretTokenPrefix + randid.Base62(secretRandLen)
 	k, err := s.insertKey(accountID, spec, secret, secretTokenPrefix)
 	if err != nil {
 		return Key{}, "", err
@@ -74,7 +76,7 @@ func (s *Store) PrepareKey(accountID string, spec KeySpec) (NewKey, string, erro
 	if err != nil {
 		return NewKey{}, "", err
 	}
-	secret := secretTokenPrefix + randBase62(secretRandLen)
+	secret := secretTokenPrefix + randid.Base62(secretRandLen)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.prepareKeyLocked(accountID, spec, models, secret, secretTokenPrefix)
@@ -99,7 +101,7 @@ func (s *Store) PrepareImport(accountID string, spec KeySpec, secret string) (Ne
 func (s *Store) prepareKeyLocked(accountID string, spec KeySpec, models []string, secret, prefix string) (NewKey, error) {
 	var id string
 	for {
-		id = keyIDPrefix + randBase62(20)
+		id = keyIDPrefix + randid.Base62(20)
 		taken, err := s.has(dbKey(nsKey, id))
 		if err != nil {
 			return NewKey{}, fmt.Errorf("persistence: create key: %w", err)

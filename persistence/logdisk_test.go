@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/randid"
 )
 
 // The request log's disk cost: entries shaped like the gateway's (a few accounts, keys,
@@ -59,7 +61,7 @@ func newLogWorkload(seed uint64) *logWorkload {
 func (w *logWorkload) base62(n int) string {
 	b := make([]byte, n)
 	for i := range b {
-		b[i] = base62[w.rng.IntN(len(base62))]
+		b[i] = randid.Alphabet[w.rng.IntN(len(randid.Alphabet))]
 	}
 	return string(b)
 }

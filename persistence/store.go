@@ -9,7 +9,6 @@
 package persistence
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log"
@@ -334,28 +333,3 @@ func dbKey(parts ...string) []byte {
 // nowUTC is the clock used for CreatedAt/RevokedAt; unix time is UTC by
 // definition.
 func nowUTC() time.Time { return time.Now().UTC() }
-
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// randBase62 returns n characters drawn uniformly from base62 using
-// crypto/rand. Bytes >= 248 (the largest multiple of 62 that fits in a byte)
-// are rejected rather than reduced mod 62, which would favour the first 8
-// characters.
-func randBase62(n int) string {
-	out := make([]byte, 0, n)
-	var buf [64]byte
-	for len(out) < n {
-		// crypto/rand.Read never returns an error (it panics on failure
-		// since Go 1.24), so there is nothing to handle here.
-		rand.Read(buf[:])
-		for _, b := range buf {
-			if b < 248 {
-				out = append(out, base62[b%62])
-				if len(out) == n {
-					break
-				}
-			}
-		}
-	}
-	return string(out)
-}

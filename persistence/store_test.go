@@ -79,31 +79,6 @@ func TestPrefixUpper(t *testing.T) {
 	}
 }
 
-func TestRandBase62(t *testing.T) {
-	seen := map[byte]int{}
-	const n = 62 * 400
-	s := randBase62(n)
-	if len(s) != n {
-		t.Fatalf("len = %d, want %d", len(s), n)
-	}
-	for i := 0; i < len(s); i++ {
-		seen[s[i]]++
-	}
-	if len(seen) != 62 {
-		t.Fatalf("saw %d distinct characters, want 62", len(seen))
-	}
-	for c, k := range seen {
-		if bytes.IndexByte([]byte(base62), c) < 0 {
-			t.Fatalf("character %q not in alphabet", c)
-		}
-		// Expected 400 each; a modulo-biased generator would put the
-		// first 8 characters near 500. Bounds are > 6 sigma wide.
-		if k < 280 || k > 520 {
-			t.Errorf("character %q drawn %d times, want about 400", c, k)
-		}
-	}
-}
-
 func TestReopenKeepsEverything(t *testing.T) {
 	s, dir := openStore(t)
 	a := must(s.CreateAccount("ada@example.com", "free"))(t)

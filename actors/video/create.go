@@ -8,6 +8,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
+	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -68,7 +69,7 @@ func (s *Service) Create(ctx context.Context, r CreateRequest) (Task, error) {
 	}
 	now := s.clock.Now()
 	rec := &persistence.VideoTask{
-		ID: "video_" + randBase62(24), Account: r.Account, KeyID: r.KeyID, Model: r.Model.ID,
+		ID: "video_" + randid.Base62(24), Account: r.Account, KeyID: r.KeyID, Model: r.Model.ID,
 		Seconds: int64(r.Seconds), Size: r.Size, Status: persistence.TaskQueued,
 		Created: now.UnixNano(), Updated: now.UnixNano(), Deadline: now.Add(s.cfg.MaxAge).UnixNano(),
 		MediaAccount: r.MediaReservation.Account, MediaKind: r.MediaReservation.Kind, MediaID: r.MediaReservation.ID,

@@ -31,7 +31,6 @@ package video
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +45,7 @@ import (
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
+	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
@@ -383,33 +383,7 @@ func (c *counter) wait(ctx context.Context) error {
 	}
 }
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// randBase62 draws n base62 characters uniformly from crypto/rand.
-func randBase62(n int) string {
-	out := make([]byte, 0, n)
-	var buf [32]byte
-	for len(out) < n {
-		rand.Read(buf[:])
-		for _, b := range buf {
-			if b < 248 && len(out) < n {
-				out = append(out, base62[b%62])
-			}
-		}
-	}
-	return string(out)
-}
-
 // validTaskID accepts "video_" + 24 base62.
 func validTaskID(id string) bool {
-	if len(id) != 30 || id[:6] != "video_" {
-		return false
-	}
-	for i := 6; i < len(id); i++ {
-		c := id[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
-			return false
-		}
-	}
-	return true
+	return len(id) == 30 && id[:6] == "video_" && randid.Is(id[6:])
 }

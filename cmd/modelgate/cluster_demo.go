@@ -19,8 +19,8 @@ import (
 	"github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/dashboard"
+	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/simulator"
-	"github.com/modelgate/modelgate/transport/node"
 )
 
 // demoNodes is the demo cluster's size.
@@ -109,7 +109,7 @@ func demoToken(dir string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
 		return strings.TrimSpace(string(b)), nil
 	}
-	t := "mg-admin-" + node.RandomBase62(40)
+	t := "mg-admin-" + randid.Base62(40)
 	return t, os.WriteFile(path, []byte(t+"\n"), 0o600)
 }
 

@@ -10,7 +10,6 @@
 package assets
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -27,6 +26,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/modelgate/modelgate/codec/media"
+	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -147,7 +147,7 @@ func (s *Store) Put(kind, account, contentType string, r io.Reader) (Asset, erro
 	if extensions[kind] != nil && !slices.Contains(stored[kind], contentType) {
 		return Asset{}, fmt.Errorf("%w: content type %q for a new file of kind %q", ErrInvalid, contentType, kind)
 	}
-	return s.put(newID(), kind, account, contentType, time.Unix(s.cfg.Now().Unix(), 0).UTC(), "", r)
+	return s.put(randid.Base62(IDLen), kind, account, contentType, time.Unix(s.cfg.Now().Unix(), 0).UTC(), "", r)
 }
 
 // Copy stores another node's asset a (its id, kind, type, account and time) from r, durably
@@ -346,32 +346,4 @@ func (s *Store) OpenPath(kind, name string) (Asset, *os.File, error) {
 
 func metaKey(id string) []byte { return []byte("asset/" + id) }
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// newID draws IDLen base62 characters uniformly from crypto/rand (bytes >= 248 are
-// rejected rather than reduced, which would favour the first characters).
-func newID() string {
-	out := make([]byte, 0, IDLen)
-	var buf [48]byte
-	for len(out) < IDLen {
-		rand.Read(buf[:])
-		for _, b := range buf {
-			if b < 248 && len(out) < IDLen {
-				out = append(out, base62[b%62])
-			}
-		}
-	}
-	return string(out)
-}
-
-func validID(id string) bool {
-	if len(id) != IDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if strings.IndexByte(base62, id[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
+func validID(id string) bool { return len(id) == IDLen && randid.Is(id) }

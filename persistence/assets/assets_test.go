@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -177,7 +178,7 @@ func TestLookupMisses(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i := 0; i < 1000; i++ {
-		id := newID()
+		id := randid.Base62(IDLen)
 		if !validID(id) || seen[id] {
 			t.Fatalf("id %q", id)
 		}

@@ -4,13 +4,11 @@ package node
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
@@ -30,6 +28,7 @@ import (
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/engine"
 	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/assets"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -429,7 +428,7 @@ func adminToken(dataDir, given string) ([32]byte, string, error) {
 		}
 		return sha256.Sum256([]byte(t)), t, nil
 	}
-	t := adminTokenPrefix + RandomBase62(40)
+	t := adminTokenPrefix + randid.Base62(40)
 	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
 		return [32]byte{}, "", fmt.Errorf("admin token: %w", err)
 	}
@@ -446,20 +445,4 @@ func strongAdminToken(what, token, orElse string) error {
 		return fmt.Errorf("%w%s", err, orElse)
 	}
 	return nil
-}
-
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// RandomBase62 returns n uniformly random base62 characters.
-func RandomBase62(n int) string {
-	b := make([]byte, n)
-	max := big.NewInt(62)
-	for i := range b {
-		v, err := rand.Int(rand.Reader, max)
-		if err != nil {
-			panic(err) // crypto/rand does not fail on supported platforms
-		}
-		b[i] = base62[v.Int64()]
-	}
-	return string(b)
 }
