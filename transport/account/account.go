@@ -19,6 +19,7 @@ import (
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // Prefix is where the account API is served.
@@ -94,7 +95,7 @@ func (s *Server) guard(h handler, needSession bool) http.HandlerFunc {
 		w.Header().Set("Cache-Control", "no-store")
 		if secret, ok := apiKey(w, r); ok && secret != "" {
 			if needSession {
-				admin.Fail(w, http.StatusForbidden, "permission_error", "session_required", "",
+				respond.Error(w, http.StatusForbidden, "permission_error", "session_required", "",
 					"managing keys needs a logged-in session (the dashboard); an API key may only read its account")
 				return
 			}
@@ -106,7 +107,7 @@ func (s *Server) guard(h handler, needSession bool) http.HandlerFunc {
 			return
 		}
 		if !s.Auth.HasSessionCookie(r) {
-			admin.Fail(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "",
+			respond.Error(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "",
 				"log in (POST /auth/login sets the session cookie) or send an API key in 'Authorization: Bearer <API key>'")
 			return
 		}
@@ -128,7 +129,7 @@ func apiKey(w http.ResponseWriter, r *http.Request) (string, bool) {
 	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		admin.Fail(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "the Authorization header must be 'Bearer <API key>'")
+		respond.Error(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "the Authorization header must be 'Bearer <API key>'")
 		return "", false
 	}
 	return strings.TrimSpace(token), true
@@ -137,26 +138,26 @@ func apiKey(w http.ResponseWriter, r *http.Request) (string, bool) {
 // keyAccount checks the key as the API's key check does and reads its account.
 func (s *Server) keyAccount(w http.ResponseWriter, r *http.Request, secret string) (persistence.Account, bool) {
 	if wait := s.AuthLimit.Wait(r, authlimit.APIKey); wait > 0 {
-		authlimit.Refuse(w, wait, admin.Fail)
+		authlimit.Refuse(w, wait, respond.Error)
 		return persistence.Account{}, false
 	}
 	k, err := s.Keys.LookupKey(secret)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrInvalid):
 		s.AuthLimit.Failed(r, authlimit.APIKey)
-		admin.Fail(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "invalid API key")
+		respond.Error(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "invalid API key")
 	case errors.Is(err, persistence.ErrDisabled):
-		admin.Fail(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this API key's account has been disabled by the gateway's operator")
+		respond.Error(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this API key's account has been disabled by the gateway's operator")
 	case errors.Is(err, api.ErrKeysUnavailable):
 		w.Header().Set("Retry-After", "1")
-		admin.Fail(w, http.StatusServiceUnavailable, "overloaded_error", "key_check_unavailable", "", "the API key could not be checked right now; retry shortly")
+		respond.Error(w, http.StatusServiceUnavailable, "overloaded_error", "key_check_unavailable", "", "the API key could not be checked right now; retry shortly")
 	case err != nil:
 		s.Logger.Error("account: key lookup failed", "err", err)
-		admin.Fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the key could not be checked; try again")
+		respond.Error(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the key could not be checked; try again")
 	case k.RevokedAt != 0:
-		admin.Fail(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "this API key has been revoked")
+		respond.Error(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "this API key has been revoked")
 	case k.Limits.Expired(s.Now()):
-		admin.Fail(w, http.StatusUnauthorized, "authentication_error", "key_expired", "", "this API key has expired")
+		respond.Error(w, http.StatusUnauthorized, "authentication_error", "key_expired", "", "this API key has expired")
 	default:
 		acct, err := s.Store.GetAccount(k.AccountID)
 		if admin.StoreFailed(w, err) {
@@ -173,7 +174,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request, acct persistence.Acc
 	if !ok {
 		return
 	}
-	admin.WriteJSON(w, http.StatusOK, struct {
+	respond.JSON(w, http.StatusOK, struct {
 		Email string `json:"email"`
 		admin.QuotaView
 	}{acct.Email, v})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/admin"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // listKeys answers GET /account/v1/keys: every key of the account, revoked ones included
@@ -20,7 +21,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, acct persisten
 	if keys == nil {
 		keys = []persistence.Key{}
 	}
-	admin.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": keys})
+	respond.JSON(w, http.StatusOK, map[string]any{"object": "list", "data": keys})
 }
 
 // createKey answers POST /account/v1/keys {name,models,zdr,limits}: 201 with the secret in
@@ -55,7 +56,7 @@ func (s *Server) ownKey(w http.ResponseWriter, acct persistence.Account, id, par
 			return id, true
 		}
 	}
-	admin.Fail(w, http.StatusNotFound, "invalid_request_error", "key_not_found", param, "this account has no key "+quote(id))
+	respond.Error(w, http.StatusNotFound, "invalid_request_error", "key_not_found", param, "this account has no key "+quote(id))
 	return "", false
 }
 

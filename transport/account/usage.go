@@ -11,6 +11,7 @@ import (
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/admin"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // usage answers GET /account/v1/usage: the operator's usage query, on the caller's account.
@@ -117,7 +118,7 @@ func (s *Server) credits(w http.ResponseWriter, r *http.Request, acct persistenc
 	slices.SortStableFunc(history, func(a, b creditEntry) int {
 		return cmp.Or(cmp.Compare(a.Date, b.Date), cmp.Compare(b.Kind, a.Kind), cmp.Compare(a.Time, b.Time))
 	})
-	admin.WriteJSON(w, http.StatusOK, map[string]any{"balance_usd": v.BalanceUSD, "history": history})
+	respond.JSON(w, http.StatusOK, map[string]any{"balance_usd": v.BalanceUSD, "history": history})
 }
 
 // chargesByDay sums the cost charged to credits per UTC day from since on.

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // DefaultAccountPage is the page size of an account listing that names none.
@@ -42,7 +43,7 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > persistence.MaxAccountPage {
-			Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
+			respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
 				fmt.Sprintf("limit must be a whole number from 1 to %d, not %q", persistence.MaxAccountPage, v))
 			return
 		}
@@ -50,13 +51,13 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := s.store.ListAccountsPage(persistence.AccountQuery{Email: q.Get("email"), Cursor: q.Get("cursor"), Limit: limit})
 	if errors.Is(err, persistence.ErrInvalid) { // the limit is checked above: the cursor
-		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_cursor", "cursor", err.Error())
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_cursor", "cursor", err.Error())
 		return
 	}
 	if StoreFailed(w, err) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, accountList{Object: "list", Data: page.Accounts, HasMore: page.Next != "", NextCursor: page.Next})
+	respond.JSON(w, http.StatusOK, accountList{Object: "list", Data: page.Accounts, HasMore: page.Next != "", NextCursor: page.Next})
 }
 
 // onlyParams refuses a query naming a parameter the endpoint does not take (400
@@ -73,7 +74,7 @@ func onlyParams(w http.ResponseWriter, q url.Values, what string, takes []string
 		return true
 	}
 	sort.Strings(unknown)
-	Fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_parameter", unknown[0],
+	respond.Error(w, http.StatusBadRequest, "invalid_request_error", "unknown_parameter", unknown[0],
 		"unknown query parameter "+strings.Join(unknown, ", ")+": "+what+" takes "+joinAnd(takes))
 	return false
 }
@@ -92,7 +93,7 @@ func emailTaken(w http.ResponseWriter, err error) bool {
 	if !errors.As(err, &taken) {
 		return false
 	}
-	Fail(w, http.StatusConflict, "invalid_request_error", "email_taken", "email", taken.Error())
+	respond.Error(w, http.StatusConflict, "invalid_request_error", "email_taken", "email", taken.Error())
 	return true
 }
 
@@ -122,5 +123,5 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request) {
 	if StoreFailed(w, err) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, acct)
+	respond.JSON(w, http.StatusOK, acct)
 }

@@ -16,12 +16,12 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/modelgate/modelgate/actors/quota"
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/check"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/edge"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // Store is what the admin API changes.
@@ -107,7 +107,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		header := r.Header.Get("Authorization")
 		if header != "" {
 			if wait := s.authLimit.Wait(r, authlimit.AdminToken); wait > 0 {
-				authlimit.Refuse(w, wait, Fail)
+				authlimit.Refuse(w, wait, respond.Error)
 				return
 			}
 		}
@@ -117,7 +117,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			if header != "" {
 				s.authLimit.Failed(r, authlimit.AdminToken)
 			}
-			Fail(w, http.StatusUnauthorized, "authentication_error", "invalid_admin_token", "", "the admin API needs 'Authorization: Bearer <admin token>'")
+			respond.Error(w, http.StatusUnauthorized, "authentication_error", "invalid_admin_token", "", "the admin API needs 'Authorization: Bearer <admin token>'")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -142,7 +142,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 	if emailTaken(w, err) || StoreFailed(w, err) {
 		return
 	}
-	WriteJSON(w, http.StatusCreated, acct)
+	respond.JSON(w, http.StatusCreated, acct)
 }
 
 func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
@@ -150,7 +150,7 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 	if StoreFailed(w, err) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, acct)
+	respond.JSON(w, http.StatusOK, acct)
 }
 
 // setDisabled is POST /admin/v1/accounts/{id}/disable and /enable: the account as it is now
@@ -161,7 +161,7 @@ func (s *Server) setDisabled(disabled bool) http.HandlerFunc {
 		if StoreFailed(w, err) {
 			return
 		}
-		WriteJSON(w, http.StatusOK, acct)
+		respond.JSON(w, http.StatusOK, acct)
 	}
 }
 
@@ -190,7 +190,7 @@ func (s *Server) ServeCreateKey(w http.ResponseWriter, r *http.Request, acct str
 		return
 	}
 	if in.Import != "" && !allowImport {
-		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "import_key", "import_key is for the operator's admin API only")
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "import_key", "import_key is for the operator's admin API only")
 		return
 	}
 	if !s.modelsExist(w, in.Models) {
@@ -206,14 +206,14 @@ func (s *Server) ServeCreateKey(w http.ResponseWriter, r *http.Request, acct str
 		if StoreFailed(w, err) {
 			return
 		}
-		WriteJSON(w, http.StatusCreated, k)
+		respond.JSON(w, http.StatusCreated, k)
 		return
 	}
 	k, secret, err := s.store.CreateKey(acct, spec)
 	if StoreFailed(w, err) {
 		return
 	}
-	WriteJSON(w, http.StatusCreated, createdKey{Key: k, Secret: secret})
+	respond.JSON(w, http.StatusCreated, createdKey{Key: k, Secret: secret})
 }
 
 // modelsExist refuses a key restriction naming models the catalog does not have (ids or
@@ -228,7 +228,7 @@ func (s *Server) modelsExist(w http.ResponseWriter, models []string) bool {
 	if len(unknown) == 0 {
 		return true
 	}
-	Fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_model", "models",
+	respond.Error(w, http.StatusBadRequest, "invalid_request_error", "unknown_model", "models",
 		"models names models that are not in the catalog: "+strings.Join(unknown, ", ")+" (GET /v1/models lists them)")
 	return false
 }
@@ -245,7 +245,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	if keys == nil {
 		keys = []persistence.Key{}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": keys})
+	respond.JSON(w, http.StatusOK, map[string]any{"object": "list", "data": keys})
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
@@ -258,7 +258,7 @@ func (s *Server) ServeRevokeKey(w http.ResponseWriter, r *http.Request, id strin
 	if StoreFailed(w, err) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, k)
+	respond.JSON(w, http.StatusOK, k)
 }
 
 // parseTime accepts RFC 3339 or unix seconds; empty is the zero time (no bound).
@@ -274,7 +274,7 @@ func parseTime(w http.ResponseWriter, r *http.Request, name string) (time.Time, 
 	if err := json.Unmarshal([]byte(v), &secs); err == nil {
 		return time.Unix(secs, 0), true
 	}
-	Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_time", name, name+" must be an RFC 3339 time (2026-11-22T00:00:00Z) or unix seconds")
+	respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_time", name, name+" must be an RFC 3339 time (2026-11-22T00:00:00Z) or unix seconds")
 	return time.Time{}, false
 }
 
@@ -284,7 +284,7 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, p := edge.ReadBody(w, r, maxBody)
 	if p != nil {
 		p.SetRetryAfter(w)
-		Fail(w, p.Status, p.Type, p.Code, "", p.Message)
+		respond.Error(w, p.Status, p.Type, p.Code, "", p.Message)
 		return false
 	}
 	param, msg := "", ""
@@ -295,7 +295,7 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	} else if param, msg = bodyProblem(body, v); msg == "" {
 		return true
 	}
-	Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", param, "the body must be a JSON object of the documented fields: "+msg)
+	respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", param, "the body must be a JSON object of the documented fields: "+msg)
 	return false
 }
 
@@ -316,16 +316,16 @@ func StoreFailed(w http.ResponseWriter, err error) bool {
 	var e *persistence.Error
 	if !errors.As(err, &e) {
 		slog.Error("admin: the store failed", "err", err)
-		Fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store could not complete the request; the gateway log has the cause")
+		respond.Error(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the store could not complete the request; the gateway log has the cause")
 		return true
 	}
 	switch {
 	case errors.Is(e, persistence.ErrNotFound):
-		Fail(w, http.StatusNotFound, "invalid_request_error", e.What+"_not_found", "", e.Msg)
+		respond.Error(w, http.StatusNotFound, "invalid_request_error", e.What+"_not_found", "", e.Msg)
 	case errors.Is(e, persistence.ErrConflict):
-		Fail(w, http.StatusConflict, "invalid_request_error", "conflict", e.Field, e.Msg)
+		respond.Error(w, http.StatusConflict, "invalid_request_error", "conflict", e.Field, e.Msg)
 	default:
-		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", e.Field, e.Msg)
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", e.Field, e.Msg)
 	}
 	return true
 }
@@ -334,23 +334,6 @@ func StoreFailed(w http.ResponseWriter, err error) bool {
 // changed; the same call succeeds once the data directory has space again.
 func diskFull(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "10")
-	Fail(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "",
+	respond.Error(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "",
 		"the gateway's data directory is full, so nothing was changed; free space on its disk and retry")
-}
-
-// Fail answers an error in the chat envelope with the answer's request id beside the rest, as
-// the API's errors carry it, so a pasted error can be traced.
-func Fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(chat.ErrorBodyFor(w.Header().Get("X-Request-Id"), msg, typ, code, param))
-}
-
-// WriteJSON answers v as JSON.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // "text->text", not "text-\u003etext"
-	enc.Encode(v)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // planExists answers 400 naming the plans on offer when name is not one of them.
@@ -22,7 +23,7 @@ func (s *Server) planExists(w http.ResponseWriter, name string) bool {
 	for _, p := range s.catalog.Load().Plans() {
 		names = append(names, p.Name)
 	}
-	Fail(w, http.StatusBadRequest, "invalid_request_error", "unknown_plan", "plan",
+	respond.Error(w, http.StatusBadRequest, "invalid_request_error", "unknown_plan", "plan",
 		"plan "+name+" is not in the catalog; plans: "+strings.Join(names, ", "))
 	return false
 }
@@ -38,7 +39,7 @@ func (s *Server) setPlan(w http.ResponseWriter, r *http.Request) {
 	if StoreFailed(w, err) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, acct)
+	respond.JSON(w, http.StatusOK, acct)
 }
 
 // addCredits adds a top-up once per idempotency key; the answer comes after it is durable.
@@ -54,7 +55,7 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 		in.IdempotencyKey = r.Header.Get("Idempotency-Key")
 	}
 	if in.IdempotencyKey == "" {
-		Fail(w, http.StatusBadRequest, "invalid_request_error", "missing_idempotency_key", "idempotency_key",
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "missing_idempotency_key", "idempotency_key",
 			"idempotency_key is required (in the body or the Idempotency-Key header): the same key twice adds once")
 		return
 	}
@@ -63,7 +64,7 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 	}
 	amount, err := money.Parse(in.AmountUSD)
 	if err != nil || amount <= 0 {
-		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd",
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd",
 			"amount_usd must be a positive decimal string such as \"25.00\"")
 		return
 	}
@@ -74,11 +75,11 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 	balance, added, err := s.quota.AddCredits(r.Context(), id, amount, in.IdempotencyKey)
 	switch {
 	case errors.Is(err, quota.ErrIdempotencyConflict):
-		Fail(w, http.StatusConflict, "invalid_request_error", "idempotency_conflict", "idempotency_key",
+		respond.Error(w, http.StatusConflict, "invalid_request_error", "idempotency_conflict", "idempotency_key",
 			"this idempotency key was used for a different amount")
 		return
 	case errors.Is(err, quota.ErrInvalid): // amount and key are checked above: only an overflow is left
-		Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd", "the balance cannot take this top-up: it would overflow")
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd", "the balance cannot take this top-up: it would overflow")
 		return
 	case persistence.IsDiskFull(err):
 		diskFull(w)
@@ -87,7 +88,7 @@ func (s *Server) addCredits(w http.ResponseWriter, r *http.Request) {
 		StoreFailed(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"account_id": id, "balance_usd": balance.String(), "added": added})
+	respond.JSON(w, http.StatusOK, map[string]any{"account_id": id, "balance_usd": balance.String(), "added": added})
 }
 
 // QuotaView is the account's limits as an operator reads them (and, with its e-mail, as
@@ -148,7 +149,7 @@ func (s *Server) quotaState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v, ok := s.Quota(w, r, acct); ok {
-		WriteJSON(w, http.StatusOK, v)
+		respond.JSON(w, http.StatusOK, v)
 	}
 }
 
@@ -156,7 +157,7 @@ func (s *Server) quotaState(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Quota(w http.ResponseWriter, r *http.Request, acct persistence.Account) (QuotaView, bool) {
 	plan, ok := s.catalog.Load().Plan(acct.Plan)
 	if !ok {
-		Fail(w, http.StatusConflict, "invalid_request_error", "unknown_plan", "plan", "the account's plan "+acct.Plan+" is not in the catalog")
+		respond.Error(w, http.StatusConflict, "invalid_request_error", "unknown_plan", "plan", "the account's plan "+acct.Plan+" is not in the catalog")
 		return QuotaView{}, false
 	}
 	st, err := s.quota.State(r.Context(), acct.ID, plan)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // keyPatch is the body of PATCH /admin/v1/keys/{id} (and of the account API's key update):
@@ -46,7 +47,7 @@ func (s *Server) ServeUpdateKey(w http.ResponseWriter, r *http.Request, id strin
 	if StoreFailed(w, err) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, k)
+	respond.JSON(w, http.StatusOK, k)
 }
 
 // keyLimits reads a new key's limits member (nil: none).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // RouteHealth is every route's published health, read without asking the route actors.
@@ -89,7 +90,7 @@ func (s *Server) routes(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, v)
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+	respond.JSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
 }
 
 // millis is d in milliseconds, to the microsecond.

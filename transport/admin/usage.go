@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // usageEntry is a log entry with its exact costs as decimal strings — what the usage is worth
@@ -105,7 +106,7 @@ func serveUsage(w http.ResponseWriter, r *http.Request, log LogReader, account s
 		body["totals"] = operatorTotals{usageTotals: totals, UpstreamCostUSD: money.Amount(t.UpstreamCost).String()}
 		body["total_upstream_cost_usd"] = money.Amount(t.UpstreamCost).String()
 	}
-	WriteJSON(w, http.StatusOK, body)
+	respond.JSON(w, http.StatusOK, body)
 }
 
 // UsageQuery reads a usage query's parameters for the account, or answers 400 naming the
@@ -124,7 +125,7 @@ func UsageQuery(w http.ResponseWriter, r *http.Request, account string) (persist
 	if v := qv.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > persistence.MaxLogLimit {
-			Fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
+			respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_limit", "limit",
 				"limit must be a whole number from 1 to "+strconv.Itoa(persistence.MaxLogLimit))
 			return persistence.LogQuery{}, false
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // budgetWait bounds the read of the burst budget for an answer that admitted nothing: such
@@ -69,5 +70,5 @@ func keyBudget(st quota.QuotaState, keyID string, plan *catalog.Plan, now time.T
 // (lists, counts, polls), with its rate headers.
 func (c *call) answer(w http.ResponseWriter, v any) {
 	c.publishRates(w)
-	writeJSON(w, http.StatusOK, v)
+	respond.JSON(w, http.StatusOK, v)
 }

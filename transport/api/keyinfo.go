@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // keyInfo is GET /v1/key's data: OpenRouter's /api/v1/key fields first (clients and tools
@@ -143,7 +144,7 @@ func (s *Server) keyInfo(w http.ResponseWriter, r *http.Request) {
 		info.RateLimit = &keyRateLimit{Requests: b.Limit, Interval: "1m", Remaining: b.Remaining, ResetsAt: rfc3339(b.Reset)}
 		setRateHeaders(w, b, now)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": info})
+	respond.JSON(w, http.StatusOK, map[string]any{"data": info})
 }
 
 // beginKeyHolder starts a key-holder endpoint's call: any of the API's key headers is

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -136,19 +134,4 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 		rec.Auto.Now = s.candidatesNow(c, m)
 	}
 	c.answer(w, rec)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(marshalJSON(v))
-}
-
-// marshalJSON is v as writeJSON writes it.
-func marshalJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // "text->text", not "text-\u003etext"
-	enc.Encode(v)
-	return b.Bytes()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/respond"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
 
@@ -157,7 +158,7 @@ func (r *record) deliver(w http.ResponseWriter, status int, contentType string, 
 
 // deliverJSON is deliver for a JSON answer.
 func (r *record) deliverJSON(w http.ResponseWriter, status int, v any) bool {
-	return r.deliver(w, status, "application/json", marshalJSON(v))
+	return r.deliver(w, status, "application/json", respond.Marshal(v))
 }
 
 // done records a call that did not record itself on the way out (the client left; a stream),

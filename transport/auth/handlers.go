@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 type credentials struct {
@@ -19,7 +20,7 @@ type credentials struct {
 func (s *Server) handleSignup(w http.ResponseWriter, r *http.Request) {
 	var in credentials
 	if s.cfg.Plan == "" {
-		fail(w, http.StatusForbidden, "permission_error", "signup_disabled", "",
+		respond.Error(w, http.StatusForbidden, "permission_error", "signup_disabled", "",
 			"sign-up is off on this gateway: its config file has no plan named free and sets no auth.signup_plan")
 		return
 	}
@@ -39,7 +40,7 @@ func (s *Server) handleSignup(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.out.send(verifyMail(acct.Email, s.cfg.BaseURL+"/auth/verify?token="+url.QueryEscape(token)))
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"status": "verification_sent"})
+	respond.JSON(w, http.StatusAccepted, map[string]string{"status": "verification_sent"})
 }
 
 // verifyLink is GET /auth/verify?token=: the link in the mail, answered with a redirect to
@@ -69,7 +70,7 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	if s.tokenRefused(w, err) || s.storeFailed(w, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "verified"})
+	respond.JSON(w, http.StatusOK, map[string]string{"status": "verified"})
 }
 
 // tokenRefused answers a refused link token: 400 token_<reason> on param token.
@@ -78,7 +79,7 @@ func (s *Server) tokenRefused(w http.ResponseWriter, err error) bool {
 	if reason == "" {
 		return false
 	}
-	fail(w, http.StatusBadRequest, "invalid_request_error", "token_"+reason, "token", err.Error())
+	respond.Error(w, http.StatusBadRequest, "invalid_request_error", "token_"+reason, "token", err.Error())
 	return true
 }
 
@@ -102,35 +103,35 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		s.passwordFailed(r, in.Email)
-		fail(w, http.StatusUnauthorized, "authentication_error", "invalid_credentials", "", "the e-mail or the password is wrong")
+		respond.Error(w, http.StatusUnauthorized, "authentication_error", "invalid_credentials", "", "the e-mail or the password is wrong")
 		return
 	}
 	switch {
 	case !login.Verified:
-		fail(w, http.StatusForbidden, "permission_error", "email_not_verified", "email",
+		respond.Error(w, http.StatusForbidden, "permission_error", "email_not_verified", "email",
 			"the e-mail address is not verified yet: open the link in the verification mail (signing up again sends a new one)")
 		return
 	case acct.Disabled:
-		fail(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this account has been disabled by the gateway's operator")
+		respond.Error(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this account has been disabled by the gateway's operator")
 		return
 	}
 	id, err := s.cfg.Store.CreateSession(acct.ID, s.now())
 	if errors.Is(err, persistence.ErrDisabled) { // disabled since the check above
-		fail(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this account has been disabled by the gateway's operator")
+		respond.Error(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this account has been disabled by the gateway's operator")
 		return
 	}
 	if s.storeFailed(w, err) {
 		return
 	}
 	s.setCookie(w, r, id)
-	writeJSON(w, http.StatusOK, sessionAnswer{Account: viewOf(acct), CSRFToken: persistence.CSRFToken(id)})
+	respond.JSON(w, http.StatusOK, sessionAnswer{Account: viewOf(acct), CSRFToken: persistence.CSRFToken(id)})
 }
 
 // passwordRefused answers 429 to a password check from a client locked out for the e-mail,
 // or for every e-mail, or that failed too many checks of any kind (authlimit).
 func (s *Server) passwordRefused(w http.ResponseWriter, r *http.Request, email string) bool {
 	if wait := s.cfg.AuthLimit.Wait(r, authlimit.Password); wait > 0 {
-		authlimit.Refuse(w, wait, fail)
+		authlimit.Refuse(w, wait, respond.Error)
 		return true
 	}
 	return s.login.refused(w, r, email)
@@ -169,5 +170,5 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, c *Current) {
 
 // session is GET /auth/session: the account and the CSRF token.
 func (s *Server) session(w http.ResponseWriter, _ *http.Request, c *Current) {
-	writeJSON(w, http.StatusOK, sessionAnswer{Account: viewOf(c.Account), CSRFToken: c.CSRFToken()})
+	respond.JSON(w, http.StatusOK, sessionAnswer{Account: viewOf(c.Account), CSRFToken: c.CSRFToken()})
 }

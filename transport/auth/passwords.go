@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // forgotPassword is POST /auth/password/forgot {email}: 202 whether or not the e-mail has an
@@ -32,7 +33,7 @@ func (s *Server) forgotPassword(w http.ResponseWriter, r *http.Request) {
 		// Logged, not answered: the answer must not differ for a registered e-mail.
 		s.log.Error("auth: a password reset was not issued", "err", err)
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"status": "reset_sent"})
+	respond.JSON(w, http.StatusAccepted, map[string]string{"status": "reset_sent"})
 }
 
 // resetPassword is POST /auth/password/reset {token,password}: 204, every session of the
@@ -70,7 +71,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, c *Curre
 	}
 	if !persistence.VerifyPassword(login.PasswordHash, in.Current) {
 		s.passwordFailed(r, c.Account.Email)
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_current_password", "current_password", "current_password is wrong")
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_current_password", "current_password", "current_password is wrong")
 		return
 	}
 	if s.storeFailed(w, s.cfg.Store.ChangePassword(c.Account.ID, c.Account.Email, in.New, c.Hash)) {

@@ -16,11 +16,11 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/edge"
 	"github.com/modelgate/modelgate/transport/mail"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // Store is what the sign-in endpoints read and write. Both *persistence.Store (single node)
@@ -131,7 +131,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, p := edge.ReadBody(w, r, maxBody)
 	if p != nil {
 		p.SetRetryAfter(w)
-		fail(w, p.Status, p.Type, p.Code, "", p.Message)
+		respond.Error(w, p.Status, p.Type, p.Code, "", p.Message)
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -141,7 +141,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		err = errors.New("a second value follows the object")
 	}
 	if err != nil {
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be one JSON object of the documented fields: "+err.Error())
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be one JSON object of the documented fields: "+err.Error())
 		return false
 	}
 	return true
@@ -157,32 +157,15 @@ func (s *Server) storeFailed(w http.ResponseWriter, err error) bool {
 	switch {
 	case persistence.IsDiskFull(err):
 		w.Header().Set("Retry-After", "10")
-		fail(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "", "the gateway's data directory is full, so nothing was changed; try again later")
+		respond.Error(w, http.StatusServiceUnavailable, "server_error", "cannot_record", "", "the gateway's data directory is full, so nothing was changed; try again later")
 	case errors.Is(err, persistence.ErrUnavailable):
 		w.Header().Set("Retry-After", "1")
-		fail(w, http.StatusServiceUnavailable, "server_error", "cluster_unavailable", "", "the gateway could not confirm your account's current state in time; try again in a moment")
+		respond.Error(w, http.StatusServiceUnavailable, "server_error", "cluster_unavailable", "", "the gateway could not confirm your account's current state in time; try again in a moment")
 	case errors.As(err, &e) && errors.Is(err, persistence.ErrInvalid) && e.Field != "":
-		fail(w, http.StatusBadRequest, "invalid_request_error", "invalid_"+e.Field, e.Field, e.Msg)
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_"+e.Field, e.Field, e.Msg)
 	default:
 		s.log.Error("auth: the store failed", "err", err)
-		fail(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the request could not be completed; the gateway log has the cause")
+		respond.Error(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the request could not be completed; the gateway log has the cause")
 	}
 	return true
-}
-
-// fail answers an error in the OpenAI-style envelope, with the request id beside it.
-func fail(w http.ResponseWriter, status int, typ, code, param, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(chat.ErrorBodyFor(w.Header().Get("X-Request-Id"), msg, typ, code, param))
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
 }

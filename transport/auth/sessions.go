@@ -11,6 +11,7 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/peer"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // CookieName is the session cookie over plain HTTP; SecureCookieName over HTTPS, where the
@@ -51,11 +52,11 @@ func CurrentFrom(ctx context.Context) (*Current, bool) {
 func (s *Server) Authenticate(w http.ResponseWriter, r *http.Request) (*Current, bool) {
 	ck, err := r.Cookie(s.cookieName(r))
 	if err != nil || ck.Value == "" {
-		fail(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "", "not logged in: log in at POST /auth/login")
+		respond.Error(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "", "not logged in: log in at POST /auth/login")
 		return nil, false
 	}
 	if wait := s.cfg.AuthLimit.Wait(r, authlimit.Session); wait > 0 {
-		authlimit.Refuse(w, wait, fail)
+		authlimit.Refuse(w, wait, respond.Error)
 		return nil, false
 	}
 	now := s.now()
@@ -65,11 +66,11 @@ func (s *Server) Authenticate(w http.ResponseWriter, r *http.Request) (*Current,
 	case errors.Is(err, persistence.ErrNotFound):
 		s.cfg.AuthLimit.Failed(r, authlimit.Session)
 		s.clearCookie(w, r)
-		fail(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "", "the session has ended (logged out, expired, or the password changed): log in again")
+		respond.Error(w, http.StatusUnauthorized, "authentication_error", "not_authenticated", "", "the session has ended (logged out, expired, or the password changed): log in again")
 		return nil, false
 	case errors.Is(err, persistence.ErrDisabled):
 		s.clearCookie(w, r)
-		fail(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this account has been disabled by the gateway's operator")
+		respond.Error(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this account has been disabled by the gateway's operator")
 		return nil, false
 	case s.storeFailed(w, err):
 		return nil, false
@@ -78,7 +79,7 @@ func (s *Server) Authenticate(w http.ResponseWriter, r *http.Request) (*Current,
 	if changes(r.Method) {
 		got := []byte(r.Header.Get(CSRFHeader))
 		if len(got) == 0 || subtle.ConstantTimeCompare(got, []byte(c.CSRFToken())) != 1 {
-			fail(w, http.StatusForbidden, "permission_error", "csrf_token_invalid", "",
+			respond.Error(w, http.StatusForbidden, "permission_error", "csrf_token_invalid", "",
 				"a request made with the session cookie must carry its CSRF token in the X-CSRF-Token header (GET /auth/session returns it)")
 			return nil, false
 		}

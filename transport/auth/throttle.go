@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/peer"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // Limit is at most Max counted events per Window (a fixed window from the first event).
@@ -162,7 +163,7 @@ func tooMany(w http.ResponseWriter, wait time.Duration) bool {
 	}
 	secs := authlimit.Seconds(wait)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	fail(w, http.StatusTooManyRequests, "rate_limit_error", "too_many_attempts", "",
+	respond.Error(w, http.StatusTooManyRequests, "rate_limit_error", "too_many_attempts", "",
 		"too many attempts; try again in "+strconv.Itoa(secs)+" seconds")
 	return true
 }

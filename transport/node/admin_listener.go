@@ -18,6 +18,7 @@ import (
 	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/peer"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // The admin plane (/admin/v1, and /admin/cluster on a cluster node) is served on a listener
@@ -46,7 +47,7 @@ const AdminElsewhere = "the admin API is served on its own listener; see server.
 func registerAdminElsewhere(r *mux.Router) {
 	r.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return isAdminPath(req.URL.Path) }).
 		HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			admin.Fail(w, http.StatusNotFound, "invalid_request_error", "admin_elsewhere", "", AdminElsewhere)
+			respond.Error(w, http.StatusNotFound, "invalid_request_error", "admin_elsewhere", "", AdminElsewhere)
 		})
 }
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/membership"
-	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/transport/edge"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // register adds the cluster's operator routes to the admin listener's router, behind the
@@ -61,7 +61,7 @@ func (c *clusterNode) rebalance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fail := func(what string, done any, err error) {
-		failJSON(w, http.StatusServiceUnavailable, "server_error", "rebalance_failed",
+		respond.Error(w, http.StatusServiceUnavailable, "server_error", "rebalance_failed", "",
 			fmt.Sprintf("%v; then %s: %v (send the rebalance again)", done, what, err))
 	}
 	replicas := []membership.Move{}
@@ -105,7 +105,7 @@ func (c *clusterNode) rebalance(w http.ResponseWriter, r *http.Request) {
 		}
 		moved = append(moved, m)
 	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"replicas_moved": replicas, "non_voting_removed": trimmed, "moved": moved})
+	respond.JSON(w, http.StatusOK, map[string]any{"replicas_moved": replicas, "non_voting_removed": trimmed, "moved": moved})
 }
 
 // wholeCluster is every shard's view and every node's raft address, answering 503 itself
@@ -117,7 +117,7 @@ func (c *clusterNode) wholeCluster(ctx context.Context, w http.ResponseWriter) (
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		failJSON(w, http.StatusServiceUnavailable, "server_error", "cluster_incomplete",
+		respond.Error(w, http.StatusServiceUnavailable, "server_error", "cluster_incomplete", "",
 			fmt.Sprintf("%v: %v (every node must answer; retry once they do, or remove a dead one first)", errIncomplete, errors.Join(errs...)))
 		return nil, nil, false
 	}
@@ -219,7 +219,7 @@ func sortedIDs[V any](m map[uint64]V) []uint64 {
 }
 
 func (c *clusterNode) status(w http.ResponseWriter, r *http.Request) {
-	writeJSONBody(w, http.StatusOK, c.statusView(r.Context()))
+	respond.JSON(w, http.StatusOK, c.statusView(r.Context()))
 }
 
 // JoinRequest is POST /admin/cluster/members: add NodeID, reached at RaftAddr, as a
@@ -246,11 +246,11 @@ func (c *clusterNode) addMember(w http.ResponseWriter, r *http.Request) {
 	body, p := edge.ReadBody(w, r, 1<<16)
 	if p != nil {
 		p.SetRetryAfter(w)
-		failJSON(w, p.Status, p.Type, p.Code, p.Message)
+		respond.Error(w, p.Status, p.Type, p.Code, "", p.Message)
 		return
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "the body must be {\"node_id\": N, \"raft_addr\": \"HOST:PORT\"}: "+err.Error())
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "", "the body must be {\"node_id\": N, \"raft_addr\": \"HOST:PORT\"}: "+err.Error())
 		return
 	}
 	// The joining node's file must validate, so its id, address and shards are checked
@@ -258,11 +258,11 @@ func (c *clusterNode) addMember(w http.ResponseWriter, r *http.Request) {
 	f := membership.File{ClusterID: c.file.ClusterID, NodeID: req.NodeID, RaftAddr: req.RaftAddr, Peers: c.file.Peers,
 		Shards: c.file.Shards, Replicas: c.file.Replicas, Join: true, Certs: membership.Certs{}}
 	if err := f.Validate(); err != nil {
-		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_member", err.Error())
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_member", "", err.Error())
 		return
 	}
 	if _, _, err := net.SplitHostPort(req.RaftAddr); err != nil {
-		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_member", err.Error())
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_member", "", err.Error())
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
@@ -272,18 +272,18 @@ func (c *clusterNode) addMember(w http.ResponseWriter, r *http.Request) {
 	for _, s := range append([]uint64{membership.MetaShard}, c.file.AccountShards()...) {
 		v, ok := views[s]
 		if !ok {
-			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+			respond.Error(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed", "",
 				fmt.Sprintf("added to shards %v; no node that answered runs shard %d: %v", joined, s, errors.Join(errs...)))
 			return
 		}
 		if err := c.onShard(ctx, v, memberOp{Op: "add_non_voting", Node: req.NodeID, Addr: req.RaftAddr}); err != nil {
-			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+			respond.Error(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed", "",
 				fmt.Sprintf("added to shards %v, then: %v", joined, err))
 			return
 		}
 		joined = append(joined, s)
 	}
-	writeJSONBody(w, http.StatusOK, JoinAnswer{ClusterID: c.file.ClusterID, Peers: c.file.Peers, Shards: c.file.Shards, Replicas: c.file.Replicas, Joined: joined})
+	respond.JSON(w, http.StatusOK, JoinAnswer{ClusterID: c.file.ClusterID, Peers: c.file.Peers, Shards: c.file.Shards, Replicas: c.file.Replicas, Joined: joined})
 }
 
 // removeMember takes a node out of every shard it is a member of (as the nodes that answer
@@ -295,7 +295,7 @@ func (c *clusterNode) removeMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id == c.file.NodeID {
-		failJSON(w, http.StatusConflict, "invalid_request_error", "remove_self", "a node is removed through another member (drain it first)")
+		respond.Error(w, http.StatusConflict, "invalid_request_error", "remove_self", "", "a node is removed through another member (drain it first)")
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
@@ -308,7 +308,7 @@ func (c *clusterNode) removeMember(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if err := c.onShard(ctx, v, memberOp{Op: "remove", Node: id}); err != nil {
-			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+			respond.Error(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed", "",
 				fmt.Sprintf("removed from shards %v, then: %v", removed, err))
 			return
 		}
@@ -318,16 +318,16 @@ func (c *clusterNode) removeMember(w http.ResponseWriter, r *http.Request) {
 	// remove sent again after this failed releases them then.
 	for _, s := range c.file.AccountShards() {
 		if err := c.owner.PublishAddr(ctx, s, accounts.NodeAddr{ID: id, Gone: true}); err != nil {
-			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+			respond.Error(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed", "",
 				fmt.Sprintf("removed from shards %v; the release of its calls in shard %d then failed (send the remove again): %v", removed, s, err))
 			return
 		}
 	}
 	if len(removed) == 0 {
-		failJSON(w, http.StatusNotFound, "invalid_request_error", "member_not_found", fmt.Sprintf("node %d is a member of no shard the nodes that answered run", id))
+		respond.Error(w, http.StatusNotFound, "invalid_request_error", "member_not_found", "", fmt.Sprintf("node %d is a member of no shard the nodes that answered run", id))
 		return
 	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"node_id": id, "removed_from": removed})
+	respond.JSON(w, http.StatusOK, map[string]any{"node_id": id, "removed_from": removed})
 }
 
 // promoteMember makes a non-voting member a voter (AddReplica) in every shard where it does
@@ -342,7 +342,7 @@ func (c *clusterNode) promoteMember(w http.ResponseWriter, r *http.Request) {
 	}
 	only, err := shardList(r.URL.Query().Get("shards"))
 	if err != nil {
-		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_shards", err.Error())
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_shards", "", err.Error())
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), memberChangeTimeout)
@@ -359,7 +359,7 @@ func (c *clusterNode) promoteMember(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if !st.MembersConfirmed {
-			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+			respond.Error(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed", "",
 				fmt.Sprintf("promoted in shards %v; shard %d has no leader to ask (retry shortly)", promoted, sh))
 			return
 		}
@@ -372,21 +372,21 @@ func (c *clusterNode) promoteMember(w http.ResponseWriter, r *http.Request) {
 		}
 		member = true
 		if err := c.onShard(ctx, st, memberOp{Op: "add_voter", Node: id, Addr: addrs[id]}); err != nil {
-			failJSON(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed",
+			respond.Error(w, http.StatusServiceUnavailable, "server_error", "membership_change_failed", "",
 				fmt.Sprintf("promoted in shards %v, then: %v", promoted, err))
 			return
 		}
 		promoted = append(promoted, sh)
 	}
 	if !member && len(errs) > 0 {
-		failJSON(w, http.StatusServiceUnavailable, "server_error", "cluster_incomplete", fmt.Sprintf("%v: %v", errIncomplete, errors.Join(errs...)))
+		respond.Error(w, http.StatusServiceUnavailable, "server_error", "cluster_incomplete", "", fmt.Sprintf("%v: %v", errIncomplete, errors.Join(errs...)))
 		return
 	}
 	if !member {
-		failJSON(w, http.StatusNotFound, "invalid_request_error", "member_not_found", fmt.Sprintf("node %d is a member of no shard named", id))
+		respond.Error(w, http.StatusNotFound, "invalid_request_error", "member_not_found", "", fmt.Sprintf("node %d is a member of no shard named", id))
 		return
 	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"node_id": id, "promoted_in": promoted})
+	respond.JSON(w, http.StatusOK, map[string]any{"node_id": id, "promoted_in": promoted})
 }
 
 // shardList reads "1,2,5" (nil for "": every shard).
@@ -408,23 +408,8 @@ func shardList(s string) (map[uint64]bool, error) {
 func memberID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 	id, err := strconv.ParseUint(mux.Vars(r)["id"], 10, 64)
 	if err != nil || id == 0 {
-		failJSON(w, http.StatusBadRequest, "invalid_request_error", "invalid_member", "the member id is a node id > 0")
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_member", "", "the member id is a node id > 0")
 		return 0, false
 	}
 	return id, true
-}
-
-func writeJSONBody(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-}
-
-// failJSON answers an error in the admin API's envelope.
-func failJSON(w http.ResponseWriter, status int, typ, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(chat.ErrorBodyFor(w.Header().Get("X-Request-Id"), msg, typ, code, ""))
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/cluster/membership"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // The shards of the whole cluster, for the operator commands. With each account shard on
@@ -44,7 +45,7 @@ type replicaOp struct {
 
 func (c *clusterNode) registerInternal(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+internalShards, func(w http.ResponseWriter, r *http.Request) {
-		writeJSONBody(w, http.StatusOK, c.statusView(r.Context()).Shard)
+		respond.JSON(w, http.StatusOK, c.statusView(r.Context()).Shard)
 	})
 	mux.HandleFunc("POST "+internalShards+"/{shard}/members", internalOp(func(ctx context.Context, shard uint64, op memberOp) (int, error) {
 		if !c.runs(shard) {

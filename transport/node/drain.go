@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/supervise"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // drainTimeout bounds moving every leadership away; drainLinger is how long a drained node
@@ -27,7 +28,7 @@ func (c *clusterNode) drain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id != c.file.NodeID {
-		failJSON(w, http.StatusConflict, "invalid_request_error", "drain_elsewhere",
+		respond.Error(w, http.StatusConflict, "invalid_request_error", "drain_elsewhere", "",
 			fmt.Sprintf("this is node %d: send the drain of node %d to that node's own admin URL", c.file.NodeID, id))
 		return
 	}
@@ -35,7 +36,7 @@ func (c *clusterNode) drain(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	moved, err := c.moveLeadership(ctx)
 	if err != nil {
-		failJSON(w, http.StatusServiceUnavailable, "server_error", "drain_failed", err.Error())
+		respond.Error(w, http.StatusServiceUnavailable, "server_error", "drain_failed", "", err.Error())
 		return
 	}
 	if c.draining.CompareAndSwap(false, true) {
@@ -44,7 +45,7 @@ func (c *clusterNode) drain(w http.ResponseWriter, r *http.Request) {
 			close(c.drained)
 		})
 	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"node_id": id, "draining": true, "moved": moved})
+	respond.JSON(w, http.StatusOK, map[string]any{"node_id": id, "draining": true, "moved": moved})
 }
 
 // movedShard is one leadership handed over by a drain.
@@ -107,6 +108,6 @@ func (n *Node) refuseWhileDraining(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set("Retry-After", "1")
-		failJSON(w, http.StatusServiceUnavailable, "server_error", "node_draining", "this node is draining: send the call to another node of the cluster")
+		respond.Error(w, http.StatusServiceUnavailable, "server_error", "node_draining", "", "this node is draining: send the call to another node of the cluster")
 	})
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/internal/supervise"
+	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // readyGrace is how long the metadata shard may be without a leader before a node says it
@@ -143,7 +144,7 @@ func (n *Node) readyz(w http.ResponseWriter, _ *http.Request) {
 		}
 		body["cluster"] = cl
 	}
-	writeJSONBody(w, code, body)
+	respond.JSON(w, code, body)
 }
 
 // clusterHealthz is /healthz in cluster mode, from the same reading as /readyz: 200 while the
@@ -169,5 +170,5 @@ func (n *Node) clusterHealthz(w http.ResponseWriter) {
 			status, body["store"] = "degraded", s.storeProblem
 		}
 	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"status": status, "cluster": body})
+	respond.JSON(w, http.StatusOK, map[string]any{"status": status, "cluster": body})
 }
