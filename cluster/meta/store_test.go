@@ -19,12 +19,12 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/admin"
-	"github.com/modelgate/modelgate/transport/api"
+	"github.com/modelgate/modelgate/transport/keycheck"
 )
 
 var (
-	_ admin.Store = withoutLog{}
-	_ api.Keys    = (*Store)(nil)
+	_ admin.Store   = withoutLog{}
+	_ keycheck.Keys = (*Store)(nil)
 )
 
 // withoutLog is the metadata store as admin reads it: the request log is the account

@@ -6,9 +6,9 @@
 package account
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,19 +16,14 @@ import (
 
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/admin"
-	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/keycheck"
 	"github.com/modelgate/modelgate/transport/respond"
 )
 
 // Prefix is where the account API is served.
 const Prefix = "/account/v1"
-
-// Keys checks an API key: the single node's store, or the cluster's linearizable read.
-type Keys interface {
-	LookupKey(secret string) (persistence.Key, error)
-}
 
 // Grants lists an account's top-ups (persistence.Store: kept beside the request log in
 // both modes).
@@ -43,7 +38,7 @@ type Deps struct {
 	Store  admin.Store
 	Admin  *admin.Server
 	Auth   *auth.Server
-	Keys   Keys
+	Keys   keycheck.Keys
 	Grants Grants
 	Logger *slog.Logger
 	Now    func() time.Time // nil: time.Now
@@ -141,31 +136,25 @@ func (s *Server) keyAccount(w http.ResponseWriter, r *http.Request, secret strin
 		authlimit.Refuse(w, wait, respond.Error)
 		return persistence.Account{}, false
 	}
-	k, err := s.Keys.LookupKey(secret)
-	switch {
-	case errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrInvalid):
-		s.AuthLimit.Failed(r, authlimit.APIKey)
-		respond.Error(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "invalid API key")
-	case errors.Is(err, persistence.ErrDisabled):
-		respond.Error(w, http.StatusForbidden, "permission_error", "account_disabled", "", "this API key's account has been disabled by the gateway's operator")
-	case errors.Is(err, api.ErrKeysUnavailable):
-		w.Header().Set("Retry-After", "1")
-		respond.Error(w, http.StatusServiceUnavailable, "overloaded_error", "key_check_unavailable", "", "the API key could not be checked right now; retry shortly")
-	case err != nil:
-		s.Logger.Error("account: key lookup failed", "err", err)
-		respond.Error(w, http.StatusInternalServerError, "server_error", "internal_error", "", "the key could not be checked; try again")
-	case k.RevokedAt != 0:
-		respond.Error(w, http.StatusUnauthorized, "authentication_error", "invalid_api_key", "", "this API key has been revoked")
-	case k.Limits.Expired(s.Now()):
-		respond.Error(w, http.StatusUnauthorized, "authentication_error", "key_expired", "", "this API key has expired")
-	default:
-		acct, err := s.Store.GetAccount(k.AccountID)
-		if admin.StoreFailed(w, err) {
-			return persistence.Account{}, false
+	k, no := keycheck.Check(s.Keys, secret, s.Now())
+	if no != nil {
+		if no.Failed {
+			s.AuthLimit.Failed(r, authlimit.APIKey)
 		}
-		return acct, true
+		if no.Err != nil {
+			s.Logger.Error("account: key check failed", "err", no.Err)
+		}
+		if no.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(no.RetryAfter))
+		}
+		respond.Error(w, no.Status, no.Type, no.Code, "", no.Message)
+		return persistence.Account{}, false
 	}
-	return persistence.Account{}, false
+	acct, err := s.Store.GetAccount(k.AccountID)
+	if admin.StoreFailed(w, err) {
+		return persistence.Account{}, false
+	}
+	return acct, true
 }
 
 // me answers GET /account/v1/me: the operator's quota view of the account and its e-mail.

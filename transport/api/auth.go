@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,12 +9,8 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/keycheck"
 )
-
-// ErrKeysUnavailable is what a Keys implementation wraps when it cannot answer in time (a
-// cluster node cut off from the metadata shard's quorum): the call is refused with 503 and
-// Retry-After, not 500, since another try (or another node) will answer.
-var ErrKeysUnavailable = errors.New("the key store is unavailable")
 
 // authenticate reads the key from Authorization: Bearer or x-api-key, on the Gemini API's
 // paths also from x-goog-api-key or ?key=, and on the key-holder endpoints (anyKeyHeader)
@@ -47,37 +42,28 @@ func (s *Server) authenticate(r *http.Request, c *call) *apiError {
 	if wait := s.AuthLimit.Wait(r, authlimit.APIKey); wait > 0 {
 		return errAuthLimited(wait)
 	}
-	if !strings.HasPrefix(secret, "sk-token-") && !strings.HasPrefix(secret, "sk-user-") {
-		s.AuthLimit.Failed(r, authlimit.APIKey)
-		return errUnauthorized("invalid API key: keys start with sk-token- or sk-user-")
-	}
 	c.checked = time.Now() // the cluster's wait budget starts here (quota.MaxWait)
-	key, err := s.Keys.LookupKey(secret)
-	switch {
-	case errors.Is(err, persistence.ErrNotFound):
-		s.AuthLimit.Failed(r, authlimit.APIKey)
-		return errUnauthorized("invalid API key")
-	case errors.Is(err, ErrKeysUnavailable):
-		s.Logger.Warn("key check unavailable", "request_id", c.id, "err", err)
-		return &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: "key_check_unavailable", RetryAfter: 1,
-			Message: "the API key could not be checked: this node cannot reach the cluster's key store right now; retry shortly (another node may answer)"}
-	case errors.Is(err, persistence.ErrDisabled):
-		// 403, not 401: the key is right, its account may not call (docs/decisions.md,
-		// "Disabled accounts").
-		return &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "account_disabled",
-			Message: "this API key's account has been disabled by the gateway's operator"}
-	case err != nil:
-		s.Logger.Error("key lookup failed", "request_id", c.id, "err", err)
-		return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "the key could not be checked; try again"}
-	case key.RevokedAt != 0:
-		c.revoked = &key
-		return errUnauthorized("this API key has been revoked")
-	case key.Limits.Expired(s.now()):
-		c.revoked = &key // its account's log gets the refusal too
-		return errKeyExpired(key.Limits.ExpiresAt)
+	key, no := keycheck.Check(s.Keys, secret, s.now())
+	if no != nil {
+		if no.Failed {
+			s.AuthLimit.Failed(r, authlimit.APIKey)
+		}
+		switch no.Status {
+		case http.StatusServiceUnavailable:
+			s.Logger.Warn("key check unavailable", "request_id", c.id, "err", no.Err)
+		case http.StatusInternalServerError:
+			s.Logger.Error("key lookup failed", "request_id", c.id, "err", no.Err)
+		}
+		c.revoked = no.Key // a revoked or expired key's account log gets the refusal too
+		return refused(no)
 	}
 	c.key, c.ctx = key, r.Context()
 	return nil
+}
+
+// refused is a key check's refusal as the API answers it.
+func refused(no *keycheck.Refusal) *apiError {
+	return &apiError{Status: no.Status, Type: no.Type, Code: no.Code, Message: no.Message, RetryAfter: no.RetryAfter}
 }
 
 // errAuthLimited refuses a key from a client that failed too many key, token or session
@@ -88,11 +74,7 @@ func errAuthLimited(wait time.Duration) *apiError {
 }
 
 // errKeyExpired is the 401 of a key past its expiry (persistence.KeyLimits.ExpiresAt).
-func errKeyExpired(at int64) *apiError {
-	e := errUnauthorized("this API key expired at " + time.Unix(at, 0).UTC().Format(time.RFC3339))
-	e.Code = "key_expired"
-	return e
-}
+func errKeyExpired(at int64) *apiError { return refused(keycheck.Expired(at)) }
 
 // resolveModel applies the catalog and the key's policy to a requested model name.
 func (s *Server) resolveModel(c *call, name, kind string) (*catalog.Model, *apiError) {

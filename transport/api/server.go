@@ -20,14 +20,10 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/edge"
+	"github.com/modelgate/modelgate/transport/keycheck"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
-
-// Keys is the part of the store that authenticates callers.
-type Keys interface {
-	LookupKey(secret string) (persistence.Key, error)
-}
 
 // Recorder says whether a call can be recorded now: nil, or why its store refuses writes (an
 // error wrapping persistence.ErrFull while the data directory's disk is full).
@@ -45,7 +41,7 @@ type RequestLog interface {
 
 // Deps are the parts a Server is built from.
 type Deps struct {
-	Keys     Keys
+	Keys     keycheck.Keys
 	Recorder Recorder // nil: calls are admitted without asking
 	Accounts Accounts
 	Log      RequestLog

@@ -26,7 +26,7 @@ import (
 	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/admin"
-	"github.com/modelgate/modelgate/transport/api"
+	"github.com/modelgate/modelgate/transport/keycheck"
 )
 
 // clusterNode is what a node runs in cluster mode (Config.Cluster set): the Raft engine, the
@@ -325,7 +325,7 @@ type leasedKeys struct {
 	byLease, byRead atomic.Uint64
 }
 
-// LookupKey implements api.Keys.
+// LookupKey implements keycheck.Keys.
 func (k *leasedKeys) LookupKey(secret string) (persistence.Key, error) {
 	if k.lease.Valid() {
 		key, err := k.local.LookupKey(secret)
@@ -345,7 +345,7 @@ func (k *leasedKeys) LeaseValid() bool { return k.lease.Valid() }
 func (k *leasedKeys) KeyChecks() (lease, linear uint64) { return k.byLease.Load(), k.byRead.Load() }
 
 // keyCheckTimeout bounds the linearizable read behind one key check: after it the call is
-// answered 503 with Retry-After (api.ErrKeysUnavailable), not held.
+// answered 503 with Retry-After (keycheck.ErrUnavailable), not held.
 const keyCheckTimeout = quota.MaxWait
 
 // linearKeys is the key check in cluster mode: each lookup is a linearizable read of the
@@ -358,7 +358,7 @@ type linearKeys struct {
 	timeout time.Duration
 }
 
-// LookupKey implements api.Keys.
+// LookupKey implements keycheck.Keys.
 func (k *linearKeys) LookupKey(secret string) (persistence.Key, error) {
 	sum := sha256.Sum256([]byte(secret))
 	q, err := meta.Query{SecretHash: hex.EncodeToString(sum[:])}.Encode()
@@ -369,7 +369,7 @@ func (k *linearKeys) LookupKey(secret string) (persistence.Key, error) {
 	defer cancel()
 	out, err := k.rep.Read(ctx, membership.MetaShard, q)
 	if err != nil {
-		return persistence.Key{}, fmt.Errorf("key check: %w: the metadata shard did not answer: %w", api.ErrKeysUnavailable, err)
+		return persistence.Key{}, fmt.Errorf("key check: %w: the metadata shard did not answer: %w", keycheck.ErrUnavailable, err)
 	}
 	res, err := meta.DecodeResult(out)
 	switch {

@@ -38,6 +38,7 @@ import (
 	"github.com/modelgate/modelgate/transport/auth"
 	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/edge"
+	"github.com/modelgate/modelgate/transport/keycheck"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/peer"
 	"github.com/modelgate/modelgate/transport/upstream"
@@ -177,7 +178,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1)}
 	n.certs = certs
-	var keys api.Keys = store
+	var keys keycheck.Keys = store
 	var adminStore admin.Store = store
 	var authStore auth.Store = store
 	if cfg.Cluster != nil {
