@@ -195,8 +195,9 @@ func (quietLogger) Fatalf(format string, args ...any) {
 	log.Fatalf("pebble: "+format, args...)
 }
 
-// getMsgpack decodes the value at key into v. A missing key yields a bare
-// ErrNotFound, which callers wrap with the id they were looking for.
+// getMsgpack decodes the value at key into v (a binaryRecord's binary encoding, or msgpack).
+// A missing key yields a bare ErrNotFound, which callers wrap with the id they were looking
+// for.
 func (s *Store) getMsgpack(key []byte, v any) error { return getMsgpackIn(s.db, key, v) }
 
 // getMsgpackIn is getMsgpack through r: the database, or a batch that reads its own writes.
@@ -206,7 +207,11 @@ func getMsgpackIn(r pebble.Reader, key []byte, v any) error {
 		return mapNotFound(err)
 	}
 	// val is only valid until closer.Close, so decode before closing.
-	err = msgpack.Unmarshal(val, v)
+	if r, ok := v.(binaryRecord); ok && len(val) > 0 && val[0] == binaryV1 {
+		err = r.readBinary(val[1:])
+	} else {
+		err = msgpack.Unmarshal(val, v)
+	}
 	closer.Close()
 	if err != nil {
 		return fmt.Errorf("decode %q: %w", key, err)
@@ -239,9 +244,13 @@ func hasIn(r pebble.Reader, key []byte) (bool, error) {
 	return true, nil
 }
 
-// putMsgpack encodes v into the batch at key. Encoding happens before
-// anything is committed, so an encode failure leaves the store untouched.
+// putMsgpack encodes v into the batch at key: in its binary encoding when it has one
+// (binaryRecord, quotabinary.go), else msgpack. Encoding happens before anything is
+// committed, so an encode failure leaves the store untouched.
 func putMsgpack(b *pebble.Batch, key []byte, v any) error {
+	if r, ok := v.(binaryRecord); ok {
+		return b.Set(key, r.appendBinary(nil), nil)
+	}
 	val, err := msgpack.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %q: %w", key, err)

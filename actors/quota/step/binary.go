@@ -20,7 +20,7 @@ func isBinary(b []byte) bool { return len(b) > 0 && b[0] == binaryV1 }
 // AppendBinary appends a's binary encoding to dst.
 func (a *Account) AppendBinary(dst []byte) []byte {
 	w := bincode.Writer{B: append(dst, binaryV1)}
-	writeRecord(&w, &a.Rec)
+	a.Rec.WriteBinary(&w)
 	w.Uint(uint64(len(a.Calls)))
 	for i := range a.Calls {
 		writeCall(&w, &a.Calls[i])
@@ -56,7 +56,7 @@ func (a *Account) AppendBinary(dst []byte) []byte {
 }
 
 func (a *Account) readBinary(r *bincode.Reader) {
-	readRecord(r, &a.Rec)
+	a.Rec.ReadBinary(r)
 	if n := r.Len(8); n > 0 {
 		a.Calls = make([]Call, n)
 		for i := range a.Calls {
@@ -89,62 +89,6 @@ func (a *Account) readBinary(r *bincode.Reader) {
 		a.Lost = &LostCalls{Calls: make([]LostCall, r.Len(2))}
 		for i := range a.Lost.Calls {
 			a.Lost.Calls[i] = LostCall{ID: r.Uint(), Until: r.Int()}
-		}
-	}
-}
-
-func writeRecord(w *bincode.Writer, q *persistence.QuotaRecord) {
-	for _, v := range [...]int64{q.Balance, q.Spent, q.WindowStart, q.WindowUsed, q.WeekStart, q.WeekUsed, q.Day, q.Images, q.Video} {
-		w.Int(v)
-	}
-	w.Uint(uint64(len(q.Media)))
-	for _, h := range q.Media {
-		w.Uint(h.ID)
-		w.String(h.Kind)
-		w.Int(h.Amount)
-		w.Int(h.Day)
-		w.Int(h.Expires)
-	}
-	w.Uint(uint64(len(q.Holds)))
-	for _, h := range q.Holds {
-		w.String(h.Key)
-		w.Int(h.Amount)
-		w.Int(h.At)
-	}
-	w.Uint(q.LogSeq)
-	w.Uint(uint64(len(q.KeySpend)))
-	for _, s := range q.KeySpend {
-		w.String(s.KeyID)
-		w.String(s.Period)
-		w.Int(s.Start)
-		w.Int(s.Spent)
-	}
-}
-
-func readRecord(r *bincode.Reader, q *persistence.QuotaRecord) {
-	for _, p := range [...]*int64{&q.Balance, &q.Spent, &q.WindowStart, &q.WindowUsed, &q.WeekStart, &q.WeekUsed, &q.Day, &q.Images, &q.Video} {
-		*p = r.Int()
-	}
-	if n := r.Len(5); n > 0 {
-		q.Media = make([]persistence.MediaHold, n)
-		for i := range q.Media {
-			h := &q.Media[i]
-			h.ID, h.Kind, h.Amount, h.Day, h.Expires = r.Uint(), r.String(), r.Int(), r.Int(), r.Int()
-		}
-	}
-	if n := r.Len(3); n > 0 {
-		q.Holds = make([]persistence.CreditHold, n)
-		for i := range q.Holds {
-			h := &q.Holds[i]
-			h.Key, h.Amount, h.At = r.String(), r.Int(), r.Int()
-		}
-	}
-	q.LogSeq = r.Uint()
-	if n := r.Len(4); n > 0 {
-		q.KeySpend = make([]persistence.KeySpend, n)
-		for i := range q.KeySpend {
-			s := &q.KeySpend[i]
-			s.KeyID, s.Period, s.Start, s.Spent = r.String(), r.String(), r.Int(), r.Int()
 		}
 	}
 }
