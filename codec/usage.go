@@ -27,6 +27,19 @@ type Usage struct {
 	Reasoning  int64
 }
 
+// InclusiveUsage is the usage of OpenAI's counts (the chat and responses formats'), where the
+// input includes the cache read and written and the output includes the reasoning (unless
+// the total says the provider counted it beside: VisibleOutput): each part apart.
+func InclusiveUsage(input, cacheRead, cacheWrite, output, reasoning, total int64) Usage {
+	return Usage{
+		Input:      max(input-cacheRead-cacheWrite, 0),
+		CacheRead:  cacheRead,
+		CacheWrite: cacheWrite,
+		Output:     VisibleOutput(input, output, reasoning, total),
+		Reasoning:  reasoning,
+	}
+}
+
 // VisibleOutput is the output without its reasoning, from a provider's counts (input as the
 // provider counts it, cache included; output; the reasoning it reports; its total, 0 if none).
 func VisibleOutput(input, output, reasoning, total int64) int64 {

@@ -41,3 +41,24 @@ func TestReasoningBeside(t *testing.T) {
 		}
 	}
 }
+
+// TestInclusiveUsageTakesTheCacheOutOfTheInputAndTheReasoningOutOfTheOutput: OpenAI's
+// counts (inclusive), a provider that counts the reasoning beside the output (its total
+// says so), and a cache larger than the input it is said to be part of.
+func TestInclusiveUsageTakesTheCacheOutOfTheInputAndTheReasoningOutOfTheOutput(t *testing.T) {
+	cases := []struct {
+		name                                                 string
+		input, cacheRead, cacheWrite, output, reasoning, tot int64
+		want                                                 Usage
+	}{
+		{"inclusive", 100, 30, 10, 50, 20, 150, Usage{Input: 60, CacheRead: 30, CacheWrite: 10, Output: 30, Reasoning: 20}},
+		{"reasoning beside", 100, 0, 0, 50, 20, 170, Usage{Input: 100, Output: 50, Reasoning: 20}},
+		{"no reasoning, no total", 10, 0, 0, 5, 0, 0, Usage{Input: 10, Output: 5}},
+		{"a cache over the input", 10, 8, 5, 5, 0, 15, Usage{Input: 0, CacheRead: 8, CacheWrite: 5, Output: 5}},
+	}
+	for _, c := range cases {
+		if got := InclusiveUsage(c.input, c.cacheRead, c.cacheWrite, c.output, c.reasoning, c.tot); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package routehealth
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,7 +112,7 @@ func (b *Board) Pick(m *catalog.Model, zdrOnly bool, tried []string) *catalog.Ro
 	var pool [8]candidate
 	cands := pool[:0]
 	for _, rt := range m.Routes {
-		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) {
+		if excluded(rt, zdrOnly, tried) {
 			continue
 		}
 		st := b.State(rt.ID)
@@ -150,7 +151,7 @@ func (b *Board) lastResort(routes []*catalog.Route, zdrOnly bool, tried []string
 	var pool [8]candidate
 	cands := pool[:0]
 	for _, rt := range routes {
-		if zdrOnly && !rt.ZDR || contains(tried, rt.ID) || !b.State(rt.ID).LastResort(now) {
+		if excluded(rt, zdrOnly, tried) || !b.State(rt.ID).LastResort(now) {
 			continue
 		}
 		cands = append(cands, candidate{route: rt, weight: float64(rt.Weight)})
@@ -166,7 +167,7 @@ func (b *Board) lastResort(routes []*catalog.Route, zdrOnly bool, tried []string
 func (b *Board) CanServe(routes []*catalog.Route, zdrOnly bool, skip []string) bool {
 	now := b.policy.Now()
 	for _, rt := range routes {
-		if zdrOnly && !rt.ZDR || contains(skip, rt.ID) {
+		if excluded(rt, zdrOnly, skip) {
 			continue
 		}
 		if st := b.State(rt.ID); st.Available(now) || st.LastResort(now) {
@@ -184,7 +185,7 @@ func (b *Board) Wait(routes []*catalog.Route, zdrOnly bool, skip []string) time.
 	now := b.policy.Now()
 	wait, seen := time.Duration(0), false
 	for _, rt := range routes {
-		if zdrOnly && !rt.ZDR || contains(skip, rt.ID) {
+		if excluded(rt, zdrOnly, skip) {
 			continue
 		}
 		if w := b.State(rt.ID).Remaining(now); !seen || w < wait {
@@ -194,11 +195,8 @@ func (b *Board) Wait(routes []*catalog.Route, zdrOnly bool, skip []string) time.
 	return wait
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+// excluded reports whether a request may not use rt whatever its health: a ZDR key and a
+// route without zero data retention, or a route the request has tried (skip).
+func excluded(rt *catalog.Route, zdrOnly bool, skip []string) bool {
+	return zdrOnly && !rt.ZDR || slices.Contains(skip, rt.ID)
 }

@@ -24,14 +24,8 @@ type wireUsage struct {
 }
 
 func (w wireUsage) normalize() codec.Usage {
-	u := codec.Usage{
-		CacheRead:  w.PromptTokensDetails.CachedTokens,
-		CacheWrite: w.PromptTokensDetails.CacheWriteTokens,
-		Reasoning:  w.CompletionTokensDetails.ReasoningTokens,
-	}
-	u.Input = max(w.PromptTokens-u.CacheRead-u.CacheWrite, 0)
-	u.Output = codec.VisibleOutput(w.PromptTokens, w.CompletionTokens, u.Reasoning, w.TotalTokens)
-	return u
+	return codec.InclusiveUsage(w.PromptTokens, w.PromptTokensDetails.CachedTokens, w.PromptTokensDetails.CacheWriteTokens,
+		w.CompletionTokens, w.CompletionTokensDetails.ReasoningTokens, w.TotalTokens)
 }
 
 // ResponseUsage reads the usage of a whole (non-streamed) chat-format answer. It also serves

@@ -26,3 +26,30 @@ func KindForStatus(status int) ErrorKind {
 	}
 	return ErrInvalidRequest
 }
+
+// StatusOfKind is the HTTP status that goes with a kind when the source gave none (an
+// in-band stream error): KindForStatus the other way. A format whose API answers a kind with
+// another status says so beside it (messages: overloaded is 529; responses: billing is 429).
+func StatusOfKind(k ErrorKind) int {
+	switch k {
+	case ErrInvalidRequest:
+		return http.StatusBadRequest
+	case ErrAuthentication:
+		return http.StatusUnauthorized
+	case ErrBilling:
+		return http.StatusPaymentRequired
+	case ErrPermission:
+		return http.StatusForbidden
+	case ErrNotFound:
+		return http.StatusNotFound
+	case ErrTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case ErrRateLimit:
+		return http.StatusTooManyRequests
+	case ErrOverloaded:
+		return http.StatusServiceUnavailable
+	case ErrTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}

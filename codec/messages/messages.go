@@ -138,27 +138,10 @@ func kindForStatus(status int) ir.ErrorKind { return ir.KindForStatus(status) }
 // statusOfKind is the HTTP status the messages API uses for a kind, for in-band
 // stream errors that arrive without one.
 func statusOfKind(k ir.ErrorKind) int {
-	switch k {
-	case ir.ErrInvalidRequest:
-		return http.StatusBadRequest
-	case ir.ErrAuthentication:
-		return http.StatusUnauthorized
-	case ir.ErrBilling:
-		return http.StatusPaymentRequired
-	case ir.ErrPermission:
-		return http.StatusForbidden
-	case ir.ErrNotFound:
-		return http.StatusNotFound
-	case ir.ErrTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case ir.ErrRateLimit:
-		return http.StatusTooManyRequests
-	case ir.ErrTimeout:
-		return http.StatusGatewayTimeout
-	case ir.ErrOverloaded:
-		return 529
+	if k == ir.ErrOverloaded {
+		return 529 // the messages API's overloaded_error
 	}
-	return http.StatusInternalServerError
+	return ir.StatusOfKind(k)
 }
 
 func upstreamMessage(status int, body []byte) string {

@@ -25,14 +25,8 @@ type wireUsage struct {
 }
 
 func (w wireUsage) normalize() codec.Usage {
-	u := codec.Usage{
-		CacheRead:  w.InputTokensDetails.CachedTokens,
-		CacheWrite: w.InputTokensDetails.CacheWriteTokens,
-		Reasoning:  w.OutputTokensDetails.ReasoningTokens,
-	}
-	u.Input = max(w.InputTokens-u.CacheRead-u.CacheWrite, 0)
-	u.Output = codec.VisibleOutput(w.InputTokens, w.OutputTokens, u.Reasoning, w.TotalTokens)
-	return u
+	return codec.InclusiveUsage(w.InputTokens, w.InputTokensDetails.CachedTokens, w.InputTokensDetails.CacheWriteTokens,
+		w.OutputTokens, w.OutputTokensDetails.ReasoningTokens, w.TotalTokens)
 }
 
 func usageOf(u codec.Usage) *wireUsage {

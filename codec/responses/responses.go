@@ -204,25 +204,10 @@ func classify(status int, typ, code string) ir.ErrorKind {
 
 // statusFor is the HTTP status that goes with a kind when the source gave none.
 func statusFor(k ir.ErrorKind) int {
-	switch k {
-	case ir.ErrInvalidRequest:
-		return http.StatusBadRequest
-	case ir.ErrAuthentication:
-		return http.StatusUnauthorized
-	case ir.ErrPermission:
-		return http.StatusForbidden
-	case ir.ErrNotFound:
-		return http.StatusNotFound
-	case ir.ErrTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case ir.ErrRateLimit, ir.ErrBilling:
-		return http.StatusTooManyRequests
-	case ir.ErrOverloaded:
-		return http.StatusServiceUnavailable
-	case ir.ErrTimeout:
-		return http.StatusGatewayTimeout
+	if k == ir.ErrBilling {
+		return http.StatusTooManyRequests // OpenAI answers insufficient_quota with 429
 	}
-	return http.StatusInternalServerError
+	return ir.StatusOfKind(k)
 }
 
 // failedError is the error of a response whose status is failed (`response.error`).
