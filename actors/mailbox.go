@@ -11,7 +11,7 @@ import (
 // they were queued, by a run that exists only while messages wait. An idle mailbox is a
 // mutex, a nil slice and a flag (40 bytes); an idle Hollywood actor holds a process, an
 // inbox and its ring buffer, a context with its child map and a PID, about 800 bytes, and
-// a locator entry to be found by. The entity's owner (cluster.Directory) holds the handler,
+// a locator entry to be found by. The entity's owner (placement.Directory) holds the handler,
 // so nothing else needs to know the actor.
 //
 // A panic while handling a message is what Recover makes of it under Hollywood: logged with

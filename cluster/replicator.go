@@ -1,3 +1,6 @@
+// Package cluster is what the cluster's parts share: the Replicator an account or metadata
+// shard is proposed and read through, the state machine a replica applies, and the Batcher
+// that packs many commands into one proposal.
 package cluster
 
 import (

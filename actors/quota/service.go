@@ -24,8 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/actors/quota/step"
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
@@ -233,7 +233,7 @@ type Service struct {
 	owner    Owner
 	store    Store
 	cfg      Config
-	dir      *cluster.Directory[*accountActor]
+	dir      *placement.Directory[*accountActor]
 	closed   atomic.Bool
 	stop     chan struct{} // ends the idle sweep (Close)
 	stopOnce sync.Once
@@ -250,7 +250,7 @@ func NewService(st Store, cfg Config) *Service {
 	cfg = cfg.withDefaults()
 	s := &Service{store: st, cfg: cfg, stop: make(chan struct{})}
 	s.owner = localOwner{s}
-	s.dir = cluster.NewDirectoryOf(func(acct string) *accountActor { return newAccountActor(s, acct) },
+	s.dir = placement.NewDirectoryOf(func(acct string) *accountActor { return newAccountActor(s, acct) },
 		(*accountActor).send)
 	s.swept = supervise.Loop("quota.idle-sweep", s.stop, func() { s.sweep(s.stop) })
 	return s

@@ -8,7 +8,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
-	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -16,13 +16,13 @@ import (
 // without asking, and reports sent fire-and-forget to the route's actor.
 type Board struct {
 	policy  *Policy
-	locator cluster.Locator
+	locator placement.Locator
 	mu      sync.Mutex
 	cells   atomic.Pointer[map[string]*atomic.Pointer[State]]
 }
 
 // NewBoard registers the route actor kind with the locator.
-func NewBoard(l *cluster.Local, p Policy) *Board {
+func NewBoard(l *placement.Local, p Policy) *Board {
 	b := &Board{policy: &p, locator: l}
 	empty := map[string]*atomic.Pointer[State]{}
 	b.cells.Store(&empty)

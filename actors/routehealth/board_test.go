@@ -9,7 +9,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
-	"github.com/modelgate/modelgate/cluster"
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -32,7 +32,7 @@ func newBoard(t *testing.T, routes []*catalog.Route, tune ...func(*Policy)) (*Bo
 	for _, f := range tune {
 		f(&p)
 	}
-	b := NewBoard(cluster.NewLocal(e), p)
+	b := NewBoard(placement.NewLocal(e), p)
 	b.Sync(routes)
 	return b, clk
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/actors/quota"
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/persistence"
@@ -261,7 +261,7 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	loc := cluster.NewLocal(eng)
+	loc := placement.NewLocal(eng)
 	e.store, e.assets = st, as
 	e.quota = quota.NewService(st, quota.Config{Now: e.now, IdleTimeout: time.Hour})
 	e.quotas.q = e.quota

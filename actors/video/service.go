@@ -41,8 +41,8 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/actors/quota"
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/internal/randid"
@@ -174,12 +174,12 @@ type Config struct {
 
 // Service is the client API of the video task actors.
 type Service struct {
-	loc   cluster.Locator
+	loc   placement.Locator
 	deps  Deps
 	cfg   Config
 	clock Clock
 	log   *slog.Logger
-	dir   *cluster.Directory[string]
+	dir   *placement.Directory[string]
 
 	closed atomic.Bool
 	work   counter // upstream, asset and quota calls in flight
@@ -187,7 +187,7 @@ type Service struct {
 }
 
 // NewService registers the task actor kind with the locator.
-func NewService(l *cluster.Local, deps Deps, cfg Config) *Service {
+func NewService(l *placement.Local, deps Deps, cfg Config) *Service {
 	if cfg.PollStart <= 0 {
 		cfg.PollStart = time.Second
 	}
@@ -216,7 +216,7 @@ func NewService(l *cluster.Local, deps Deps, cfg Config) *Service {
 	}
 	s.work.init()
 	s.stops.init()
-	s.dir = cluster.NewDirectory(Kind, l)
+	s.dir = placement.NewDirectory(Kind, l)
 	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
 		return func() actor.Receiver { return newTaskActor(s, id) }
 	})

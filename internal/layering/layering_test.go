@@ -29,6 +29,9 @@ func TestImportsKeepTheirDirection(t *testing.T) {
 		// internal/randid, the one id generator, is below codec: it reaches nothing of the module.
 		{name: "codec knows only codec and the id generator", packages: "./codec/...", tests: true, allowed: []string{"codec", "internal/randid"}},
 		{name: "the id generator knows nothing of the module", packages: "./internal/randid", tests: true, allowed: []string{"internal/randid"}},
+		// Actor placement (actors/placement) is the actors' own; the cluster's engine and
+		// shards sit above them.
+		{name: "actors know no cluster", packages: "./actors/...", tests: true, denied: []string{"cluster"}},
 		// Its tests drive the real client against a fake job API over loopback, so only the
 		// package itself is held to it.
 		{name: "video tasks know no upstream client", packages: "./actors/video", denied: []string{"transport/upstream"}},

@@ -5,8 +5,8 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/actors/routehealth"
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -57,7 +57,7 @@ func BenchmarkModelChoice(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	board := routehealth.NewBoard(cluster.NewLocal(e), routehealth.DefaultPolicy())
+	board := routehealth.NewBoard(placement.NewLocal(e), routehealth.DefaultPolicy())
 	board.Sync(cat.Routes())
 	s := New(Deps{Board: board})
 	c := &call{catalog: cat, key: persistence.Key{Models: []string{}}}

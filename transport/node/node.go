@@ -21,10 +21,10 @@ import (
 	"github.com/anthdm/hollywood/actor"
 	"github.com/gorilla/mux"
 
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
-	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/engine"
 	"github.com/modelgate/modelgate/cluster/membership"
@@ -188,7 +188,7 @@ func Start(cfg Config) (*Node, error) {
 		}
 		keys, adminStore, authStore = n.cluster.keys, clusterStore{n.cluster.meta, n.cluster.reads}, n.cluster.meta
 	}
-	locator := cluster.NewLocal(engine)
+	locator := placement.NewLocal(engine)
 	n.Board = routehealth.NewBoard(locator, cfg.Health)
 	n.Board.Sync(cat.Routes())
 	var quotaStore quota.Store = store

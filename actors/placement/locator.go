@@ -1,6 +1,6 @@
-// Package cluster finds the actor that owns an entity. Handlers talk to owners only through
-// a Locator, so scaling to several nodes changes the locator, not the handlers.
-package cluster
+// Package placement finds the actor that owns an entity. Handlers talk to owners only
+// through a Locator, so scaling to several nodes changes the locator, not the handlers.
+package placement
 
 import (
 	"sync"
