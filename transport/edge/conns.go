@@ -78,6 +78,10 @@ func (cs *conns) count(a netip.Addr) int {
 
 type overKey struct{}
 
-func markOver(ctx context.Context) context.Context { return context.WithValue(ctx, overKey{}, true) }
+// markOver marks the requests of c, a connection over its address's cap.
+func markOver(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, overKey{}, c)
+}
 
-func isOver(ctx context.Context) bool { over, _ := ctx.Value(overKey{}).(bool); return over }
+// overConn is the connection of a request marked by markOver, nil for any other.
+func overConn(ctx context.Context) net.Conn { c, _ := ctx.Value(overKey{}).(net.Conn); return c }

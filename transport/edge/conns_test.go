@@ -11,8 +11,10 @@ import (
 var loopback = netip.MustParseAddr("127.0.0.1")
 
 // The per-address connection cap: connections up to the cap are served; one over it gets
-// 429 with Retry-After and is closed; at twice the cap a new connection is closed at accept
-// without an answer; a closed connection is uncounted; a trusted proxy's are never counted.
+// 429 with Retry-After and is closed, uncounted before its answer can be read (so its client,
+// dialling again at once, meets the count without it); at twice the cap a new connection is
+// closed at accept without an answer; a closed connection is uncounted; a trusted proxy's are
+// never counted.
 func TestConnsPerIPCap(t *testing.T) {
 	f := newFixture(t, fixtureOpts{server: catalog.Server{MaxConnsPerIP: 2}})
 	get := func(c *raw) (int, string, bool) {
@@ -38,10 +40,12 @@ func TestConnsPerIPCap(t *testing.T) {
 		t.Fatalf("a connection over the cap: %d %s, Retry-After %q, closed %v; want 429 too_many_connections, 1, closed",
 			resp.StatusCode, body, resp.Header.Get("Retry-After"), resp.Close)
 	}
+	if got := f.g.Conns(loopback); got != 2 {
+		t.Errorf("%d connections counted once the refusal was read, want 2 (the refused one not counted)", got)
+	}
 	if err := over.closedWithin(2 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the refused connection uncounted", func() bool { return f.g.Conns(loopback) == 2 })
 
 	// Two more open and silent (over the cap, counted): the fifth meets the ceiling.
 	for range 2 {

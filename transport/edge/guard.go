@@ -102,7 +102,10 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		defer st.release()
 		r = withState(r, st)
 		ew := &writer{ResponseWriter: w, rc: http.NewResponseController(w), st: st, r: r, timeout: g.cfg.WriteTimeout}
-		if isOver(r.Context()) {
+		if over := overConn(r.Context()); over != nil {
+			// Refused and to be closed: it stops counting now, before its client can read
+			// the answer and dial again (the ConnState hook's uncount comes later, a no-op).
+			g.conns.closed(over)
 			ew.closeConn = true
 			g.cfg.Refused(ReasonConnCap)
 			g.cfg.Refuse(ew, r, tooManyConns(s.MaxConnsPerIP))
@@ -118,7 +121,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 func (g *Guard) Install(srv *http.Server) {
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		if g.conns.admit(c) {
-			return markOver(ctx)
+			return markOver(ctx, c)
 		}
 		return ctx
 	}
