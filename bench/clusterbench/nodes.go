@@ -319,8 +319,8 @@ func (d *deployment) fromMemory() uint64 {
 func (d *deployment) forwardBatches() (batches, steps uint64) {
 	for _, m := range d.members {
 		if m.fwd != nil {
-			batches += m.fwd.Batches.Load()
-			steps += m.fwd.Batched.Load()
+			b, s := m.fwd.ForwardBatches()
+			batches, steps = batches+b, steps+s
 		}
 	}
 	return batches, steps

@@ -185,13 +185,13 @@ type HTTPForward struct {
 	reloaded time.Time // when Nodes last read the replicas' addresses
 	lanes    map[uint64]*lane
 
-	// Batches and Batched count the batches of steps sent and the steps they carried.
-	Batches, Batched atomic.Uint64
+	batches, batched atomic.Uint64 // the batches of steps sent, and the steps they carried
 }
 
-// ForwardBatches reads Batches and Batched (the metrics').
+// ForwardBatches are the batches of steps this node sent to other nodes and the steps they
+// carried (the metrics' and the bench's).
 func (f *HTTPForward) ForwardBatches() (batches, steps uint64) {
-	return f.Batches.Load(), f.Batched.Load()
+	return f.batches.Load(), f.batched.Load()
 }
 
 // Step implements Forward: the step goes to node in the next batch of steps for it.
@@ -224,7 +224,7 @@ func (f *HTTPForward) lane(node uint64) *lane {
 
 // Read implements Forward.
 func (f *HTTPForward) Read(ctx context.Context, node, shard uint64, req []byte) ([]byte, error) {
-	return f.post(ctx, node, shard, ReadPath, req)
+	return f.postRead(ctx, node, shard, req)
 }
 
 func (f *HTTPForward) url(addr, path string) string {
@@ -235,12 +235,12 @@ func (f *HTTPForward) url(addr, path string) string {
 	return scheme + "://" + addr + path
 }
 
-func (f *HTTPForward) post(ctx context.Context, node, shard uint64, path string, body []byte) ([]byte, error) {
+func (f *HTTPForward) postRead(ctx context.Context, node, shard uint64, body []byte) ([]byte, error) {
 	addr, err := f.Addr(ctx, node, shard)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url(addr, path+strconv.FormatUint(shard, 10)), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url(addr, ReadPath+strconv.FormatUint(shard, 10)), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

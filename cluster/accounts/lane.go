@@ -127,8 +127,8 @@ func (l *lane) post(batch []*forwardedStep) {
 		}
 		return
 	}
-	l.f.Batches.Add(1)
-	l.f.Batched.Add(uint64(len(batch)))
+	l.f.batches.Add(1)
+	l.f.batched.Add(uint64(len(batch)))
 	supervise.GoOwing("forward answers", func() {
 		defer cancel()
 		defer resp.Body.Close()

@@ -136,7 +136,7 @@ func TestForwardedStepsWaitingForASenderGoInOneBatchAndEachIsAnsweredWhenReady(t
 			t.Errorf("no answer %q among %d", want, len(got))
 		}
 	}
-	if b, s := f.Batches.Load(), f.Batched.Load(); b != 3 || s != 100 {
+	if b, s := f.ForwardBatches(); b != 3 || s != 100 {
 		t.Errorf("%d batches of %d steps counted, want 3 of 100", b, s)
 	}
 }
