@@ -216,8 +216,8 @@ func (f *clientFrames) Write(name string, data []byte) error {
 var streamInterrupted = &ir.Error{Status: 502, Kind: ir.ErrServer, Code: "stream_interrupted",
 	Message: "the upstream stream broke before it finished; the answer is incomplete (request req-conversion-test)"}
 
-// streamChain is transport/api's streamConverted: each SSE event through the route's decoder,
-// the inline reasoning splitter, and the client's encoder; Close after the end marker, or
+// streamChain is transport/api's converted stream relay (convertFrames): each SSE event
+// through the route's decoder, the inline reasoning splitter, and the client's encoder; Close after the end marker, or
 // after what the decoder completes when the stream stops early but the answer had finished
 // (ir.EndingDecoder); the interrupted error when it stops before.
 func streamChain(cf ir.ClientFormat, uf ir.UpstreamFormat, req *ir.Request, model string, d reasoning.Decision, answer []byte) ([]byte, error) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence/catalog"
@@ -26,13 +27,13 @@ type candidate struct {
 	ttft    time.Duration
 }
 
-// chooseAuto orders auto's candidates for the request into the generation's list, or refuses
-// it naming why each candidate cannot serve.
-func (s *Server) chooseAuto(c *call, g *generation, auto *catalog.Model) *apiError {
+// choose orders auto's candidates for the request into the turn's list, or refuses it naming
+// why each candidate cannot serve.
+func (p autoPolicy) choose(x *exchange, t *turn, auto *catalog.Model) *apiError {
 	why := map[*catalog.Model]string{}
 	var models []*catalog.Model
 	var priced money.Amount
-	for _, cd := range s.judge(c, g, auto) {
+	for _, cd := range p.judge(x, t, auto) {
 		if cd.why != "" {
 			why[cd.model] = cd.why
 			continue
@@ -40,19 +41,19 @@ func (s *Server) chooseAuto(c *call, g *generation, auto *catalog.Model) *apiErr
 		models = append(models, cd.model)
 		priced = max(priced, money.Amount(cd.cost))
 	}
-	g.choice = &choice{auto: auto, models: models, priced: priced}
+	t.choice = &choice{auto: auto, models: models, priced: priced}
 	// The first that takes the whole request: a chat body decoded for a candidate of another
 	// format has its input counted exactly now, which may not fit where the estimate did.
 	for i, m := range models {
-		e := g.use(m)
+		e := t.use(m)
 		if e == nil {
-			g.choice.at = i
+			t.choice.at = i
 			return nil
 		}
 		why[m] = e.Message
 	}
 	var reasons []string
-	for _, m := range c.catalog.Candidates(auto) {
+	for _, m := range x.catalog.Candidates(auto) {
 		reasons = append(reasons, m.ID+": "+why[m])
 	}
 	return errNoCandidate(auto, reasons)
@@ -60,22 +61,22 @@ func (s *Server) chooseAuto(c *call, g *generation, auto *catalog.Model) *apiErr
 
 // judge is every candidate of auto for the request, the eligible ones first in the order they
 // are to be tried.
-func (s *Server) judge(c *call, g *generation, auto *catalog.Model) []candidate {
-	need := needsOf(g)
-	defer g.setModelState(g.modelState()) // use() of each candidate; chooseAuto sets the first
+func (p autoPolicy) judge(x *exchange, t *turn, auto *catalog.Model) []candidate {
+	need := needsOf(t)
+	defer t.setModelState(t.modelState()) // use() of each candidate; chooseAuto sets the first
 	var out []candidate
-	for _, m := range c.catalog.Candidates(auto) {
-		cd := candidate{model: m, why: s.unfit(c, auto, m, need)}
+	for _, m := range x.catalog.Candidates(auto) {
+		cd := candidate{model: m, why: unfit(x, auto, m, need)}
 		if cd.why == "" {
-			if e := g.fit(m); e != nil {
+			if e := t.fit(m); e != nil {
 				cd.why = e.Message
 			} else {
-				cd.cost = int64(g.estimatedCost())
+				cd.cost = int64(t.estimatedCost())
 			}
 		}
 		if cd.why == "" {
-			cd.healthy = s.Board.CanServe(m.Routes, c.key.ZDR, nil)
-			cd.ttft = s.fastestRoute(m, c.key.ZDR)
+			cd.healthy = p.board.CanServe(m.Routes, x.key.ZDR, nil)
+			cd.ttft = fastestRoute(p.board, m, x.key.ZDR)
 		}
 		out = append(out, cd)
 	}
@@ -89,12 +90,12 @@ type needs struct {
 }
 
 // needsOf reads what the request asks; a chat body from its light parse, without a decode.
-func needsOf(g *generation) needs {
-	n := needs{images: g.hasImages(), reasoning: thinks(g.thinking())}
-	if g.req == nil {
-		n.tools = g.chatReq.HasTools()
+func needsOf(t *turn) needs {
+	n := needs{images: t.hasImages(), reasoning: thinks(t.thinking())}
+	if t.req == nil {
+		n.tools = t.chatReq.HasTools()
 	} else {
-		n.tools = len(g.req.Tools) > 0
+		n.tools = len(t.req.Tools) > 0
 	}
 	return n
 }
@@ -106,12 +107,12 @@ func thinks(t ir.Thinking) bool {
 
 // unfit says why candidate m of auto cannot serve a request with need for this key ("" when
 // it can, as far as the catalog tells: the context is checked apart).
-func (s *Server) unfit(c *call, auto, m *catalog.Model, need needs) string {
+func unfit(x *exchange, auto, m *catalog.Model, need needs) string {
 	ceiling := auto.Auto.MaxPrice
 	switch {
-	case !candidateAllowed(c, auto, m):
+	case !candidateAllowed(x, auto, m):
 		return "this API key may not use it"
-	case c.key.ZDR && !m.HasZDRRoute():
+	case x.key.ZDR && !m.HasZDRRoute():
 		return "it has no zero-data-retention route"
 	case need.tools && !m.Tools:
 		return "it does not take tools"
@@ -129,18 +130,18 @@ func (s *Server) unfit(c *call, auto, m *catalog.Model, need needs) string {
 
 // candidateAllowed: a restricted key gets a candidate when it lists the auto model (which
 // grants its candidates) or the candidate itself.
-func candidateAllowed(c *call, auto, m *catalog.Model) bool {
-	return len(c.key.Models) == 0 || keyAllows(c.key, auto, auto.ID) || keyAllows(c.key, m, m.ID)
+func candidateAllowed(x *exchange, auto, m *catalog.Model) bool {
+	return len(x.key.Models) == 0 || keyAllows(x.key, auto, auto.ID) || keyAllows(x.key, m, m.ID)
 }
 
 // autoAllowed: a restricted key may call an auto model it lists or one with a candidate it
 // lists.
-func autoAllowed(c *call, auto *catalog.Model) bool {
-	if keyAllows(c.key, auto, auto.ID) {
+func autoAllowed(x *exchange, auto *catalog.Model) bool {
+	if keyAllows(x.key, auto, auto.ID) {
 		return true
 	}
-	for _, m := range c.catalog.Candidates(auto) {
-		if keyAllows(c.key, m, m.ID) {
+	for _, m := range x.catalog.Candidates(auto) {
+		if keyAllows(x.key, m, m.ID) {
 			return true
 		}
 	}
@@ -148,8 +149,8 @@ func autoAllowed(c *call, auto *catalog.Model) bool {
 }
 
 // autoZDR: an auto model serves a ZDR key when a candidate has a ZDR route.
-func autoZDR(c *call, auto *catalog.Model) bool {
-	for _, m := range c.catalog.Candidates(auto) {
+func autoZDR(x *exchange, auto *catalog.Model) bool {
+	for _, m := range x.catalog.Candidates(auto) {
 		if m.HasZDRRoute() {
 			return true
 		}
@@ -159,7 +160,7 @@ func autoZDR(c *call, auto *catalog.Model) bool {
 
 // fastestRoute is the lowest measured time to first byte among m's routes the key may use
 // (0: none measured yet, which sorts first so an unmeasured candidate gets measured).
-func (s *Server) fastestRoute(m *catalog.Model, zdrOnly bool) time.Duration {
+func fastestRoute(board *routehealth.Board, m *catalog.Model, zdrOnly bool) time.Duration {
 	var best time.Duration
 	seen := false
 	for _, rt := range m.Routes {
@@ -167,7 +168,7 @@ func (s *Server) fastestRoute(m *catalog.Model, zdrOnly bool) time.Duration {
 			continue
 		}
 		var l time.Duration
-		if st := s.Board.State(rt.ID); st != nil {
+		if st := board.State(rt.ID); st != nil {
 			l = st.TTFT
 		}
 		if !seen || l < best {
@@ -195,14 +196,18 @@ func order(cands []candidate, a *catalog.Auto) {
 		case rank(x) != rank(y):
 			return rank(x) - rank(y)
 		}
-		switch a.Policy {
-		case catalog.AutoCheapest:
-			return cmp.Compare(x.cost, y.cost)
-		case catalog.AutoFastest:
-			return cmp.Compare(x.ttft, y.ttft)
+		if by := autoOrders[a.Policy]; by != nil {
+			return by(x, y)
 		}
-		return 0
+		return 0 // ordered: the catalog's order
 	})
+}
+
+// autoOrders are the auto policies that rank candidates past health and preferred families,
+// by name (the catalog refuses any other; "ordered" keeps the catalog's order).
+var autoOrders = map[string]func(x, y candidate) int{
+	catalog.AutoCheapest: func(x, y candidate) int { return cmp.Compare(x.cost, y.cost) },
+	catalog.AutoFastest:  func(x, y candidate) int { return cmp.Compare(x.ttft, y.ttft) },
 }
 
 func boolOrder(first bool) int {
@@ -221,17 +226,17 @@ type candidateView struct {
 
 // candidatesNow is what GET /v1/models/{auto} shows: each candidate the key may use, whether
 // a route of it takes requests now, and why not.
-func (s *Server) candidatesNow(c *call, auto *catalog.Model) []candidateView {
+func (c chooser) candidatesNow(x *exchange, auto *catalog.Model) []candidateView {
 	out := []candidateView{}
-	for _, m := range c.catalog.Candidates(auto) {
+	for _, m := range x.catalog.Candidates(auto) {
 		v := candidateView{ID: m.ID}
 		switch {
-		case !candidateAllowed(c, auto, m):
+		case !candidateAllowed(x, auto, m):
 			continue // not this key's business
-		case c.key.ZDR && !m.HasZDRRoute():
+		case x.key.ZDR && !m.HasZDRRoute():
 			v.Reason = "no zero-data-retention route"
-		case !s.Board.CanServe(m.Routes, c.key.ZDR, nil):
-			v.Reason = "every route is cooling down; retry in " + strconv.Itoa(max(ceilSeconds(s.Board.Wait(m.Routes, c.key.ZDR, nil)), 1)) + " s"
+		case !c.board.CanServe(m.Routes, x.key.ZDR, nil):
+			v.Reason = "every route is cooling down; retry in " + strconv.Itoa(max(ceilSeconds(c.board.Wait(m.Routes, x.key.ZDR, nil)), 1)) + " s"
 		default:
 			v.Available = true
 		}

@@ -60,7 +60,7 @@ func BenchmarkModelChoice(b *testing.B) {
 	board := routehealth.NewBoard(placement.NewLocal(e), routehealth.DefaultPolicy())
 	board.Sync(cat.Routes())
 	s := New(Deps{Board: board})
-	c := &call{catalog: cat, key: persistence.Key{Models: []string{}}}
+	x := &exchange{catalog: cat, key: persistence.Key{Models: []string{}}}
 	for _, model := range []string{"small", "plain", "auto"} {
 		body := []byte(`{"model":"` + model + `","messages":[{"role":"system","content":"` + benchSystem + `"},{"role":"user","content":"Say hello, reply with 16 words"}]}`)
 		b.Run(model, func(b *testing.B) {
@@ -70,12 +70,12 @@ func BenchmarkModelChoice(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				g := &generation{client: chatClient, body: body, chatReq: req, clientModel: req.Model}
-				if e := s.prepare(c, g); e != nil {
+				t := &turn{spec: chatClient, body: body, chatReq: req, clientModel: req.Model}
+				if e := s.prepare(x, t); e != nil {
 					b.Fatal(e.Message)
 				}
-				_ = g.estimate()
-				_ = g.choice.units()
+				_ = t.estimate()
+				_ = t.choice.units()
 			}
 		})
 	}

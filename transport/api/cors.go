@@ -48,8 +48,8 @@ func (s *Server) CORS(next http.Handler, allowed func(*http.Request) []string) h
 		allow, ok := allowOrigin(s.Catalog.Load(), origin)
 		if !ok {
 			if preflight {
-				c := &call{id: requestIDOf(w), catalog: s.Catalog.Load(), client: formatOfPath(r.URL.Path)}
-				render(w, c, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "origin_not_allowed",
+				x := &exchange{id: requestIDOf(w), catalog: s.Catalog.Load(), envelope: formatOfPath(r.URL.Path)}
+				writeError(w, x, &apiError{Status: http.StatusForbidden, Type: "permission_error", Code: "origin_not_allowed",
 					Message: "this gateway does not answer browsers from " + shortPath(origin) + "; its operator lists the allowed origins in server.cors_origins"})
 				return
 			}

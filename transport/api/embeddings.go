@@ -11,18 +11,17 @@ import (
 )
 
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
-	c := s.begin(w, "embeddings")
-	rec, body, ok := s.open(w, r, c, codec.FormatEmbeddings)
-	defer s.done(rec)
+	x, body, ok := s.open(w, r, "embeddings", codec.FormatEmbeddings, nil)
+	defer s.done(x)
 	if !ok {
 		return
 	}
 	req, err := chat.ParseEmbeddingsRequest(body)
 	if err != nil {
-		rec.fail(w, irInvalid(err))
+		s.fail(x, irInvalid(err))
 		return
 	}
-	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindEmbedding, nil, func(m *catalog.Model) money.Amount {
+	m, ok := s.admitModel(r, x, req.Model, catalog.KindEmbedding, nil, func(m *catalog.Model) money.Amount {
 		return m.Pricing.Prompt.Times(int64(len(body)/4 + 1))
 	})
 	if !ok {
@@ -32,21 +31,21 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		if rt.Format != catalog.FormatChat { // the embeddings API of chat-completions providers
 			return upstream.Request{}, false
 		}
-		return upstream.Request{Route: rt, Timeouts: rt.Effective(c.catalog.Server), Path: "/embeddings",
-			Body: req.UpstreamBody(rt.UpstreamModel), Header: forwardHeaders(c)}, true
+		return upstream.Request{Route: rt, Timeouts: rt.Effective(x.catalog.Server), Path: "/embeddings",
+			Body: req.UpstreamBody(rt.UpstreamModel), Header: forwardHeaders(x)}, true
 	}
 	for {
-		a, ue, e := s.dial(r.Context(), c, m, build, &rec.tried)
+		a, ue, e := s.dial(x, m, build)
 		switch {
 		case e != nil:
-			rec.fail(w, e)
+			s.fail(x, e)
 			return
 		case ue != nil:
-			rec.passError(w, ue)
+			s.passError(x, ue)
 			return
 		}
-		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format
-		if s.relayWhole(w, rec, a, req.Model, nil) {
+		x.route, x.entry.UpstreamFormat = a.route.ID, a.route.Format
+		if s.relayWhole(x, a, req.Model, nil) {
 			return
 		}
 	}

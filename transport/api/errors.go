@@ -33,11 +33,11 @@ func errUnauthorized(msg string) *apiError {
 	return &apiError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key", Message: msg}
 }
 
-// render writes the error in the client's format (the chat shape unless the endpoint speaks
-// another). The request id travels in the body as well as the header so it survives logs; a
-// known key's answer carries its rate headers whatever refused it.
-func render(w http.ResponseWriter, c *call, e *apiError) {
-	c.publishRates(w)
+// writeError writes the error in the client's format (the chat shape unless the endpoint
+// speaks another). The request id travels in the body as well as the header so it survives
+// logs. A known key's answer goes through the ledger (render, fail), which adds its rate
+// headers whatever refused it.
+func writeError(w http.ResponseWriter, x *exchange, e *apiError) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter > 0 {
@@ -47,22 +47,22 @@ func render(w http.ResponseWriter, c *call, e *apiError) {
 		h[k] = v
 	}
 	w.WriteHeader(e.Status)
-	if c.client == ir.ClientFormat(gemini.Format) {
-		w.Write(googleErrorBody(e, c.id)) // Google's envelope has its own place for all of it
+	if x.envelope == ir.ClientFormat(gemini.Format) {
+		w.Write(googleErrorBody(e, x.id)) // Google's envelope has its own place for all of it
 		return
 	}
 	var body []byte
 	depth := 2 // {"error":{…,"request_id":"…"}}
-	if c.client == nil {
+	if x.envelope == nil {
 		body = chat.ErrorBody(e.Message, e.Type, e.Code, e.Param)
 	} else {
-		body = c.client.EncodeError(&ir.Error{Status: e.Status, Kind: kindOf(e.Status), Code: e.Code, Param: e.Param, Message: e.Message})
+		body = x.envelope.EncodeError(&ir.Error{Status: e.Status, Kind: kindOf(e.Status), Code: e.Code, Param: e.Param, Message: e.Message})
 		if bytes.HasPrefix(body, []byte(`{"type":"error"`)) {
 			depth = 1 // the messages envelope keeps it at the top, as its vendor does
 		}
 	}
 	body = splice(body, 2, extraFields(e.Extra)) // limit details go in the error object
-	body = spliceRequestID(body, depth, c.id)
+	body = spliceRequestID(body, depth, x.id)
 	w.Write(body)
 }
 

@@ -42,3 +42,9 @@ var upstreamFormats = map[string]ir.UpstreamFormat{
 	codec.FormatGemini:    gemini.Format,
 	codec.FormatResponses: responses.Format,
 }
+
+// pathTarget is what a client format reads from the URL instead of the body.
+type pathTarget struct {
+	model  string
+	stream bool
+}

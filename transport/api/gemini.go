@@ -17,12 +17,6 @@ import (
 // for generateContent, streamGenerateContent and countTokens, and the model list. The model
 // and the stream mode are in the path; everything else is the shared generate pipeline.
 
-// pathTarget is what a client format reads from the URL instead of the body.
-type pathTarget struct {
-	model  string
-	stream bool
-}
-
 // geminiAction serves POST /v1beta/models/{model}:{method}.
 func (s *Server) geminiAction(w http.ResponseWriter, r *http.Request) {
 	action := muxVar(r, "action")
@@ -46,10 +40,10 @@ func (s *Server) geminiAction(w http.ResponseWriter, r *http.Request) {
 	case "countTokens":
 		s.geminiCountTokens(w, r, model)
 	default:
-		c := s.begin(w, "gemini")
-		c.client = gemini.Format
-		s.authenticate(r, c) // a known key gets its rate headers; the answer is this 404 either way
-		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_method",
+		x := s.begin(w, r, "gemini")
+		x.envelope = gemini.Format
+		s.authenticate(r, x) // a known key gets its rate headers; the answer is this 404 either way
+		s.render(x, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_method",
 			Message: "models/" + model + ":" + method + " is not a method of this API: use generateContent, streamGenerateContent or countTokens"})
 	}
 }
@@ -63,7 +57,7 @@ func geminiSpec(model string, stream bool) *clientSpec {
 // for messages clients: every model, whatever its route's format, at no upstream cost. The
 // body is {"contents": …} or {"generateContentRequest": {…}}.
 func (s *Server) geminiCountTokens(w http.ResponseWriter, r *http.Request, model string) {
-	c, body, ok := s.openCount(w, r, "gemini_count_tokens", gemini.Format)
+	x, body, ok := s.openCount(w, r, "gemini_count_tokens", gemini.Format)
 	if !ok {
 		return
 	}
@@ -75,15 +69,15 @@ func (s *Server) geminiCountTokens(w http.ResponseWriter, r *http.Request, model
 	}
 	req, err := gemini.Format.DecodeRequest(body)
 	if err != nil {
-		render(w, c, irInvalid(err))
+		s.render(x, irInvalid(err))
 		return
 	}
-	m, e := s.resolveModel(c, model, catalog.KindChat)
+	m, e := resolveModel(x, model, catalog.KindChat)
 	if e != nil {
-		render(w, c, e)
+		s.render(x, e)
 		return
 	}
-	c.answer(w, map[string]int{"totalTokens": countInput(req, m)})
+	s.answer(x, map[string]int{"totalTokens": countInput(req, m)})
 }
 
 // arrayWriter turns the SSE frames the pipeline writes into the JSON array

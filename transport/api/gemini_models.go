@@ -41,47 +41,44 @@ func geminiRecordOf(m *catalog.Model) geminiModel {
 // ({"models": […]}, one page). Image, video and embedding models are not listed: the Gemini
 // endpoints serve generation only.
 func (s *Server) geminiListModels(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.openGoogle(w, r)
+	x, ok := s.openGoogle(w, r)
 	if !ok {
 		return
 	}
 	list := []geminiModel{}
-	for _, m := range c.catalog.Models() {
-		if m.Kind == catalog.KindChat && visible(c, m) {
+	for _, m := range x.catalog.Models() {
+		if m.Kind == catalog.KindChat && visible(x, m) {
 			list = append(list, geminiRecordOf(m))
 		}
 	}
-	c.answer(w, map[string]any{"models": list})
+	s.answer(x, map[string]any{"models": list})
 }
 
 // geminiGetModel is one model of the list, by its id or an alias.
 func (s *Server) geminiGetModel(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.openGoogle(w, r)
+	x, ok := s.openGoogle(w, r)
 	if !ok {
 		return
 	}
 	name := muxVar(r, "model")
-	m, ok := c.catalog.Lookup(name)
-	if e := removedModel(c, name, "/v1beta/models"); e != nil {
-		render(w, c, e)
+	m, ok := x.catalog.Lookup(name)
+	if e := removedModel(x, name, "/v1beta/models"); e != nil {
+		s.render(x, e)
 		return
 	}
-	if !ok || m.Kind != catalog.KindChat || !visible(c, m) {
-		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+	if !ok || m.Kind != catalog.KindChat || !visible(x, m) {
+		s.render(x, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "models/" + name + " is not found, or this key may not use it; GET /v1beta/models lists the models this key can use"})
 		return
 	}
-	c.answer(w, geminiRecordOf(m))
+	s.answer(x, geminiRecordOf(m))
 }
 
 // openGoogle starts a model-list request of the Gemini API: its call and the key. False
 // means the error was answered.
-func (s *Server) openGoogle(w http.ResponseWriter, r *http.Request) (*call, bool) {
-	c := s.begin(w, "models")
-	c.client = gemini.Format
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
-		return nil, false
-	}
-	return c, true
+func (s *Server) openGoogle(w http.ResponseWriter, r *http.Request) (*exchange, bool) {
+	x := s.begin(w, r, "models")
+	x.envelope = gemini.Format
+	_, ok := s.openUnrecorded(w, r, x, false)
+	return x, ok
 }

@@ -39,21 +39,21 @@ type generationView struct {
 // same account. An id of another account is the same 404 as an unknown one. The entry is
 // read from this node's store: in a cluster, the account shard's local replica.
 func (s *Server) generation(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.beginKeyHolder(w, r, "generations")
+	x, ok := s.beginKeyHolder(w, r, "generations")
 	if !ok {
 		return
 	}
-	e, err := s.Log.LogEntry(c.key.AccountID, muxVar(r, "id"))
+	e, err := s.Log.LogEntry(x.key.AccountID, muxVar(r, "id"))
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
-		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "generation_not_found", Param: "id",
+		s.render(x, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "generation_not_found", Param: "id",
 			Message: "no call with this request id is logged for this account (the id is the X-Request-Id of the gateway's answer)"})
 		return
 	case err != nil:
-		render(w, c, s.readFailed(c, "generation read failed", err))
+		s.render(x, s.readFailed(x, "generation read failed", err))
 		return
 	}
-	c.answer(w, map[string]any{"data": generationView{
+	s.answer(x, map[string]any{"data": generationView{
 		ID: e.RequestID, Object: "generation", CreatedAt: time.Unix(0, e.Time).UTC().Format(time.RFC3339Nano),
 		Model: e.Model, KeyID: e.KeyID, Status: e.Status, ClientFormat: e.ClientFormat, UpstreamFormat: e.UpstreamFormat, Stream: e.Stream,
 		InputTokens: e.InputTokens, CachedTokens: e.CachedTokens, CacheWriteTokens: e.CacheWriteTokens,

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"context"
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"io"
@@ -39,19 +39,18 @@ const maxImageBytes = 32 << 20
 var downloads = &fetch.Fetcher{}
 
 func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
-	c := s.begin(w, "images")
-	rec, body, ok := s.open(w, r, c, "images")
-	defer s.done(rec)
+	x, body, ok := s.open(w, r, "images", "images", nil)
+	defer s.done(x)
 	if !ok {
 		return
 	}
 	req, err := images.DecodeRequest(body)
 	if err != nil {
-		rec.fail(w, irInvalid(err))
+		s.fail(x, irInvalid(err))
 		return
 	}
 	if s.Assets == nil {
-		rec.fail(w, &apiError{Status: http.StatusNotImplemented, Type: "server_error", Code: "no_asset_store", Message: "this gateway has no asset store configured for generated images"})
+		s.fail(x, &apiError{Status: http.StatusNotImplemented, Type: "server_error", Code: "no_asset_store", Message: "this gateway has no asset store configured for generated images"})
 		return
 	}
 	// The model's sizes, qualities and styles are checked before admission: a refused request
@@ -62,21 +61,21 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	}
-	m, ok := s.admitModel(w, r, c, rec, req.Model, catalog.KindImage, fits, func(m *catalog.Model) money.Amount {
+	m, ok := s.admitModel(r, x, req.Model, catalog.KindImage, fits, func(m *catalog.Model) money.Amount {
 		return m.Pricing.Prompt.Times(int64(len(req.Prompt)/3+1)) + m.Pricing.Completion.Times(defaultMaxTokens)
 	})
 	if !ok {
 		return
 	}
-	daily, err := s.Quota.ReserveImages(r.Context(), rec.adm.account, rec.adm.plan, 1)
+	daily, err := s.Quota.ReserveImages(r.Context(), x.adm.account, x.adm.plan, 1)
 	if err != nil || !daily.Admitted {
-		rec.fail(w, dailyRefusal(daily, err, "image_daily_limit_exceeded", "the account's daily image limit is reached"))
+		s.fail(x, dailyRefusal(daily, err, "image_daily_limit_exceeded", "the account's daily image limit is reached"))
 		return
 	}
 	// The reservation ends with the settle: committed when an image was made, else released.
-	rec.media = &daily.Reservation
+	x.media = &daily.Reservation
 	build := func(rt *catalog.Route) (upstream.Request, bool) {
-		ur := upstream.Request{Route: rt, Timeouts: rt.Effective(c.catalog.Server), Header: forwardHeaders(c)}
+		ur := upstream.Request{Route: rt, Timeouts: rt.Effective(x.catalog.Server), Header: forwardHeaders(x)}
 		switch rt.Format {
 		case catalog.FormatChat:
 			ur.Path, ur.Body = "/images/generations", images.ChatBody(req, rt.UpstreamModel)
@@ -88,42 +87,42 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 		return ur, true
 	}
 	for {
-		a, ue, e := s.dial(r.Context(), c, m, build, &rec.tried)
+		a, ue, e := s.dial(x, m, build)
 		switch {
 		case e != nil:
-			rec.fail(w, e)
+			s.fail(x, e)
 			return
 		case ue != nil:
-			s.passUpstreamError(w, rec, chatClient, ue) // images clients read the chat error shape
+			s.passUpstreamError(x, chatClient, ue) // images clients read the chat error shape
 			return
 		}
-		rec.route, rec.entry.UpstreamFormat = a.route.ID, a.route.Format
-		img, ok := s.fetchImage(r.Context(), rec, a)
+		x.route, x.entry.UpstreamFormat = a.route.ID, a.route.Format
+		img, ok := s.fetchImage(x, a)
 		switch {
-		case !ok && rec.clientGone():
+		case !ok && x.clientGone():
 			return
 		case !ok:
 			continue // a broken answer: the next route may do better
 		}
-		path, err := s.Assets.Put("gen", rec.adm.account, img.MediaType, bytesReader(img.Data))
+		path, err := s.Assets.Put("gen", x.adm.account, img.MediaType, bytes.NewReader(img.Data))
 		if persistence.IsDiskFull(err) {
-			rec.fail(w, errCannotRecord()) // the store said so once; no line per request
+			s.fail(x, errCannotRecord()) // the store said so once; no line per request
 			return
 		}
 		if err != nil {
-			s.Logger.Error("image could not be stored", "request_id", c.id, "err", err)
-			rec.fail(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "asset_store_failed", Message: "the generated image could not be stored; nothing was charged"})
+			s.Logger.Error("image could not be stored", "request_id", x.id, "err", err)
+			s.fail(x, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "asset_store_failed", Message: "the generated image could not be stored; nothing was charged"})
 			return
 		}
-		rec.produced = 1
-		rec.usage = codec.Usage{Input: img.InputTokens, Output: img.OutputTokens}
+		x.produced = 1
+		x.usage = codec.Usage{Input: img.InputTokens, Output: img.OutputTokens}
 		item := images.ResultItem{RevisedPrompt: img.RevisedPrompt}
 		if req.ResponseFormat == "b64_json" {
 			item.B64JSON = base64.StdEncoding.EncodeToString(img.Data)
 		} else {
-			item.URL = publicBase(r, c.catalog) + path
+			item.URL = publicBase(r, x.catalog) + path
 		}
-		rec.deliverJSON(w, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: req.Model, Data: []images.ResultItem{item},
+		s.deliverJSON(x, http.StatusOK, images.Result{Created: time.Now().Unix(), Model: req.Model, Data: []images.ResultItem{item},
 			Usage: images.ResultUsage{InputTokens: img.InputTokens, OutputTokens: img.OutputTokens, TotalTokens: img.InputTokens + img.OutputTokens}})
 		return
 	}
@@ -132,8 +131,8 @@ func (s *Server) imagesGenerations(w http.ResponseWriter, r *http.Request) {
 // fetchImage reads an upstream's image answer, downloading the file when it sent a link. An
 // answer the gateway cannot use (no image, a link it refuses or cannot download) is the
 // route's failure: the next route is tried, and 502 when none is left.
-func (s *Server) fetchImage(ctx context.Context, rec *record, a *attempt) (*images.Image, bool) {
-	body, ok := s.readWhole(rec, a)
+func (s *Server) fetchImage(x *exchange, a *attempt) (*images.Image, bool) {
+	body, ok := s.readWhole(x, a)
 	if !ok {
 		return nil, false
 	}
@@ -144,17 +143,17 @@ func (s *Server) fetchImage(ctx context.Context, rec *record, a *attempt) (*imag
 	img, err := decode(body)
 	if err == nil && img.Data == nil {
 		var f fetch.File
-		f, err = downloads.Get(ctx, img.URL, fetch.Want{MaxBytes: maxImageBytes, Types: media.Images, Allow: rec.c.catalog.Server.FetchAllow})
+		f, err = downloads.Get(x.clientCtx, img.URL, fetch.Want{MaxBytes: maxImageBytes, Types: media.Images, Allow: x.catalog.Server.FetchAllow})
 		img.Data, img.MediaType = f.Data, f.Type
 	}
 	switch {
-	case err != nil && rec.clientGone():
-		s.clientLeft(rec, a)
+	case err != nil && x.clientGone():
+		s.clientLeft(x, a)
 		return nil, false
 	case err != nil:
-		rec.c.failed = true
+		x.failed = true
 		s.finish(a, routehealth.Failed, a.resp.Status)
-		s.Logger.Warn("upstream image answer unusable; failing over", "request_id", rec.c.id, "route", a.route.ID, "err", err)
+		s.Logger.Warn("upstream image answer unusable; failing over", "request_id", x.id, "route", a.route.ID, "err", err)
 		return nil, false
 	}
 	s.finish(a, routehealth.Succeeded, a.resp.Status)
@@ -187,7 +186,7 @@ func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 		ct, mod, content, err = s.Assets.Open(kind, file)
 	}
 	if err != nil {
-		render(w, s.begin(w, "assets"), &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+		writeError(w, s.begin(w, r, "assets"), &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
 			Message: "no such asset: links to generated files are valid as given, with their extension"})
 		return
 	}

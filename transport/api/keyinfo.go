@@ -87,76 +87,73 @@ func (s *Server) keyLimits(ctx context.Context, k persistence.Key, plan *catalog
 // the request log, and its account's allowance and credits from the quota owner. It admits
 // no call and counts nothing.
 func (s *Server) keyInfo(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.beginKeyHolder(w, r, "key")
+	x, ok := s.beginKeyHolder(w, r, "key")
 	if !ok {
 		return
 	}
-	planName, err := s.Accounts.AccountPlan(c.key.AccountID)
+	planName, err := s.Accounts.AccountPlan(x.key.AccountID)
 	if err != nil {
-		render(w, c, s.readFailed(c, "account lookup failed", err))
+		s.render(x, s.readFailed(x, "account lookup failed", err))
 		return
 	}
-	plan, ok := c.catalog.Plan(planName)
+	plan, ok := x.catalog.Plan(planName)
 	if !ok {
-		render(w, c, errPlanNotFound(planName))
+		s.render(x, errPlanNotFound(planName))
 		return
 	}
 	now := s.now().UTC()
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	today, err := s.keyUsage(c.key, day)
+	today, err := s.keyUsage(x.key, day)
 	var month keyPeriodUsage
 	if err == nil {
-		month, err = s.keyUsage(c.key, time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC))
+		month, err = s.keyUsage(x.key, time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC))
 	}
 	if err != nil {
-		render(w, c, s.readFailed(c, "key usage read failed", err))
+		s.render(x, s.readFailed(x, "key usage read failed", err))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), budgetWait)
 	defer cancel()
-	st, err := s.Quota.State(ctx, c.key.AccountID, plan)
+	st, err := s.Quota.State(ctx, x.key.AccountID, plan)
 	var limit, remaining *string
 	if err == nil {
-		limit, remaining, err = s.keyLimits(ctx, c.key, plan)
+		limit, remaining, err = s.keyLimits(ctx, x.key, plan)
 	}
 	if err != nil {
-		s.Logger.Warn("quota state unavailable", "request_id", c.id, "account", c.key.AccountID, "err", err)
-		render(w, c, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: codeQuotaUnavailable, RetryAfter: 1,
+		s.Logger.Warn("quota state unavailable", "request_id", x.id, "account", x.key.AccountID, "err", err)
+		s.render(x, &apiError{Status: http.StatusServiceUnavailable, Type: "overloaded_error", Code: codeQuotaUnavailable, RetryAfter: 1,
 			Message: "the account's limits could not be read; retry shortly"})
 		return
 	}
-	info := keyInfo{Label: c.key.Name, Usage: month.CostUSD, UsageDaily: today.CostUSD, UsageMonthly: month.CostUSD,
+	info := keyInfo{Label: x.key.Name, Usage: month.CostUSD, UsageDaily: today.CostUSD, UsageMonthly: month.CostUSD,
 		IsFreeTier: st.Balance <= 0 && st.Spent == 0, Today: today, ThisMonth: month,
-		Key: keyRecord{ID: c.key.ID, Name: c.key.Name, Hint: c.key.Hint, Models: c.key.Models, ZDR: c.key.ZDR,
-			CreatedAt: rfc3339(time.Unix(c.key.CreatedAt, 0))},
-		Account: keyAccount{ID: c.key.AccountID, Plan: planName, CreditBalanceUSD: st.Balance.String(),
+		Key: keyRecord{ID: x.key.ID, Name: x.key.Name, Hint: x.key.Hint, Models: x.key.Models, ZDR: x.key.ZDR,
+			CreatedAt: rfc3339(time.Unix(x.key.CreatedAt, 0))},
+		Account: keyAccount{ID: x.key.AccountID, Plan: planName, CreditBalanceUSD: st.Balance.String(),
 			Window: allowanceOf(st.Window), Weekly: allowanceOf(st.Weekly)}}
 	if info.Label == "" {
-		info.Label = c.key.Hint
+		info.Label = x.key.Hint
 	}
 	if info.Key.Models == nil {
 		info.Key.Models = []string{}
 	}
 	info.Limit, info.LimitRemaining = limit, remaining
-	c.rated = true // the headers come from the state just read
+	x.rated = true // the headers come from the state just read
 	if plan.BurstRPM > 0 || plan.Throttle.Enabled() {
-		b := keyBudget(st, c.key.ID, plan, now)
+		b := keyBudget(st, x.key.ID, plan, now)
 		info.RateLimit = &keyRateLimit{Requests: b.Limit, Interval: "1m", Remaining: b.Remaining, ResetsAt: rfc3339(b.Reset)}
-		setRateHeaders(w, b, now)
+		setRateHeaders(x.w, b, now)
 	}
 	respond.JSON(w, http.StatusOK, map[string]any{"data": info})
 }
 
 // beginKeyHolder starts a key-holder endpoint's call: any of the API's key headers is
 // read. False means the refusal was answered.
-func (s *Server) beginKeyHolder(w http.ResponseWriter, r *http.Request, endpoint string) (*call, bool) {
-	c := s.begin(w, endpoint)
-	c.anyKeyHeader = true
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
-		return c, false
-	}
-	return c, true
+func (s *Server) beginKeyHolder(w http.ResponseWriter, r *http.Request, endpoint string) (*exchange, bool) {
+	x := s.begin(w, r, endpoint)
+	x.anyKeyHeader = true
+	_, ok := s.openUnrecorded(w, r, x, false)
+	return x, ok
 }
 
 // keyUsage sums the key's log entries from since on: the usage query's totals.
@@ -178,8 +175,8 @@ func allowanceOf(a quota.Allowance) keyAllowance {
 }
 
 // readFailed is the answer to a store read that failed: logged, and a 500 to retry.
-func (s *Server) readFailed(c *call, what string, err error) *apiError {
-	s.Logger.Error(what, "request_id", c.id, "account", c.key.AccountID, "err", err)
+func (s *Server) readFailed(x *exchange, what string, err error) *apiError {
+	s.Logger.Error(what, "request_id", x.id, "account", x.key.AccountID, "err", err)
 	return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "the account's records could not be read; try again"}
 }
 

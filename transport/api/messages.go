@@ -11,18 +11,10 @@ import (
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
-	s.generate(w, r, messagesClient)
-}
-
-func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	s.generate(w, r, responsesClient)
-}
-
 // countTokens answers /v1/messages/count_tokens from the gateway's own estimate, so coding
 // clients get an answer for every model whatever its route's format, at no upstream cost.
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
-	c, body, ok := s.openCount(w, r, "count_tokens", messages.Format)
+	x, body, ok := s.openCount(w, r, "count_tokens", messages.Format)
 	if !ok {
 		return
 	}
@@ -34,33 +26,25 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := messages.Format.DecodeRequest(body)
 	if err != nil {
-		render(w, c, irInvalid(err))
+		s.render(x, irInvalid(err))
 		return
 	}
-	m, e := s.resolveModel(c, req.Model, catalog.KindChat)
+	m, e := resolveModel(x, req.Model, catalog.KindChat)
 	if e != nil {
-		render(w, c, e)
+		s.render(x, e)
 		return
 	}
-	c.answer(w, map[string]int{"input_tokens": countInput(req, m)})
+	s.answer(x, map[string]int{"input_tokens": countInput(req, m)})
 }
 
-// openCount starts a token count: a call rendering errors in client's format, the key, the
-// body. False means the error was answered. Counts are answered from the gateway's own
+// openCount starts a token count: an exchange rendering errors in client's format, the key,
+// the body. False means the error was answered. Counts are answered from the gateway's own
 // estimate, so they are neither admitted nor logged.
-func (s *Server) openCount(w http.ResponseWriter, r *http.Request, endpoint string, client ir.ClientFormat) (*call, []byte, bool) {
-	c := s.begin(w, endpoint)
-	c.client = client
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
-		return nil, nil, false
-	}
-	body, e := s.readBody(w, r, c)
-	if e != nil {
-		render(w, c, e)
-		return nil, nil, false
-	}
-	return c, body, true
+func (s *Server) openCount(w http.ResponseWriter, r *http.Request, endpoint string, client ir.ClientFormat) (*exchange, []byte, bool) {
+	x := s.begin(w, r, endpoint)
+	x.envelope = client
+	body, ok := s.openUnrecorded(w, r, x, true)
+	return x, body, ok
 }
 
 // countInput is the request's input tokens: by the model's tokenizer where the catalog names

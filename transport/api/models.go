@@ -73,65 +73,63 @@ func recordOf(m *catalog.Model) modelRecord {
 
 // recordFor is m's record as key's caller sees it: an auto model lists the candidates the
 // key may get, a model the fallbacks it may get.
-func recordFor(c *call, m *catalog.Model) modelRecord {
+func recordFor(x *exchange, m *catalog.Model) modelRecord {
 	rec := recordOf(m)
 	if m.IsAuto() {
 		rec.Auto = &autoRecord{Policy: m.Auto.Policy, Candidates: []string{}}
-		for _, cd := range c.catalog.Candidates(m) {
-			if candidateAllowed(c, m, cd) && (!c.key.ZDR || cd.HasZDRRoute()) {
+		for _, cd := range x.catalog.Candidates(m) {
+			if candidateAllowed(x, m, cd) && (!x.key.ZDR || cd.HasZDRRoute()) {
 				rec.Auto.Candidates = append(rec.Auto.Candidates, cd.ID)
 			}
 		}
 	}
-	for _, f := range usableFallbacks(c, m) {
+	for _, f := range usableFallbacks(x, m) {
 		rec.Fallbacks = append(rec.Fallbacks, f.ID)
 	}
 	return rec
 }
 
 // visible reports whether the key may see the model in the list.
-func visible(c *call, m *catalog.Model) bool {
+func visible(x *exchange, m *catalog.Model) bool {
 	if m.IsAuto() {
-		return autoAllowed(c, m) && (!c.key.ZDR || autoZDR(c, m))
+		return autoAllowed(x, m) && (!x.key.ZDR || autoZDR(x, m))
 	}
-	return keyAllows(c.key, m, m.ID) && (!c.key.ZDR || m.HasZDRRoute())
+	return keyAllows(x.key, m, m.ID) && (!x.key.ZDR || m.HasZDRRoute())
 }
 
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
-	c := s.begin(w, "models")
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
+	x := s.begin(w, r, "models")
+	if _, ok := s.openUnrecorded(w, r, x, false); !ok {
 		return
 	}
 	data := []modelRecord{}
-	for _, m := range c.catalog.Models() {
-		if visible(c, m) {
-			data = append(data, recordFor(c, m))
+	for _, m := range x.catalog.Models() {
+		if visible(x, m) {
+			data = append(data, recordFor(x, m))
 		}
 	}
-	c.answer(w, map[string]any{"object": "list", "data": data})
+	s.answer(x, map[string]any{"object": "list", "data": data})
 }
 
 func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
-	c := s.begin(w, "models")
-	if e := s.authenticate(r, c); e != nil {
-		render(w, c, e)
+	x := s.begin(w, r, "models")
+	if _, ok := s.openUnrecorded(w, r, x, false); !ok {
 		return
 	}
 	name := mux.Vars(r)["model"]
-	m, ok := c.catalog.Lookup(name)
-	if e := removedModel(c, name, "/v1/models"); e != nil {
-		render(w, c, e)
+	m, ok := x.catalog.Lookup(name)
+	if e := removedModel(x, name, "/v1/models"); e != nil {
+		s.render(x, e)
 		return
 	}
-	if !ok || !visible(c, m) {
-		render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+	if !ok || !visible(x, m) {
+		s.render(x, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 			Message: "the model \"" + name + "\" does not exist or this key may not use it"})
 		return
 	}
-	rec := recordFor(c, m)
+	rec := recordFor(x, m)
 	if rec.Auto != nil {
-		rec.Auto.Now = s.candidatesNow(c, m)
+		rec.Auto.Now = s.candidatesNow(x, m)
 	}
-	c.answer(w, rec)
+	s.answer(x, rec)
 }

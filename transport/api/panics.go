@@ -15,34 +15,34 @@ import (
 // videos) recovers in done: its answer ends in the client's envelope — a 500 when nothing
 // was sent yet, the format's in-band error when its stream had begun — its attempt is
 // reported to route health, and it settles as a 500 (refunded, logged with status 500)
-// before that answer's last byte, as every answer is (counting.go). Anything else reaches
+// before that answer's last byte, as every answer is (settle.go). Anything else reaches
 // the node's recover middleware, which calls Recovered.
 
 // recovered ends a recorded request whose handler panicked with v.
-func (s *Server) recovered(r *record, v any) {
+func (s *Server) recovered(x *exchange, v any) {
 	stack := debug.Stack()
-	r.status = http.StatusInternalServerError
-	s.Metrics.Panic(r.c.endpoint)
-	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", r.c.id, "endpoint", r.c.endpoint},
+	x.status = http.StatusInternalServerError
+	s.Metrics.Panic(x.endpoint)
+	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", x.id, "endpoint", x.endpoint},
 		supervise.Attrs(v, stack)...)...)
-	if a := r.c.live; a != nil {
+	if a := x.live; a != nil {
 		if !a.reported {
 			s.finish(a, routehealth.Succeeded, 0) // the gateway failed, not the route
 		}
 		a.resp.Body.Close() // closing twice is harmless; a panic before the relay left it open
 	}
-	msg := internalMessage(r.c.id)
+	msg := internalMessage(x.id)
 	switch {
-	case r.out != nil && r.out.started:
-		r.out.finishing() // the error ends the stream, sent once the call is recorded (done)
-		enc := r.out.enc  // the stream's own encoder ends it where it is (same response id)
+	case x.out != nil && x.out.started:
+		x.out.finishing() // the error ends the stream, sent once the call is recorded (done)
+		enc := x.out.enc  // the stream's own encoder ends it where it is (same response id)
 		if enc == nil {   // a relayed stream: one event in the client's format
-			enc = r.gen.client.format.NewStreamEncoder(r.out, r.gen.req, r.gen.clientModel)
+			enc = x.turn.spec.format.NewStreamEncoder(x.out, x.turn.req, x.turn.clientModel)
 		}
 		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: http.StatusInternalServerError, Kind: ir.ErrServer, Code: "internal_error", Message: msg}})
-	case r.first.IsZero() && !headerWritten(r.w):
-		r.out = nil // frames held before the stream began are dropped: the 500 is the answer
-		r.fail(r.w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: msg})
+	case x.first.IsZero() && !headerWritten(x.w):
+		x.out = nil // frames held before the stream began are dropped: the 500 is the answer
+		s.fail(x, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: msg})
 	}
 }
 
@@ -62,7 +62,7 @@ func (s *Server) Recovered(w http.ResponseWriter, r *http.Request, v any, stack 
 	s.Logger.Error("request handler panicked; answered 500", append([]any{"request_id", id, "endpoint", endpoint, "path", r.URL.Path,
 		"written", written}, supervise.Attrs(v, stack)...)...)
 	if !written {
-		render(w, &call{id: id, endpoint: endpoint, client: formatOfPath(r.URL.Path)},
+		writeError(w, &exchange{id: id, endpoint: endpoint, envelope: formatOfPath(r.URL.Path)},
 			&apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: internalMessage(id)})
 	}
 }

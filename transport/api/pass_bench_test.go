@@ -124,11 +124,11 @@ func BenchmarkSameFormatHop(b *testing.B) {
 		b.Run(format+"/request", func(b *testing.B) {
 			body := []byte(hopRequests[format])
 			measured(b, func() {
-				g := &generation{client: hopClients[format], body: body}
-				if e := g.decode(); e != nil {
+				t := &turn{spec: hopClients[format], body: body}
+				if e := t.decode(); e != nil {
 					b.Fatal(e.Message)
 				}
-				if _, err := g.passBody(rt); err != nil {
+				if _, err := t.passBody(rt); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -161,9 +161,10 @@ func benchWhole(format string, body []byte) ([]byte, codec.Usage) {
 	return passWhole(format, body, "m")
 }
 
-// benchStream is what streamChat (chat) and streamPass (the others) do to each frame.
+// benchStream is what the chat relay (chatFrames) and the same-format pass (passFrames, the
+// others) do to each frame.
 func benchStream(format string, frames [][2][]byte) codec.Usage {
-	rec := &record{}
+	x := &exchange{}
 	if format == codec.FormatChat {
 		relay := chat.NewRelay("m", true, nil)
 		for _, f := range frames {
@@ -179,7 +180,7 @@ func benchStream(format string, frames [][2][]byte) codec.Usage {
 		if !(started && contentDelta(format, name, data)) {
 			events, _, _ := dec.Decode(name, data)
 			for _, e := range events {
-				rec.observe(e)
+				x.observe(e)
 				started = started || isContent(e)
 			}
 		}
@@ -187,8 +188,8 @@ func benchStream(format string, frames [][2][]byte) codec.Usage {
 	}
 	if events, _, ok := endedEarly(dec); ok { // gemini has no end marker
 		for _, e := range events {
-			rec.observe(e)
+			x.observe(e)
 		}
 	}
-	return rec.usage
+	return x.usage
 }

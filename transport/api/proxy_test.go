@@ -40,15 +40,15 @@ func TestExhaustedAnswer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			call := &call{id: "req_test", endpoint: c.endpoint}
+			x := &exchange{id: "req_test", endpoint: c.endpoint}
 			if c.spec != nil {
-				call.endpoint = c.spec.name
+				x.endpoint = c.spec.name
 				if c.spec != chatClient {
-					call.client = c.spec.format
+					x.envelope = c.spec.format
 				}
 			}
 			w := httptest.NewRecorder()
-			render(w, call, (&Server{}).exhausted(call, c.attempts, c.onlyBusy, c.wait))
+			writeError(w, x, exhausted(x, c.attempts, c.onlyBusy, c.wait))
 			if w.Code != c.status || w.Header().Get("Retry-After") != c.retry {
 				t.Fatalf("status %d Retry-After %q, want %d %q: %s", w.Code, w.Header().Get("Retry-After"), c.status, c.retry, w.Body)
 			}

@@ -3,19 +3,14 @@
 package api
 
 import (
-	"bytes"
-	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/routehealth"
-	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/authlimit"
@@ -58,9 +53,15 @@ type Deps struct {
 	AuthLimit *authlimit.Limiter
 }
 
-// Server is the /v1 API.
+// Server is the /v1 API: its endpoints, over three parts that each hold what one side of a
+// call needs: the ledger (the account: admission, rate headers, answers and their record),
+// the router (the upstream: route attempts and failover) and the chooser (the models that
+// may serve a request).
 type Server struct {
 	Deps
+	ledger
+	router
+	chooser
 	inflight atomic.Int64 // requests not yet recorded
 }
 
@@ -72,7 +73,11 @@ func New(d Deps) *Server {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	return &Server{Deps: d}
+	s := &Server{Deps: d}
+	s.ledger = ledger{quota: d.Quota, accounts: d.Accounts, recorder: d.Recorder, logger: d.Logger, board: d.Board}
+	s.router = router{board: d.Board, upstream: d.Upstream, metrics: d.Metrics, logger: d.Logger}
+	s.chooser = chooser{board: d.Board}
+	return s
 }
 
 // Register adds the /v1 routes to r.
@@ -98,57 +103,6 @@ func (s *Server) Register(r *mux.Router) {
 	r.HandleFunc("/assets/{kind:gen|vid}/{file}", s.serveAsset).Methods(http.MethodGet, http.MethodHead)
 }
 
-// call is what one request carries through the pipeline.
-type call struct {
-	id    string
-	start time.Time // for latencies (the monotonic clock)
-	// arrived is the same moment on the gateway's clock (s.now, the one the quota owners
-	// use): the call's burst slot and its log entry's time, which the slot is rebuilt from.
-	arrived  time.Time
-	endpoint string
-	key      persistence.Key
-	revoked  *persistence.Key // the revoked key a 401 refused: its account's log gets the refusal
-	catalog  *catalog.Catalog
-	client   ir.ClientFormat // the format errors are rendered in; nil = chat
-	// failed says an attempt failed for a reason other than "not now" (overloaded, rate
-	// limited, cooling down), so a request left without routes is a 502, not a 529.
-	failed bool
-	srv    *Server
-	ctx    context.Context // the client's request, once the key is known
-	// rated says the X-RateLimit headers are decided: set by admission, or by a read of
-	// the burst budget for an answer that admitted nothing (publishRates).
-	rated bool
-	live  *attempt // the last attempt dial opened
-	// unrecorded says the store refused writes at admission: the call is answered 503
-	// cannot_record and written nowhere (its record would meet the same full disk).
-	unrecorded bool
-	// checked is when the key check began: the key check and the admission share one
-	// wait budget from there (quota.MaxWait).
-	checked time.Time
-	// anyKeyHeader: the endpoint takes x-goog-api-key on /v1 too (the key-holder
-	// endpoints, which every format's clients call).
-	anyKeyHeader bool
-}
-
-func (s *Server) begin(w http.ResponseWriter, endpoint string) *call {
-	return &call{id: requestIDOf(w), start: time.Now(), arrived: s.now(), endpoint: endpoint, catalog: s.Catalog.Load(), srv: s}
-}
-
-// readBody reads the whole body within the catalog's limit, through the node's one bounded
-// reader (transport/edge: deadline, minimum rate, bytes in flight).
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c *call) ([]byte, *apiError) {
-	body, p := edge.ReadBody(w, r, c.catalog.Server.MaxBodyBytes)
-	if p == nil {
-		return body, nil
-	}
-	if p.Status == http.StatusRequestTimeout && c.ctx != nil {
-		// An HTTP/1 read that met its deadline cancels the request's context, but the client
-		// still reads: its answer keeps the key's rate headers (publishRates waits on c.ctx).
-		c.ctx = context.WithoutCancel(c.ctx)
-	}
-	return nil, problemError(p)
-}
-
 // problemError is an edge refusal as the API renders it.
 func problemError(p *edge.Problem) *apiError {
 	return &apiError{Status: p.Status, Type: p.Type, Code: p.Code, Message: p.Message, RetryAfter: p.RetryAfter}
@@ -157,7 +111,7 @@ func problemError(p *edge.Problem) *apiError {
 // Refuse answers a refusal of the node's edge (a connection over its address's cap) in the
 // envelope of the path's own format, as MethodNotAllowed does, with the request id.
 func Refuse(w http.ResponseWriter, r *http.Request, p *edge.Problem) {
-	render(w, &call{id: requestIDOf(w), client: formatOfPath(r.URL.Path)}, problemError(p))
+	writeError(w, &exchange{id: requestIDOf(w), envelope: formatOfPath(r.URL.Path)}, problemError(p))
 }
 
 // ServeMetrics serves the Prometheus metrics, with each route's health read at that moment.
@@ -177,5 +131,3 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 }
 
 func muxVar(r *http.Request, name string) string { return mux.Vars(r)[name] }
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

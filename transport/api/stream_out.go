@@ -21,21 +21,22 @@ const holdLimit = time.Second
 // arriving after holdLimit commits without content.
 //
 // It holds the stream's last frames as well, from the answer's finish (or its error) on
-// (ending): they go out only once the call is recorded (end), so the client never has the
+// (ending): they go out only once the call is recorded (settle.go, sendTail), so the client never has the
 // end of a stream — chat's data: [DONE], messages' message_stop, the responses terminal
 // event, gemini's last chunk — whose charge and log entry a crash could still lose.
 type streamOut struct {
 	w       http.ResponseWriter
-	rec     *record
-	g       *generation
 	frames  *sse.Writer
 	started bool             // the headers and the held frames are out
 	enc     ir.StreamEncoder // the client format's encoder of a converted stream, to end it
 	held    []ir.Frame       // frames written before commit
 	since   time.Time        // when the first frame was held
-	begun   func()           // told once, at commit: the answer has begun
-	ending  bool             // the answer finished: frames wait in tail for the record
-	tail    []ir.Frame
+	// begun is told once, at commit, before the status line: the answer has begun (the
+	// pump's hook: route health, the exchange's status and first byte, the headers that
+	// describe the translation).
+	begun  func()
+	ending bool // the answer finished: frames wait in tail for the record
+	tail   []ir.Frame
 	// Flushes wait for the upstream (upstreamBody): frames written since the last read of
 	// the upstream go out in one flush when the relay is about to read again, so a burst of
 	// events that arrived together leaves together, as a plain proxy's one read and one
@@ -45,11 +46,10 @@ type streamOut struct {
 	dirty    bool // written since the last flush
 }
 
-func newStreamOut(w http.ResponseWriter, rec *record, g *generation, begun func()) *streamOut {
-	o := &streamOut{w: w, rec: rec, g: g, begun: begun}
+func newStreamOut(w http.ResponseWriter, begun func()) *streamOut {
+	o := &streamOut{w: w, begun: begun}
 	o.flusher, _ = w.(http.Flusher)
 	o.frames = sse.NewWriter(w, o.flush)
-	rec.out = o
 	return o
 }
 
@@ -92,27 +92,16 @@ func (f flushBeforeRead) Read(p []byte) (int, error) {
 // finishing says the answer is finishing: the frames from now on are its end.
 func (o *streamOut) finishing() { o.ending = true }
 
-// end sends the held end of the stream once the call is recorded (err nil), or in its place
-// an error event saying the answer could not be recorded: without its end marker the client
-// takes the answer for incomplete, which it is, being unacknowledged.
-func (o *streamOut) end(err error) {
-	if !o.ending || o.rec.clientGone() {
-		return
-	}
+// takeTail is the held end of the stream, which the caller now sends (settle.go's
+// sendTail); frames written from now on go out as they come.
+func (o *streamOut) takeTail() []ir.Frame {
 	tail := o.tail
 	o.tail, o.ending = nil, false
-	if err != nil {
-		e := errRecordFailed(err)
-		if !o.started { // nothing went out: the client gets the error as its answer
-			render(o.w, o.rec.c, e)
-			return
-		}
-		// An encoder made only to end the stream in the client's format.
-		enc := o.g.client.format.NewStreamEncoder(o, o.g.req, o.g.clientModel)
-		enc.Encode(ir.Event{Kind: ir.EvError, Err: &ir.Error{Status: e.Status, Kind: ir.ErrOverloaded,
-			Code: e.Code, Message: e.Message + " (request " + o.rec.c.id + ")"}})
-		return
-	}
+	return tail
+}
+
+// sendTail sends the end of the stream, and the stream's start if it had not begun.
+func (o *streamOut) sendTail(tail []ir.Frame) {
 	if o.commit() != nil {
 		return
 	}
@@ -150,15 +139,12 @@ func (o *streamOut) commit() error {
 	}
 	o.started = true
 	o.begun()
-	o.g.announce(o.w)
 	h := o.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	o.w.WriteHeader(http.StatusOK)
 	o.dirty = true // the status line goes out with the next flush, frames or none
-	o.rec.status = http.StatusOK
-	o.rec.firstByte()
 	held := o.held
 	o.held = nil
 	for _, f := range held {
@@ -167,14 +153,4 @@ func (o *streamOut) commit() error {
 		}
 	}
 	return nil
-}
-
-// isContent reports an event that begins the answer proper: anything but the opening, usage
-// and an error.
-func isContent(e ir.Event) bool {
-	switch e.Kind {
-	case ir.EvStart, ir.EvUsage, ir.EvError:
-		return false
-	}
-	return true
 }

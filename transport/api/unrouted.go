@@ -17,27 +17,27 @@ import (
 // judged without the base URL's. Its message says what to fix where the mistake is a known
 // one: a base URL that already ends in the API version, to a client that adds it itself.
 func (s *Server) NotFound(w http.ResponseWriter, r *http.Request) {
-	c := &call{id: requestIDOf(w), catalog: s.Catalog.Load(), client: formatOfPath(r.URL.Path)}
+	x := &exchange{id: requestIDOf(w), catalog: s.Catalog.Load(), envelope: formatOfPath(r.URL.Path)}
 	path := shortPath(r.URL.Path)
 	msg := "no endpoint at " + path + "; the API lives under /v1 (the Gemini API under /v1beta)"
 	if base, added, ok := doubledVersion(r.URL.Path); ok {
-		c.client = formatOfPath(strings.TrimPrefix(r.URL.Path, "/"+base)) // the client's own path
+		x.envelope = formatOfPath(strings.TrimPrefix(r.URL.Path, "/"+base)) // the client's own path
 		msg = "no endpoint at " + path + ": the base URL ends in /" + base + " and the client adds /" + added +
-			" itself; drop /" + base + " from the base URL (use " + publicBase(r, c.catalog) + ")" + whoAdds[added]
+			" itself; drop /" + base + " from the base URL (use " + publicBase(r, x.catalog) + ")" + whoAdds[added]
 	} else if r.URL.Path == "/metrics" {
 		msg = "no endpoint at /metrics: metrics are served on the metrics address (server.metrics_addr), not the API's"
 	} else if unclean(r.URL.Path) {
 		msg = "no endpoint at " + path + ": paths are taken as sent, without empty, . or .. segments (a base URL ending in / adds an empty one)"
 	}
-	render(w, c, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url", Message: msg})
+	writeError(w, x, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "unknown_url", Message: msg})
 }
 
 // MethodNotAllowed answers a known path called with another method: 405 with Allow, in the
 // envelope of the path's own format (formatOfPath), as its clients read errors.
 func (s *Server) MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow []string) {
-	c := &call{id: requestIDOf(w), catalog: s.Catalog.Load(), client: formatOfPath(r.URL.Path)}
+	x := &exchange{id: requestIDOf(w), catalog: s.Catalog.Load(), envelope: formatOfPath(r.URL.Path)}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
-	render(w, c, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
+	writeError(w, x, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
 		Message: "method " + r.Method + " is not allowed on " + shortPath(r.URL.Path) + "; use " + strings.Join(allow, " or ")})
 }
 
