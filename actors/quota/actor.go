@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/modelgate/modelgate/actors"
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/actors/quota/step"
 )
 
@@ -22,15 +23,16 @@ type accountActor struct {
 	loaded       bool
 	everLoaded   bool // a load happened in this incarnation
 	windowsReady bool // the sliding windows hold the log's recent counted calls (fillWindows)
-	retired      bool // passivated: what still reaches it is sent on (handle)
-	// seenAtTick is received's low 32 bits at the last idle check (only compared for
-	// equality, seconds apart; 32 bits keep the actor in its size class).
-	seenAtTick uint32
-	st         step.Account // the quota state; st.Rec is the durable part, as it will be once written
+	// The ledger's (ledger.go) flags, beside the others: the actor stays in its size class.
+	writing     bool // a write is in flight
+	flushQueued bool // a flushMsg is on its way
+	// life is the passivation handshake's count of routed messages; retired once passivated:
+	// what still reaches it is sent on (handle).
+	life placement.Passivation
+	st   step.Account // the quota state; st.Rec is the durable part, as it will be once written
 
 	ledger
 
-	received uint64     // routed messages received
 	retiring *retireMsg // Close's retire, waiting for the writes in flight
 }
 
@@ -69,7 +71,7 @@ func (a *accountActor) Receive(m any) {
 
 // handle serves a request that came through the directory.
 func (a *accountActor) handle(m routed) {
-	if a.retired { // cannot happen under the directory handshake; re-route rather than lose it
+	if a.life.Retired() { // cannot happen under the directory handshake; re-route rather than lose it
 		if r, ok := m.(*retireMsg); ok {
 			r.reply.send(struct{}{}, nil)
 			return
@@ -79,7 +81,7 @@ func (a *accountActor) handle(m routed) {
 		}
 		return
 	}
-	a.received++
+	a.life.Arrived()
 	if !a.loaded {
 		if err := a.load(); err != nil {
 			m.Fail(err)

@@ -18,10 +18,8 @@ import (
 type ledger struct {
 	// pend is the next write, made by the first change after a write went: nil while
 	// nothing waits (every active account's actor is idle most of the time).
-	pend        *pendingWrite
-	unwritten   map[string]persistence.CreditGrant // grants not yet on disk, by idempotency key
-	writing     bool                               // a write is in flight
-	flushQueued bool                               // a flushMsg is on its way
+	pend      *pendingWrite
+	unwritten map[string]persistence.CreditGrant // grants not yet on disk, by idempotency key
 }
 
 // pendingWrite is what the next write carries.
@@ -51,7 +49,7 @@ func (l *ledger) reset() {
 }
 
 // idle reports that nothing is waiting to be written or being written.
-func (l *ledger) idle() bool { return !l.writing && !l.flushQueued && l.pend.empty() }
+func (a *accountActor) idle() bool { return !a.writing && !a.flushQueued && a.pend.empty() }
 
 // await answers through done once everything changed so far is durable.
 func (a *accountActor) await(done func(error)) {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/actors/quota/step"
 )
 
@@ -28,16 +29,14 @@ func (s *Service) sweep(stop <-chan struct{}) {
 // received nothing since the last tick and holds no call in flight and no unwritten change.
 // A passivated actor is garbage once its mailbox is empty: nothing else refers to it.
 func (a *accountActor) onTick() {
-	if a.retired {
+	if a.life.Retired() {
 		return
 	}
 	r := a.apply(&step.Command{Kind: step.Expire, Now: a.now()})
 	for _, id := range r.Expired {
 		slog.Warn("quota reservation expired unsettled; released", "account", a.acct, "reservation", id)
 	}
-	idle := uint32(a.received) == a.seenAtTick
-	a.seenAtTick = uint32(a.received)
-	if idle && len(a.st.Calls) == 0 && a.idle() {
+	if a.life.Quiet() && len(a.st.Calls) == 0 && a.idle() {
 		a.passivate()
 	}
 }
@@ -48,19 +47,18 @@ func (a *accountActor) passivate() {
 	if h := a.svc.hookRetire; h != nil {
 		h(a.acct, false)
 	}
-	if !a.svc.dir.Retire(a.acct, a, a.received) {
+	if !placement.Retire(a.svc.dir, &a.life, a.acct, a) {
 		return
 	}
 	if h := a.svc.hookRetire; h != nil {
 		h(a.acct, true)
 	}
-	a.retired = true
 }
 
 // retire is Service.Close's passivation: it waits for the writes in flight and for messages
 // on their way instead of giving up, and drops in-flight call reservations.
 func (a *accountActor) retire(m *retireMsg) {
-	if a.retired {
+	if a.life.Retired() {
 		m.reply.send(struct{}{}, nil)
 		return
 	}
@@ -70,10 +68,9 @@ func (a *accountActor) retire(m *retireMsg) {
 		return
 	}
 	a.retiring = nil
-	if !a.svc.dir.Retire(a.acct, a, a.received) {
+	if !placement.Retire(a.svc.dir, &a.life, a.acct, a) {
 		a.send(retireAgain{m}) // behind the message still on its way
 		return
 	}
-	a.retired = true
 	m.reply.send(struct{}{}, nil)
 }

@@ -233,7 +233,7 @@ type Service struct {
 	owner    Owner
 	store    Store
 	cfg      Config
-	dir      *placement.Directory[*accountActor]
+	dir      *placement.Owners[*accountActor]
 	closed   atomic.Bool
 	stop     chan struct{} // ends the idle sweep (Close)
 	stopOnce sync.Once
@@ -250,8 +250,8 @@ func NewService(st Store, cfg Config) *Service {
 	cfg = cfg.withDefaults()
 	s := &Service{store: st, cfg: cfg, stop: make(chan struct{})}
 	s.owner = localOwner{s}
-	s.dir = placement.NewDirectoryOf(func(acct string) *accountActor { return newAccountActor(s, acct) },
-		(*accountActor).send)
+	s.dir = placement.NewOwners(placement.NewDirectoryOf(func(acct string) *accountActor { return newAccountActor(s, acct) },
+		(*accountActor).send))
 	s.swept = supervise.Loop("quota.idle-sweep", s.stop, func() { s.sweep(s.stop) })
 	return s
 }
@@ -491,25 +491,14 @@ func (s *Service) Close(ctx context.Context) error {
 		return nil
 	}
 	s.endSweep()
-	var waits []reply[struct{}]
-	for _, acct := range s.dir.Entities() {
+	s.dir.Closing()
+	return placement.RetireAll(ctx, s.dir, func(acct string) <-chan *result[struct{}] {
 		m := &retireMsg{reply: newReply[struct{}]()}
-		if s.send(acct, m) == nil {
-			waits = append(waits, m.reply)
+		if s.send(acct, m) != nil {
+			return nil
 		}
-	}
-	var first error
-	for _, w := range waits {
-		select {
-		case r := <-w:
-			if r.err != nil && first == nil {
-				first = r.err
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return first
+		return m.reply
+	}, func(r *result[struct{}]) error { return r.err })
 }
 
 // do has the account's owner perform c, and turns a step that changed nothing into its
@@ -540,7 +529,7 @@ func (s *Service) stamp() int64 { return s.cfg.Now().UnixNano() }
 // retire handshake, which only reaches an active owner.
 func (s *Service) send(account string, m routed) error {
 	_, retiring := m.(*retireMsg)
-	if !s.dir.Route(account, m, !retiring, func() bool { return !retiring && s.closed.Load() }) {
+	if !s.dir.Send(account, m, retiring) {
 		return ErrClosed
 	}
 	return nil

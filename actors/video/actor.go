@@ -9,6 +9,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/modelgate/modelgate/actors/placement"
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/codec/videos"
 	"github.com/modelgate/modelgate/internal/supervise"
@@ -41,14 +42,13 @@ type taskActor struct {
 	timer        Timer
 	timerGen     uint64
 
-	engine               *actor.Engine
-	pid                  *actor.PID
-	ctx                  context.Context // cancelled when the actor retires
-	cancel               context.CancelFunc
-	received, seenAtTick uint64 // routed messages received; the count at the last idle tick
-	idle                 *time.Timer
-	retired              bool
-	handoff              []routed // received while retiring: for the next incarnation
+	engine  *actor.Engine
+	pid     *actor.PID
+	ctx     context.Context // cancelled when the actor retires
+	cancel  context.CancelFunc
+	life    placement.Passivation // the passivation handshake's count; retired once passivated
+	idle    *time.Timer
+	handoff []routed // received while retiring: for the next incarnation
 }
 
 func newTaskActor(s *Service, id string) *taskActor {
@@ -76,7 +76,7 @@ func (a *taskActor) Receive(c *actor.Context) {
 		a.retire(m.m)
 	case *polledRes, *downloadedRes, *copiedRes, *settledRes, *panicRes:
 		a.busy = false
-		if a.retired {
+		if a.life.Retired() {
 			return
 		}
 		defer a.ensureProgress() // also after a panic below
@@ -109,7 +109,7 @@ func (a *taskActor) onResult(m any) {
 
 // handle serves a request that came through the directory.
 func (a *taskActor) handle(m routed) {
-	if a.retired { // cannot happen under the directory handshake; re-route rather than lose it
+	if a.life.Retired() { // cannot happen under the directory handshake; re-route rather than lose it
 		if r, ok := m.(*retireMsg); ok {
 			sendOnce(r.reply, nil)
 			return
@@ -119,7 +119,7 @@ func (a *taskActor) handle(m routed) {
 		}
 		return
 	}
-	a.received++
+	a.life.Arrived()
 	if r, ok := m.(*retireMsg); ok {
 		a.retire(r)
 		return
@@ -193,7 +193,7 @@ func (a *taskActor) load(m routed) error {
 // ensureProgress starts the next step of an open task that has neither a call in flight
 // nor a timer: after activation, and as a safety net after every result.
 func (a *taskActor) ensureProgress() {
-	if !a.loaded || a.retired || a.busy || a.timer != nil || !a.rec.Open() || a.ctx.Err() != nil {
+	if !a.loaded || a.life.Retired() || a.busy || a.timer != nil || !a.rec.Open() || a.ctx.Err() != nil {
 		return
 	}
 	a.advance()
@@ -201,7 +201,7 @@ func (a *taskActor) ensureProgress() {
 
 // advance takes the next step the task's state calls for.
 func (a *taskActor) advance() {
-	if a.busy || a.retired || !a.loaded {
+	if a.busy || a.life.Retired() || !a.loaded {
 		return
 	}
 	r := &a.rec
@@ -547,13 +547,10 @@ func (a *taskActor) armIdle() {
 // onIdle passivates a finished, settled task nobody asked about since the last tick. Its
 // state is written already; a message on its way keeps it alive (directory.retire).
 func (a *taskActor) onIdle() {
-	if a.retired {
+	if a.life.Retired() {
 		return
 	}
-	quiet := a.received == a.seenAtTick
-	a.seenAtTick = a.received
-	if quiet && !a.busy && (!a.loaded || !a.rec.Open()) && a.svc.dir.Retire(a.task, a.id, a.received) {
-		a.retired = true
+	if a.life.Quiet() && !a.busy && (!a.loaded || !a.rec.Open()) && placement.Retire(a.svc.dir, &a.life, a.task, a.id) {
 		a.stopTimers()
 		a.svc.stopLater(a.id)
 		return
@@ -564,7 +561,7 @@ func (a *taskActor) onIdle() {
 // retire is Service.Close's stop: cancel the call in flight, write what is unwritten, and
 // wait for messages still on their way.
 func (a *taskActor) retire(m *retireMsg) {
-	if a.retired {
+	if a.life.Retired() {
 		sendOnce(m.reply, nil)
 		return
 	}
@@ -575,11 +572,10 @@ func (a *taskActor) retire(m *retireMsg) {
 			a.dirty = false
 		}
 	}
-	if !a.svc.dir.Retire(a.task, a.id, a.received) {
+	if !placement.Retire(a.svc.dir, &a.life, a.task, a.id) {
 		a.engine.Send(a.pid, retireAgain{m})
 		return
 	}
-	a.retired = true
 	a.stopTimers()
 	a.svc.stopLater(a.id)
 	sendOnce(m.reply, err)

@@ -78,7 +78,7 @@ func (s *Service) adoptable(rec *persistence.VideoTask) bool {
 // node runs it: how a task created or changed on another node reaches its leader. It never
 // blocks (the replica calls it as it applies).
 func (s *Service) Adopt(rec persistence.VideoTask) {
-	if s.closed.Load() || !rec.Open() || s.deps.Placement == nil || !s.deps.Placement.Here(rec.Account) {
+	if s.dir.Closed() || !rec.Open() || s.deps.Placement == nil || !s.deps.Placement.Here(rec.Account) {
 		return
 	}
 	if rec.UpstreamID == "" && !rec.Terminal() {
@@ -91,7 +91,7 @@ func (s *Service) Adopt(rec persistence.VideoTask) {
 // their shard's leadership); call it on every leadership change.
 func (s *Service) Reassess() {
 	for _, id := range s.dir.Entities() {
-		s.dir.Route(id, &placeMsg{}, false, s.closed.Load)
+		s.dir.Route(id, &placeMsg{}, false, s.dir.Closed)
 	}
 }
 
@@ -101,7 +101,7 @@ func (s *Service) recheckLater(account, id string, d time.Duration) {
 }
 
 func (s *Service) recheck(account, id string) {
-	if s.closed.Load() || !s.runsHere(account) {
+	if s.dir.Closed() || !s.runsHere(account) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -59,7 +59,7 @@ const CodeNoCredits = "insufficient_credits"
 // refuse is a *CreditRefusal, with the task ended and everything released. The handler
 // then creates the upstream job and calls Start, or Abandon when no route took it.
 func (s *Service) Create(ctx context.Context, r CreateRequest) (Task, error) {
-	if s.closed.Load() {
+	if s.dir.Closed() {
 		s.releaseSeconds(ctx, r.Account, r.MediaReservation)
 		return Task{}, ErrClosed
 	}

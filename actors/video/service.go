@@ -36,7 +36,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -179,11 +178,10 @@ type Service struct {
 	cfg   Config
 	clock Clock
 	log   *slog.Logger
-	dir   *placement.Directory[string]
+	dir   *placement.Owners[string]
 
-	closed atomic.Bool
-	work   counter // upstream, asset and quota calls in flight
-	stops  counter // actors being stopped
+	work  counter // upstream, asset and quota calls in flight
+	stops counter // actors being stopped
 }
 
 // NewService registers the task actor kind with the locator.
@@ -216,7 +214,7 @@ func NewService(l *placement.Local, deps Deps, cfg Config) *Service {
 	}
 	s.work.init()
 	s.stops.init()
-	s.dir = placement.NewDirectory(Kind, l)
+	s.dir = placement.NewOwners(placement.NewDirectory(Kind, l))
 	l.Register(Kind, cfg.Inbox, func(id string) actor.Producer {
 		return func() actor.Receiver { return newTaskActor(s, id) }
 	})
@@ -230,7 +228,7 @@ func (s *Service) Get(ctx context.Context, account, id string) (Task, error) {
 	if !validTaskID(id) {
 		return Task{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
-	if s.closed.Load() {
+	if s.dir.Closed() {
 		return Task{}, ErrClosed
 	}
 	m := &getMsg{account: account, reply: make(chan getResult, 1)}
@@ -292,24 +290,16 @@ func (s *Service) Resume(ctx context.Context) error {
 // no actor runs and no call is in flight, or when ctx ends. Close before the quota service
 // and the stores.
 func (s *Service) Close(ctx context.Context) error {
-	s.closed.Store(true)
-	var waits []chan error
-	for _, id := range s.dir.Entities() {
+	s.dir.Closing()
+	first := placement.RetireAll(ctx, s.dir, func(id string) <-chan error {
 		m := &retireMsg{reply: make(chan error, 1)}
-		if s.route(id, m) == nil {
-			waits = append(waits, m.reply)
+		if s.route(id, m) != nil {
+			return nil
 		}
-	}
-	var first error
-	for _, w := range waits {
-		select {
-		case err := <-w:
-			if err != nil && first == nil {
-				first = err
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return m.reply
+	}, func(err error) error { return err })
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if err := s.work.wait(ctx); err != nil {
 		return err
@@ -327,7 +317,7 @@ func (s *Service) Active() int { return s.dir.Count() }
 // retire handshake, which only reaches an active owner.
 func (s *Service) route(task string, m routed) error {
 	_, retiring := m.(*retireMsg)
-	if !s.dir.Route(task, m, !retiring, func() bool { return !retiring && s.closed.Load() }) {
+	if !s.dir.Send(task, m, retiring) {
 		return ErrClosed
 	}
 	return nil
