@@ -7,7 +7,7 @@ DATA     ?= ./data
 ADDR     ?= 127.0.0.1:8080
 BIN      := bin
 
-.PHONY: run cluster build test test-sdk test-short test-faults test-cluster test-browser test-clients fuzz vet vulncheck fmt bench-go clean
+.PHONY: run cluster build test test-sdk test-e2e test-short test-faults test-cluster test-browser test-clients fuzz vet vulncheck fmt bench-go clean
 
 ## run: build and start the demo gateway (built-in upstream simulator, demo account and key)
 run: build
@@ -23,14 +23,15 @@ build:
 	$(GO) build -o $(BIN)/modelgate ./cmd/modelgate
 	$(GO) build -o $(BIN)/modelgate-sim ./cmd/modelgate-sim
 
-## test: gofmt check, vet and every test but the official SDKs' suites (make test-sdk), all
-## under the race detector. Vet runs with -race so that it and the tests share one build of the
-## module and its dependencies; the binaries some tests start (cluster nodes, the README's demo,
-## the bench harness) are built once first, without -race, so those tests only link them. The
-## SDK suites are left to make test-sdk because the three SDKs are 40% of a cold build (see the
-## README's "Tests"); CI runs both.
+## test: gofmt check, vet and every test but the official SDKs' suites (make test-sdk) and the
+## multi-process suites (make test-e2e), all under the race detector. Vet runs with -race so
+## that it and the tests share one build of the module and its dependencies; the binaries some
+## tests start (the README's demo) are built once first, without -race, so those tests only
+## link them. The SDK suites are left to make test-sdk because the three SDKs are 40% of a cold
+## build (see the README's "Tests"); CI runs all three.
 SDK_PKGS := ./transport/sdktest ./transport/replay
-TEST_PKGS = $$($(GO) list ./... | grep -v $(foreach p,$(SDK_PKGS),-e '$(patsubst .%,%,$(p))$$'))
+E2E_PKGS := ./e2e/clustertest ./bench/harness
+TEST_PKGS = $$($(GO) list ./... | grep -v $(foreach p,$(SDK_PKGS) $(E2E_PKGS),-e '$(patsubst .%,%,$(p))$$'))
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
@@ -43,6 +44,15 @@ test:
 test-sdk:
 	$(GO) vet -race $(SDK_PKGS)
 	$(GO) test -race -count=1 -timeout 15m $(SDK_PKGS)
+
+## test-e2e: the suites that run whole gateways as processes: real three- and four-node
+## clusters (e2e/clustertest: init, join, drain, kill -9, billing and limits across nodes) and
+## the bench harness against the simulator, a plain proxy and the gateway, under the race
+## detector (test-cluster runs the cluster's long fault suite)
+test-e2e:
+	$(GO) vet -race $(E2E_PKGS)
+	$(GO) build ./cmd/...
+	$(GO) test -race -count=1 -timeout 15m $(E2E_PKGS)
 
 ## test-faults: the fault tests (files tagged faults, tests named TestFault…): a disk that
 ## fills under load, the ledger's 20-kill crash test, flaky routes, a panic in each background
@@ -60,14 +70,14 @@ SCREENSHOTS ?= $(CURDIR)/test-output/screenshots
 test-browser:
 	MODELGATE_SCREENSHOTS=$(SCREENSHOTS) $(GO) test -count=1 -timeout 10m -v ./dashboard/...
 
-## test-cluster: the long cluster fault suite on real three-node clusters (cluster/clustertest,
+## test-cluster: the long cluster fault suite on real three-node clusters (e2e/clustertest,
 ## files tagged faults, tests named TestClusterFault…, which test-faults' ^TestFault leaves
 ## out): kill -9 of leaders and followers under load, a rolling restart with drain, exact
 ## limits across nodes, a panic in every node's batcher and leader events, and the kills again
 ## with each node in a network namespace of its own (root; 1 ms, then 5 ms ± 1 ms with 1% loss
 ## between nodes); each checks every account's ledger on every node. About 6.5 minutes
 test-cluster:
-	$(GO) test -tags faults -count=1 -timeout 20m -v -run '^TestClusterFault' ./cluster/clustertest/
+	$(GO) test -tags faults -count=1 -timeout 20m -v -run '^TestClusterFault' ./e2e/clustertest/
 
 ## fuzz: every fuzz target of the module for FUZZTIME each (default 15s), one after another
 ## (go test fuzzes one target at a time); the targets are listed with `go test -list` in each

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/supervise"
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // tally is a mailbox actor that records what it handled and whether two handlings ever
@@ -60,7 +61,7 @@ func (t *tally) Receive(m any) {
 func (t *tally) handled(tb testing.TB, n int) []int {
 	tb.Helper()
 	var seen []int
-	waitFor(tb, "the messages to be handled", func() bool {
+	testutil.WaitFor(tb, "the messages to be handled", func() bool {
 		t.mu.Lock()
 		seen = append(seen[:0], t.seen...)
 		t.mu.Unlock()
@@ -156,15 +157,5 @@ func TestMailboxRunIsInlineOnlyWhenIdle(t *testing.T) {
 // waitIdle waits for a's run to end: an idle mailbox holds no queue.
 func waitIdle(t *testing.T, a *tally) {
 	t.Helper()
-	waitFor(t, "the mailbox to go idle", a.idle)
-}
-
-// waitFor polls cond until it holds, for 5 seconds at most.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testutil.WaitFor(t, "the mailbox to go idle", a.idle)
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // echoReplicator answers each batched command with "ok:"+cmd, after gate opens (nil: at
@@ -100,7 +102,7 @@ func TestBatcherPacksWhileProposalsAreUnderWay(t *testing.T) {
 				rep.gate, rep.entered = make(chan struct{}), make(chan struct{}, 8)
 				go func() { _, err := b.Submit(context.Background(), []byte("busy")); busy <- err }()
 				<-rep.entered
-				go func() { waitFor(t, func() bool { return queued(b) == c.n }); close(rep.gate) }()
+				go func() { testutil.WaitFor(t, "the batcher", func() bool { return queued(b) == c.n }); close(rep.gate) }()
 			}
 			res, errs := submitAll(b, c.n)
 			for i := range c.n {
@@ -126,15 +128,6 @@ func queued(b *Batcher) int {
 	return len(b.queue)
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Error("condition not reached in 5 s")
-			return
-		}
-	}
-}
-
 func TestBatcherFailsTheWholeBatchWithItsProposal(t *testing.T) {
 	boom := errors.New("engine: timeout")
 	b := NewBatcher(&echoReplicator{err: boom}, 1, 0, 0)
@@ -157,7 +150,7 @@ func TestBatcherSkipsCallersThatLeft(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	gone := make(chan error, 1)
 	go func() { _, err := b.Submit(ctx, []byte("gone")); gone <- err }()
-	waitFor(t, func() bool { return queued(b) == 1 })
+	testutil.WaitFor(t, "the batcher", func() bool { return queued(b) == 1 })
 	cancel()
 	if err := <-gone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the caller that left: %v", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/supervise"
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // A panic in the ledger's writer does not stop it (supervise.Loop starts it again) and leaves
@@ -44,7 +45,7 @@ func TestLedgerResumesAfterAPanicAndAnswersEveryWrite(t *testing.T) {
 			}
 			first := make(chan error, 1)
 			s.SubmitQuota(QuotaWrite{Account: "acct_p", State: &QuotaRecord{Balance: 1}}, func(err error) { first <- err })
-			waitUntil(t, func() bool { s.ledger.mu.Lock(); defer s.ledger.mu.Unlock(); return len(s.ledger.queue) == 0 })
+			testutil.WaitFor(t, "the condition", func() bool { s.ledger.mu.Lock(); defer s.ledger.mu.Unlock(); return len(s.ledger.queue) == 0 })
 			var mu sync.Mutex
 			got := make([]string, 3)
 			var wg sync.WaitGroup

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // Writes queued while a commit runs share the next one: one batch, one fsync, whatever
@@ -36,7 +38,7 @@ func TestLedgerGroupsTheWritesQueuedDuringACommit(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	s.SubmitQuota(QuotaWrite{Account: "acct_0", State: &QuotaRecord{Balance: 1}, Log: []LogEntry{entry("acct_0", "first", 0)}}, ack("first", &wg))
-	waitUntil(t, func() bool { // the ledger took it
+	testutil.WaitFor(t, "the condition", func() bool { // the ledger took it
 		s.ledger.mu.Lock()
 		defer s.ledger.mu.Unlock()
 		return len(s.ledger.queue) == 0
@@ -91,15 +93,6 @@ func TestLedgerCloseCommitsWhatIsQueued(t *testing.T) {
 	}
 }
 
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-	}
-}
-
 // A burst queued during one commit is committed in groups of at most maxGroup bytes (a
 // write bigger than that alone), each acknowledged once it is on disk, in order.
 func TestLedgerBoundsTheBytesOfAGroup(t *testing.T) {
@@ -141,7 +134,7 @@ func TestLedgerBoundsTheBytesOfAGroup(t *testing.T) {
 			wg.Done()
 		})
 		if i == 10 {
-			waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == 1 })
+			testutil.WaitFor(t, "the condition", func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == 1 })
 		}
 	}
 	close(release)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // windowStep is one thing a commit-window test does, in order: tell the ledger about
@@ -74,10 +76,10 @@ func TestCommitWindowWaitsOnlyForTheWritesOnTheirWay(t *testing.T) {
 						mu.Unlock()
 					})
 				case st.acked > 0:
-					waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return acked >= st.acked })
+					testutil.WaitFor(t, "the condition", func() bool { mu.Lock(); defer mu.Unlock(); return acked >= st.acked })
 				}
 			}
-			waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return acked == submitted })
+			testutil.WaitFor(t, "the condition", func() bool { mu.Lock(); defer mu.Unlock(); return acked == submitted })
 			mu.Lock()
 			defer mu.Unlock()
 			if !reflect.DeepEqual(sizes, tc.want) {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // benchPlan checks window, weekly and the throttle rule on every call and never refuses.
@@ -144,7 +146,7 @@ func BenchmarkMemoryPerAccount(b *testing.B) {
 		if time.Since(start) > 3*time.Second || e.svc.dir.Count() != n {
 			b.Skipf("activation took %v; actors began passivating before the measurement", time.Since(start))
 		}
-		waitFor(b, "passivation", func() bool { return e.svc.dir.Count() == 0 })
+		testutil.WaitFor(b, "passivation", func() bool { return e.svc.dir.Count() == 0 })
 		after := heap()
 		return float64(int64(live)-int64(before)) / n, float64(int64(after)-int64(before)) / n
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/supervise"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -68,7 +69,7 @@ func TestPassivationKeepsState(t *testing.T) {
 	e := newEnv(t, Config{IdleTimeout: 5 * time.Millisecond})
 	p := plan(t, durablePlan)
 	load(t, e, p)
-	waitFor(t, "passivation", func() bool { return e.svc.dir.Count() == 0 })
+	testutil.WaitFor(t, "passivation", func() bool { return e.svc.dir.Count() == 0 })
 	e.clk.Add(time.Second)
 	// Key a's burst window and throttle came back: 1 call in the last minute of a 1/min cap.
 	refused(t, e.admit("acct_d", "a", p, 0, 0), LimitThrottle, 59*time.Second)
@@ -99,13 +100,13 @@ func TestPassivationLosesNoMessage(t *testing.T) {
 			}
 			results <- d
 		}()
-		waitFor(t, "the call to be routed", func() bool { return e.svc.dir.Sent(acct) == before+1 })
+		testutil.WaitFor(t, "the call to be routed", func() bool { return e.svc.dir.Sent(acct) == before+1 })
 	}
 	admitted(t, e.call("acct_q", "k", p))
 	d := <-results // answered by the same incarnation, which then stayed
 	admitted(t, d)
 	e.settle(d, Outcome{Counts: true})
-	waitFor(t, "passivation", func() bool { return e.svc.dir.Count() == 0 })
+	testutil.WaitFor(t, "passivation", func() bool { return e.svc.dir.Count() == 0 })
 	if st := e.state("acct_q", p); st.Window.Used != 2000 {
 		t.Fatalf("window used = %d, want 2000", st.Window.Used)
 	}
@@ -175,7 +176,7 @@ func TestUnsettledReservationExpires(t *testing.T) {
 		t.Fatal("an actor with a call in flight must not passivate or release it early")
 	}
 	e.clk.Add(time.Hour)
-	waitFor(t, "expiry and passivation", func() bool { return e.svc.dir.Count() == 0 })
+	testutil.WaitFor(t, "expiry and passivation", func() bool { return e.svc.dir.Count() == 0 })
 	if st := e.state("acct_e", p); st.Window.Reserved != 0 || st.Window.Used != 0 {
 		t.Fatalf("after expiry: %+v", st.Window)
 	}
@@ -200,7 +201,7 @@ func TestAnAdmissionsOwnTTLReleasesItsReservation(t *testing.T) {
 		t.Fatalf("before its TTL: in flight %d, reserved %d", st.InFlight, st.Window.Reserved)
 	}
 	e.clk.Add(2 * time.Second)
-	waitFor(t, "the reservation's expiry", func() bool {
+	testutil.WaitFor(t, "the reservation's expiry", func() bool {
 		st := e.state("acct_t", p)
 		return st.InFlight == 0 && st.Window.Reserved == 0
 	})
@@ -215,7 +216,7 @@ func TestCancelledAdmitReleases(t *testing.T) {
 	if _, err := e.svc.Admit(ctx, AdmitRequest{Account: "acct_g", KeyID: "k", Plan: p}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	waitFor(t, "release", func() bool {
+	testutil.WaitFor(t, "release", func() bool {
 		st := e.state("acct_g", p)
 		return st.InFlight == 0 && st.Window.Reserved == 0
 	})

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -17,28 +17,19 @@ import (
 // t0 is a Wednesday noon; tests move the clock from here.
 var t0 = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *testClock) Set(t time.Time)     { c.mu.Lock(); c.now = t; c.mu.Unlock() }
-func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
 // env is one node: a store and the service, restartable on the same directory.
 type env struct {
 	t     testing.TB
 	dir   string
 	cfg   Config
-	clk   *testClock
+	clk   *testutil.Clock
 	store *persistence.Store
 	svc   *Service
 }
 
 func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
-	e := &env{t: t, dir: filepath.Join(t.TempDir(), "pebble"), cfg: cfg, clk: &testClock{now: t0}}
+	e := &env{t: t, dir: filepath.Join(t.TempDir(), "pebble"), cfg: cfg, clk: testutil.NewClock(t0)}
 	if e.cfg.Now == nil {
 		e.cfg.Now = e.clk.Now
 	}
@@ -149,18 +140,6 @@ func usdAmount(t testing.TB, s string) money.Amount {
 		t.Fatal(err)
 	}
 	return a
-}
-
-// waitFor polls cond (passivation runs on real timers).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func refused(t testing.TB, d Decision, limit Limit, retry time.Duration) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -53,8 +54,8 @@ func TestAnAccountBetweenCallsHoldsOnlyItsState(t *testing.T) {
 	// Once told of its last write nothing more reaches the actor; what it did happened
 	// before its run ended (Idle). At least the three settles' writes: polled every 2 ms,
 	// an exact count can be stepped over on a loaded machine (CI once timed out here).
-	waitFor(t, "the actor to be told of its writes", func() bool { return st.told.Load() >= 3 })
-	waitFor(t, "the actor's run to end", a.box.Idle)
+	testutil.WaitFor(t, "the actor to be told of its writes", func() bool { return st.told.Load() >= 3 })
+	testutil.WaitFor(t, "the actor's run to end", a.box.Idle)
 	if a.writing || a.pend != nil || a.unwritten != nil || a.flushQueued || a.st.Calls != nil {
 		t.Fatalf("idle actor: writing %v, pending write %+v, unwritten %v, flush queued %v, calls %v",
 			a.writing, a.pend, a.unwritten, a.flushQueued, a.st.Calls)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -55,7 +56,7 @@ func TestAPassivatedActorRevivesWithItsWindowsReservationsAndMoney(t *testing.T)
 	if s := e.settle(inFlight, Outcome{Counts: true, Cost: usdAmount(t, "0.3"), Log: e.entry("r", t0.Add(3*time.Second))}); s.Charged != usdAmount(t, "0.3") {
 		t.Fatalf("settle charged %s, want 0.3", s.Charged)
 	}
-	waitFor(t, "passivation", func() bool { return e.svc.dir.Count() == 0 })
+	testutil.WaitFor(t, "passivation", func() bool { return e.svc.dir.Count() == 0 })
 
 	// Revived at +10 s. Key r's own window holds its calls at 0, 1 and 3 s: full until the
 	// one at 0 s leaves it. The account's burst window holds the 4 calls at 0..3 s: two more

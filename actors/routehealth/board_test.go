@@ -10,23 +10,16 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/modelgate/modelgate/actors/placement"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
-func newBoard(t *testing.T, routes []*catalog.Route, tune ...func(*Policy)) (*Board, *testClock) {
+func newBoard(t *testing.T, routes []*catalog.Route, tune ...func(*Policy)) (*Board, *testutil.Clock) {
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &testClock{now: time.Unix(1_800_000_000, 0)}
+	clk := testutil.NewClock(time.Unix(1_800_000_000, 0))
 	p := DefaultPolicy()
 	p.Now = clk.Now
 	for _, f := range tune {

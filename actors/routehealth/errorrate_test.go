@@ -4,11 +4,13 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // outcomes settles one outcome per letter of pattern ('s' succeeded, 'f' failed), each
 // started at the clock's now, the clock moving gap after each; it returns the last state.
-func outcomes(t *testing.T, b *Board, clk *testClock, route, pattern string, gap time.Duration) *State {
+func outcomes(t *testing.T, b *Board, clk *testutil.Clock, route, pattern string, gap time.Duration) *State {
 	t.Helper()
 	var s *State
 	for _, c := range pattern {

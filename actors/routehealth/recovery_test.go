@@ -3,6 +3,8 @@ package routehealth
 import (
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // With the default policy a failing route's probe goes out the moment its cooldown ends — the
@@ -48,7 +50,7 @@ func TestProbesBackOffWithinFiveSeconds(t *testing.T) {
 }
 
 // restingRoute is route a of rs resting for its error rate since the clock's now.
-func restingRoute(t *testing.T, hardCooled []string) (*Board, *testClock) {
+func restingRoute(t *testing.T, hardCooled []string) (*Board, *testutil.Clock) {
 	t.Helper()
 	b, clk := newBoard(t, routes(1, 1))
 	if s := outcomes(t, b, clk, "a", "sssfssfssfsssfssfssf", 0); s.Reason != ReasonErrorRate {

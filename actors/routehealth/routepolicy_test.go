@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -26,7 +27,7 @@ func route(id string, w int, zdr bool, p *catalog.Pricing) *catalog.Route {
 }
 
 // measured settles one successful attempt per time to first byte on route id.
-func measured(t *testing.T, b *Board, clk *testClock, id string, firstBytes ...time.Duration) {
+func measured(t *testing.T, b *Board, clk *testutil.Clock, id string, firstBytes ...time.Duration) {
 	t.Helper()
 	for _, d := range firstBytes {
 		if b.Settle(id, Outcome{Result: Succeeded, Started: clk.Now(), Latency: 2 * d, FirstByte: d}) == nil {

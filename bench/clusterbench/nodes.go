@@ -17,8 +17,8 @@ import (
 	"github.com/modelgate/modelgate/cluster/accounts"
 	"github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/cluster/engine"
+	"github.com/modelgate/modelgate/cluster/enginetest"
 	"github.com/modelgate/modelgate/cluster/membership"
-	"github.com/modelgate/modelgate/internal/freeport"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -65,38 +65,24 @@ func startSingle(dir string) (*deployment, error) {
 // cluster mode runs them (transport/node); it returns once every shard has a leader all
 // its replicas agree on.
 func startCluster(dir string, nodes, replicas, shards int, plain bool) (*deployment, error) {
-	certDir := filepath.Join(dir, "certs")
-	var specs []certs.NodeSpec
-	for id := 1; id <= nodes; id++ {
-		specs = append(specs, certs.NodeSpec{Name: nodeName(uint64(id)), Hosts: []string{"127.0.0.1"}})
-	}
-	if !plain {
-		if _, err := certs.Generate(certDir, specs, certs.Options{}); err != nil {
-			return nil, err
-		}
+	layout, err := enginetest.Layout(dir, nodes, plain)
+	if err != nil {
+		return nil, err
 	}
 	d := &deployment{voters: map[uint64]map[uint64]string{}}
 	for i := range shards {
 		d.shards = append(d.shards, membership.FirstAccountShard+uint64(i))
 	}
 	placed := membership.File{Replicas: replicas}
-	for id := uint64(1); id <= uint64(nodes); id++ {
-		addr, err := freeport.Addr()
-		if err != nil {
-			return nil, err
-		}
-		m := &member{id: id, cfg: engine.Config{NodeID: id, RaftAddr: addr, DataDir: filepath.Join(dir, nodeName(id)), PlainTCPForMeasurement: plain}}
-		if !plain {
-			m.cfg.CAFile = filepath.Join(certDir, certs.CACertFile)
-			m.cfg.CertFile = filepath.Join(certDir, certs.NodeCertFile(nodeName(id)))
-			m.cfg.KeyFile = filepath.Join(certDir, certs.NodeKeyFile(nodeName(id)))
-		}
+	for _, node := range layout {
+		m := &member{id: node.ID, cfg: engine.Config{NodeID: node.ID, RaftAddr: node.RaftAddr, DataDir: node.DataDir, PlainTCPForMeasurement: plain,
+			CAFile: node.CAFile, CertFile: node.CertFile, KeyFile: node.KeyFile}}
 		if m.store, err = persistence.OpenWith(filepath.Join(m.cfg.DataDir, "pebble"), persistence.Options{}.ForCluster()); err != nil {
 			d.close()
 			return nil, err
 		}
 		d.members = append(d.members, m)
-		placed.Peers = append(placed.Peers, membership.Peer{ID: id, Addr: addr})
+		placed.Peers = append(placed.Peers, membership.Peer{ID: node.ID, Addr: node.RaftAddr})
 	}
 	for _, shard := range d.shards {
 		d.voters[shard] = map[uint64]string{}
@@ -142,8 +128,6 @@ func (d *deployment) waitAddresses(within time.Duration) error {
 	}
 	return nil
 }
-
-func nodeName(id uint64) string { return fmt.Sprintf("n%d", id) }
 
 // start runs m's engine and its replica of each shard placed on it (again after kill: the
 // engine's stored membership wins, and each state machine resumes after its applied index).

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,9 +12,9 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/cluster"
-	"github.com/modelgate/modelgate/cluster/certs"
 	"github.com/modelgate/modelgate/cluster/engine"
-	"github.com/modelgate/modelgate/internal/freeport"
+	"github.com/modelgate/modelgate/cluster/enginetest"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 )
 
@@ -26,7 +25,7 @@ type testCluster struct {
 	t      *testing.T
 	shards []uint64
 	nodes  []*testNode
-	clock  *testClock
+	clock  *testutil.Clock
 }
 
 type testNode struct {
@@ -40,22 +39,6 @@ type testNode struct {
 	sms     map[uint64]*StateMachine
 	stopped atomic.Bool // set before its engine closes (what other nodes' goroutines read)
 }
-
-// testClock is the quota services' clock: now, plus what the test moved it by.
-// testClock is the real clock moved by advance, or, with frozen set, a clock that moves only
-// by advance (a test whose phases must not drift however long a loaded machine takes).
-type testClock struct {
-	offset atomic.Int64
-	frozen time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	if !c.frozen.IsZero() {
-		return c.frozen.Add(time.Duration(c.offset.Load()))
-	}
-	return time.Now().Add(time.Duration(c.offset.Load()))
-}
-func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 const firstShard = 1
 
@@ -73,25 +56,19 @@ func newTestClusterOver(t *testing.T, shards int, now func() time.Time, over fun
 	for i := range shards {
 		c.shards = append(c.shards, firstShard+uint64(i))
 	}
-	var specs []certs.NodeSpec
-	for id := 1; id <= 3; id++ {
-		specs = append(specs, certs.NodeSpec{Name: fmt.Sprintf("n%d", id), Hosts: []string{"127.0.0.1", "localhost"}})
-	}
-	if _, err := certs.Generate(certDir, specs, certs.Options{}); err != nil {
+	layout, err := enginetest.Layout(certDir, 3, false)
+	if err != nil {
 		t.Fatal(err)
 	}
 	initial := map[uint64]string{}
 	cfgs := map[uint64]engine.Config{}
-	for id := uint64(1); id <= 3; id++ {
-		name := fmt.Sprintf("n%d", id)
-		cfgs[id] = engine.Config{
-			NodeID: id, RaftAddr: freeAddr(t), DataDir: t.TempDir(),
+	for _, node := range layout {
+		cfgs[node.ID] = engine.Config{
+			NodeID: node.ID, RaftAddr: node.RaftAddr, DataDir: node.DataDir,
 			RTTMillisecond: 10, ElectionRTT: 20, HeartbeatRTT: 2, SnapshotEntries: 1000, CompactionOverhead: 500, LogDBShards: 1,
-			CAFile:   filepath.Join(certDir, certs.CACertFile),
-			CertFile: filepath.Join(certDir, certs.NodeCertFile(name)),
-			KeyFile:  filepath.Join(certDir, certs.NodeKeyFile(name)),
+			CAFile: node.CAFile, CertFile: node.CertFile, KeyFile: node.KeyFile,
 		}
-		initial[id] = cfgs[id].RaftAddr
+		initial[node.ID] = node.RaftAddr
 	}
 	for id := uint64(1); id <= 3; id++ {
 		n := &testNode{id: id, sms: map[uint64]*StateMachine{}}
@@ -162,15 +139,6 @@ func (n *testNode) replica(shard uint64) *StateMachine {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.sms[shard]
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := freeport.Addr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // leader waits until the running nodes agree on shard's leader (one of them).

@@ -12,6 +12,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/cluster"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -41,7 +42,7 @@ func (c *testCluster) untilFast(shard uint64) *testNode {
 // exact as when each waited for its entry: a 10-per-minute burst hammered from three
 // nodes admits 10, and credits settled from every node add up.
 func TestOnceItsLeaseBeganTheShardLeaderAnswersAdmissionsFromMemoryAndLimitsStayExact(t *testing.T) {
-	clock := &testClock{frozen: time.Now()}
+	clock := testutil.NewClock(time.Now())
 	c := newTestCluster(t, 2, clock.Now)
 	for _, shard := range c.shards {
 		c.untilFast(shard)

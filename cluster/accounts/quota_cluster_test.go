@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
@@ -34,7 +35,7 @@ func TestAKeyOnA10RPMPlanHammeredFromThreeNodesIsAdmittedExactly10PerSlidingMinu
 	// Frozen: a phase that takes seconds on a loaded machine must not move its calls' times
 	// (with the real clock underneath, the 59 s step reached past the third phase's calls
 	// whenever that phase took over a second, and the fourth admitted 10).
-	clock := &testClock{frozen: time.Now()}
+	clock := testutil.NewClock(time.Now())
 	c := newTestCluster(t, 4, clock.Now)
 	plan := &catalog.Plan{Name: "burst", BurstRPM: 10}
 	ctx := context.Background()
@@ -49,7 +50,7 @@ func TestAKeyOnA10RPMPlanHammeredFromThreeNodesIsAdmittedExactly10PerSlidingMinu
 		{"and the minute is full again", 59 * time.Second, 0},
 	}
 	for _, ph := range phases {
-		clock.advance(ph.move)
+		clock.Add(ph.move)
 		var admitted, refused atomic.Int64
 		c.hammer(6, func(n *testNode, _ int) {
 			for range 3 {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // leaderLog records what OnLeaderChange delivered on one node.
@@ -31,17 +33,6 @@ func (l *leaderLog) last(shard uint64) uint64 {
 	return 0
 }
 
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestTransferLeaderMovesTheLeaderAndEveryNodeHearsOfIt(t *testing.T) {
 	c := newTestCluster(t, 3, 1)
 	logs := map[uint64]*leaderLog{}
@@ -58,7 +49,7 @@ func TestTransferLeaderMovesTheLeaderAndEveryNodeHearsOfIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, node := range c.nodes {
-		waitFor(t, 5*time.Second, "leader change heard on every node", func() bool {
+		testutil.WaitWithin(t, 5*time.Second, "leader change heard on every node", func() bool {
 			l, ok := node.Leader(1)
 			return ok && l == to && logs[id].last(1) == to
 		})

@@ -10,15 +10,14 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/cluster"
-	"github.com/modelgate/modelgate/cluster/certs"
-	"github.com/modelgate/modelgate/internal/freeport"
+	"github.com/modelgate/modelgate/cluster/enginetest"
 )
 
 // testCluster is n real nodes on loopback ports in this process, with mutual TLS from
 // certificates made by cluster/certs, each running the same shards over counterSMs.
 type testCluster struct {
 	t       *testing.T
-	certDir string
+	certDir string // the layout's directory (enginetest)
 	shards  []uint64
 	cfgs    map[uint64]Config // by node id
 	initial map[uint64]string
@@ -46,17 +45,6 @@ func testEngine(c Config) Config {
 	return c
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := freeport.Addr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
-func nodeName(id uint64) string { return fmt.Sprintf("n%d", id) }
-
 func newTestCluster(t *testing.T, n int, shards ...uint64) *testCluster {
 	t.Helper()
 	return newTestClusterWith(t, n, nil, shards...)
@@ -71,24 +59,14 @@ func newTestClusterWith(t *testing.T, n int, configure func(cfgs map[uint64]Conf
 		cfgs: map[uint64]Config{}, initial: map[uint64]string{}, nodes: map[uint64]*Node{},
 		sms: map[[2]uint64]*counterSM{},
 	}
-	var specs []certs.NodeSpec
-	for id := uint64(1); id <= uint64(n); id++ {
-		specs = append(specs, certs.NodeSpec{Name: nodeName(id), Hosts: []string{"127.0.0.1", "localhost"}})
-	}
-	if _, err := certs.Generate(c.certDir, specs, certs.Options{}); err != nil {
+	layout, err := enginetest.Layout(c.certDir, n, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for id := uint64(1); id <= uint64(n); id++ {
-		cfg := testEngine(Config{
-			NodeID:   id,
-			RaftAddr: freeAddr(t),
-			DataDir:  t.TempDir(),
-			CAFile:   filepath.Join(c.certDir, certs.CACertFile),
-			CertFile: filepath.Join(c.certDir, certs.NodeCertFile(nodeName(id))),
-			KeyFile:  filepath.Join(c.certDir, certs.NodeKeyFile(nodeName(id))),
-		})
-		c.cfgs[id] = cfg
-		c.initial[id] = cfg.RaftAddr
+	for _, node := range layout {
+		cfg := testEngine(configOf(node))
+		c.cfgs[node.ID] = cfg
+		c.initial[node.ID] = cfg.RaftAddr
 	}
 	if configure != nil {
 		configure(c.cfgs)
@@ -108,14 +86,18 @@ func newTestClusterWith(t *testing.T, n int, configure func(cfgs map[uint64]Conf
 // cluster's CA; nothing runs yet.
 func (c *testCluster) newJoiner(id uint64) Config {
 	c.t.Helper()
-	name := nodeName(id)
-	if _, err := certs.Generate(c.certDir, []certs.NodeSpec{{Name: name, Hosts: []string{"127.0.0.1"}}}, certs.Options{}); err != nil {
+	node, err := enginetest.Joiner(c.certDir, id)
+	if err != nil {
 		c.t.Fatal(err)
 	}
-	cfg := testEngine(Config{NodeID: id, RaftAddr: freeAddr(c.t), DataDir: c.t.TempDir(),
-		CAFile: filepath.Join(c.certDir, "ca.crt"), CertFile: filepath.Join(c.certDir, name+".crt"), KeyFile: filepath.Join(c.certDir, name+".key")})
+	cfg := testEngine(configOf(node))
 	c.cfgs[id] = cfg
 	return cfg
+}
+
+// configOf is the engine config of a node of the layout.
+func configOf(n enginetest.Node) Config {
+	return Config{NodeID: n.ID, RaftAddr: n.RaftAddr, DataDir: n.DataDir, CAFile: n.CAFile, CertFile: n.CertFile, KeyFile: n.KeyFile}
 }
 
 // startJoined starts node id's engine (again) with shard as it joined: non-voting.

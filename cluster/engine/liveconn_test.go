@@ -13,14 +13,15 @@ import (
 	pb "github.com/lni/dragonboat/v4/raftpb"
 
 	"github.com/modelgate/modelgate/cluster/certs"
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // transportConfigs are a receiving and a sending node's transport settings, plain or with
 // mutual TLS from certificates made by cluster/certs.
 func transportConfigs(t *testing.T, mutualTLS bool) (recv, send config.NodeHostConfig) {
 	t.Helper()
-	recv = config.NodeHostConfig{RaftAddress: freeAddr(t)}
-	send = config.NodeHostConfig{RaftAddress: freeAddr(t)}
+	recv = config.NodeHostConfig{RaftAddress: testutil.FreeAddr(t)}
+	send = config.NodeHostConfig{RaftAddress: testutil.FreeAddr(t)}
 	if mutualTLS {
 		dir := t.TempDir()
 		specs := []certs.NodeSpec{{Name: "n1", Hosts: []string{"127.0.0.1"}}, {Name: "n2", Hosts: []string{"127.0.0.1"}}}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 func TestANodeJoinsNonVotingIsPromotedAndRemoved(t *testing.T) {
@@ -45,7 +47,7 @@ func TestANodeJoinsNonVotingIsPromotedAndRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	voting[4] = cfg.RaftAddr
-	waitFor(t, 5*time.Second, "node 4 votes", func() bool {
+	testutil.WaitWithin(t, 5*time.Second, "node 4 votes", func() bool {
 		m, err := c.nodes[4].Membership(ctx, 1)
 		return err == nil && maps.Equal(m.Voting, voting) && len(m.NonVoting) == 0
 	})

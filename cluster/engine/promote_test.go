@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // A node that joined without a vote and was promoted votes after a restart, although it
@@ -36,7 +38,7 @@ func TestAPromotedNodeVotesAfterARestart(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				waitFor(t, 10*time.Second, "node 4 takes a snapshot holding its promotion", func() bool {
+				testutil.WaitWithin(t, 10*time.Second, "node 4 takes a snapshot holding its promotion", func() bool {
 					lr, err := c.nodes[4].nh.GetLogReader(1)
 					_, voter := lr.Snapshot().Membership.Addresses[4]
 					return err == nil && voter

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/cluster/faultproxy"
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 func TestReadPeerRoutesTakesAnObjectOfAddresses(t *testing.T) {
@@ -104,7 +105,7 @@ func TestPeerRoutesPutTheFaultProxyBetweenNodes(t *testing.T) {
 
 	pairs.Isolate(index[old])
 	var now uint64
-	waitFor(t, 10*time.Second, "a new leader among the two others", func() bool {
+	testutil.WaitWithin(t, 10*time.Second, "a new leader among the two others", func() bool {
 		var seen []uint64
 		for id, n := range c.nodes {
 			if id == old {
@@ -129,7 +130,7 @@ func TestPeerRoutesPutTheFaultProxyBetweenNodes(t *testing.T) {
 	rcancel()
 
 	pairs.Heal()
-	waitFor(t, 10*time.Second, "the healed node follows the new leader", func() bool {
+	testutil.WaitWithin(t, 10*time.Second, "the healed node follows the new leader", func() bool {
 		l, ok := c.nodes[old].Leader(1)
 		return ok && l == now
 	})

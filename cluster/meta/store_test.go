@@ -19,13 +19,9 @@ import (
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/admin"
-	"github.com/modelgate/modelgate/transport/keycheck"
 )
 
-var (
-	_ admin.Store   = withoutLog{}
-	_ keycheck.Keys = (*Store)(nil)
-)
+var _ admin.Store = withoutLog{}
 
 // withoutLog is the metadata store as admin reads it: the request log is the account
 // shards', which a node adds (transport/node), so there is none here.

@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
@@ -49,7 +50,7 @@ type readmeStep struct {
 }
 
 // clusterSkip is why the README's cluster commands are not run here.
-const clusterSkip = "cluster/clustertest runs real multi-process clusters through these commands"
+const clusterSkip = "e2e/clustertest runs real multi-process clusters through these commands"
 
 var readmeSteps = []readmeStep{
 	// Two commands
@@ -276,7 +277,7 @@ func startReadmeRun(t *testing.T, root string) *readmeRun {
 	demoLog := &nodetest.LogBuffer{}
 	demo.Stdout, demo.Stderr = r.demoStdout, demoLog
 	r.startProc(t, demo, "bin/modelgate demo", demoLog)
-	waitFor(t, "the demo to print its credentials", func() bool { return strings.Contains(r.demoStdout.String(), "\n  admin token: ") })
+	testutil.WaitFor(t, "the demo to print its credentials", func() bool { return strings.Contains(r.demoStdout.String(), "\n  admin token: ") })
 	// The operator's catalog of the README's serve command: the demo's, on the same simulator.
 	if cat, err := os.ReadFile(filepath.Join(dir, "data", "demo-catalog.yaml")); err != nil || os.WriteFile(filepath.Join(dir, "catalog.yaml"), cat, 0o600) != nil {
 		t.Fatalf("catalog.yaml: %v", err)
@@ -459,7 +460,7 @@ func checkImageServed(t *testing.T, r *readmeRun, out string) {
 // demo's there) on the address it names, and its admin API on the other (asking for the
 // token), never on the first.
 func checkServing(t *testing.T, r *readmeRun, _ string) {
-	waitFor(t, "serve to answer /healthz on "+r.serveAddr, func() bool {
+	testutil.WaitFor(t, "serve to answer /healthz on "+r.serveAddr, func() bool {
 		resp, err := http.Get("http://" + r.serveAddr + "/healthz")
 		if err == nil {
 			resp.Body.Close()
@@ -485,17 +486,8 @@ func checkServing(t *testing.T, r *readmeRun, _ string) {
 
 // checkReloaded: SIGHUP made serve reload its catalog.
 func checkReloaded(t *testing.T, r *readmeRun, _ string) {
-	waitFor(t, "serve to log its catalog reload", func() bool {
+	testutil.WaitFor(t, "serve to log its catalog reload", func() bool {
 		b, _ := os.ReadFile(r.serveLog)
 		return strings.Contains(string(b), `"msg":"catalog reloaded"`)
 	})
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 s for %s", what)
-		}
-	}
 }

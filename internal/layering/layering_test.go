@@ -21,7 +21,8 @@ type rule struct {
 }
 
 // TestImportsKeepTheirDirection: codec is the bottom layer and reaches no other part of the
-// module but the id generator below it (the catalog converts what codec/reasoning needs into reasoning.Model); a video task
+// module but the id generator below it (the catalog converts what codec/reasoning needs into
+// reasoning.Model); the actors know no cluster, and the cluster no transport; a video task
 // reaches its upstream only through video.Upstream, which transport/upstream implements and
 // transport/node wires (docs/architecture.md, "Layers").
 func TestImportsKeepTheirDirection(t *testing.T) {
@@ -32,6 +33,11 @@ func TestImportsKeepTheirDirection(t *testing.T) {
 		// Actor placement (actors/placement) is the actors' own; the cluster's engine and
 		// shards sit above them.
 		{name: "actors know no cluster", packages: "./actors/...", tests: true, denied: []string{"cluster"}},
+		// The cluster (engine, shards, membership) sits below the HTTP front end, which wires
+		// it in (transport/node); the multi-process harness that runs whole nodes is e2e's.
+		// The metadata shard's tests serve the real admin API over it, so only the packages
+		// themselves are held to it.
+		{name: "cluster imports no transport", packages: "./cluster/...", denied: []string{"transport", "e2e"}},
 		// Its tests drive the real client against a fake job API over loopback, so only the
 		// package itself is held to it.
 		{name: "video tasks know no upstream client", packages: "./actors/video", denied: []string{"transport/upstream"}},

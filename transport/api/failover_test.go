@@ -2,11 +2,11 @@ package api_test
 
 import (
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
@@ -29,16 +29,8 @@ models:
       - {id: s2, format: chat, base_url: "{{SIM}}/r/s2/v1", credential_env: NODETEST_SIM_KEY, weight: 0}
 `
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
-func newClockEnv(t *testing.T) (*nodetest.Env, *clock) {
-	clk := &clock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+func newClockEnv(t *testing.T) (*nodetest.Env, *testutil.Clock) {
+	clk := testutil.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	p := routehealth.Policy{MaxFails: 2, BaseCooldown: 10 * time.Second, MaxCooldown: time.Minute, RateLimited: 5 * time.Second, Now: clk.Now}
 	return nodetest.Start(t, failoverCatalog, nodetest.Options{Health: p}), clk
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
@@ -32,8 +33,8 @@ var keyLimitCalls = []struct{ format, path, body string }{
 	{"google", "/v1beta/models/chat:generateContent", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"maxOutputTokens":40}}`},
 }
 
-func keyLimitsEnv(t *testing.T, now time.Time) (*nodetest.Env, *clock, func(persistence.KeyLimits) (persistence.Key, string)) {
-	clk := &clock{now: now}
+func keyLimitsEnv(t *testing.T, now time.Time) (*nodetest.Env, *testutil.Clock, func(persistence.KeyLimits) (persistence.Key, string)) {
+	clk := testutil.NewClock(now)
 	health := routehealth.DefaultPolicy()
 	health.Now = clk.Now
 	env := nodetest.Start(t, keyLimitsCatalog, nodetest.Options{Health: health, Quota: quota.Config{Now: clk.Now}})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
@@ -26,7 +27,7 @@ plans:
 // Retry-After) and, where a per-minute rate applies, max_rpm; a daily-limit 429 carries
 // resets_at instead of max_rpm. In every client envelope.
 func TestLimitRefusalsCarryTheirFields(t *testing.T) {
-	clk := &clock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	clk := testutil.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	health := routehealth.DefaultPolicy()
 	health.Now = clk.Now
 	env := nodetest.Start(t, limitsCatalog, nodetest.Options{Health: health, Quota: quota.Config{Now: clk.Now}})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
@@ -61,8 +62,8 @@ models:
     routes: [{id: so, format: messages, base_url: "{{SIM}}/r/so/v1", credential_env: NODETEST_SIM_KEY}]
 `
 
-func newRefusalEnv(t *testing.T) (*nodetest.Env, *clock, *nodetest.LogBuffer) {
-	clk := &clock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+func newRefusalEnv(t *testing.T) (*nodetest.Env, *testutil.Clock, *nodetest.LogBuffer) {
+	clk := testutil.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	logs := &nodetest.LogBuffer{}
 	p := routehealth.Policy{MaxFails: 2, BaseCooldown: 10 * time.Second, MaxCooldown: time.Minute, RateLimited: 5 * time.Second,
 		BillingCooldown: 15 * time.Minute, Now: clk.Now}

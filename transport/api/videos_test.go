@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
@@ -40,7 +41,7 @@ plans:
 // USD ("" = none); burn spends the plan's one call first, so a video is beyond the plan.
 func videoEnv(t *testing.T, topUp string, burn bool) *nodetest.Env {
 	t.Helper()
-	clk := &clock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	clk := testutil.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	p := routehealth.Policy{MaxFails: 2, BaseCooldown: 10 * time.Second, MaxCooldown: time.Minute, RateLimited: 5 * time.Second,
 		BillingCooldown: 15 * time.Minute, Now: clk.Now}
 	env := nodetest.Start(t, videoCatalog, nodetest.Options{Plan: "one", Health: p, Logger: slog.New(slog.DiscardHandler)})

@@ -9,29 +9,16 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/mail"
 	"github.com/modelgate/modelgate/transport/mail/mailtest"
 )
-
-// clock is the proposers' clock, moved by the test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // env is the /auth API on a loopback socket over a real Pebble store, mailing through a
 // real SMTP server on loopback.
@@ -40,7 +27,7 @@ type env struct {
 	url   string
 	store *persistence.Store
 	smtp  *mailtest.Server
-	clock *clock
+	clock *testutil.Clock
 	srv   *Server
 }
 
@@ -59,7 +46,7 @@ func newEnv(t *testing.T, limits Limits) *env {
 	r := mux.NewRouter()
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
-	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
+	c := testutil.NewClock(time.Now().UTC().Truncate(time.Second))
 	a := New(Config{Store: store, Mailer: mailer, Plan: "free", BaseURL: srv.URL, Limits: limits, Now: c.Now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(a.Close)

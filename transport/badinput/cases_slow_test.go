@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // slowServer are the suite catalog's bounds on slow and greedy clients: a body must arrive
@@ -190,10 +192,10 @@ func stallBody(n int) func(*testing.T, *suite, *caseAccount) {
 		fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Length: 65536\r\n\r\n%s",
 			addr, s.env.Key, strings.Repeat("a", n))
 		budget := s.env.Node.Edge.Budget()
-		waitUntil(t, "the stalled body's buffers", func() bool { return budget.Held() == 65536 })
+		testutil.WaitFor(t, "the stalled body's buffers", func() bool { return budget.Held() == 65536 })
 		t.Cleanup(func() {
 			conn.Close()
-			waitUntil(t, "the bytes in flight given back", func() bool { return budget.Held() == 0 })
+			testutil.WaitFor(t, "the bytes in flight given back", func() bool { return budget.Held() == 0 })
 		})
 	}
 }
@@ -206,20 +208,11 @@ func fillConns(from string, n int) func(*testing.T, *suite, *caseAccount) {
 		a := netip.MustParseAddr(from)
 		// Cleanups run last first: this wait comes after the connections' close.
 		t.Cleanup(func() {
-			waitUntil(t, "the address's connections closed", func() bool { return s.env.Node.Edge.Conns(a) == 0 })
+			testutil.WaitFor(t, "the address's connections closed", func() bool { return s.env.Node.Edge.Conns(a) == 0 })
 		})
 		for range n {
 			dialFrom(t, from, addr)
 		}
-		waitUntil(t, "the address's connections counted", func() bool { return s.env.Node.Edge.Conns(a) == n })
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
+		testutil.WaitFor(t, "the address's connections counted", func() bool { return s.env.Node.Edge.Conns(a) == n })
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/edge"
 )
@@ -110,7 +111,7 @@ func TestReadBodyClientLeaves(t *testing.T) {
 	conn := f.dial(t)
 	conn.head("POST", "/read", "Content-Length: 40000")
 	conn.send(strings.Repeat("a", 30000))
-	waitFor(t, "the body to be read", func() bool { return f.g.Budget().Held() > 0 })
+	testutil.WaitFor(t, "the body to be read", func() bool { return f.g.Budget().Held() > 0 })
 	conn.conn.Close()
 	select {
 	case p := <-f.problems:
@@ -132,7 +133,7 @@ func TestInFlightCapRefusesWhatDoesNotFit(t *testing.T) {
 	stalled := f.dial(t)
 	stalled.head("POST", "/read", "Content-Length: 65536")
 	stalled.send(strings.Repeat("a", 60000))
-	waitFor(t, "the stalled body's buffers", func() bool { return f.g.Budget().Held() == 65536 })
+	testutil.WaitFor(t, "the stalled body's buffers", func() bool { return f.g.Budget().Held() == 65536 })
 	for _, c := range []struct {
 		name   string
 		length int
@@ -152,7 +153,7 @@ func TestInFlightCapRefusesWhatDoesNotFit(t *testing.T) {
 		if c.status == 503 && resp.Header.Get("Retry-After") != "1" {
 			t.Errorf("%s: Retry-After %q, want 1", c.name, resp.Header.Get("Retry-After"))
 		}
-		waitFor(t, "the stalled body's bytes alone", func() bool { return f.g.Budget().Held() == 65536 })
+		testutil.WaitFor(t, "the stalled body's bytes alone", func() bool { return f.g.Budget().Held() == 65536 })
 	}
 	stalled.conn.Close()
 	f.heldReturns(t)

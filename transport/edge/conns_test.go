@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence/catalog"
 )
 
@@ -31,7 +32,7 @@ func TestConnsPerIPCap(t *testing.T) {
 		}
 		kept = append(kept, c)
 	}
-	waitFor(t, "two connections counted", func() bool { return f.g.Conns(loopback) == 2 })
+	testutil.WaitFor(t, "two connections counted", func() bool { return f.g.Conns(loopback) == 2 })
 
 	over := f.dial(t)
 	over.head("GET", "/read")
@@ -51,7 +52,7 @@ func TestConnsPerIPCap(t *testing.T) {
 	for range 2 {
 		f.dial(t)
 	}
-	waitFor(t, "four connections counted", func() bool { return f.g.Conns(loopback) == 4 })
+	testutil.WaitFor(t, "four connections counted", func() bool { return f.g.Conns(loopback) == 4 })
 	dropped := f.dial(t)
 	if err := dropped.closedWithin(2 * time.Second); err != nil {
 		t.Fatalf("a connection at twice the cap: %v", err)
@@ -74,7 +75,7 @@ func TestConnsPerIPCap(t *testing.T) {
 	for _, c := range kept {
 		c.conn.Close()
 	}
-	waitFor(t, "closed connections uncounted", func() bool { return f.g.Conns(loopback) == 2 })
+	testutil.WaitFor(t, "closed connections uncounted", func() bool { return f.g.Conns(loopback) == 2 })
 	if got, want := f.refusals(), map[string]int{"conns_per_ip": 1, "conns_per_ip_closed": 1}; !equalCounts(got, want) {
 		t.Errorf("refusals %v, want %v", got, want)
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/edge"
 )
@@ -155,16 +156,7 @@ func (f *fixture) refusals() map[string]int {
 // heldReturns waits until every request has given its bytes back to the budget.
 func (f *fixture) heldReturns(t *testing.T) {
 	t.Helper()
-	waitFor(t, "the budget to be returned", func() bool { return f.g.Budget().Held() == 0 })
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testutil.WaitFor(t, "the budget to be returned", func() bool { return f.g.Budget().Held() == 0 })
 }
 
 // raw is an HTTP/1.1 client on a bare connection, writing exactly what a case says.

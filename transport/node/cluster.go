@@ -25,7 +25,6 @@ import (
 	"github.com/modelgate/modelgate/cluster/meta"
 	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
-	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/keycheck"
 )
 
@@ -70,7 +69,7 @@ func engineConfig(f membership.File, dataDir string) engine.Config {
 
 // PeerRoutesEnv names a JSON file of raft peer routes ({"peer's raft address": "address to
 // dial"}), read once at start: a test and diagnostic hook that puts a fault proxy between
-// nodes (cluster/clustertest sets it). Unset in production.
+// nodes (e2e/clustertest sets it). Unset in production.
 const PeerRoutesEnv = "MODELGATE_TEST_PEER_ROUTES"
 
 // InternalAddrEnv names the host:port the internal listener takes instead of a port chosen
@@ -305,8 +304,6 @@ type clusterStore struct {
 	*meta.Store
 	log *accounts.Reads
 }
-
-var _ admin.Store = clusterStore{}
 
 // QueryLog implements admin.Store.
 func (s clusterStore) QueryLog(q persistence.LogQuery) (persistence.LogPage, error) {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
@@ -154,7 +155,7 @@ func TestFaultDiskFullUnderLoad(t *testing.T) {
 			if c.pause {
 				l.pause.Unlock()
 			}
-			waitFor(t, "the store to notice the full disk", func() bool { return !env.Node.Store.Writable() })
+			testutil.WaitFor(t, "the store to notice the full disk", func() bool { return !env.Node.Store.Writable() })
 			// Keep it full: Pebble deleting obsolete files frees a little space, which a store
 			// with no reserve then takes writes into (seen once in CI: 1.7 MB back after 104 ms).
 			for range 20 {
@@ -165,7 +166,7 @@ func TestFaultDiskFullUnderLoad(t *testing.T) {
 			if err := os.Remove(filler); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the store to take writes again", env.Node.Store.Writable)
+			testutil.WaitFor(t, "the store to take writes again", env.Node.Store.Writable)
 			l.phase.Store(2)
 			time.Sleep(2 * time.Second)
 			outcomes := l.stop()

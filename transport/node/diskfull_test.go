@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
@@ -21,18 +22,6 @@ func jsonField(raw []byte, path string) any {
 		v = m[k]
 	}
 	return v
-}
-
-// waitFor polls cond for up to 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestDiskFullIsA503 fakes a full disk (the fault suite fills a real one,
@@ -127,7 +116,7 @@ func TestDiskFullIsA503(t *testing.T) {
 	}
 
 	disk.Set(1 << 40)
-	waitFor(t, "calls to be served again", func() bool {
+	testutil.WaitFor(t, "calls to be served again", func() bool {
 		resp, _ := post(calls[0].path, calls[0].body)
 		return resp.StatusCode == 200
 	})

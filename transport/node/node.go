@@ -14,7 +14,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -25,8 +24,6 @@ import (
 	"github.com/modelgate/modelgate/actors/quota"
 	"github.com/modelgate/modelgate/actors/routehealth"
 	"github.com/modelgate/modelgate/actors/video"
-	"github.com/modelgate/modelgate/cluster/accounts"
-	"github.com/modelgate/modelgate/cluster/engine"
 	"github.com/modelgate/modelgate/cluster/membership"
 	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/persistence"
@@ -38,15 +35,10 @@ import (
 	"github.com/modelgate/modelgate/transport/auth"
 	"github.com/modelgate/modelgate/transport/authlimit"
 	"github.com/modelgate/modelgate/transport/edge"
-	"github.com/modelgate/modelgate/transport/keycheck"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/peer"
 	"github.com/modelgate/modelgate/transport/upstream"
 )
-
-// A video task reads a failed poll or download through its own interface: the upstream
-// client's errors must keep answering it, or a lost job would be polled until its deadline.
-var _ video.UpstreamError = (*upstream.Error)(nil)
 
 // Config says where a node keeps its data and listens.
 type Config struct {
@@ -117,7 +109,8 @@ type Node struct {
 	retention  *logRetention
 }
 
-// Start opens everything and serves in the background.
+// Start opens everything and serves in the background: the store, the node's backend (its
+// own store, or its part of a cluster: backend.go), the actors over it, and the listeners.
 func Start(cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -149,19 +142,9 @@ func Start(cfg Config) (*Node, error) {
 		cfg.Store.Logger = cfg.Logger
 	}
 	if cfg.Cluster != nil {
-		// A cluster node's shard state machines read and write the store on every step: the
-		// cache and memtables they were measured with (docs/cluster.md), not the single
-		// node's small ones.
-		cfg.Store = cfg.Store.ForCluster()
-	}
-	if cfg.Cluster != nil {
-		// The Raft log (the engine's own Pebble under raft/) gets the store's disk-full guard:
-		// calls are refused while its filesystem is below the reserve, as for the store's.
-		raftDir := engine.RaftDir(cfg.DataDir)
-		if err := os.MkdirAll(raftDir, 0o700); err != nil {
+		if cfg.Store, err = clusterStoreOptions(cfg); err != nil {
 			return nil, err
 		}
-		cfg.Store.AlsoWatch = append(slices.Clone(cfg.Store.AlsoWatch), raftDir)
 	}
 	store, err := persistence.OpenWith(filepath.Join(cfg.DataDir, "pebble"), cfg.Store)
 	if err != nil {
@@ -178,72 +161,37 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, Store: store, Engine: engine, Catalog: catalog.NewHolder(cat), Metrics: metrics.New(), AdminToken: shown, done: make(chan error, 1)}
 	n.certs = certs
-	var keys keycheck.Keys = store
-	var adminStore admin.Store = store
-	var authStore auth.Store = store
-	if cfg.Cluster != nil {
-		if n.cluster, err = startCluster(cfg, store); err != nil {
-			n.shutdownActors()
-			return nil, err
-		}
-		keys, adminStore, authStore = n.cluster.keys, clusterStore{n.cluster.meta, n.cluster.reads}, n.cluster.meta
-	}
-	locator := placement.NewLocal(engine)
-	n.Board = routehealth.NewBoard(locator, cfg.Health)
-	n.Board.Sync(cat.Routes())
-	var quotaStore quota.Store = store
-	if cfg.QuotaStore != nil {
-		quotaStore = cfg.QuotaStore(store)
-	}
-	if n.cluster != nil {
-		// Each account's steps are proposed to its shard: one owner per account, the
-		// shard's leader (docs/cluster.md).
-		qcfg := cfg.Quota
-		qcfg.Node, qcfg.Incarnation = n.cluster.file.NodeID, n.cluster.incarnation
-		n.Quota = quota.NewServiceOver(n.cluster.owner, qcfg)
-	} else {
-		n.Quota = quota.NewService(quotaStore, cfg.Quota)
-	}
 	files, err := assets.New(store, cfg.DataDir, assets.Config{})
 	if err != nil {
 		n.shutdownActors()
 		return nil, err
 	}
 	up := upstream.New() // a video task's Upstream too (video.Upstream, video.UpstreamError)
-	videoDeps := video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: n.Quota, Catalog: n.Catalog, Logger: cfg.Logger}
-	var apiAssets api.Assets = assetFiles{files}
-	var clusterTasks *accounts.Tasks
-	if n.cluster != nil { // tasks in their account's shard, run by its leader; videos on two nodes
-		if n.cluster.assets, err = startAssetPeers(n.cluster, store, files, cfg.Logger); err != nil {
-			n.shutdownActors()
-			return nil, err
-		}
-		clusterTasks = accounts.NewTasks(n.cluster.reads)
-		videoDeps.Tasks, videoDeps.Placement, videoDeps.Copies = clusterTasks, n.cluster.leads, n.cluster.assets
-		apiAssets = clusterAssetFiles{assetFiles{files}, n.cluster.assets}
+	var b backend
+	if cfg.Cluster != nil {
+		b, err = n.clusterBackend(store, files, up)
+	} else {
+		b = n.singleBackend(store, files, up)
 	}
-	n.Video = video.NewService(locator, videoDeps, cfg.Video)
+	n.Quota = b.quota
+	if err != nil {
+		n.shutdownActors()
+		return nil, err
+	}
+	locator := placement.NewLocal(engine)
+	n.Board = routehealth.NewBoard(locator, cfg.Health)
+	n.Board.Sync(cat.Routes())
+	n.Video = video.NewService(locator, b.video, cfg.Video)
 	if err := n.Video.Resume(context.Background()); err != nil {
 		n.shutdownActors()
 		return nil, fmt.Errorf("video tasks: %w", err)
 	}
-	if n.cluster != nil {
-		n.cluster.leads.serve(n.Video, clusterTasks, cfg.Logger)
-	}
-	prune := singlePrune(store)
-	if n.cluster != nil {
-		prune = clusterPrune(n.cluster)
-	}
-	n.retention = startLogRetention(cfg.LogRetentionEvery, n.Catalog, prune, cfg.Logger)
+	b.started(n.Video)
+	n.retention = startLogRetention(cfg.LogRetentionEvery, n.Catalog, b.prune, cfg.Logger)
 
 	n.Metrics.Store(func() bool { return store.CheckWritable() == nil }, func() int64 { return store.Space().FreeBytes })
 	n.Metrics.Ledger(func() uint64 { return store.LedgerStats().Commits }, func() uint64 { return store.LedgerStats().Writes })
-	if n.cluster != nil {
-		n.Metrics.Raft(n.cluster.engine)
-		n.Metrics.ReadLease(n.cluster.keys)
-		n.Metrics.QuotaSteps(n.cluster.owner)
-		n.Metrics.ForwardBatches(n.cluster.fwd)
-	}
+	b.metrics(n.Metrics)
 	// Paths are matched as sent: gorilla/mux would answer a path with //, . or .. segments with
 	// a 301 to its cleaned form, outside every envelope, which clients follow as a GET (a POST
 	// loses its body and meets a 405). Such a path is a 404 naming it (api.NotFound).
@@ -252,19 +200,12 @@ func Start(cfg Config) (*Node, error) {
 	r.HandleFunc("/readyz", n.readyz).Methods(http.MethodGet)
 	// One limiter of failed key, token, session and password checks for every surface.
 	authLimit := authlimit.New(authlimit.FromCatalog(n.Catalog), n.Metrics)
-	var requestLog interface {
-		api.RequestLog
-		account.Grants
-	} = store
-	if n.cluster != nil {
-		requestLog = n.cluster.reads
-	}
 	n.API = api.New(api.Deps{
-		Keys: keys, Accounts: store, Log: requestLog, Recorder: store, Quota: n.Quota, Assets: apiAssets, Videos: n.Video,
+		Keys: b.keys, Accounts: store, Log: b.log, Recorder: store, Quota: n.Quota, Assets: b.assets, Videos: n.Video,
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger, AuthLimit: authLimit,
 	})
 	n.API.Register(r)
-	adm := admin.New(admin.Deps{Store: adminStore, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board, AuthLimit: authLimit})
+	adm := admin.New(admin.Deps{Store: b.admin, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board, AuthLimit: authLimit})
 	registerAdminElsewhere(r) // the admin API is on its own listener (serveAdminPlane)
 	r.NotFoundHandler = unrouted(r, n.API)
 	r.MethodNotAllowedHandler = r.NotFoundHandler
@@ -292,13 +233,13 @@ func Start(cfg Config) (*Node, error) {
 	n.URL = certs.scheme() + "://" + n.ln.Addr().String()
 	warnNoPublicURL(cat, n.ln.Addr(), cfg.Logger)
 	n.ln = certs.listener(n.ln)
-	if n.Auth, err = startAuth(n.Catalog, n.URL, authStore, authLimit, cfg.Logger); err != nil {
+	if n.Auth, err = startAuth(n.Catalog, n.URL, b.auth, authLimit, cfg.Logger); err != nil {
 		closeListeners(n.ln, metricsLn, adminPlane.ln)
 		n.shutdownActors()
 		return nil, err
 	}
 	n.Auth.Register(r) // before Serve: the router is not read until then
-	account.New(account.Deps{Store: adminStore, Admin: adm, Auth: n.Auth, Keys: keys, Grants: requestLog, Logger: cfg.Logger, AuthLimit: authLimit}).Register(r)
+	account.New(account.Deps{Store: b.admin, Admin: adm, Auth: n.Auth, Keys: b.keys, Grants: b.log, Logger: cfg.Logger, AuthLimit: authLimit}).Register(r)
 	registerDashboard(r)
 	handler := n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered))
 	n.Edge = n.startEdge()

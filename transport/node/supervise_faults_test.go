@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/internal/supervise"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/mail/mailtest"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
@@ -69,7 +70,7 @@ func TestFaultEveryLoopOfTheNodeResumesAfterAPanic(t *testing.T) {
 			if err := e.Node.Store.AppendLog([]persistence.LogEntry{old}); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "retention to run again", func() bool {
+			testutil.WaitFor(t, "retention to run again", func() bool {
 				es, err := e.Node.Store.ListLog(e.Account.ID, time.Time{}, time.Time{}, 0)
 				return err == nil && !slices.ContainsFunc(es, func(e persistence.LogEntry) bool { return e.RequestID == old.RequestID })
 			})
@@ -83,7 +84,7 @@ func TestFaultEveryLoopOfTheNodeResumesAfterAPanic(t *testing.T) {
 			}
 		}, func(t *testing.T, e *loopEnv) {
 			e.disk.Set(1 << 40) // the monitor, started again, sees the space and resumes writes
-			waitFor(t, "writes to resume", func() bool { return e.Node.Store.CheckWritable() == nil })
+			testutil.WaitFor(t, "writes to resume", func() bool { return e.Node.Store.CheckWritable() == nil })
 		}},
 	}
 	for _, c := range cases {

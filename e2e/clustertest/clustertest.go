@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/cluster/faultproxy"
-	"github.com/modelgate/modelgate/internal/freeport"
+	"github.com/modelgate/modelgate/internal/testutil"
 	"github.com/modelgate/modelgate/simulator"
 	"github.com/modelgate/modelgate/transport/node"
 )
@@ -192,7 +192,7 @@ func New(t testing.TB, opt Options) *Cluster {
 			n.netns, hosts = ns.names[i], ns.certHosts(i) // a namespace of its own: fixed ports are free
 			n.RaftAddr, n.HTTPAddr, n.AdminAddr, n.InternalAddr = ns.ips[i]+":7001", ns.ips[i]+":8080", ns.ips[i]+":9465", ns.ips[i]+":7002"
 		} else {
-			n.RaftAddr, n.HTTPAddr, n.AdminAddr, n.InternalAddr = FreeAddr(t), FreeAddr(t), FreeAddr(t), FreeAddr(t)
+			n.RaftAddr, n.HTTPAddr, n.AdminAddr, n.InternalAddr = testutil.FreeAddr(t), testutil.FreeAddr(t), testutil.FreeAddr(t), testutil.FreeAddr(t)
 		}
 		c.Nodes = append(c.Nodes, n)
 		certArgs = append(certArgs, "--node", fmt.Sprintf("node%d=%s", n.ID, hosts))
@@ -214,16 +214,6 @@ func cmpOr(v, def int) int {
 		return def
 	}
 	return v
-}
-
-// FreeAddr is a loopback address for a node to bind (see freeport.Addr).
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	addr, err := freeport.Addr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // Run runs the binary with args (the admin token in its environment) and returns its
@@ -448,7 +438,7 @@ func Listing(t testing.TB, dir string) string {
 // a data directory and addresses; it joins with `modelgate cluster join`, not init.
 func (c *Cluster) AddNode() *Node {
 	c.t.Helper()
-	n := &Node{c: c, ID: uint64(len(c.Nodes) + 1), RaftAddr: FreeAddr(c.t), HTTPAddr: FreeAddr(c.t), AdminAddr: FreeAddr(c.t), InternalAddr: FreeAddr(c.t)}
+	n := &Node{c: c, ID: uint64(len(c.Nodes) + 1), RaftAddr: testutil.FreeAddr(c.t), HTTPAddr: testutil.FreeAddr(c.t), AdminAddr: testutil.FreeAddr(c.t), InternalAddr: testutil.FreeAddr(c.t)}
 	n.DataDir = filepath.Join(c.Dir, fmt.Sprintf("node%d", n.ID))
 	c.MustRun("cluster", "certs", "--out", c.CertDir, "--node", fmt.Sprintf("node%d=127.0.0.1", n.ID))
 	c.Nodes = append(c.Nodes, n)
