@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelgate/modelgate/internal/testutil"
 )
 
 // gateway is the demo gateway (`modelgate demo`: built-in simulator, demo catalog, Pebble in
@@ -26,8 +25,8 @@ type gateway struct {
 // startGateway runs bin/modelgate demo and waits until it serves.
 func startGateway(t *testing.T, bin, dataDir string) *gateway {
 	t.Helper()
-	addr := testutil.FreeAddr(t)
-	cmd := exec.Command(bin, "demo", "--data", dataDir, "--addr", addr, "--admin-addr", testutil.FreeAddr(t))
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "demo", "--data", dataDir, "--addr", addr, "--admin-addr", freeAddr(t))
 	log, err := os.Create(filepath.Join(dataDir, "gateway.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +68,17 @@ func startGateway(t *testing.T, bin, dataDir string) *gateway {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// freeAddr is a loopback address with a port nobody listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // newKey creates an account on plan and returns an API key of it, through the admin API.
