@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -234,16 +233,6 @@ var placeholders = []struct {
 
 var curlStatusRe = regexp.MustCompile(`\n__curl_status (\d{3})\n$`)
 
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startReadmeRun builds bin/modelgate into a fresh directory, starts the demo there and a
 // bash session beside it.
 func startReadmeRun(t *testing.T, root string) *readmeRun {
@@ -252,13 +241,15 @@ func startReadmeRun(t *testing.T, root string) *readmeRun {
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	build := exec.Command(goBin, "build", "-o", filepath.Join(dir, "bin", "modelgate"), "./cmd/modelgate")
+	// Built as this test was (raceBuild): under make test, with the race detector, so it only
+	// links what go vet -race and the tests compiled already.
+	build := exec.Command(goBin, append(append([]string{"build"}, raceBuild...), "-o", filepath.Join(dir, "bin", "modelgate"), "./cmd/modelgate")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	r := &readmeRun{dir: dir, root: root, addr: freeLoopbackAddr(t), adminAddr: freeLoopbackAddr(t), serveAddr: freeLoopbackAddr(t),
-		serveAdmin: freeLoopbackAddr(t), found: map[string]string{}}
+	r := &readmeRun{dir: dir, root: root, addr: testutil.FreeAddr(t), adminAddr: testutil.FreeAddr(t), serveAddr: testutil.FreeAddr(t),
+		serveAdmin: testutil.FreeAddr(t), found: map[string]string{}}
 	curlHome := filepath.Join(dir, ".readme")
 	os.MkdirAll(curlHome, 0o700)
 	os.WriteFile(filepath.Join(curlHome, ".curlrc"), []byte("write-out = \"\\n__curl_status %{http_code}\\n\"\n"), 0o600)
