@@ -137,7 +137,8 @@ func ktModuleRoot(t *testing.T) string {
 	}
 }
 
-// ktBuild builds modelgate and modelgate-sim into a temporary directory.
+// ktBuild builds modelgate and modelgate-sim into a temporary directory, as this test was
+// built (raceBuild: with the race detector under make test, so it links what was compiled).
 func ktBuild(t *testing.T) (gateway, sim string) {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
@@ -145,7 +146,8 @@ func ktBuild(t *testing.T) (gateway, sim string) {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	out := t.TempDir()
-	cmd := exec.Command(goBin, "build", "-o", out+string(filepath.Separator), "./cmd/modelgate", "./cmd/modelgate-sim")
+	args := append(append([]string{"build"}, raceBuild...), "-o", out+string(filepath.Separator), "./cmd/modelgate", "./cmd/modelgate-sim")
+	cmd := exec.Command(goBin, args...)
 	cmd.Dir = ktModuleRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)

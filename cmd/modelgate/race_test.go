@@ -2,6 +2,6 @@
 
 package main
 
-// raceBuild is the go build flag that builds what this test runs as the test itself was
+// raceBuild is the go build flag that builds the binaries these tests run as the tests were
 // built: with the race detector.
 var raceBuild = []string{"-race"}
