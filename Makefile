@@ -25,8 +25,9 @@ build:
 
 ## test: gofmt check, vet and every test but the official SDKs' suites (make test-sdk) and the
 ## multi-process suites (make test-e2e), all under the race detector. Vet runs with -race so
-## that it and the tests share one build of the module and its dependencies; the README test's
-## gateway is built with -race too (it builds what it runs as it was built), so it only links.
+## that it and the tests share one build of the module and its dependencies; the binaries the
+## README test and the short kill test start are built as those tests were, with -race, so
+## they only link what vet compiled.
 ## The SDK suites are left to make test-sdk because the three SDKs are 40% of a cold build (see
 ## docs/decisions.md, "Tests: what make test builds"); CI runs all three.
 SDK_PKGS := ./transport/sdktest ./transport/replay
