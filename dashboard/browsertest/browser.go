@@ -185,11 +185,22 @@ func (b *Browser) Click(sel string) {
 	b.WaitFor("the form of "+sel+" to be bound",
 		`(e => { const f = e.closest("form"); return !f || e.type !== "submit" || f.dataset.bound === "true"; })(document.querySelector(`+jsString(sel)+`))`,
 		func() string { return "" })
-	var at struct{ X, Y float64 }
-	err := b.Eval(`(e => { e.scrollIntoView({block: "center"}); const r = e.getBoundingClientRect();
-		return {X: r.left + r.width / 2, Y: r.top + r.height / 2}; })(document.querySelector(`+jsString(sel)+`))`, &at)
-	if err != nil {
-		b.tb.Fatalf("click %s: %v", sel, err)
+	// The click goes where the element is once the page holds still: a list that a page
+	// loads meanwhile (the keys above their form) moves the element, and a click at the
+	// place it left lands on something else.
+	type point struct{ X, Y float64 }
+	var at, last point
+	for try := 0; ; try++ {
+		err := b.Eval(`(e => { e.scrollIntoView({block: "center"}); const r = e.getBoundingClientRect();
+			return {X: r.left + r.width / 2, Y: r.top + r.height / 2}; })(document.querySelector(`+jsString(sel)+`))`, &at)
+		if err != nil {
+			b.tb.Fatalf("click %s: %v", sel, err)
+		}
+		if (try > 0 && at == last) || try == 50 {
+			break
+		}
+		last = at
+		time.Sleep(20 * time.Millisecond)
 	}
 	b.do("click "+sel, chromedp.MouseClickXY(at.X, at.Y))
 }
