@@ -298,9 +298,6 @@ func (s *Service) Close(ctx context.Context) error {
 		}
 		return m.reply
 	}, func(err error) error { return err })
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
 	if err := s.work.wait(ctx); err != nil {
 		return err
 	}

@@ -43,42 +43,33 @@ func WaitWithin(t testing.TB, within time.Duration, what string, cond func() boo
 	}
 }
 
-// Clock is a clock the test moves: frozen at a time (NewClock), or the real clock shifted
-// (ShiftedClock). Safe for concurrent use; its Now is a func() time.Time as the module's
-// configs take one.
+// Clock is a clock the test moves: it stands still but for Add and Set. Safe for concurrent
+// use; its Now is a func() time.Time as the module's configs take one.
 type Clock struct {
-	mu     sync.Mutex
-	at     time.Time // zero: the real clock
-	offset time.Duration
+	mu sync.Mutex
+	at time.Time
 }
 
-// NewClock is a clock frozen at at, moved only by Add and Set.
+// NewClock is a clock at at.
 func NewClock(at time.Time) *Clock { return &Clock{at: at} }
-
-// ShiftedClock is the real clock, moved ahead by Add: for tests whose parts must see time
-// pass on their own (timers, leases) as well as jump.
-func ShiftedClock() *Clock { return &Clock{} }
 
 // Now is the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.at.IsZero() {
-		return time.Now().Add(c.offset)
-	}
-	return c.at.Add(c.offset)
+	return c.at
 }
 
 // Add moves the clock by d.
 func (c *Clock) Add(d time.Duration) {
 	c.mu.Lock()
-	c.offset += d
+	c.at = c.at.Add(d)
 	c.mu.Unlock()
 }
 
-// Set puts a frozen clock at t.
+// Set puts the clock at t.
 func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
-	c.at, c.offset = t, 0
+	c.at = t
 	c.mu.Unlock()
 }

@@ -256,7 +256,7 @@ type passFrames struct {
 	dec    ir.StreamDecoder
 	events []ir.Event
 	out    *ir.Frame // the frame to write
-	done   bool
+	p      piece     // what the frame is (judge)
 }
 
 func newPassFrames(format string) *passFrames {
@@ -264,31 +264,37 @@ func newPassFrames(format string) *passFrames {
 }
 
 func (h *passFrames) frame(_ *exchange, ev sse.Event, out *streamOut) (int, bool, error) {
-	h.events, h.done = nil, false
+	h.events = nil
+	done := false
 	var err error
 	if !(out.started && contentDelta(h.format, ev.Name, ev.Data)) {
-		h.events, h.done, err = h.dec.Decode(ev.Name, ev.Data)
+		h.events, done, err = h.dec.Decode(ev.Name, ev.Data)
 	}
 	h.out = &ir.Frame{Name: string(ev.Name), Data: ev.Data}
-	return 1, h.done, err
+	h.judge(done)
+	return 1, done, err
 }
 
 func (h *passFrames) ended(*exchange) (int, bool) {
 	var finished bool
 	h.events, h.out, finished = endedEarly(h.dec)
-	h.done = finished
+	h.judge(finished)
 	return 1, finished
 }
 
-func (h *passFrames) piece(int) piece {
+// judge works out what the frame is, once: its error, whether it carries content, whether
+// the answer ends with it.
+func (h *passFrames) judge(done bool) {
 	failed := firstErr(h.events)
-	content := failed != nil || h.done
+	content := failed != nil || done
 	for _, e := range h.events {
 		content = content || isContent(e)
 	}
-	return piece{err: failed, content: content,
-		finishing: h.done || failed != nil || finishes(h.events) || finishingDecoder(h.dec)}
+	h.p = piece{err: failed, content: content,
+		finishing: done || failed != nil || finishes(h.events) || finishingDecoder(h.dec)}
 }
+
+func (h *passFrames) piece(int) piece { return h.p }
 
 func (h *passFrames) observe(x *exchange, _ int) {
 	for _, e := range h.events {
@@ -301,7 +307,7 @@ func (h *passFrames) write(x *exchange, _ int, out *streamOut) error {
 		return nil
 	}
 	data := nameModel(h.format, h.out.Data, x.turn.clientModel)
-	if failed := firstErr(h.events); failed != nil && failed.Kind == ir.ErrBilling {
+	if failed := h.p.err; failed != nil && failed.Kind == ir.ErrBilling {
 		data = hideBillingFrame(data, x.id)
 	}
 	return out.Write(h.out.Name, data)
@@ -320,11 +326,11 @@ func (h *passFrames) breakEncoder(x *exchange, out *streamOut) ir.StreamEncoder 
 // convertFrames runs upstream events through the route format's decoder, the inline
 // reasoning splitter when the model needs it, and the client format's encoder.
 type convertFrames struct {
-	dec    ir.StreamDecoder
-	enc    ir.StreamEncoder
-	split  *reasoning.Splitter
-	one    []ir.Event // filter's answer without a splitter, reused
-	events []ir.Event // the outputs of the last frame, reused
+	dec      ir.StreamDecoder
+	enc      ir.StreamEncoder
+	split    *reasoning.Splitter
+	events   []ir.Event // the outputs of the last frame
+	splitOut []ir.Event // the splitter's outputs, reused
 }
 
 func newConvertFrames(t *turn, routeFormat string, out *streamOut) *convertFrames {
@@ -332,8 +338,7 @@ func newConvertFrames(t *turn, routeFormat string, out *streamOut) *convertFrame
 	if req == nil {
 		req = &ir.Request{IncludeUsage: t.chatReq.IncludeUsage}
 	}
-	h := &convertFrames{dec: upstreamFormats[routeFormat].NewStreamDecoder(), one: make([]ir.Event, 1),
-		enc: t.spec.format.NewStreamEncoder(out, req, t.clientModel)}
+	h := &convertFrames{dec: upstreamFormats[routeFormat].NewStreamDecoder(), enc: t.spec.format.NewStreamEncoder(out, req, t.clientModel)}
 	if t.decision.SplitInline {
 		h.split = &reasoning.Splitter{}
 	}
@@ -354,12 +359,18 @@ func (h *convertFrames) ended(*exchange) (int, bool) {
 	return h.take(events), true
 }
 
-// take runs a frame's events through the splitter, if any, into the outputs.
+// take makes a frame's events the outputs: as they are, or through the splitter when the
+// model writes its reasoning inline.
 func (h *convertFrames) take(events []ir.Event) int {
-	h.events = h.events[:0]
-	for _, e := range events {
-		h.events = append(h.events, filter(h.split, e, h.one)...)
+	if h.split == nil {
+		h.events = events
+		return len(events)
 	}
+	h.splitOut = h.splitOut[:0]
+	for _, e := range events {
+		h.splitOut = append(h.splitOut, h.split.Filter(e)...)
+	}
+	h.events = h.splitOut
 	return len(h.events)
 }
 
@@ -392,16 +403,6 @@ func endedEarly(dec ir.StreamDecoder) ([]ir.Event, *ir.Frame, bool) {
 		return e.End()
 	}
 	return nil, nil, false
-}
-
-// filter runs e through the splitter, if any; without one the answer is e in one, a slice of
-// length 1 the caller reuses (an allocation per event otherwise).
-func filter(split *reasoning.Splitter, e ir.Event, one []ir.Event) []ir.Event {
-	if split == nil {
-		one[0] = e
-		return one
-	}
-	return split.Filter(e)
 }
 
 // contentDelta reports a frame that a same-format relay, once its client has the first byte,
