@@ -15,6 +15,8 @@ const (
 	FormatGemini     = "gemini"
 	FormatResponses  = "responses"
 	FormatEmbeddings = "embeddings"
+	// FormatConverse is AWS Bedrock's Converse API, a format routes speak (never clients).
+	FormatConverse = "converse"
 )
 
 // Usage is token usage normalized once at the upstream boundary into explicit, disjoint

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/converse"
 	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/messages"
@@ -31,6 +32,7 @@ const (
 	formatMessages  = "messages"
 	formatGemini    = "gemini"
 	formatResponses = "responses"
+	formatConverse  = "converse" // upstream only: no client speaks it
 )
 
 type clientSpec struct {
@@ -56,6 +58,9 @@ var upstreams = []upstreamSpec{
 	{formatMessages, messages.Format, "claude-sonnet-4-5"},
 	{formatGemini, gemini.Format, "gemini-2.5-flash"},
 	{formatResponses, responses.Format, "gpt-5"},
+	// A Claude model id, so the family's additional fields (thinking, top_k, the matched stop
+	// sequence) are exercised.
+	{formatConverse, converse.Format, "anthropic.claude-sonnet-4-5-20250929-v1:0"},
 }
 
 // TestConversion runs every case through every client → upstream pair, plain and streamed:
@@ -284,12 +289,12 @@ func streamClientBody(t *testing.T, client string, body []byte, includeUsage boo
 }
 
 // streamUpstreamBody is the streamed variant of an upstream request: the plain one plus the
-// format's stream fields (gemini says it in the path only).
+// format's stream fields (gemini and converse say it in the path only).
 func streamUpstreamBody(t *testing.T, upstream string, body []byte) []byte {
 	switch upstream {
 	case formatChat:
 		return patchJSON(t, body, map[string]any{"stream": true, "stream_options": map[string]bool{"include_usage": true}})
-	case formatGemini:
+	case formatGemini, formatConverse:
 		return body
 	}
 	return patchJSON(t, body, map[string]any{"stream": true})

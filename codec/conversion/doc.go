@@ -1,8 +1,8 @@
 // Package conversion holds the golden conversion tests: every case under
 // testdata/conversion runs through every client format (chat, messages, responses, gemini) × every
-// upstream format (chat, messages, gemini, responses), plain and streamed, chained the way the
-// gateway chains the codecs (transport/api generate.go and convert.go), and is compared with
-// hand-checked transcripts.
+// upstream format (chat, messages, gemini, responses, and converse, which no client speaks),
+// plain and streamed, chained the way the gateway chains the codecs (transport/api generate.go
+// and convert.go), and is compared with hand-checked transcripts.
 //
 // A case directory holds:
 //
@@ -17,6 +17,11 @@
 //   - loss.<client>-<upstream>.txt: the fields the translation reports as dropped (ir.Loss),
 //     one per line; no file means nothing may be dropped.
 //   - notes.md: why each override exists.
+//
+// answer.converse.* say what answer.messages.* say, in the Converse API's shapes; the stream is
+// a ConverseStream as transport/upstream hands it to the codec: one SSE event per event-stream
+// frame, named by its :event-type, its data the frame's payload (with the "p" padding Bedrock
+// adds). The converse route's model is a Claude id, so Claude's additional fields are exercised.
 //
 // Ids, timestamps and created fields vary between runs and are compared as placeholders
 // (msg_<1>, <call-1>, <time>); JSON is compared canonically and streams frame by frame.

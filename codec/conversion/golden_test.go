@@ -163,7 +163,7 @@ func (z *normalizer) walk(v any, callElem bool) any {
 				x[k] = "<time>"
 			case k == "id" && isString && (callElem || isToolUse):
 				x[k] = z.call(s)
-			case (k == "call_id" || k == "tool_call_id" || k == "tool_use_id") && isString:
+			case (k == "call_id" || k == "tool_call_id" || k == "tool_use_id" || k == "toolUseId") && isString:
 				x[k] = z.call(s)
 			case k == "responseId" && isString: // opaque: the source's id whatever its shape
 				x[k] = z.id(idPrefix.ReplaceAllString(s, ""))

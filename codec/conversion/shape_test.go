@@ -100,6 +100,8 @@ func TestUpstreamPaths(t *testing.T) {
 		"messages":  {"/messages", "/messages"},
 		"gemini":    {"/models/gemini-2.5-flash:generateContent", "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"},
 		"responses": {"/responses", "/responses"},
+		"converse": {"/model/anthropic.claude-sonnet-4-5-20250929-v1:0/converse",
+			"/model/anthropic.claude-sonnet-4-5-20250929-v1:0/converse-stream"},
 	}
 	for _, u := range upstreams {
 		if got := [2]string{u.format.Path(u.model, false), u.format.Path(u.model, true)}; got != want[u.name] {
@@ -112,10 +114,10 @@ func TestUpstreamPaths(t *testing.T) {
 }
 
 var goldenName = regexp.MustCompile(`^(client\.(chat|messages|responses|gemini)\.json|` +
-	`upstream\.(chat|messages|gemini|responses)(\.from-(chat|messages|responses|gemini))?\.json|` +
-	`answer\.(chat|messages|gemini|responses)\.(json|sse)|` +
-	`expect\.(chat|messages|responses|gemini)(\.from-(chat|messages|gemini|responses))?\.(json|sse)|` +
-	`loss\.(chat|messages|responses|gemini)-(chat|messages|gemini|responses)\.txt|notes\.md)$`)
+	`upstream\.(chat|messages|gemini|responses|converse)(\.from-(chat|messages|responses|gemini))?\.json|` +
+	`answer\.(chat|messages|gemini|responses|converse)\.(json|sse)|` +
+	`expect\.(chat|messages|responses|gemini)(\.from-(chat|messages|gemini|responses|converse))?\.(json|sse)|` +
+	`loss\.(chat|messages|responses|gemini)-(chat|messages|gemini|responses|converse)\.txt|notes\.md)$`)
 
 // TestGoldenFiles keeps testdata/conversion tidy: one directory per case, every file a case
 // needs, no stray or redundant file, and a notes.md wherever an override exists.

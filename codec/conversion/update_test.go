@@ -43,7 +43,7 @@ func (r *recorder) loss(tc, client, upstream string, fields []string) {
 // Tie-breaks: the shared file is the output of the first of these that most pairs agree on.
 var (
 	clientOrder   = []string{"chat", "messages", "responses", "gemini"}
-	upstreamOrder = []string{"messages", "responses", "chat", "gemini"}
+	upstreamOrder = []string{"messages", "responses", "chat", "gemini", "converse"}
 )
 
 func (r *recorder) write(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/modelgate/modelgate/codec/claude"
 	"github.com/modelgate/modelgate/codec/ir"
 )
 
@@ -75,14 +76,14 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 	}
 	out["messages"] = msgs
 
-	plan := planThinking(r.Thinking)
-	if plan.on() && !toolLoopHasThinking(msgs) {
+	plan := claude.PlanThinking(r.Thinking)
+	if plan.On() && !toolLoopHasThinking(msgs) {
 		// A tool loop whose assistant turn has no thinking block (it came from another
 		// model) cannot continue with thinking on: the API wants that turn to start with one.
 		loss.Drop("thinking")
-		plan = thinkingPlan{}
+		plan = claude.Plan{}
 	}
-	thinking := plan.thinking
+	thinking := plan.Thinking
 	if thinking != nil {
 		out["thinking"] = thinking
 	}
@@ -90,8 +91,8 @@ func (format) EncodeRequest(r *ir.Request, upstreamModel string, loss *ir.Loss) 
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokens
 	}
-	out["max_tokens"] = plan.maxTokens(maxTokens)
-	if oc := outputConfig(r, plan.effort, loss); oc != nil {
+	out["max_tokens"] = plan.MaxTokens(maxTokens)
+	if oc := outputConfig(r, plan.Effort, loss); oc != nil {
 		out["output_config"] = oc
 	}
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/codec"
+	"github.com/modelgate/modelgate/codec/claude"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonpatch"
 	"github.com/modelgate/modelgate/codec/jsonscan"
@@ -22,10 +23,10 @@ func PassBody(body []byte, upstreamModel string, t ir.Thinking, maxTokens int) (
 	}
 	ops := make([]jsonpatch.Op, 0, 4)
 	ops = append(ops, jsonpatch.Set("model", marshal(upstreamModel)))
-	plan := planThinking(t)
-	if plan.on() {
+	plan := claude.PlanThinking(t)
+	if plan.On() {
 		th := map[string]any{}
-		for k, v := range plan.thinking {
+		for k, v := range plan.Thinking {
 			th[k] = v
 		}
 		if given := obj.Value("thinking"); len(given) > 0 && given[0] == '{' {
@@ -42,11 +43,11 @@ func PassBody(body []byte, upstreamModel string, t ir.Thinking, maxTokens int) (
 	if maxTokens > 0 {
 		n = maxTokens
 	}
-	ops = append(ops, jsonpatch.Set("max_tokens", strconv.AppendInt(nil, int64(plan.maxTokens(n)), 10)))
+	ops = append(ops, jsonpatch.Set("max_tokens", strconv.AppendInt(nil, int64(plan.MaxTokens(n)), 10)))
 
 	var effort []jsonpatch.Op
-	if plan.effort != "" {
-		effort = []jsonpatch.Op{jsonpatch.Set("effort", marshal(plan.effort))}
+	if plan.Effort != "" {
+		effort = []jsonpatch.Op{jsonpatch.Set("effort", marshal(plan.Effort))}
 	}
 	return obj.Apply(append(ops, jsonpatch.Sub(obj, "output_config", effort, "effort"))...), nil
 }
