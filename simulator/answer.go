@@ -24,7 +24,10 @@ import (
 //   - with thinking on, reasoning comes first: "Simulated reasoning." plus filler, 8 words,
 //     counted as output (and as reasoning) tokens and taken from the same output cap;
 //   - "cached N" in the last user text reports N of the prompt tokens as cache reads;
-//   - "midstream error" in the last user text makes a stream fail after two content deltas.
+//   - "midstream error" in the last user text makes a stream fail after two content deltas;
+//   - "content filter" in the last user text marks the answer as caught by a provider's content
+//     filter: Azure OpenAI withholds it (finish_reason "content_filter"); other formats, whose
+//     providers have no such filter on these APIs, answer as usual.
 
 const (
 	// thinkingWords is the length of the reasoning when thinking is on.
@@ -34,7 +37,10 @@ const (
 	midstreamFailAfter = 2
 )
 
-var midstreamRe = regexp.MustCompile(`(?i)\bmidstream error\b`)
+var (
+	midstreamRe     = regexp.MustCompile(`(?i)\bmidstream error\b`)
+	contentFilterRe = regexp.MustCompile(`(?i)\bcontent filter\b`)
+)
 
 // ask is what the answer depends on, whatever the format of the request.
 type ask struct {
@@ -92,6 +98,7 @@ type answer struct {
 	reasoningTokens int
 
 	failMidstream bool // a stream of this answer fails after midstreamFailAfter deltas
+	filtered      bool // a content filter caught the answer (Azure withholds it)
 }
 
 // toolCall is one call the answer makes. Ids are minted by each format.
@@ -116,6 +123,7 @@ func decide(q ask) answer {
 		a.cachedTokens = min(n, a.promptTokens)
 	}
 	a.failMidstream = midstreamRe.MatchString(q.lastUser)
+	a.filtered = contentFilterRe.MatchString(q.lastUser)
 
 	// left is the output budget still unspent; -1 means unlimited.
 	left := -1

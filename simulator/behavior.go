@@ -14,8 +14,8 @@ type Behavior struct {
 	FirstByteDelay time.Duration
 	// TokensPerSecond paces streamed chunks: chunk i is sent no earlier than i/TokensPerSecond
 	// after the first. 0 sends them as fast as possible. A chunk is one event of the stream (a
-	// chat chunk, an Anthropic or Responses event, a Gemini response chunk); terminators such
-	// as data: [DONE] are not chunks.
+	// chat chunk, an Anthropic or Responses event, a Gemini response chunk, a Bedrock
+	// event-stream message); terminators such as data: [DONE] are not chunks.
 	TokensPerSecond float64
 	// FailStatus, if non-zero, makes calls fail with this HTTP status (429, 500, 503, 529, ...)
 	// and the format's error body.
@@ -42,7 +42,8 @@ type Behavior struct {
 	// not counted) after LongLineAfterChunks chunks: an upstream whose stream carries a line
 	// longer than a gateway should hold (0 sends none). A comment is what every SSE format
 	// skips, so a reader that takes it whole sees the stream unchanged. Not sent in Gemini's
-	// JSON-array stream (no alt=sse), which has no lines.
+	// JSON-array stream (no alt=sse) nor in Bedrock's binary event streams, which have no
+	// lines.
 	LongLineBytes       int
 	LongLineAfterChunks int
 	// VideoDuration is how long a video job takes from creation to its end (completed or
@@ -65,6 +66,24 @@ type Behavior struct {
 	// a provider whose answer points somewhere (a redirect to an internal address, a page that
 	// is no image) for the gateway to download.
 	ImageURL string
+	// TokenLifetime is how long the access tokens issued by the route's token endpoints (the
+	// Google JWT-bearer grant at /r/{route}/oauth2/token, the Entra client-credentials grant
+	// at /r/{route}/{tenant}/oauth2/v2.0/token) stay valid; 0 means an hour. A token keeps the
+	// lifetime in force when it was issued. The token endpoints are not API calls: the other
+	// fields (delays, failures) do not apply to them, and Calls does not count them.
+	TokenLifetime time.Duration
+}
+
+// defaultTokenLifetime is an access token's lifetime when Behavior.TokenLifetime is 0: what
+// Google and Entra grant.
+const defaultTokenLifetime = time.Hour
+
+// tokenLifetime is the access-token lifetime in force.
+func (b Behavior) tokenLifetime() time.Duration {
+	if b.TokenLifetime <= 0 {
+		return defaultTokenLifetime
+	}
+	return b.TokenLifetime
 }
 
 // defaultVideoDuration is the job duration when Behavior.VideoDuration is 0.

@@ -64,13 +64,18 @@ type toolCallFragment struct {
 // a stream error), after which the stream ends without [DONE].
 func streamChat(ex *exchange, a chatAnswer, includeUsage bool) {
 	sc := chatChunks(a, includeUsage)
+	playChatStream(ex, sc.events, sc.failed)
+}
+
+// playChatStream sends laid-out chat chunks, then [DONE] unless the stream failed.
+func playChatStream(ex *exchange, events []sseEvent, failed bool) {
 	st := startSSE(ex.w, ex.r, ex.behavior)
-	for _, ev := range sc.events {
+	for _, ev := range events {
 		if st.emit(ev) != nil {
 			return // client gone or connection dropped on purpose
 		}
 	}
-	if !sc.failed {
+	if !failed {
 		_ = st.sendRaw("data: [DONE]\n\n")
 	}
 }

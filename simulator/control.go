@@ -11,7 +11,9 @@ import (
 // routeJSON is the control API's view of a route: Behavior in JSON-friendly units, so the
 // standalone binary and tests in other processes can steer routes with curl. Durations are in
 // milliseconds (video_ms is VideoDuration; 0 means the default, one second; retry_delay_ms
-// is RetryDelay). fail_kind is "", "retry_hint" or "quota" (see FailKind).
+// is RetryDelay; token_lifetime_ms is TokenLifetime, 0 meaning an hour). fail_kind is "",
+// "retry_hint" or "quota" (see FailKind). calls, token_grants and last_request only report:
+// a PUT ignores them.
 type routeJSON struct {
 	Route               string  `json:"route"`
 	FirstByteMS         int64   `json:"first_byte_ms"`
@@ -28,8 +30,27 @@ type routeJSON struct {
 	VideoFailFraction   float64 `json:"video_fail_fraction"`
 	VideoOutputSecs     int     `json:"video_output_seconds"`
 	ImageURL            string  `json:"image_url"`
+	TokenLifetimeMS     int64   `json:"token_lifetime_ms"`
 	Calls               int64   `json:"calls"`
+	TokenGrants         int64   `json:"token_grants"`
+	// LastRequest is the last API request the route received; absent before the first.
+	LastRequest *lastRequestJSON `json:"last_request,omitempty"`
 }
+
+// lastRequestJSON shows a recorded request to a test in another process: the method, the
+// request target as received, the headers with credentials masked, and the body (as JSON
+// when it is JSON, else as a string).
+type lastRequestJSON struct {
+	Method  string            `json:"method"`
+	URI     string            `json:"uri"`
+	Headers map[string]string `json:"headers"`
+	Body    any               `json:"body"`
+}
+
+// credentialHeaders are masked in the control API's view of a request: the view is for
+// asserting what was sent, and a credential's presence is what matters, not its value.
+var credentialHeaders = map[string]bool{"Authorization": true, "Api-Key": true, "X-Api-Key": true,
+	"X-Goog-Api-Key": true, "X-Amz-Security-Token": true}
 
 // maxLongLine bounds long_line_bytes: what one stream of the simulator may allocate.
 const maxLongLine = 64 << 20
@@ -85,6 +106,7 @@ func (s *Server) putRoute(w http.ResponseWriter, r *http.Request) {
 		VideoFailFraction:   in.VideoFailFraction,
 		VideoOutputSeconds:  in.VideoOutputSecs,
 		ImageURL:            in.ImageURL,
+		TokenLifetime:       time.Duration(in.TokenLifetimeMS) * time.Millisecond,
 	})
 	writeJSON(w, http.StatusOK, s.routeView(name))
 }
@@ -118,6 +140,8 @@ func validateRouteJSON(in routeJSON) string {
 		return fmt.Sprintf("video_fail_fraction must be within 0..1, got %v", in.VideoFailFraction)
 	case in.VideoOutputSecs < 0:
 		return "video_output_seconds must be >= 0"
+	case in.TokenLifetimeMS < 0:
+		return "token_lifetime_ms must be >= 0"
 	}
 	return ""
 }
@@ -140,8 +164,35 @@ func (s *Server) routeView(name string) routeJSON {
 		VideoFailFraction:   b.VideoFailFraction,
 		VideoOutputSecs:     b.VideoOutputSeconds,
 		ImageURL:            b.ImageURL,
+		TokenLifetimeMS:     b.TokenLifetime.Milliseconds(),
 		Calls:               s.Calls(name),
+		TokenGrants:         s.TokenGrants(name),
+		LastRequest:         s.lastRequestView(name),
 	}
+}
+
+// lastRequestView is the route's last request for the control API, nil before the first.
+func (s *Server) lastRequestView(name string) *lastRequestJSON {
+	rt := s.lookup(name)
+	if rt == nil {
+		return nil
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.lastMethod == "" {
+		return nil
+	}
+	v := &lastRequestJSON{Method: rt.lastMethod, URI: rt.lastURI, Headers: map[string]string{}, Body: string(rt.lastBody)}
+	for k, vals := range rt.lastHeaders {
+		v.Headers[k] = strings.Join(vals, ", ")
+		if credentialHeaders[k] {
+			v.Headers[k] = "(masked)"
+		}
+	}
+	if json.Valid(rt.lastBody) {
+		v.Body = json.RawMessage(append([]byte(nil), rt.lastBody...))
+	}
+	return v
 }
 
 func writeControlError(w http.ResponseWriter, msg string) {

@@ -11,16 +11,17 @@ func TestControlEndpoint(t *testing.T) {
 	resp, data := call(t, http.MethodPut, base+"/_sim/routes/beta", `{"first_byte_ms":5,
 		"tokens_per_second":50,"fail_status":503,"retry_after":2,"fail_kind":"retry_hint","retry_delay_ms":1500,
 		"fail_fraction":0.5,"drop_after_chunks":4,"long_line_bytes":100,"long_line_after_chunks":2,"video_ms":250,"video_fail_fraction":0.25,"video_output_seconds":3,
-		"image_url":"http://127.0.0.2:9/redirect"}`, "-")
+		"image_url":"http://127.0.0.2:9/redirect","token_lifetime_ms":2000}`, "-")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT status %d: %s", resp.StatusCode, data)
 	}
 	assertJSON(t, data, `{"route":"beta","first_byte_ms":5,"tokens_per_second":50,"fail_status":503,
 		"retry_after":2,"fail_kind":"retry_hint","retry_delay_ms":1500,"fail_fraction":0.5,"drop_after_chunks":4,"long_line_bytes":100,
-		"long_line_after_chunks":2,"video_ms":250,"video_fail_fraction":0.25,"video_output_seconds":3,"image_url":"http://127.0.0.2:9/redirect","calls":0}`)
+		"long_line_after_chunks":2,"video_ms":250,"video_fail_fraction":0.25,"video_output_seconds":3,"image_url":"http://127.0.0.2:9/redirect",
+		"token_lifetime_ms":2000,"calls":0,"token_grants":0}`)
 	want := Behavior{FirstByteDelay: 5 * time.Millisecond, TokensPerSecond: 50, FailStatus: 503,
 		RetryAfter: 2, FailKind: FailRetryHint, RetryDelay: 1500 * time.Millisecond, FailFraction: 0.5, DropAfterChunks: 4, LongLineBytes: 100, LongLineAfterChunks: 2, VideoDuration: 250 * time.Millisecond, VideoFailFraction: 0.25, VideoOutputSeconds: 3,
-		ImageURL: "http://127.0.0.2:9/redirect"}
+		ImageURL: "http://127.0.0.2:9/redirect", TokenLifetime: 2 * time.Second}
 	if got := s.Behavior("beta"); got != want {
 		t.Errorf("Behavior(beta) = %+v, want %+v", got, want)
 	}
@@ -30,7 +31,10 @@ func TestControlEndpoint(t *testing.T) {
 	_, data = call(t, http.MethodGet, base+"/_sim/routes/beta", "", "-")
 	assertJSON(t, data, `{"route":"beta","first_byte_ms":5,"tokens_per_second":50,"fail_status":503,
 		"retry_after":2,"fail_kind":"retry_hint","retry_delay_ms":1500,"fail_fraction":0.5,"drop_after_chunks":4,"long_line_bytes":100,
-		"long_line_after_chunks":2,"video_ms":250,"video_fail_fraction":0.25,"video_output_seconds":3,"image_url":"http://127.0.0.2:9/redirect","calls":2}`)
+		"long_line_after_chunks":2,"video_ms":250,"video_fail_fraction":0.25,"video_output_seconds":3,"image_url":"http://127.0.0.2:9/redirect",
+		"token_lifetime_ms":2000,"calls":2,"token_grants":0,
+		"last_request":{"method":"GET","uri":"/r/beta/v1/models","body":"",
+			"headers":{"Accept-Encoding":"gzip","Authorization":"(masked)","Content-Type":"application/json","User-Agent":"Go-http-client/1.1"}}}`)
 
 	// The empty name is the default route; an empty body heals a route.
 	call(t, http.MethodPut, base+"/_sim/routes/", `{"fail_status":429}`, "-")
@@ -45,7 +49,7 @@ func TestControlEndpoint(t *testing.T) {
 	for _, bad := range []string{`{"fail_rate":0.5}`, `{"fail_fraction":1.5}`, `{"fail_status":200}`,
 		`{"first_byte_ms":-1}`, `{"drop_after_chunks":-2}`, `{"video_ms":-1}`, `{"video_fail_fraction":1.5}`,
 		`{"video_fail_fraction":-0.1}`, `{"video_ms":"fast"}`, `{"fail_kind":"billing"}`, `{"retry_delay_ms":-1}`, `{"video_output_seconds":-1}`,
-		`{"long_line_bytes":-1}`, `{"long_line_bytes":67108865}`, `{"long_line_after_chunks":-1}`, `not json`} {
+		`{"long_line_bytes":-1}`, `{"long_line_bytes":67108865}`, `{"long_line_after_chunks":-1}`, `{"token_lifetime_ms":-1}`, `not json`} {
 		resp, data := call(t, http.MethodPut, base+"/_sim/routes/beta", bad, "-")
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("PUT %s: status %d (%s), want 400", bad, resp.StatusCode, data)

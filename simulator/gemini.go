@@ -63,11 +63,20 @@ func geminiFailure(status int) apiError {
 	return e
 }
 
-// writeGeminiError writes {"error":{code,message,status,details}}: a QuotaFailure when the
-// failure names a quota, and a RetryInfo when it carries a retry delay, as Google's 429s do.
+// writeGeminiError writes {"error":{code,message,status,details}}: an ErrorInfo when the
+// error has a reason (Vertex AI's auth refusals), a QuotaFailure when the failure names a
+// quota, and a RetryInfo when it carries a retry delay, as Google's 429s do.
 func writeGeminiError(w http.ResponseWriter, e apiError) {
 	body := obj{{"code", e.Status}, {"message", e.Message}, {"status", e.Type}}
 	var details []obj
+	if e.Reason != "" {
+		details = append(details, obj{
+			{"@type", "type.googleapis.com/google.rpc.ErrorInfo"},
+			{"reason", e.Reason},
+			{"domain", "googleapis.com"},
+			{"metadata", obj{{"service", "aiplatform.googleapis.com"}}},
+		})
+	}
 	if e.QuotaID != "" {
 		details = append(details, obj{
 			{"@type", "type.googleapis.com/google.rpc.QuotaFailure"},

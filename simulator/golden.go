@@ -11,8 +11,9 @@ import (
 
 var (
 	// transcriptIDRe matches the ids the simulator mints: a known prefix and 24 hex digits
-	// (video_ for video jobs, file_ in generated-file URLs), or Gemini's bare responseId.
-	transcriptIDRe = regexp.MustCompile(`\b(chatcmpl-|msg_|toolu_|resp_|rs_|fc_|call_|req_|video_|file_)[0-9a-f]{24}\b|("responseId":\s*")[0-9a-f]{24}"`)
+	// (video_ for video jobs, file_ in generated-file URLs, the cloud platforms' msg_bdrk_,
+	// toolu_vrtx_, … and Converse's tooluse_), or Gemini's bare responseId.
+	transcriptIDRe = regexp.MustCompile(`\b(chatcmpl-|msg_bdrk_|msg_vrtx_|msg_|toolu_bdrk_|toolu_vrtx_|toolu_|tooluse_|resp_|rs_|fc_|call_|req_|video_|file_)[0-9a-f]{24}\b|("responseId":\s*")[0-9a-f]{24}"`)
 	// transcriptTimeRe matches unix timestamps (chat "created", Responses "created_at" and
 	// "completed_at").
 	transcriptTimeRe = regexp.MustCompile(`"(created|created_at|completed_at)":(\s*)[0-9]+`)

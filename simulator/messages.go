@@ -132,12 +132,12 @@ func (s *Server) messages(ex *exchange) {
 		writeMessagesError(ex.w, *apiErr)
 		return
 	}
-	q, req, apiErr := decodeMessages(ex.body, false, systemTurnsAllowed(ex.r))
+	q, req, apiErr := decodeMessages(ex.body, "", false, systemTurnsAllowed(ex.r))
 	if apiErr != nil {
 		writeMessagesError(ex.w, *apiErr)
 		return
 	}
-	reply := s.messagesReplyFor(req.Model, decide(q))
+	reply := s.messagesReplyFor("", req.Model, decide(q))
 	if req.Stream {
 		playStream(ex, framingSSE, messagesEvents(reply))
 		return
@@ -152,7 +152,7 @@ func (s *Server) countTokens(ex *exchange) {
 		writeMessagesError(ex.w, *apiErr)
 		return
 	}
-	q, _, apiErr := decodeMessages(ex.body, true, systemTurnsAllowed(ex.r))
+	q, _, apiErr := decodeMessages(ex.body, "", true, systemTurnsAllowed(ex.r))
 	if apiErr != nil {
 		writeMessagesError(ex.w, *apiErr)
 		return
@@ -184,16 +184,20 @@ func systemTurnsAllowed(r *http.Request) bool {
 	return false
 }
 
-// decodeMessages parses and validates a Messages request into the shared ask. counting is
-// set for count_tokens, which takes the same body without max_tokens; systemTurns admits
-// role "system" turns in messages.
-func decodeMessages(body []byte, counting, systemTurns bool) (ask, *messagesRequest, *apiError) {
+// decodeMessages parses and validates a Messages request into the shared ask. model, when
+// set, is the model a cloud platform's URL names (Bedrock, Vertex AI), whose bodies name
+// none; counting is set for count_tokens, which takes the same body without max_tokens;
+// systemTurns admits role "system" turns in messages.
+func decodeMessages(body []byte, model string, counting, systemTurns bool) (ask, *messagesRequest, *apiError) {
 	var req messagesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
 			return ask{}, nil, invalidMessages("%s: Input should be a valid %s", te.Field, te.Type)
 		}
 		return ask{}, nil, invalidMessages("There was an error parsing the body of your request: %v", err)
+	}
+	if model != "" {
+		req.Model = model
 	}
 	switch {
 	case req.Model == "":
@@ -483,10 +487,13 @@ type messagesReply struct {
 	toolIDs []string
 }
 
-func (s *Server) messagesReplyFor(model string, a answer) messagesReply {
-	r := messagesReply{id: s.newID("msg_"), model: model, answer: a}
+// messagesReplyFor mints the ids of a reply. platform is "" for Anthropic's API, or the
+// infix a cloud platform adds to them: "bdrk_" (Bedrock), "vrtx_" (Vertex AI), as in
+// msg_bdrk_… and toolu_vrtx_….
+func (s *Server) messagesReplyFor(platform, model string, a answer) messagesReply {
+	r := messagesReply{id: s.newID("msg_" + platform), model: model, answer: a}
 	for range a.calls {
-		r.toolIDs = append(r.toolIDs, s.newID("toolu_"))
+		r.toolIDs = append(r.toolIDs, s.newID("toolu_"+platform))
 	}
 	return r
 }

@@ -17,9 +17,13 @@ func messagesOverloaded() []sseEvent {
 // followed by fragments of at most argumentFragmentBytes (none for a tool without arguments,
 // whose input the client must read as {}); the thinking signature arrives in a
 // signature_delta just before its block closes.
-func messagesEvents(r messagesReply) []sseEvent {
+func messagesEvents(r messagesReply) []sseEvent { return messagesStream(r, messagesOverloaded) }
+
+// messagesStream lays out the stream with failure as its mid-stream error: Anthropic's error
+// event, or the exception a cloud platform sends in its place.
+func messagesStream(r messagesReply, failure func() []sseEvent) []sseEvent {
 	a := r.answer
-	sc := newScript(a, messagesOverloaded)
+	sc := newScript(a, failure)
 	emit := func(typ string, fields ...member) { sc.add(typ, append(obj{{"type", typ}}, fields...)) }
 	index := 0
 	blockDelta := func(d obj) obj {

@@ -52,6 +52,9 @@ type apiError struct {
 	RetryDelay string
 	// QuotaID, when set, adds a Gemini QuotaFailure naming the exhausted quota.
 	QuotaID string
+	// Reason, when set, adds a Google ErrorInfo with this reason ("ACCESS_TOKEN_EXPIRED"),
+	// as Vertex AI's auth refusals carry.
+	Reason string
 }
 
 // openAIFailure is the error OpenAI sends for a status, so gateways see the type and code they

@@ -19,16 +19,39 @@
 //	POST /v1beta/models/{model}:streamGenerateContent[?alt=sse], :countTokens
 //	     (image output with responseModalities "IMAGE" or an image model: inlineData PNG)
 //
+// and the cloud platforms' versions of those APIs, with the platforms' auth and errors:
+//
+//	POST /model/{modelId}/invoke[-with-response-stream]   Amazon Bedrock InvokeModel (SigV4): Anthropic's
+//	                                                      body and answers, streamed in AWS event-stream chunks
+//	POST /model/{modelId}/converse[-stream]               Bedrock Converse (SigV4)
+//	POST /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent
+//	     and :streamGenerateContent[?alt=sse], :countTokens      Vertex AI Gemini (Google OAuth token)
+//	POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:rawPredict
+//	     and :streamRawPredict                                   Vertex AI Claude (Google OAuth token)
+//	POST /openai/deployments/{d}/chat/completions?api-version=V   Azure OpenAI chat with content-filter
+//	     annotations (api-key or an Entra token); also embeddings, images/generations, and
+//	     /openai/responses?api-version=V, /openai/v1/{chat/completions,responses,embeddings,images/generations}
+//
+// and the identity platforms whose tokens Vertex and Azure take (not API calls: Calls does not
+// count them, TokenGrants does):
+//
+//	POST /oauth2/token                        Google's JWT-bearer grant (ServiceAccountJSON's token_uri)
+//	POST /{tenant}/oauth2/v2.0/token          Entra's client-credentials grant
+//
 // Answers are deterministic and the same in every format (answer.go), so tests can assert
 // exact content and usage and compare formats; golden.go normalizes the ids and timestamps that
-// do vary. The control API (PUT/GET /_sim/routes/{route}) steers routes from other processes.
+// do vary. The control API (PUT/GET /_sim/routes/{route}) steers routes from other processes
+// and shows what each last received; GET /_sim/google/service-account serves the key file.
 //
 // Each wire format lives in its own files (chat*.go, messages*.go, gemini*.go, responses*.go,
-// embeddings.go, images.go, videos.go) and plugs into the shared request pipeline
-// (Server.endpoint) through a dialect: how that format authenticates and how it renders an
-// error. Each renders the shared format-neutral answer; no format is derived from another.
-// media.go and mp4.go make the pictures and videos: real PNG and MP4 files, small and
-// deterministic.
+// embeddings.go, images.go, videos.go, bedrock*.go, converse*.go, vertex.go, azure*.go) and
+// plugs into the shared request pipeline (Server.endpoint) through a dialect: how that format
+// authenticates (sigv4.go, google_token.go, entra_token.go for the platforms) and how it
+// renders an error. Each renders the shared format-neutral answer; no format is derived from
+// another, though a platform that serves a provider's API (Bedrock InvokeModel and Vertex
+// rawPredict serve Anthropic's, Vertex serves Gemini's, Azure OpenAI's) serves that format's
+// rendering with its own ids, envelope and annotations. media.go and mp4.go make the pictures
+// and videos: real PNG and MP4 files, small and deterministic.
 package simulator
 
 import (
@@ -64,16 +87,22 @@ type Server struct {
 
 	files  *boundedStore[storedFile] // generated images behind their URLs
 	videos *boundedStore[*videoJob]  // video generation jobs
+
+	aws    *awsKeys    // the access keys Bedrock's SigV4 check accepts
+	tokens *tokenStore // access tokens issued by the Google and Entra token endpoints
 }
 
 // routeState is everything the simulator knows about one route.
 type routeState struct {
-	calls atomic.Int64
+	calls       atomic.Int64
+	tokenGrants atomic.Int64 // access tokens the route's token endpoints issued
 
 	mu          sync.Mutex
 	behavior    Behavior
 	failSeq     int64 // calls judged for failure since the behaviour was last set
 	videoSeq    int64 // video jobs judged for failure since the behaviour was last set
+	lastMethod  string
+	lastURI     string // the request target as received: escaped path and query
 	lastBody    []byte
 	lastHeaders http.Header
 }
@@ -81,7 +110,8 @@ type routeState struct {
 // New returns a simulator with every route healthy and instant.
 func New() *Server {
 	s := &Server{mux: http.NewServeMux(), routes: make(map[string]*routeState),
-		files: newBoundedStore[storedFile](maxStoredFiles), videos: newBoundedStore[*videoJob](maxStoredVideos)}
+		files: newBoundedStore[storedFile](maxStoredFiles), videos: newBoundedStore[*videoJob](maxStoredVideos),
+		aws: newAWSKeys(), tokens: newTokenStore()}
 	_, _ = rand.Read(s.idSeed[:]) // never fails (crypto/rand panics rather than erring)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -91,6 +121,10 @@ func New() *Server {
 	s.registerOpenAI()
 	s.registerMessages()
 	s.registerGemini()
+	s.registerBedrock()
+	s.registerVertex()
+	s.registerAzure()
+	s.registerTokenEndpoints()
 	s.handleRoutes(http.MethodGet, "/files/{name}", http.HandlerFunc(s.serveFile))
 	// Unknown paths get an OpenAI-shaped 404, as api.openai.com does, so a misconfigured
 	// gateway base URL fails with a readable upstream error instead of an HTML page.
@@ -159,6 +193,30 @@ func (s *Server) LastRequest(route string) []byte {
 	return append([]byte(nil), rt.lastBody...)
 }
 
+// LastRequestURI is the request target of the last request to route as it arrived (its
+// escaped path, /r/{route} prefix included, and query), or "" if none: tests assert the URL a
+// gateway built, such as a Bedrock model id's escaping or an Azure api-version.
+func (s *Server) LastRequestURI(route string) string {
+	rt := s.lookup(route)
+	if rt == nil {
+		return ""
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.lastURI
+}
+
+// TokenGrants is the number of access tokens the token endpoints of route (the Google
+// JWT-bearer endpoint and the Entra client-credentials one) have issued, so a test can assert
+// that a gateway fetched one token and reused it rather than fetching one per request.
+func (s *Server) TokenGrants(route string) int64 {
+	rt := s.lookup(route)
+	if rt == nil {
+		return 0
+	}
+	return rt.tokenGrants.Load()
+}
+
 // LastHeaders is a copy of the headers of the last request to route (nil if none).
 func (s *Server) LastHeaders(route string) http.Header {
 	rt := s.lookup(route)
@@ -194,12 +252,14 @@ func (s *Server) state(route string) *routeState {
 
 // arrive counts and records one request and returns the behaviour in force for it. The
 // behaviour is a snapshot: a SetBehavior racing with the request affects only later requests.
-func (rt *routeState) arrive(body []byte, h http.Header) Behavior {
+func (rt *routeState) arrive(r *http.Request, body []byte) Behavior {
 	rt.calls.Add(1)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	rt.lastMethod = r.Method
+	rt.lastURI = r.RequestURI
 	rt.lastBody = body
-	rt.lastHeaders = h.Clone()
+	rt.lastHeaders = r.Header.Clone()
 	return rt.behavior
 }
 
@@ -232,6 +292,9 @@ func (rt *routeState) judgeVideo(b Behavior) bool {
 type dialect struct {
 	authorized   func(*http.Request) bool
 	unauthorized apiError
+	// authenticate, when set, replaces authorized and unauthorized, for credentials that
+	// fail in more than one way (a bad signature, an expired token) or that sign the body.
+	authenticate func(r *http.Request, body []byte) *apiError
 	failure      func(status int) apiError // the format's error for an injected failure
 	// refusal is the format's error for an injected FailKind; it sets its retry headers on w.
 	refusal    func(w http.ResponseWriter, kind FailKind, delay time.Duration) apiError
@@ -258,7 +321,7 @@ func (s *Server) endpoint(d dialect, serve func(*exchange)) http.Handler {
 		name := r.PathValue("route")
 		rt := s.state(name)
 		body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-		b := rt.arrive(body, r.Header)
+		b := rt.arrive(r, body)
 		if !sleepCtx(r.Context(), b.FirstByteDelay) {
 			return // the client gave up; there is no one to answer
 		}
@@ -277,8 +340,8 @@ func (s *Server) endpoint(d dialect, serve func(*exchange)) http.Handler {
 			d.writeError(w, e)
 			return
 		}
-		if !d.authorized(r) {
-			d.writeError(w, d.unauthorized)
+		if e := d.check(r, body); e != nil {
+			d.writeError(w, *e)
 			return
 		}
 		if rt.judge(b) {
@@ -287,6 +350,18 @@ func (s *Server) endpoint(d dialect, serve func(*exchange)) http.Handler {
 		}
 		serve(&exchange{w: w, r: r, route: name, body: body, behavior: b})
 	})
+}
+
+// check authenticates a request: nil when it may proceed, else the error to answer with.
+func (d dialect) check(r *http.Request, body []byte) *apiError {
+	if d.authenticate != nil {
+		return d.authenticate(r, body)
+	}
+	if !d.authorized(r) {
+		e := d.unauthorized
+		return &e
+	}
+	return nil
 }
 
 // newID returns prefix plus 24 hex characters, distinct for every call: a hash of a per-server

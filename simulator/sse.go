@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
 
 // errDropped ends a stream that Behavior.DropAfterChunks cut off.
@@ -22,13 +24,18 @@ const (
 	framingSSECRLF
 	// framingJSONArray: one JSON array written element by element (Gemini without alt=sse).
 	framingJSONArray
+	// framingEventStream: AWS event-stream binary messages (Bedrock's streams), one per
+	// event; see eventstream.go.
+	framingEventStream
 )
 
 // sseEvent is one streamed event.
 type sseEvent struct {
-	name string // the "event:" line; "" for none
+	name string // the "event:" line; "" for none. Event streams: the event or exception type
 	data any    // marshalled to JSON
 	bare bool   // written without "data: " (a Gemini mid-stream error object)
+	// exception marks an event-stream exception message (Bedrock's mid-stream errors).
+	exception bool
 }
 
 // sseStream writes a streamed response for every format: one event per call, flushed at once
@@ -46,6 +53,7 @@ type sseStream struct {
 	buf       bytes.Buffer
 	longLine  int // Behavior.LongLineBytes, sent once before chunk longAfter+1
 	longAfter int
+	events    *eventstream.Encoder // framingEventStream's encoder
 }
 
 // startSSE sends the 200 and event-stream headers for a "\n\n"-framed stream.
@@ -56,15 +64,21 @@ func startSSE(w http.ResponseWriter, r *http.Request, b Behavior) *sseStream {
 // startStream sends the 200 and the headers the framing needs.
 func startStream(w http.ResponseWriter, r *http.Request, b Behavior, f framing) *sseStream {
 	h := w.Header()
-	if f == framingJSONArray {
+	switch f {
+	case framingJSONArray:
 		h.Set("Content-Type", "application/json; charset=UTF-8")
-	} else {
+	case framingEventStream:
+		h.Set("Content-Type", eventStreamContentType)
+	default:
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 	}
 	w.WriteHeader(http.StatusOK)
 	s := &sseStream{w: w, r: r, rc: http.NewResponseController(w), framing: f, start: time.Now(),
 		interval: b.chunkInterval(), dropAfter: b.DropAfterChunks, longLine: b.LongLineBytes, longAfter: b.LongLineAfterChunks}
+	if f == framingEventStream {
+		s.events = eventstream.NewEncoder()
+	}
 	_ = s.rc.Flush()
 	return s
 }
@@ -94,6 +108,10 @@ func (s *sseStream) emit(ev sseEvent) error {
 	}
 	s.buf.Reset()
 	switch s.framing {
+	case framingEventStream:
+		if err := encodeEventMessage(s.events, &s.buf, ev, data); err != nil {
+			return err
+		}
 	case framingJSONArray:
 		if s.sent == 0 {
 			s.buf.WriteString("[")
@@ -130,7 +148,7 @@ func (s *sseStream) emit(ev sseEvent) error {
 
 // sendLongLine sends Behavior.LongLineBytes' comment line when its chunk is next.
 func (s *sseStream) sendLongLine() error {
-	if s.longLine == 0 || s.sent != s.longAfter || s.framing == framingJSONArray {
+	if s.longLine == 0 || s.sent != s.longAfter || s.framing == framingJSONArray || s.framing == framingEventStream {
 		return nil
 	}
 	ending := "\n"

@@ -1,7 +1,9 @@
 // Command modelgate-sim runs the upstream simulator as a standalone process, for the demo
 // (make run), the bench harness and multi-process tests. It speaks OpenAI Chat Completions
-// and Responses, Anthropic Messages and Gemini generateContent, on the default route and on
-// /r/{route}/...; steer routes over HTTP with PUT /_sim/routes/{route}; see package simulator.
+// and Responses, Anthropic Messages and Gemini generateContent, and Amazon Bedrock, Vertex AI
+// and Azure OpenAI, on the default route and on /r/{route}/...; steer routes over HTTP with
+// PUT /_sim/routes/{route}; see package simulator. -google-key-file writes the service-account
+// key file Vertex routes authenticate with (GET /_sim/google/service-account serves it too).
 package main
 
 import (
@@ -17,13 +19,23 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:9090", "listen address host:port (port 0 picks a free port)")
+	keyFile := flag.String("google-key-file", "", "write a service-account key file for Vertex routes here "+
+		"(token_uri: this simulator's /oauth2/token)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
-	_, base, stop, err := simulator.Start(*addr)
+	sim, base, stop, err := simulator.Start(*addr)
 	if err != nil {
 		log.Error("modelgate-sim: cannot start", "err", err)
 		os.Exit(1)
+	}
+	if *keyFile != "" {
+		// 0600: the file holds a private key, if only the simulator's.
+		if err := os.WriteFile(*keyFile, sim.ServiceAccountJSON(base+"/oauth2/token"), 0o600); err != nil {
+			log.Error("modelgate-sim: cannot write the key file", "err", err)
+			stop()
+			os.Exit(1)
+		}
 	}
 	// Only addresses are logged, never request contents: prompts may be real user data.
 	log.Info("modelgate-sim listening",
@@ -36,6 +48,12 @@ func main() {
 		"responses", base+"/r/{route}/v1/responses",
 		"messages", base+"/r/{route}/v1/messages",
 		"gemini", base+"/r/{route}/v1beta/models/{model}:generateContent",
+		"bedrock", base+"/r/{route}/model/{modelId}/invoke",
+		"bedrock_access_key_id", simulator.AWSAccessKeyID,
+		"vertex", base+"/r/{route}/v1/projects/{project}/locations/{location}/publishers/{google|anthropic}/models/{model}:{method}",
+		"google_token_uri", base+"/r/{route}/oauth2/token",
+		"azure", base+"/r/{route}/openai/deployments/{deployment}/chat/completions?api-version={version}",
+		"entra_token", base+"/r/{route}/{tenant}/oauth2/v2.0/token",
 		"control", base+"/_sim/routes/{route}")
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
