@@ -3,6 +3,7 @@
 package catalog
 
 import (
+	"net/http"
 	"sort"
 	"time"
 
@@ -202,6 +203,18 @@ type Route struct {
 	// (nil: the model's). The client always pays the model's pricing; the request log's
 	// upstream cost is the route's.
 	Pricing *Pricing
+	// Provider runs the upstream when it is a cloud (ProviderBedrock, ProviderVertex,
+	// ProviderAzure); "" is the format's own API. Its settings block is set for that cloud.
+	Provider string
+	AWS      *AWS
+	Vertex   *Vertex
+	Azure    *Azure
+	// Headers and Query are sent on every call; AuthHeader and AuthPrefix, when set, carry
+	// credential_env's secret instead of the format's usual header.
+	Headers    http.Header
+	Query      map[string]string
+	AuthHeader string
+	AuthPrefix string
 }
 
 // Cost is the route's own pricing: its Pricing, or the model's m when it has none.

@@ -111,6 +111,15 @@ type routeDoc struct {
 		IdleStream string `yaml:"idle_stream"`
 	} `yaml:"timeouts"`
 	Pricing *pricingDoc `yaml:"pricing"` // nil: the model's
+	// A cloud provider and its settings, and every route's static extras (providers.go).
+	Provider   string            `yaml:"provider"`
+	AWS        *awsDoc           `yaml:"aws"`
+	Vertex     *vertexDoc        `yaml:"vertex"`
+	Azure      *azureDoc         `yaml:"azure"`
+	Headers    map[string]string `yaml:"headers"`
+	Query      map[string]string `yaml:"query"`
+	AuthHeader string            `yaml:"auth_header"`
+	AuthPrefix string            `yaml:"auth_prefix"`
 }
 
 // LoadFile reads and validates a catalog file.
@@ -437,14 +446,14 @@ func (v *validator) route(model string, j int, d *routeDoc) *Route {
 	r := &Route{
 		ID: d.ID, Model: model, Format: d.Format, BaseURL: strings.TrimRight(d.BaseURL, "/"),
 		UpstreamModel: d.UpstreamModel, CredentialEnv: d.CredentialEnv, Weight: 1, ZDR: d.ZDR,
+		Provider: d.Provider,
 	}
 	if !idPattern.MatchString(r.ID) {
 		v.fail(model, field("id"), fmt.Sprintf("%q must be 1-128 letters, digits or ._:/@-", r.ID))
 	}
-	if !oneOf(r.Format, FormatChat, FormatMessages, FormatGemini, FormatResponses) {
-		v.fail(model, field("format"), fmt.Sprintf("%q must be chat, messages, gemini or responses", r.Format))
-	}
-	if !strings.HasPrefix(r.BaseURL, "http://") && !strings.HasPrefix(r.BaseURL, "https://") {
+	v.provider(model, field, d, r)
+	if r.BaseURL != "" && !strings.HasPrefix(r.BaseURL, "http://") && !strings.HasPrefix(r.BaseURL, "https://") ||
+		r.BaseURL == "" && r.Provider == ProviderDirect {
 		v.fail(model, field("base_url"), fmt.Sprintf("%q must be an http:// or https:// URL", d.BaseURL))
 	}
 	if r.UpstreamModel == "" {
@@ -457,6 +466,7 @@ func (v *validator) route(model string, j int, d *routeDoc) *Route {
 			v.fail(model, field("credential_env"), fmt.Sprintf("environment variable %s is not set", r.CredentialEnv))
 		}
 	}
+	v.extras(model, field, d, r)
 	if d.Weight != nil {
 		r.Weight = *d.Weight
 		if r.Weight < 0 || r.Weight > 1_000_000 {

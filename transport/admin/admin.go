@@ -55,6 +55,13 @@ type Deps struct {
 	// AuthLimit refuses a client that keeps failing token checks (the node's one limiter;
 	// nil: none).
 	AuthLimit *authlimit.Limiter
+	// Credentials says when a route's short-lived credential is next fetched (nil: never shown).
+	Credentials Credentials
+}
+
+// Credentials is the upstream client's view of the routes' credentials.
+type Credentials interface {
+	NextRefresh(rt *catalog.Route) time.Time // zero: a static credential, or none fetched yet
 }
 
 // Server is the admin API.
@@ -65,11 +72,12 @@ type Server struct {
 	quota     *quota.Service
 	health    RouteHealth
 	authLimit *authlimit.Limiter
+	creds     Credentials
 }
 
 // New builds the admin API.
 func New(d Deps) *Server {
-	return &Server{store: d.Store, tokenHash: d.TokenHash, catalog: d.Catalog, quota: d.Quota, health: d.Health, authLimit: d.AuthLimit}
+	return &Server{store: d.Store, tokenHash: d.TokenHash, catalog: d.Catalog, quota: d.Quota, health: d.Health, authLimit: d.AuthLimit, creds: d.Credentials}
 }
 
 // DefaultPlan is the plan of an account created without one.

@@ -21,8 +21,15 @@ type routeView struct {
 	Route  string `json:"route"`
 	Model  string `json:"model"`
 	Format string `json:"format"`
-	Weight int    `json:"weight"`
-	ZDR    bool   `json:"zdr"`
+	// Provider is the cloud serving the route (bedrock, vertex, azure), "" for the format's
+	// own API. Auth is how it authenticates (none, api_key, aws_sigv4, google_oauth,
+	// azure_entra); TokenRefreshAt is when its short-lived credential is next fetched (null
+	// for a static one, or before the first call fetched it).
+	Provider       string     `json:"provider"`
+	Auth           string     `json:"auth"`
+	TokenRefreshAt *time.Time `json:"token_refresh_at"`
+	Weight         int        `json:"weight"`
+	ZDR            bool       `json:"zdr"`
 	// State is healthy, degraded (its weight shrunk by its error rate), cooling or
 	// half_open (the cooldown is over; its probe is due or out).
 	State string `json:"state"`
@@ -74,6 +81,13 @@ func (s *Server) routes(w http.ResponseWriter, r *http.Request) {
 		v := routeView{Route: rt.ID, Model: rt.Model, Format: rt.Format, Weight: rt.Weight, ZDR: rt.ZDR, State: st.Health(now),
 			Available: st.Available(now), LastResort: st.LastResort(now), ErrorRate: st.ErrorRate(now), EffectiveWeight: st.Weight(rt.Weight, now)}
 		v.WindowCalls, v.WindowFailures = st.Window(now)
+		v.Provider, v.Auth = rt.Provider, rt.AuthKind()
+		if s.creds != nil {
+			if at := s.creds.NextRefresh(rt); !at.IsZero() {
+				at = at.UTC()
+				v.TokenRefreshAt = &at
+			}
+		}
 		if st != nil {
 			v.Streak, v.Successes, v.Failures, v.InFlight, v.Probing = st.Streak, st.Successes, st.Failures, st.InFlight, st.Probing
 			v.LatencyMS, v.TTFTMS = millis(st.Latency), millis(st.TTFT)

@@ -43,7 +43,7 @@ func TestRoutesView(t *testing.T) {
 	if all.Object != "list" || strings.Join(ids, ",") != "a,b,c,e,g,gi,i,m,r,v" {
 		t.Fatalf("object %q routes %v", all.Object, ids)
 	}
-	want := `{"route":"a","model":"chat","format":"chat","weight":3,"zdr":true,"state":"healthy","available":true,"last_resort":false,` +
+	want := `{"route":"a","model":"chat","format":"chat","provider":"","auth":"api_key","token_refresh_at":null,"weight":3,"zdr":true,"state":"healthy","available":true,"last_resort":false,` +
 		`"error_rate":0,"window_calls":0,"window_failures":0,"effective_weight":3,"cooldown_until":null,` +
 		`"cooldown_remaining_seconds":0,"cooldown_reason":null,"probing":false,"last_refusal":null,"streak":0,"successes":0,` +
 		`"failures":0,"in_flight":0,"latency_ms":0,"ttft_ms":0}`

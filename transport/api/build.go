@@ -22,7 +22,7 @@ func (t *turn) build(x *exchange, rt *catalog.Route) (upstream.Request, bool) {
 	if !ok {
 		return upstream.Request{}, false
 	}
-	req := upstream.Request{Route: rt, Timeouts: rt.Effective(x.catalog.Server), Path: uf.Path(rt.UpstreamModel, t.stream), Header: forwardHeaders(x)}
+	req := upstream.Request{Route: rt, Timeouts: rt.Effective(x.catalog.Server), Path: uf.Path(rt.UpstreamModel, t.stream), Stream: t.stream, Header: forwardHeaders(x)}
 	var err error
 	if rt.Format == t.spec.name {
 		req.Body, err = t.passBody(rt)

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
+	"github.com/modelgate/modelgate/codec/converse"
 	"github.com/modelgate/modelgate/codec/gemini"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/messages"
@@ -41,6 +42,7 @@ var upstreamFormats = map[string]ir.UpstreamFormat{
 	codec.FormatMessages:  messages.Format,
 	codec.FormatGemini:    gemini.Format,
 	codec.FormatResponses: responses.Format,
+	codec.FormatConverse:  converse.Format,
 }
 
 // pathTarget is what a client format reads from the URL instead of the body.

@@ -205,7 +205,7 @@ func Start(cfg Config) (*Node, error) {
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger, AuthLimit: authLimit,
 	})
 	n.API.Register(r)
-	adm := admin.New(admin.Deps{Store: b.admin, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board, AuthLimit: authLimit})
+	adm := admin.New(admin.Deps{Store: b.admin, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board, AuthLimit: authLimit, Credentials: up})
 	registerAdminElsewhere(r) // the admin API is on its own listener (serveAdminPlane)
 	r.NotFoundHandler = unrouted(r, n.API)
 	r.MethodNotAllowedHandler = r.NotFoundHandler

@@ -21,10 +21,13 @@ import (
 type Client struct {
 	mu         sync.Mutex
 	transports map[time.Duration]*http.Transport // by connect time-out
+	auths      map[string]authorizer             // cloud credentials, by credentialKey
 }
 
 // New returns a client.
-func New() *Client { return &Client{transports: map[time.Duration]*http.Transport{}} }
+func New() *Client {
+	return &Client{transports: map[time.Duration]*http.Transport{}, auths: map[string]authorizer{}}
+}
 
 func (c *Client) transport(connect time.Duration) *http.Transport {
 	c.mu.Lock()
@@ -51,7 +54,8 @@ func (c *Client) transport(connect time.Duration) *http.Transport {
 type Request struct {
 	Route    *catalog.Route
 	Timeouts catalog.Timeouts
-	Path     string // appended to the route's base URL, e.g. "/chat/completions"
+	Path     string // the operation's path on the format's own API, e.g. "/chat/completions"
+	Stream   bool   // a streamed answer is asked for (clouds put the mode in the path)
 	Body     []byte
 	Header   http.Header // extra headers to forward (already filtered)
 	// Deadline, when set, ends the attempt, its stream included, with ErrCallTooLong: the
@@ -73,23 +77,6 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 
 func (c *Client) send(ctx context.Context, method string, req Request) (*Response, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	var body io.Reader = http.NoBody
-	if method != http.MethodGet {
-		body = bytes.NewReader(req.Body) // sets ContentLength and GetBody
-	}
-	hreq, err := http.NewRequestWithContext(ctx, method, req.Route.BaseURL+req.Path, body)
-	if err != nil {
-		cancel(nil)
-		return nil, &Error{Kind: Misconfigured, Err: err}
-	}
-	for k, vs := range req.Header {
-		hreq.Header[k] = vs
-	}
-	if method != http.MethodGet {
-		hreq.Header.Set("Content-Type", "application/json")
-	}
-	authorize(hreq, req.Route)
-
 	var deadline *time.Timer
 	if !req.Deadline.IsZero() {
 		left := time.Until(req.Deadline)
@@ -105,51 +92,97 @@ func (c *Client) send(ctx context.Context, method string, req Request) (*Respons
 		}
 		cancel(nil)
 	}
-	firstByte := time.AfterFunc(req.Timeouts.FirstByte, func() { cancel(errFirstByte) })
-	resp, err := c.transport(req.Timeouts.Connect).RoundTrip(hreq)
-	firstByte.Stop()
-	if err != nil {
-		cause := context.Cause(ctx)
-		stop()
-		if errors.Is(cause, errFirstByte) {
-			return nil, &Error{Kind: TimedOut, Err: fmt.Errorf("no answer within %s", req.Timeouts.FirstByte)}
+	var resp *http.Response
+	for retried := false; ; retried = true {
+		hreq, err := c.request(ctx, method, req)
+		if err != nil {
+			stop()
+			return nil, &Error{Kind: Misconfigured, Err: err}
 		}
-		if ctx.Err() != nil && cause != nil {
-			return nil, &Error{Kind: Canceled, Err: cause}
+		firstByte := time.AfterFunc(req.Timeouts.FirstByte, func() { cancel(errFirstByte) })
+		resp, err = c.transport(req.Timeouts.Connect).RoundTrip(hreq)
+		firstByte.Stop()
+		if err != nil {
+			cause := context.Cause(ctx)
+			stop()
+			if errors.Is(cause, errFirstByte) {
+				return nil, &Error{Kind: TimedOut, Err: fmt.Errorf("no answer within %s", req.Timeouts.FirstByte)}
+			}
+			if ctx.Err() != nil && cause != nil {
+				return nil, &Error{Kind: Canceled, Err: cause}
+			}
+			return nil, &Error{Kind: Unreachable, Err: err}
 		}
-		return nil, &Error{Kind: Unreachable, Err: err}
+		// A token refused before it expired was revoked (or the issuer's clock runs ahead):
+		// the call is tried once more with a fresh one instead of failing the route.
+		if resp.StatusCode == http.StatusUnauthorized && !retried && c.forgetToken(req.Route) {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			continue
+		}
+		break
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		stop()
-		return nil, statusError(resp, body, time.Now())
+		e := statusError(resp, body, time.Now())
+		cloudError(req.Route, e)
+		return nil, e
 	}
 	b := newIdleBody(resp.Body, req.Timeouts.IdleStream, cancel)
 	b.deadline = deadline
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	if req.Stream && req.Route.Provider == catalog.ProviderBedrock {
+		out.Body = newEventStreamSSE(b, req.Route.Format == catalog.FormatMessages)
+		out.Header = resp.Header.Clone()
+		out.Header.Set("Content-Type", "text/event-stream")
+	}
+	return out, nil
+}
+
+// request builds the HTTP request of one call: where the route's provider takes it, the
+// body as that provider takes it, the route's headers, then its credential (last: a
+// signature covers everything else).
+func (c *Client) request(ctx context.Context, method string, req Request) (*http.Request, error) {
+	rt := req.Route
+	h := http.Header{}
+	for k, vs := range rt.Headers {
+		h[k] = vs
+	}
+	for k, vs := range req.Header {
+		h[k] = vs
+	}
+	body, err := cloudBody(rt, req.Body, h)
+	if err != nil {
+		return nil, err
+	}
+	var r io.Reader = http.NoBody
+	if method != http.MethodGet {
+		r = bytes.NewReader(body) // sets ContentLength and GetBody
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, target(req), r)
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header = h
+	if method != http.MethodGet {
+		hreq.Header.Set("Content-Type", "application/json")
+	} else {
+		body = nil
+	}
+	if a := c.authorizerFor(rt); a != nil {
+		if err := a.authorize(ctx, hreq, body); err != nil {
+			return nil, fmt.Errorf("route %s: %w", rt.ID, err)
+		}
+	}
+	return hreq, nil
 }
 
 // ErrCallTooLong is the cause of an attempt cut at its call's Deadline.
 var ErrCallTooLong = errors.New("the call ran past its max duration")
 
 var errFirstByte = errors.New("first byte time-out")
-
-// authorize adds the route's credential the way its provider expects it.
-func authorize(r *http.Request, route *catalog.Route) {
-	cred := route.Credential()
-	if cred == "" {
-		return
-	}
-	switch route.Format {
-	case catalog.FormatMessages:
-		r.Header.Set("x-api-key", cred)
-	case catalog.FormatGemini:
-		r.Header.Set("x-goog-api-key", cred)
-	default:
-		r.Header.Set("Authorization", "Bearer "+cred)
-	}
-}
 
 // idleBody cancels the call when no byte arrives for the idle time-out.
 type idleBody struct {
