@@ -1,6 +1,6 @@
 // Package clients runs real coding CLIs, installed from npm at pinned versions
-// (package.json, package-lock.json), headless against the demo gateway: every CLI × every
-// chat model of the demo catalog, each cell a prompt, a streamed answer, a tool call the CLI
+// (package.json, package-lock.json), headless against the demo gateway: every CLI × the demo's
+// chat model of each upstream format, and cloudCells, each cell a prompt, a streamed answer, a tool call the CLI
 // executes, its result sent back, and a final text. `make test-clients` runs it.
 package clients
 
@@ -22,8 +22,17 @@ import (
 	"time"
 )
 
-// The demo catalog's chat models, one per upstream wire format, and its auto model.
+// The demo catalog's chat models, one per upstream wire format, and its auto model (every CLI
+// runs on each).
 var models = []string{"sim-chat", "sim-messages", "sim-gemini", "sim-responses", "auto"}
+
+// cloudCells run a coding agent over a cloud route of the demo: Claude Code's messages
+// through Claude on AWS Bedrock (InvokeModel, SigV4, the event-stream framing), Gemini CLI's
+// requests through Gemini on Vertex AI (OAuth2 tokens from a service-account file).
+var cloudCells = []struct{ client, model string }{
+	{"claude", "sim-bedrock-claude"},
+	{"gemini", "sim-vertex-gemini"},
+}
 
 // plan is the demo plan without allow_automated: each cell proves its CLI is admitted as an
 // interactive coding client. Every cell has its own account, so burst limits never mix.
@@ -88,20 +97,33 @@ func TestRealClients(t *testing.T) {
 	gw := startGateway(t, bin, mkdir(t, root, "data"))
 	expected := readExpectedFailures(t, "expected-failures.txt")
 
-	var cells []*cell
+	type pair struct {
+		cl *client
+		m  string
+	}
+	var pairs []pair
 	for _, cl := range allClients {
 		for _, m := range models {
-			if !selected(cl.name, m) {
-				continue
-			}
-			name := cl.name + "-" + m
-			c := &cell{client: cl, model: m, node: nodeBin,
-				home: mkdir(t, root, name, "home"), work: mkdir(t, root, name, "work"), binDir: mkdir(t, root, name, "bin")}
-			c.key = gw.newKey(t, name+"@clients.test", plan)
-			c.rec = startRecorder(t, gw.url, marker)
-			c.baseURL = c.rec.url
-			cells = append(cells, c)
+			pairs = append(pairs, pair{cl, m})
 		}
+		for _, cc := range cloudCells {
+			if cc.client == cl.name {
+				pairs = append(pairs, pair{cl, cc.model})
+			}
+		}
+	}
+	var cells []*cell
+	for _, p := range pairs {
+		if !selected(p.cl.name, p.m) {
+			continue
+		}
+		name := p.cl.name + "-" + p.m
+		c := &cell{client: p.cl, model: p.m, node: nodeBin,
+			home: mkdir(t, root, name, "home"), work: mkdir(t, root, name, "work"), binDir: mkdir(t, root, name, "bin")}
+		c.key = gw.newKey(t, name+"@clients.test", plan)
+		c.rec = startRecorder(t, gw.url, marker)
+		c.baseURL = c.rec.url
+		cells = append(cells, c)
 	}
 	if len(cells) > 0 {
 		refusesAutomated(t, gw.url, cells[0].key)
@@ -234,7 +256,11 @@ func (c *cell) check() {
 func matrix(cells []*cell, expected map[string]expectedFailure, wall time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nreal clients × demo models (pass/fail, seconds); wall %.0f s, %d at a time\n\n", wall.Seconds(), parallelism())
-	fmt.Fprintf(&b, "| client | %s |\n|---|%s\n", strings.Join(models, " | "), strings.Repeat("---|", len(models)))
+	columns := append([]string{}, models...)
+	for _, cc := range cloudCells {
+		columns = append(columns, cc.model)
+	}
+	fmt.Fprintf(&b, "| client | %s |\n|---|%s\n", strings.Join(columns, " | "), strings.Repeat("---|", len(columns)))
 	byClient := map[string]map[string]*cell{}
 	for _, c := range cells {
 		if byClient[c.client.name] == nil {
@@ -250,7 +276,7 @@ func matrix(cells []*cell, expected map[string]expectedFailure, wall time.Durati
 			continue
 		}
 		fmt.Fprintf(&b, "| %s |", cl.name)
-		for _, m := range models {
+		for _, m := range columns {
 			c := row[m]
 			switch {
 			case c == nil:

@@ -49,13 +49,17 @@ func clusterDemo(args []string, out io.Writer) error {
 	if err := initDemoCluster(*dir, *base, *shards); err != nil {
 		return err
 	}
-	_, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
+	sim, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("simulator: %w", err)
 	}
 	defer stopSim()
 	catPath := filepath.Join(*dir, "demo-catalog.yaml")
-	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(demoCatalog, "{{SIM}}", simURL)), 0o600); err != nil {
+	sa, err := writeDemoServiceAccount(*dir, sim, simURL)
+	if err != nil {
+		return err
+	}
+	if err := writeDemoCatalog(catPath, simURL, sa, ""); err != nil {
 		return err
 	}
 	sig := make(chan os.Signal, 2)
@@ -152,7 +156,7 @@ func startDemoNode(bin, dir, catPath string, i, base int) (*exec.Cmd, error) {
 	cmd := exec.Command(bin, "serve", "--config", catPath, "--data", filepath.Join(dir, fmt.Sprintf("node%d", i)),
 		"--addr", fmt.Sprintf("127.0.0.1:%d", base+i), "--admin-addr", strings.TrimPrefix(demoAdminURL(base, i), "http://"), "--metrics-addr", "off")
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "MODELGATE_SIM_KEY=sim-demo-credential")
+	cmd.Env = append(os.Environ(), demoSimEnv()...)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err

@@ -69,15 +69,23 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, credentials{}, nil, err
 	}
-	_, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
+	sim, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
 	if err != nil {
 		return nil, credentials{}, nil, fmt.Errorf("simulator: %w", err)
 	}
-	if os.Getenv("MODELGATE_SIM_KEY") == "" {
-		os.Setenv("MODELGATE_SIM_KEY", "sim-demo-credential") // the simulator accepts any bearer
+	for _, kv := range demoSimEnv() {
+		name, value, _ := strings.Cut(kv, "=")
+		if os.Getenv(name) == "" {
+			os.Setenv(name, value)
+		}
 	}
 	catPath := filepath.Join(dataDir, "demo-catalog.yaml")
-	if err := writeDemoCatalog(catPath, simURL, ""); err != nil {
+	sa, err := writeDemoServiceAccount(dataDir, sim, simURL)
+	if err != nil {
+		stopSim()
+		return nil, credentials{}, nil, err
+	}
+	if err := writeDemoCatalog(catPath, simURL, sa, ""); err != nil {
 		stopSim()
 		return nil, credentials{}, nil, err
 	}
@@ -90,7 +98,7 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 	}
 	// Links in answers (image and video URLs) carry the address the demo prints, set as
 	// public_url once the listener has it (a port 0 picks one).
-	if err = writeDemoCatalog(catPath, simURL, n.URL); err == nil {
+	if err = writeDemoCatalog(catPath, simURL, sa, n.URL); err == nil {
 		err = n.Reload()
 	}
 	var creds credentials
@@ -105,10 +113,27 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 	return n, creds, stopSim, nil
 }
 
-// writeDemoCatalog writes demo.yaml over the simulator at simURL, with server.public_url
-// when publicURL is set.
-func writeDemoCatalog(path, simURL, publicURL string) error {
-	cat := strings.ReplaceAll(demoCatalog, "{{SIM}}", simURL)
+// demoSimEnv are the credentials of the demo's simulated routes: the simulator takes any
+// bearer or api-key, and checks SigV4 signatures against its own AWS key pair.
+func demoSimEnv() []string {
+	return []string{"MODELGATE_SIM_KEY=sim-demo-credential",
+		"MODELGATE_SIM_AWS_KEY=" + simulator.AWSAccessKeyID, "MODELGATE_SIM_AWS_SECRET=" + simulator.AWSSecretAccessKey}
+}
+
+// writeDemoServiceAccount writes the simulator's Google service-account file into dir (its
+// token_uri the simulator's token endpoint) and returns its path, for the Vertex AI routes.
+func writeDemoServiceAccount(dir string, sim *simulator.Server, simURL string) (string, error) {
+	path, err := filepath.Abs(filepath.Join(dir, "demo-vertex-sa.json"))
+	if err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, sim.ServiceAccountJSON(simURL+"/oauth2/token"), 0o600)
+}
+
+// writeDemoCatalog writes demo.yaml over the simulator at simURL with the service-account
+// file sa, with server.public_url when publicURL is set.
+func writeDemoCatalog(path, simURL, sa, publicURL string) error {
+	cat := strings.ReplaceAll(strings.ReplaceAll(demoCatalog, "{{SIM}}", simURL), "{{SIM_SA}}", sa)
 	if publicURL != "" {
 		withURL := strings.Replace(cat, "\nserver:\n", "\nserver:\n  public_url: "+publicURL+"\n", 1)
 		if withURL == cat {

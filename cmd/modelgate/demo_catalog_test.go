@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,8 +13,20 @@ import (
 // The demo's auto model may pick every chat model of the demo, in the file's order, and
 // counts one call; every chat model of the demo takes images.
 func TestDemoAutoModelCoversEveryChatModel(t *testing.T) {
-	t.Setenv("MODELGATE_SIM_KEY", "demo")
-	c, err := catalog.Parse("demo.yaml", []byte(strings.ReplaceAll(demoCatalog, "{{SIM}}", "http://127.0.0.1:1")))
+	for _, kv := range demoSimEnv() {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+	dir := t.TempDir()
+	sa := filepath.Join(dir, "sa.json")
+	path := filepath.Join(dir, "demo.yaml")
+	if err := os.WriteFile(sa, []byte(`{"type":"service_account"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeDemoCatalog(path, "http://127.0.0.1:1", sa, ""); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +47,8 @@ func TestDemoAutoModelCoversEveryChatModel(t *testing.T) {
 	for _, m := range c.Candidates(auto) {
 		got = append(got, m.ID)
 	}
-	if want := []string{"sim-chat", "sim-messages", "sim-gemini", "sim-responses"}; !slices.Equal(got, want) {
+	if want := []string{"sim-chat", "sim-messages", "sim-gemini", "sim-responses", "sim-bedrock-claude", "sim-converse",
+		"sim-vertex-gemini", "sim-vertex-claude", "sim-azure"}; !slices.Equal(got, want) {
 		t.Fatalf("candidates %v, want %v", got, want)
 	}
 	if slices.Sort(got); !slices.Equal(got, chat) { // Models() is sorted by id

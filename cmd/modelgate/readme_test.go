@@ -259,8 +259,9 @@ func startReadmeRun(t *testing.T, root string) *readmeRun {
 			environ = append(environ, kv)
 		}
 	}
-	// MODELGATE_SIM_KEY: the credential the demo catalog's routes name, for the serve step.
-	environ = append(environ, "MODELGATE_ADDR="+r.addr, "MODELGATE_ADMIN_ADDR="+r.adminAddr, "CURL_HOME="+curlHome, "MODELGATE_SIM_KEY=sim-demo-credential")
+	// demoSimEnv: the credentials the demo catalog's routes name, for the serve step.
+	environ = append(environ, "MODELGATE_ADDR="+r.addr, "MODELGATE_ADMIN_ADDR="+r.adminAddr, "CURL_HOME="+curlHome)
+	environ = append(environ, demoSimEnv()...)
 
 	demo := exec.Command(filepath.Join(dir, "bin", "modelgate"), "demo")
 	demo.Dir, demo.Env = dir, environ

@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
+	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/node/nodetest"
 )
 
@@ -32,7 +33,10 @@ func claudeCodeCatalog(t *testing.T) string {
 		}
 		cat = strings.Replace(cat, r.old, r.new, 1)
 	}
-	return cat
+	// The cloud models, likewise: Claude on Bedrock and Vertex take what msg takes.
+	cloud := strings.ReplaceAll(nodetest.CloudModels, "    max_output_tokens: 512\n    pricing: {prompt: \"0.000003\"", "    max_output_tokens: 32000\n    pricing: {prompt: \"0.000003\"")
+	cloud = strings.ReplaceAll(cloud, "reasoning: {class: toggle}", "reasoning: {class: effort, efforts: [low, medium, high, max], adaptive: true}")
+	return cat + cloud
 }
 
 // TestClaudeCodeRequests sends Claude Code's first turn and its follow-up after a tool call,
@@ -129,7 +133,7 @@ func checkClaudeCodeUpstream(t *testing.T, env *nodetest.Env, m model, body []by
 	route := m.Routes[0]
 	if m.Format != "messages" {
 		position := strings.Contains(dropped, "messages[].role=system (position)")
-		if want := m.Format == "gemini"; position != want {
+		if want := m.Format == "gemini" || m.Format == "converse"; position != want {
 			t.Errorf("X-Modelgate-Dropped %q: position loss %v, want %v", dropped, position, want)
 		}
 		if !strings.Contains(dropped, "context_management") || !strings.Contains(dropped, "messages[].cache_control") {
@@ -140,13 +144,40 @@ func checkClaudeCodeUpstream(t *testing.T, env *nodetest.Env, m model, body []by
 	if dropped != "" {
 		t.Errorf("X-Modelgate-Dropped %q on the same-format route", dropped)
 	}
-	if got := env.Sim.LastHeaders(route).Get("anthropic-beta"); got != beta {
-		t.Errorf("the messages route got anthropic-beta %q, want %q", got, beta)
-	}
 	want := bytes.Replace(body, []byte(`"model": "`+m.ID+`"`), []byte(`"model": "`+m.Upstreams[0]+`"`), 1)
+	wantBeta := beta
+	switch m.Provider {
+	case catalog.ProviderBedrock: // the model and stream mode go in the path, the flags in the body
+		wantBeta = ""
+		want = patchJSON(t, want, map[string]any{"model": nil, "stream": nil, "anthropic_version": "bedrock-2023-05-31",
+			"anthropic_beta": strings.Split(beta, ",")})
+	case catalog.ProviderVertex: // the model goes in the path
+		want = patchJSON(t, want, map[string]any{"model": nil, "anthropic_version": "vertex-2023-10-16"})
+	}
+	if got := env.Sim.LastHeaders(route).Get("anthropic-beta"); got != wantBeta {
+		t.Errorf("the messages route got anthropic-beta %q, want %q", got, wantBeta)
+	}
 	if g, w := canonicalJSON(t, env.Sim.LastRequest(route)), canonicalJSON(t, want); g != w {
 		t.Errorf("the messages route got a changed body:\n got: %.400s\nwant: %.400s", g, w)
 	}
+}
+
+// patchJSON sets top-level members of the object b (a nil value removes the member).
+func patchJSON(t *testing.T, b []byte, set map[string]any) []byte {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	for k, x := range set {
+		if x == nil {
+			delete(v, k)
+		} else {
+			v[k] = x
+		}
+	}
+	out, _ := json.Marshal(v)
+	return out
 }
 
 func readFixture(t *testing.T, name string) []byte {

@@ -45,8 +45,8 @@ func TestToolControlsSDK(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				checkCalls := func(t *testing.T, names, args []string, dropped string) {
 					t.Helper()
-					if tc.name == "no_parallel" && m.Format == catalog.FormatGemini && len(names) == 2 {
-						// Gemini has no switch for parallel calls: the gateway cannot pass it on.
+					if tc.name == "no_parallel" && (m.Format == catalog.FormatGemini || m.Format == catalog.FormatConverse) && len(names) == 2 {
+						// Gemini and Converse have no switch for parallel calls: the gateway cannot pass it on.
 						if !strings.Contains(dropped, "parallel") {
 							t.Errorf("got both calls from gemini and X-Modelgate-Dropped %q does not report the parallel setting", dropped)
 						}

@@ -231,7 +231,7 @@ func TestGeminiCountTokensAndModelsSDK(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := int32(8) // 4 per message + ceil(11 bytes / 3)
-		if m.ID == "resp" {
+		if m.ID == "resp" || m.ID == "azr" {
 			want = 6 // o200k_base: "Hello", " there"
 		}
 		if resp.TotalTokens != want {
@@ -252,7 +252,7 @@ func TestGeminiCountTokensAndModelsSDK(t *testing.T) {
 		}
 		names = append(names, mdl.Name)
 	}
-	if want := []string{"models/chat", "models/gem", "models/msg", "models/open-only", "models/resp"}; !slices.Equal(names, want) {
+	if want := []string{"models/az", "models/azr", "models/bdr", "models/chat", "models/cnv", "models/gem", "models/msg", "models/open-only", "models/resp", "models/vgem", "models/vmsg"}; !slices.Equal(names, want) {
 		t.Errorf("models %q, want %q", names, want)
 	}
 }

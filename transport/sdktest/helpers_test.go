@@ -19,13 +19,16 @@ import (
 )
 
 // modelIDs are the catalog models under test, one per upstream format: chat (chat
-// completions), msg (Anthropic messages), gem (Gemini), resp (OpenAI responses).
-var modelIDs = []string{"chat", "msg", "gem", "resp"}
+// completions), msg (Anthropic messages), gem (Gemini), resp (OpenAI responses); and one per
+// cloud route (nodetest.CloudModels): bdr (Claude on Bedrock), cnv (Bedrock's Converse), vgem
+// and vmsg (Gemini and Claude on Vertex AI), az and azr (Azure OpenAI chat and responses).
+var modelIDs = []string{"chat", "msg", "gem", "resp", "bdr", "cnv", "vgem", "vmsg", "az", "azr"}
 
 // model is what a test needs to know about one catalog model.
 type model struct {
 	ID        string
 	Format    string   // the upstream format of its routes
+	Provider  string   // the cloud of its routes ("" for the format's own API)
 	Upstreams []string // the upstream model ids its routes ask for ("Simulated reply from <it>.")
 	Routes    []string // its route ids (simulator routes of the same name)
 	Reasoning catalog.Reasoning
@@ -41,7 +44,7 @@ func (m model) thinks() bool {
 // startEnv starts one simulator and gateway node for a top-level test.
 func startEnv(t *testing.T) *nodetest.Env {
 	t.Helper()
-	return nodetest.Start(t, "", nodetest.Options{})
+	return nodetest.Start(t, nodetest.CloudCatalog, nodetest.Options{})
 }
 
 // bug reports a gateway bug found by a test.
@@ -59,11 +62,11 @@ func forEachModel(t *testing.T, env *nodetest.Env, f func(t *testing.T, m model)
 		t.Run(id, func(t *testing.T) {
 			cm, ok := cat.Lookup(id)
 			if !ok {
-				t.Fatalf("model %q is not in nodetest.DefaultCatalog", id)
+				t.Fatalf("model %q is not in nodetest.CloudCatalog", id)
 			}
 			m := model{ID: id, Reasoning: cm.Reasoning}
 			for _, rt := range cm.Routes {
-				m.Format = rt.Format
+				m.Format, m.Provider = rt.Format, rt.Provider
 				m.Upstreams = append(m.Upstreams, rt.UpstreamModel)
 				m.Routes = append(m.Routes, rt.ID)
 			}

@@ -370,7 +370,7 @@ func TestMessagesSDK(t *testing.T) {
 							Content []struct{ Type, Thinking, Signature string }
 						}
 					}
-					_ = json.Unmarshal(env.Sim.LastRequest("m"), &sent)
+					_ = json.Unmarshal(env.Sim.LastRequest(m.Routes[0]), &sent)
 					found := false
 					for _, mm := range sent.Messages {
 						for _, b := range mm.Content {
@@ -378,7 +378,7 @@ func TestMessagesSDK(t *testing.T) {
 						}
 					}
 					if !found {
-						t.Errorf("the upstream did not receive the signed thinking block: %s", env.Sim.LastRequest("m"))
+						t.Errorf("the upstream did not receive the signed thinking block: %s", env.Sim.LastRequest(m.Routes[0]))
 					}
 				}
 			})

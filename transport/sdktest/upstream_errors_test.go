@@ -21,7 +21,7 @@ import (
 // (503 for Responses clients: that API has no 529).
 func TestUpstreamErrorsSDK(t *testing.T) {
 	// No cooldowns, so each case sees every route fail by itself.
-	env := nodetest.Start(t, "", nodetest.Options{Health: routehealth.Policy{
+	env := nodetest.Start(t, nodetest.CloudCatalog, nodetest.Options{Health: routehealth.Policy{
 		MaxFails: 1 << 30, BaseCooldown: time.Nanosecond, MaxCooldown: time.Nanosecond, RateLimited: time.Nanosecond, Now: time.Now}})
 	hasResponses := servesResponses(t, env)
 	oai := openaiClient(env, env.Key)

@@ -141,6 +141,69 @@ models:
       - {id: e, format: chat, base_url: "{{SIM}}/r/e/v1", upstream_model: up-e, credential_env: NODETEST_SIM_KEY}
 `
 
+// CloudModels are chat models on the simulator's clouds, one per cloud route kind: Claude on
+// Bedrock (InvokeModel), a model over Bedrock's Converse, Gemini and Claude on Vertex AI, and
+// Azure OpenAI's chat and responses. Bedrock routes sign with the simulator's AWS key pair,
+// Vertex routes fetch tokens with its service-account file ({{SIM_SA}}), Azure sends its key.
+// Appended to DefaultCatalog (its last section is the model list): CloudCatalog.
+const CloudModels = `  - id: bdr
+    kind: chat
+    max_output_tokens: 512
+    pricing: {prompt: "0.000003", completion: "0.000015", cache_read: "0.0000003", cache_write: "0.00000375"}
+    reasoning: {class: toggle}
+    architecture: {input_modalities: [text, image]}
+    routes:
+      - {id: bdr, provider: bedrock, format: messages, base_url: "{{SIM}}/r/bdr", upstream_model: up-bdr,
+         aws: {region: us-east-1, access_key_env: NODETEST_AWS_KEY, secret_key_env: NODETEST_AWS_SECRET}}
+  - id: cnv
+    kind: chat
+    max_output_tokens: 512
+    pricing: {prompt: "0.00000072", completion: "0.00000072"}
+    architecture: {input_modalities: [text, image]}
+    routes:
+      - {id: cnv, provider: bedrock, format: converse, base_url: "{{SIM}}/r/cnv", upstream_model: up-cnv,
+         aws: {region: us-west-2, access_key_env: NODETEST_AWS_KEY, secret_key_env: NODETEST_AWS_SECRET}}
+  - id: vgem
+    kind: chat
+    max_output_tokens: 512
+    pricing: {prompt: "0.000001", completion: "0.000004"}
+    reasoning: {class: effort, efforts: [low, high]}
+    architecture: {input_modalities: [text, image]}
+    routes:
+      - {id: vgem, provider: vertex, format: gemini, base_url: "{{SIM}}/r/vgem", upstream_model: up-vgem,
+         vertex: {project: modelgate-sim, location: us-central1, credentials_file: "{{SIM_SA}}"}}
+  - id: vmsg
+    kind: chat
+    max_output_tokens: 512
+    pricing: {prompt: "0.000003", completion: "0.000015", cache_read: "0.0000003", cache_write: "0.00000375"}
+    reasoning: {class: toggle}
+    architecture: {input_modalities: [text, image]}
+    routes:
+      - {id: vmsg, provider: vertex, format: messages, base_url: "{{SIM}}/r/vmsg", upstream_model: up-vmsg,
+         vertex: {project: modelgate-sim, location: us-east5, credentials_file: "{{SIM_SA}}"}}
+  - id: az
+    kind: chat
+    max_output_tokens: 100
+    pricing: {prompt: "0.0000025", completion: "0.00001", cache_read: "0.00000125"}
+    architecture: {input_modalities: [text, image]}
+    routes:
+      - {id: az, provider: azure, format: chat, base_url: "{{SIM}}/r/az", upstream_model: up-az, credential_env: NODETEST_SIM_KEY,
+         azure: {deployment: up-az, api_version: "2024-10-21"}}
+  - id: azr
+    kind: chat
+    max_output_tokens: 512
+    tokenizer: o200k_base
+    pricing: {prompt: "0.0000025", completion: "0.00001", cache_read: "0.00000025"}
+    reasoning: {class: effort, efforts: [low, medium, high]}
+    architecture: {input_modalities: [text, image]}
+    routes:
+      - {id: azr, provider: azure, format: responses, base_url: "{{SIM}}/r/azr", upstream_model: up-azr, credential_env: NODETEST_SIM_KEY,
+         azure: {api_version: v1}}
+`
+
+// CloudCatalog is DefaultCatalog with CloudModels.
+const CloudCatalog = DefaultCatalog + CloudModels
+
 // ManyAuthFailures raises server.auth_failures_per_minute of a catalog whose server line is
 // "server: {…}" (DefaultCatalog's) to ManyAuthFailuresLimit, for tests that send more wrong
 // keys, tokens or sessions from 127.0.0.1 within a minute than the default 30 allows.
@@ -158,6 +221,8 @@ const ManyAuthFailuresLimit = 10000
 func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 	tb.Helper()
 	os.Setenv("NODETEST_SIM_KEY", "sim-test-credential")
+	os.Setenv("NODETEST_AWS_KEY", simulator.AWSAccessKeyID)
+	os.Setenv("NODETEST_AWS_SECRET", simulator.AWSSecretAccessKey)
 	sim, simURL, stopSim, err := simulator.Start("127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -170,6 +235,13 @@ func Start(tb testing.TB, catalogYAML string, opt Options) *Env {
 		dir = tb.TempDir()
 	}
 	catPath := filepath.Join(dir, "catalog.yaml")
+	if strings.Contains(catalogYAML, "{{SIM_SA}}") {
+		sa := filepath.Join(dir, "vertex-sa.json")
+		if err := os.WriteFile(sa, sim.ServiceAccountJSON(simURL+"/oauth2/token"), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		catalogYAML = strings.ReplaceAll(catalogYAML, "{{SIM_SA}}", sa)
+	}
 	if err := os.WriteFile(catPath, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
