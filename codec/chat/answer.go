@@ -131,7 +131,9 @@ func EncodeAnswer(r *ir.Response, model string) []byte {
 	stop := r.Stop
 	if len(calls) > 0 {
 		msg["tool_calls"] = calls
-		stop = ir.StopToolUse // clients key on the calls
+		if stop != ir.StopLength { // a call cut by the token cap is no call to run: length, as OpenAI says
+			stop = ir.StopToolUse // clients key on the calls
+		}
 	}
 	out := map[string]any{
 		"id": chatID(r.ID), "object": "chat.completion", "created": created(r.Created), "model": model,

@@ -165,7 +165,7 @@ func (e *streamEncoder) finish(ev ir.Event) error {
 		}
 	}
 	stop := ev.Stop
-	if e.sawTool {
+	if e.sawTool && stop != ir.StopLength { // a call cut by the token cap stays "length"
 		stop = ir.StopToolUse
 	}
 	if err := e.send(e.delta(), finishReason(stop)); err != nil {

@@ -131,7 +131,7 @@ func (e *refStreamEncoder) Encode(ev ir.Event) error {
 			}
 		}
 		stop := ev.Stop
-		if e.sawTool {
+		if e.sawTool && stop != ir.StopLength {
 			stop = ir.StopToolUse
 		}
 		fr := finishReason(stop)

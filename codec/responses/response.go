@@ -180,11 +180,12 @@ func newWireResponse(id, model string, created int64, req *ir.Request) *wireResp
 	return w
 }
 
-// finish sets the terminal status from the stop reason: a tool call always completes.
+// finish sets the terminal status from the stop reason: a tool call completes the answer,
+// unless the token cap cut it (its arguments are then incomplete, and no call to run).
 func (w *wireResponse) finish(stop ir.StopReason, toolCalled bool, usage codec.Usage) {
 	w.Usage = usageOf(usage)
 	switch {
-	case stop == ir.StopLength && !toolCalled:
+	case stop == ir.StopLength:
 		w.Status = "incomplete"
 		w.IncompleteDetails = &incompleteDetails{"max_output_tokens"}
 	case stop == ir.StopContentFilter && !toolCalled:

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/actors/routehealth"
+	"github.com/modelgate/modelgate/codec"
 	"github.com/modelgate/modelgate/codec/chat"
 	"github.com/modelgate/modelgate/codec/ir"
 	"github.com/modelgate/modelgate/codec/jsonscan"
@@ -255,12 +256,18 @@ type passFrames struct {
 	format string // the route's, which is the client's
 	dec    ir.StreamDecoder
 	events []ir.Event
-	out    *ir.Frame // the frame to write
-	p      piece     // what the frame is (judge)
+	out    *ir.Frame   // the frame to write
+	p      piece       // what the frame is (judge)
+	blocks *openBlocks // messages: the blocks to close before the answer's end
+	stops  [][]byte    // the content_block_stop frames that go before out
 }
 
 func newPassFrames(format string) *passFrames {
-	return &passFrames{format: format, dec: upstreamFormats[format].NewStreamDecoder()}
+	h := &passFrames{format: format, dec: upstreamFormats[format].NewStreamDecoder()}
+	if format == codec.FormatMessages {
+		h.blocks = &openBlocks{}
+	}
+	return h
 }
 
 func (h *passFrames) frame(_ *exchange, ev sse.Event, out *streamOut) (int, bool, error) {
@@ -272,7 +279,11 @@ func (h *passFrames) frame(_ *exchange, ev sse.Event, out *streamOut) (int, bool
 	}
 	h.out = &ir.Frame{Name: string(ev.Name), Data: ev.Data}
 	h.judge(done)
-	return 1, done, err
+	h.stops = nil
+	if h.blocks != nil {
+		h.stops = h.blocks.before(ev.Name, ev.Data)
+	}
+	return len(h.stops) + 1, done, err
 }
 
 func (h *passFrames) ended(*exchange) (int, bool) {
@@ -294,15 +305,27 @@ func (h *passFrames) judge(done bool) {
 		finishing: done || failed != nil || finishes(h.events) || finishingDecoder(h.dec)}
 }
 
-func (h *passFrames) piece(int) piece { return h.p }
+// piece: the block stops a frame is preceded by are part of the answer already begun.
+func (h *passFrames) piece(i int) piece {
+	if i < len(h.stops) {
+		return piece{}
+	}
+	return h.p
+}
 
-func (h *passFrames) observe(x *exchange, _ int) {
+func (h *passFrames) observe(x *exchange, i int) {
+	if i < len(h.stops) {
+		return
+	}
 	for _, e := range h.events {
 		x.observe(e)
 	}
 }
 
-func (h *passFrames) write(x *exchange, _ int, out *streamOut) error {
+func (h *passFrames) write(x *exchange, i int, out *streamOut) error {
+	if i < len(h.stops) {
+		return out.Write("content_block_stop", h.stops[i])
+	}
 	if h.out == nil {
 		return nil
 	}
