@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +15,8 @@ import (
 	"testing"
 )
 
-// recordedDir holds the recordings: <provider>/<name>.(sse|json) plus <name>.meta.json.
+// recordedDir holds the recordings: <provider>/<name>.(sse|json|eventstream|jsonl) plus
+// <name>.meta.json.
 const recordedDir = "../../testdata/recorded"
 
 // recording is one recorded upstream answer and what the suite needs to know about it.
@@ -26,8 +28,10 @@ type recording struct {
 
 // meta is a recording's <name>.meta.json.
 type meta struct {
-	Format        string            `json:"format"` // upstream wire format: chat | messages | responses | gemini
-	Stream        bool              `json:"stream"` // an SSE stream (else one whole JSON body)
+	Provider      string            `json:"provider"` // who served it: bedrock | vertex | azure; "" the format's own API
+	Format        string            `json:"format"`   // upstream wire format: chat | messages | responses | gemini | converse
+	Stream        bool              `json:"stream"`   // a stream (else one whole JSON body)
+	Framing       string            `json:"framing"`  // a Bedrock stream's file: eventstream (the bytes) | lines (decoded events)
 	Status        int               `json:"status"`
 	Headers       map[string]string `json:"headers"`
 	Tools         []string          `json:"tools"`          // tool names the request must offer
@@ -66,11 +70,7 @@ func loadRecordings(t *testing.T) []recording {
 			t.Fatalf("%s: %v", mp, err)
 		}
 		base := strings.TrimSuffix(mp, ".meta.json")
-		ext := ".json"
-		if m.Stream {
-			ext = ".sse"
-		}
-		body, err := os.ReadFile(base + ext)
+		body, err := os.ReadFile(base + m.ext())
 		if err != nil {
 			t.Fatalf("%s: the recording for this meta: %v", mp, err)
 		}
@@ -84,7 +84,29 @@ func loadRecordings(t *testing.T) []recording {
 	return out
 }
 
-// upstreamPath is the path a route of the format calls, below its base_url.
+// Bedrock stream files: the event-stream bytes as received, or one decoded event per line
+// that the fake upstream encodes into frames (eventstream_test.go).
+const (
+	framingEventStream = "eventstream"
+	framingLines       = "lines"
+)
+
+// ext is the recording's file extension: .sse or .json, and for Bedrock streams .eventstream
+// (binary frames) or .jsonl (one decoded event per line).
+func (m meta) ext() string {
+	switch {
+	case !m.Stream:
+		return ".json"
+	case m.Framing == framingEventStream:
+		return ".eventstream"
+	case m.Framing == framingLines:
+		return ".jsonl"
+	}
+	return ".sse"
+}
+
+// upstreamPath is the path a direct route of the format calls, below its base_url (cloud
+// routes: cloudPath).
 func upstreamPath(format, model string, stream bool) string {
 	switch format {
 	case "chat":
@@ -122,34 +144,38 @@ func startFakeUpstream(t *testing.T, recs map[string]recording) *fakeUpstream {
 }
 
 func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == tokenPath {
+		serveToken(w, r)
+		return
+	}
 	id, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	rec, ok := f.byID[id]
 	if !ok {
 		http.Error(w, "no recording "+id, http.StatusNotFound)
 		return
 	}
-	var body struct {
-		Stream bool `json:"stream"`
-	}
-	_ = json.NewDecoder(r.Body).Decode(&body)
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	f.mu.Lock()
 	f.calls[id]++
-	if want := upstreamPath(rec.Meta.Format, rec.Meta.UpstreamModel, rec.Meta.Stream); "/"+rest != want {
-		f.wrong[id] = append(f.wrong[id], fmt.Sprintf("the gateway called %s %s, the recording answers %s", r.Method, "/"+rest, want))
-	} else if rec.Meta.Format != "gemini" && rec.Meta.Status == http.StatusOK && body.Stream != rec.Meta.Stream {
-		f.wrong[id] = append(f.wrong[id], fmt.Sprintf("the gateway asked for stream=%v, the recording is stream=%v", body.Stream, rec.Meta.Stream))
-	}
+	f.wrong[id] = append(f.wrong[id], misfits(rec, r, "/"+rest, raw)...)
 	f.mu.Unlock()
 	for k, v := range rec.Meta.Headers {
 		w.Header().Set(k, v)
 	}
 	w.WriteHeader(rec.Meta.Status)
-	if !rec.Meta.Stream {
+	if !rec.Meta.Stream || rec.Meta.Status != http.StatusOK {
 		_, _ = w.Write(rec.Body)
 		return
 	}
+	pieces := splitEvents(rec.Body)
+	switch rec.Meta.Framing {
+	case framingEventStream:
+		pieces = splitFrames(rec.Body)
+	case framingLines:
+		pieces = encodeLines(rec)
+	}
 	fl, _ := w.(http.Flusher)
-	for _, ev := range splitEvents(rec.Body) {
+	for _, ev := range pieces {
 		if _, err := w.Write(ev); err != nil {
 			return
 		}
@@ -157,6 +183,36 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
+}
+
+// misfits are the ways a request does not fit its recording: the path (and api-version)
+// the route's provider puts the call at, the stream mode, the credential, and the body a
+// cloud takes for Anthropic's models.
+func misfits(rec recording, r *http.Request, path string, raw []byte) []string {
+	var out []string
+	m := rec.Meta
+	want, query := upstreamPath(m.Format, m.UpstreamModel, m.Stream), ""
+	if m.Provider != "" {
+		want, query = cloudPath(m)
+	}
+	if path != want {
+		out = append(out, fmt.Sprintf("the gateway called %s %s, the recording answers %s", r.Method, path, want))
+	}
+	if query != "" && r.URL.Query().Get("api-version") != query {
+		out = append(out, fmt.Sprintf("api-version = %q, want %q", r.URL.Query().Get("api-version"), query))
+	}
+	var body struct {
+		Stream *bool `json:"stream"`
+	}
+	_ = json.Unmarshal(raw, &body)
+	stream := body.Stream != nil && *body.Stream
+	switch {
+	case m.Provider == "bedrock" || m.Format == "gemini" || m.Status != http.StatusOK:
+		// the path says whether it streams
+	case stream != m.Stream:
+		out = append(out, fmt.Sprintf("the gateway asked for stream=%v, the recording is stream=%v", stream, m.Stream))
+	}
+	return append(out, cloudMisfits(m, r, raw)...)
 }
 
 // taken returns (and forgets) how often a recording was served and what did not fit.

@@ -54,23 +54,28 @@ func TestReferenceReadersAgreeWithHandWrittenFacts(t *testing.T) {
 	}
 }
 
+// providerFormats are the upstream formats each provider serves ("" the formats' own APIs).
+var providerFormats = map[string][]string{"": {"chat", "messages", "responses", "gemini"},
+	"bedrock": {"messages", "converse"}, "vertex": {"gemini", "messages"}, "azure": {"chat", "responses"}}
+
 // TestRecordingsAreDocumented: every recording is listed in the README with its
-// provenance, offers the tools it calls, and names the upstream format it is served as.
+// provenance, offers the tools it calls, and names an upstream format its provider serves
+// (and a Bedrock stream how its file is framed).
 func TestRecordingsAreDocumented(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(recordedDir, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, rec := range loadRecordings(t) {
-		ext := ".json"
-		if rec.Meta.Stream {
-			ext = ".sse"
+		m := rec.Meta
+		if file := rec.Key + m.ext(); !strings.Contains(string(readme), "`"+file+"`") {
+			t.Errorf("%s is not listed in testdata/recorded/README.md", file)
 		}
-		if !strings.Contains(string(readme), "`"+rec.Key+ext+"`") {
-			t.Errorf("%s%s is not listed in testdata/recorded/README.md", rec.Key, ext)
+		if !contains(providerFormats[m.Provider], m.Format) {
+			t.Errorf("%s: provider %q does not serve format %q", rec.Key, m.Provider, m.Format)
 		}
-		if upstreamPath(rec.Meta.Format, "m", rec.Meta.Stream) == "" {
-			t.Errorf("%s: unknown format %q", rec.Key, rec.Meta.Format)
+		if (m.Framing != "") != (m.Provider == "bedrock" && m.Stream) || (m.Framing != "" && m.Framing != framingEventStream && m.Framing != framingLines) {
+			t.Errorf("%s: framing %q; a Bedrock stream needs %q or %q, nothing else takes one", rec.Key, m.Framing, framingEventStream, framingLines)
 		}
 		a, _ := reference(rec)
 		for _, c := range a.Calls {

@@ -16,6 +16,18 @@ func reference(rec recording) (answer, error) {
 	var a answer
 	var err error
 	switch {
+	case m.Provider == "bedrock" && m.Stream:
+		var events []bedrockEvent
+		if events, err = bedrockEvents(rec); err != nil {
+			return a, err
+		}
+		if m.Format == "converse" {
+			a, err = converseStream(events)
+		} else {
+			a, err = messagesStream(invokeSSE(events))
+		}
+	case m.Format == "converse":
+		a, err = converseWhole(rec.Body)
 	case m.Format == "chat" && m.Stream:
 		a, err = chatStream(rec.Body)
 	case m.Format == "chat":

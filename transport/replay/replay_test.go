@@ -44,8 +44,9 @@ func cellID(rec recording, client string) string {
 }
 
 // catalogFor has one model per recording and client, each with one route to the fake
-// upstream.
-func catalogFor(recs []recording, upstreamURL string, clients ...string) (string, map[string]recording) {
+// upstream, of the recording's provider (credentials: the service-account file of vertex
+// routes).
+func catalogFor(recs []recording, upstreamURL, credentials string, clients ...string) (string, map[string]recording) {
 	byID := map[string]recording{}
 	var b strings.Builder
 	b.WriteString("server: {first_byte_timeout: 5s, idle_stream_timeout: 5s}\nmodels:\n")
@@ -55,8 +56,8 @@ func catalogFor(recs []recording, upstreamURL string, clients ...string) (string
 			byID[id] = rec
 			fmt.Fprintf(&b, "  - id: %s\n    kind: chat\n    max_output_tokens: 4096\n", id)
 			b.WriteString("    pricing: {prompt: \"0.000001\", completion: \"0.000004\", cache_read: \"0.0000001\", cache_write: \"0.00000125\"}\n")
-			fmt.Fprintf(&b, "    routes:\n      - {id: %s-r, format: %s, base_url: %q, upstream_model: %q, credential_env: REPLAY_UPSTREAM_KEY}\n",
-				id, rec.Meta.Format, upstreamURL+"/"+id, rec.Meta.UpstreamModel)
+			fmt.Fprintf(&b, "    routes:\n      - {id: %s-r, format: %s, base_url: %q, upstream_model: %q, %s}\n",
+				id, rec.Meta.Format, upstreamURL+"/"+id, rec.Meta.UpstreamModel, cloudRoute(rec.Meta, credentials))
 		}
 	}
 	return b.String(), byID
@@ -106,9 +107,8 @@ func TestReplayRecordedTraffic(t *testing.T) {
 // startReplay starts the fake upstream serving recs and a gateway node whose catalog has a
 // model for each recording and client.
 func startReplay(t *testing.T, recs []recording, clients ...string) *harness {
-	t.Setenv("REPLAY_UPSTREAM_KEY", "replay-test-credential")
 	up := startFakeUpstream(t, nil)
-	yaml, byID := catalogFor(recs, up.srv.URL, clients...)
+	yaml, byID := catalogFor(recs, up.srv.URL, cloudCredentials(t, up.srv.URL), clients...)
 	up.byID = byID
 	return newHarness(nodetest.Start(t, yaml, nodetest.Options{}), up)
 }
