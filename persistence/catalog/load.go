@@ -369,6 +369,9 @@ func (v *validator) model(i int, d *modelDoc) *Model {
 	}
 	for j := range d.Routes {
 		if r := v.route(id, j, &d.Routes[j]); r != nil {
+			if m.Kind == KindVideo && r.Provider != ProviderDirect {
+				v.fail(id, fmt.Sprintf("routes[%d].provider", j), "a video model's routes are the provider's own video job API, not a cloud's")
+			}
 			m.Routes = append(m.Routes, r)
 		}
 	}

@@ -106,3 +106,12 @@ func TestCloudRouteErrorsNameTheField(t *testing.T) {
 		})
 	}
 }
+
+func TestVideoModelsStayOffClouds(t *testing.T) {
+	t.Setenv("T_KEY", "k")
+	y := "models:\n  - id: m1\n    kind: video\n    routes: [{id: r1, provider: azure, format: chat, base_url: 'https://r.openai.azure.com', credential_env: T_KEY, azure: {deployment: d, api_version: v1}}]\n"
+	_, err := Parse("f.yaml", []byte(y))
+	if want := "f.yaml: model m1: routes[0].provider: a video model's routes are the provider's own video job API, not a cloud's"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error = %v\nwant it to contain %q", err, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -144,9 +145,10 @@ func (staticKey) nextRefresh() time.Time { return time.Time{} }
 
 // sigv4 signs with AWS Signature Version 4 for Bedrock.
 type sigv4 struct {
-	region string
-	creds  aws.CredentialsProvider // a cache: refreshed before expiry
-	signer *v4.Signer
+	region  string
+	creds   aws.CredentialsProvider // a cache: refreshed before expiry
+	signer  *v4.Signer
+	expires atomic.Int64 // unix nanoseconds the credentials last used expire (0: never)
 }
 
 func (c *Client) sigv4For(a *catalog.AWS) *sigv4 {
@@ -175,16 +177,22 @@ func (s *sigv4) authorize(ctx context.Context, r *http.Request, body []byte) err
 	if err != nil {
 		return fmt.Errorf("aws credentials: %w", err)
 	}
+	var exp int64
+	if cr.CanExpire {
+		exp = cr.Expires.UnixNano()
+	}
+	s.expires.Store(exp)
 	sum := sha256.Sum256(body)
 	return s.signer.SignHTTP(ctx, cr, r, hex.EncodeToString(sum[:]), "bedrock", s.region, time.Now().UTC())
 }
 
+// nextRefresh is read from the last call's credentials: the view never fetches.
 func (s *sigv4) nextRefresh() time.Time {
-	cr, err := s.creds.Retrieve(context.Background()) // cached: no fetch unless due
-	if err != nil || !cr.CanExpire {
+	exp := s.expires.Load()
+	if exp == 0 {
 		return time.Time{}
 	}
-	return cr.Expires.Add(-earlyRefresh)
+	return time.Unix(0, exp).Add(-earlyRefresh)
 }
 
 // defaultChain is the AWS SDK's default credential chain (environment, shared files, SSO,
