@@ -196,3 +196,59 @@ func TestAzureContentFilterIsTheClientsRefusal(t *testing.T) {
 		})
 	}
 }
+
+// Azure's embeddings and images are the deployment's too; every route carries its static
+// headers and query parameters, and a credential header of the operator's choosing.
+const azureMediaCatalog = `
+models:
+  - id: emb
+    kind: embedding
+    pricing: {prompt: "0.0000001"}
+    routes:
+      - {id: az-emb, provider: azure, format: chat, base_url: "{{SIM}}/r/az-emb", upstream_model: up-emb, credential_env: NODETEST_SIM_KEY,
+         azure: {deployment: emb-prod, api_version: "2024-10-21"}, headers: {X-Title: Gateway}, query: {trace: "1"}}
+  - id: pix
+    kind: image
+    pricing: {prompt: "0.000005", completion: "0.00004"}
+    routes:
+      - {id: az-pix, provider: azure, format: chat, base_url: "{{SIM}}/r/az-pix", upstream_model: up-pix, credential_env: NODETEST_SIM_KEY,
+         azure: {api_version: v1}}
+  - id: plain
+    kind: chat
+    routes:
+      - {id: plain, format: messages, base_url: "{{SIM}}/r/plain/v1", upstream_model: up-plain, credential_env: NODETEST_SIM_KEY,
+         headers: {HTTP-Referer: "https://example.com", X-Title: Example}, auth_header: Authorization, auth_prefix: "Bearer "}
+`
+
+func TestAzureMediaAndRouteExtras(t *testing.T) {
+	env := nodetest.Start(t, azureMediaCatalog, nodetest.Options{})
+	cases := []struct {
+		name, path, body, route, uri string
+		headers                      map[string]string
+	}{
+		{"embeddings on a deployment, with the route's header and query", "/v1/embeddings", `{"model":"emb","input":"hello"}`, "az-emb",
+			"/r/az-emb/openai/deployments/emb-prod/embeddings?api-version=2024-10-21&trace=1", map[string]string{"X-Title": "Gateway", "Api-Key": "sim-test-credential"}},
+		{"images on the v1 path", "/v1/images/generations", `{"model":"pix","prompt":"a lighthouse"}`, "az-pix",
+			"/r/az-pix/openai/v1/images/generations", map[string]string{"Api-Key": "sim-test-credential"}},
+		{"a direct route's headers, and its key as a bearer instead of x-api-key", "/v1/chat/completions", chatBody("plain"), "plain",
+			"/r/plain/v1/messages", map[string]string{"Http-Referer": "https://example.com", "X-Title": "Example",
+				"Authorization": "Bearer sim-test-credential", "X-Api-Key": ""}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := env.Post(c.path, env.Key, c.body)
+			if body := nodetest.Read(t, resp); resp.StatusCode != http.StatusOK {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if uri := env.Sim.LastRequestURI(c.route); uri != c.uri {
+				t.Errorf("called %s, want %s", uri, c.uri)
+			}
+			h := env.Sim.LastHeaders(c.route)
+			for k, want := range c.headers {
+				if got := h.Get(k); got != want {
+					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+}
