@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -327,7 +328,7 @@ func (c *Client) entraFetch(e *catalog.Entra) func(context.Context) (*oauth2.Tok
 	return func(ctx context.Context) (*oauth2.Token, error) {
 		cfg := clientcredentials.Config{
 			ClientID: os.Getenv(e.ClientIDEnv), ClientSecret: os.Getenv(e.ClientSecretEnv),
-			TokenURL: e.AuthorityURL + "/" + os.Getenv(e.TenantIDEnv) + "/oauth2/v2.0/token",
+			TokenURL: e.AuthorityURL + "/" + url.PathEscape(os.Getenv(e.TenantIDEnv)) + "/oauth2/v2.0/token",
 			Scopes:   []string{e.Scope}, AuthStyle: oauth2.AuthStyleInParams,
 		}
 		return cfg.Token(c.tokenContext(ctx))
