@@ -145,6 +145,17 @@ func (s *boundedStore[V]) get(id string) (V, bool) {
 	return v, ok
 }
 
+// values returns the items still kept, oldest first.
+func (s *boundedStore[V]) values() []V {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]V, 0, len(s.order))
+	for _, id := range s.order {
+		out = append(out, s.items[id])
+	}
+	return out
+}
+
 // storedFile is a generated file served at its URL.
 type storedFile struct {
 	route       string // only this route's URL serves it

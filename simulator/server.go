@@ -38,10 +38,26 @@
 //	POST /oauth2/token                        Google's JWT-bearer grant (ServiceAccountJSON's token_uri)
 //	POST /{tenant}/oauth2/v2.0/token          Entra's client-credentials grant
 //
+// and, for the gateway's billing, a fake Stripe account: one per process, not per route, as
+// stripe-go speaks to it (any sk_test_ key, form bodies, Idempotency-Key, Stripe's errors):
+//
+//	POST /v1/customers, GET /v1/customers/{id}                   Customers
+//	POST /v1/checkout/sessions, GET /v1/checkout/sessions/{id}   Checkout Sessions (payment, subscription)
+//	POST /v1/billing_portal/sessions, GET /v1/subscriptions/{id}
+//	GET, POST /stripe/pay/{id}                   the hosted payment page: paying sends the webhooks, then
+//	                                             redirects to success_url
+//	GET /stripe/portal/{id}, POST …/cancel       the hosted billing portal: cancel at period end
+//
+// with events signed as Stripe signs them POSTed to the endpoints set with StripeWebhook, and
+// refunds, disputes and subscription changes sent on a test's demand (Refund, Dispute,
+// UpdateSubscription, CancelSubscription, FailInvoice, RenewSubscription).
+//
 // Answers are deterministic and the same in every format (answer.go), so tests can assert
 // exact content and usage and compare formats; golden.go normalizes the ids and timestamps that
 // do vary. The control API (PUT/GET /_sim/routes/{route}) steers routes from other processes
-// and shows what each last received; GET /_sim/google/service-account serves the key file.
+// and shows what each last received; GET /_sim/google/service-account serves the key file;
+// /_sim/stripe/… (stripe_control.go) sets webhook endpoints and prices, sends the Stripe
+// events and lists them with each delivery's answer.
 //
 // Each wire format lives in its own files (chat*.go, messages*.go, gemini*.go, responses*.go,
 // embeddings.go, images.go, videos.go, bedrock*.go, converse*.go, vertex.go, azure*.go) and
@@ -51,7 +67,8 @@
 // another, though a platform that serves a provider's API (Bedrock InvokeModel and Vertex
 // rawPredict serve Anthropic's, Vertex serves Gemini's, Azure OpenAI's) serves that format's
 // rendering with its own ids, envelope and annotations. media.go and mp4.go make the pictures
-// and videos: real PNG and MP4 files, small and deterministic.
+// and videos: real PNG and MP4 files, small and deterministic. The Stripe fake lives in
+// stripe*.go (stripe.go describes its files).
 package simulator
 
 import (
@@ -90,6 +107,8 @@ type Server struct {
 
 	aws    *awsKeys    // the access keys Bedrock's SigV4 check accepts
 	tokens *tokenStore // access tokens issued by the Google and Entra token endpoints
+
+	stripe *stripeState // the fake Stripe account (stripe*.go)
 }
 
 // routeState is everything the simulator knows about one route.
@@ -111,7 +130,7 @@ type routeState struct {
 func New() *Server {
 	s := &Server{mux: http.NewServeMux(), routes: make(map[string]*routeState),
 		files: newBoundedStore[storedFile](maxStoredFiles), videos: newBoundedStore[*videoJob](maxStoredVideos),
-		aws: newAWSKeys(), tokens: newTokenStore()}
+		aws: newAWSKeys(), tokens: newTokenStore(), stripe: newStripeState()}
 	_, _ = rand.Read(s.idSeed[:]) // never fails (crypto/rand panics rather than erring)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -125,6 +144,8 @@ func New() *Server {
 	s.registerVertex()
 	s.registerAzure()
 	s.registerTokenEndpoints()
+	s.registerStripe()
+	s.registerStripeControl()
 	s.handleRoutes(http.MethodGet, "/files/{name}", http.HandlerFunc(s.serveFile))
 	// Unknown paths get an OpenAI-shaped 404, as api.openai.com does, so a misconfigured
 	// gateway base URL fails with a readable upstream error instead of an HTML page.

@@ -4,6 +4,9 @@
 // and Azure OpenAI, on the default route and on /r/{route}/...; steer routes over HTTP with
 // PUT /_sim/routes/{route}; see package simulator. -google-key-file writes the service-account
 // key file Vertex routes authenticate with (GET /_sim/google/service-account serves it too).
+// It also fakes a Stripe account (stripe-go's backend URL is the base URL);
+// -stripe-webhook and -stripe-webhook-secret set the endpoint its events are sent to
+// (PUT /_sim/stripe/webhook sets more).
 package main
 
 import (
@@ -21,8 +24,14 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:9090", "listen address host:port (port 0 picks a free port)")
 	keyFile := flag.String("google-key-file", "", "write a service-account key file for Vertex routes here "+
 		"(token_uri: this simulator's /oauth2/token)")
+	stripeWebhook := flag.String("stripe-webhook", "", "send the fake Stripe's events to this URL")
+	stripeSecret := flag.String("stripe-webhook-secret", "", "sign them with this secret (required with -stripe-webhook)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if (*stripeWebhook == "") != (*stripeSecret == "") {
+		log.Error("modelgate-sim: -stripe-webhook and -stripe-webhook-secret go together")
+		os.Exit(2)
+	}
 
 	sim, base, stop, err := simulator.Start(*addr)
 	if err != nil {
@@ -37,7 +46,11 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	// Only addresses are logged, never request contents: prompts may be real user data.
+	if *stripeWebhook != "" {
+		sim.StripeWebhook(*stripeWebhook, *stripeSecret)
+	}
+	// Only addresses are logged, never request contents (prompts may be real user data) nor
+	// the webhook secret.
 	log.Info("modelgate-sim listening",
 		"base_url", base,
 		"openai_base_url", base+"/v1",
@@ -54,6 +67,8 @@ func main() {
 		"google_token_uri", base+"/r/{route}/oauth2/token",
 		"azure", base+"/r/{route}/openai/deployments/{deployment}/chat/completions?api-version={version}",
 		"entra_token", base+"/r/{route}/{tenant}/oauth2/v2.0/token",
+		"stripe_api", base,
+		"stripe_webhook", *stripeWebhook,
 		"control", base+"/_sim/routes/{route}")
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
