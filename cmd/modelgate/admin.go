@@ -37,6 +37,7 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
         one page of the request log with the totals of the whole selection; --cursor takes
         the page's next_cursor, --all reads every page and prints them as one
   modelgate admin routes      every route's health: cooldown, its reason, the provider's last refusal
+  modelgate admin payments    credit purchases and reversals made through Stripe, newest first
 
 Flags may come before or after the words. Every command calls the gateway's admin
 listener (server.admin_addr) at --admin-url (or --url), else MODELGATE_ADMIN_URL, else
@@ -46,14 +47,14 @@ MODELGATE_ADMIN_TOKEN, else read from <--data>/admin-token, default ./data).
 `
 
 // flagsOnly are the resources that take no action word.
-var flagsOnly = map[string]bool{"usage": true, "routes": true}
+var flagsOnly = map[string]bool{"usage": true, "routes": true, "payments": true}
 
 // adminCommands are the commands, each with the id it takes after its words ("" for none).
 var adminCommands = map[string]string{
 	"accounts create": "", "accounts list": "", "accounts get": "an account id", "accounts plan": "an account id",
 	"accounts credits": "an account id", "accounts quota": "an account id",
 	"accounts disable": "an account id", "accounts enable": "an account id",
-	"keys create": "", "keys list": "", "keys revoke": "a key id", "usage": "", "routes": "",
+	"keys create": "", "keys list": "", "keys revoke": "a key id", "usage": "", "routes": "", "payments": "",
 }
 
 // adminClient talks to /admin/v1 with the admin token.
@@ -206,6 +207,8 @@ func adminCmd(args []string, out io.Writer) error {
 		return c.do(http.MethodGet, path, nil)
 	case "routes":
 		return c.do(http.MethodGet, "/admin/v1/routes", nil)
+	case "payments":
+		return c.do(http.MethodGet, "/admin/v1/payments", nil)
 	}
 	return fmt.Errorf("admin command %q has no request", command) // adminCommands and this switch disagree
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/modelgate/modelgate/dashboard"
 	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/simulator"
+	"github.com/modelgate/modelgate/transport/billing"
 )
 
 // demoNodes is the demo cluster's size.
@@ -77,6 +78,9 @@ func clusterDemo(args []string, out io.Writer) error {
 	if err := waitReady(url1, 30*time.Second); err != nil {
 		return fmt.Errorf("%w (logs in %s)", err, *dir)
 	}
+	// Stripe's webhooks reach one endpoint: node 3's, so that a purchase is granted by a node
+	// that may not own the account (its quota owner applies it).
+	sim.StripeWebhook(demoURL(*base, demoNodes)+billing.WebhookPath, demoStripeWebhookSecret)
 	creds, err := demoClusterCreds(*dir, url1, demoAdminURL(*base, 1), token)
 	if err != nil {
 		return err

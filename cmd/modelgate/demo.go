@@ -17,6 +17,7 @@ import (
 	"github.com/modelgate/modelgate/dashboard"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/simulator"
+	"github.com/modelgate/modelgate/transport/billing"
 	"github.com/modelgate/modelgate/transport/node"
 )
 
@@ -101,6 +102,8 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 	if err = writeDemoCatalog(catPath, simURL, sa, n.URL); err == nil {
 		err = n.Reload()
 	}
+	// The simulator's Stripe sends its signed webhooks here, as Stripe does to an endpoint.
+	sim.StripeWebhook(n.URL+billing.WebhookPath, os.Getenv("MODELGATE_SIM_STRIPE_WEBHOOK_SECRET"))
 	var creds credentials
 	if err == nil {
 		creds, err = demoAccount(n, dataDir)
@@ -113,11 +116,16 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 	return n, creds, stopSim, nil
 }
 
-// demoSimEnv are the credentials of the demo's simulated routes: the simulator takes any
-// bearer or api-key, and checks SigV4 signatures against its own AWS key pair.
+// demoStripeWebhookSecret is the secret the demo's simulated Stripe signs its webhooks with.
+const demoStripeWebhookSecret = "whsec_modelgate_demo"
+
+// demoSimEnv are the credentials of the demo's simulated routes (the simulator takes any
+// bearer or api-key, and checks SigV4 signatures against its own AWS key pair) and of its
+// simulated Stripe (any sk_test_ key; the webhook secret both sides sign and check with).
 func demoSimEnv() []string {
 	return []string{"MODELGATE_SIM_KEY=sim-demo-credential",
-		"MODELGATE_SIM_AWS_KEY=" + simulator.AWSAccessKeyID, "MODELGATE_SIM_AWS_SECRET=" + simulator.AWSSecretAccessKey}
+		"MODELGATE_SIM_AWS_KEY=" + simulator.AWSAccessKeyID, "MODELGATE_SIM_AWS_SECRET=" + simulator.AWSSecretAccessKey,
+		"MODELGATE_SIM_STRIPE_KEY=sk_test_modelgate_demo", "MODELGATE_SIM_STRIPE_WEBHOOK_SECRET=" + demoStripeWebhookSecret}
 }
 
 // writeDemoServiceAccount writes the simulator's Google service-account file into dir (its

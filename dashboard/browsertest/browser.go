@@ -185,6 +185,20 @@ func (b *Browser) Click(sel string) {
 	b.WaitFor("the form of "+sel+" to be bound",
 		`(e => { const f = e.closest("form"); return !f || e.type !== "submit" || f.dataset.bound === "true"; })(document.querySelector(`+jsString(sel)+`))`,
 		func() string { return "" })
+	b.clickStill(sel)
+}
+
+// ClickForeign clicks sel on a page that is not the dashboard's (a payment provider's), whose
+// forms submit the browser's way: Click's wait for the dashboard's binding does not apply.
+func (b *Browser) ClickForeign(sel string) {
+	b.tb.Helper()
+	b.WaitVisible(sel)
+	b.clickStill(sel)
+}
+
+// clickStill clicks the middle of sel once it holds still.
+func (b *Browser) clickStill(sel string) {
+	b.tb.Helper()
 	// The click goes where the element is once the page holds still: a list that a page
 	// loads meanwhile (the keys above their form) moves the element, and a click at the
 	// place it left lands on something else.

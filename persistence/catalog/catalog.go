@@ -47,7 +47,8 @@ type Catalog struct {
 	Path    string
 	Server  Server
 	Clients ClientRules
-	Auth    Auth // sign-up and mail (auth.go)
+	Auth    Auth    // sign-up and mail (auth.go)
+	Billing Billing // payments through Stripe (billing.go)
 	models  []*Model
 	byName  map[string]*Model // ids and aliases
 	routes  map[string]*Route // route id -> route

@@ -36,6 +36,7 @@ type fileDoc struct {
 	Removed []removedDoc `yaml:"removed"`
 	Plans   []planDoc    `yaml:"plans"`
 	Auth    authDoc      `yaml:"auth"`
+	Billing billingDoc   `yaml:"billing"`
 }
 
 type serverDoc struct {
@@ -148,6 +149,7 @@ func Parse(path string, data []byte) (*Catalog, error) {
 	c.Clients = v.clients(doc.Clients)
 	v.plans(c, doc.Plans)
 	c.Auth = v.auth(c, doc.Auth)
+	c.Billing = v.billing(doc.Billing)
 	if len(doc.Models) == 0 {
 		v.fail("", "models", "at least one model is required")
 	}

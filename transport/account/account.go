@@ -45,6 +45,10 @@ type Deps struct {
 	// AuthLimit refuses a client that keeps failing key checks (the node's one limiter, which
 	// Auth's session check asks too; nil: none).
 	AuthLimit *authlimit.Limiter
+	// Payments makes credit checkouts (nil: none), and PublicURL is server.public_url now,
+	// for the way back from one.
+	Payments  Payments
+	PublicURL func() string
 }
 
 // Server is the account API.
@@ -57,6 +61,9 @@ func New(d Deps) *Server {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.PublicURL == nil {
+		d.PublicURL = func() string { return "" }
 	}
 	return &Server{d}
 }
@@ -72,6 +79,7 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/usage", s.read(s.usage)).Methods(http.MethodGet)
 	a.HandleFunc("/usage.csv", s.read(s.usageCSV)).Methods(http.MethodGet)
 	a.HandleFunc("/credits", s.read(s.credits)).Methods(http.MethodGet)
+	a.HandleFunc("/credits/checkout", s.read(s.creditCheckout)).Methods(http.MethodPost)
 	a.HandleFunc("/openapi.yaml", serveOpenAPI).Methods(http.MethodGet)
 }
 

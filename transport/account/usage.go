@@ -118,7 +118,13 @@ func (s *Server) credits(w http.ResponseWriter, r *http.Request, acct persistenc
 	slices.SortStableFunc(history, func(a, b creditEntry) int {
 		return cmp.Or(cmp.Compare(a.Date, b.Date), cmp.Compare(b.Kind, a.Kind), cmp.Compare(a.Time, b.Time))
 	})
-	respond.JSON(w, http.StatusOK, map[string]any{"balance_usd": v.BalanceUSD, "history": history})
+	out := map[string]any{"balance_usd": v.BalanceUSD, "history": history}
+	if s.Payments != nil {
+		if o := s.Payments.CreditOffer(); o != nil {
+			out["purchase"] = o // what the credits page may sell (absent: no payments)
+		}
+	}
+	respond.JSON(w, http.StatusOK, out)
 }
 
 // chargesByDay sums the cost charged to credits per UTC day from since on.

@@ -57,6 +57,13 @@ type Deps struct {
 	AuthLimit *authlimit.Limiter
 	// Credentials says when a route's short-lived credential is next fetched (nil: never shown).
 	Credentials Credentials
+	// Payments lists what account holders paid through Stripe (nil: an empty list).
+	Payments Payments
+}
+
+// Payments is the record of Stripe payments (persistence.Store).
+type Payments interface {
+	Payments() ([]persistence.Payment, error)
 }
 
 // Credentials is the upstream client's view of the routes' credentials.
@@ -73,11 +80,12 @@ type Server struct {
 	health    RouteHealth
 	authLimit *authlimit.Limiter
 	creds     Credentials
+	payments  Payments
 }
 
 // New builds the admin API.
 func New(d Deps) *Server {
-	return &Server{store: d.Store, tokenHash: d.TokenHash, catalog: d.Catalog, quota: d.Quota, health: d.Health, authLimit: d.AuthLimit, creds: d.Credentials}
+	return &Server{store: d.Store, tokenHash: d.TokenHash, catalog: d.Catalog, quota: d.Quota, health: d.Health, authLimit: d.AuthLimit, creds: d.Credentials, payments: d.Payments}
 }
 
 // DefaultPlan is the plan of an account created without one.
@@ -102,6 +110,7 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/keys/{id}", s.revokeKey).Methods(http.MethodDelete)
 	a.HandleFunc("/keys/{id}", s.updateKey).Methods(http.MethodPatch)
 	a.HandleFunc("/routes", s.routes).Methods(http.MethodGet)
+	a.HandleFunc("/payments", s.listPayments).Methods(http.MethodGet)
 }
 
 // Guard is the admin token check, for routes outside /admin/v1 that share the token (the

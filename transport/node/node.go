@@ -34,6 +34,7 @@ import (
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
 	"github.com/modelgate/modelgate/transport/authlimit"
+	"github.com/modelgate/modelgate/transport/billing"
 	"github.com/modelgate/modelgate/transport/edge"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/peer"
@@ -205,7 +206,11 @@ func Start(cfg Config) (*Node, error) {
 		Catalog: n.Catalog, Board: n.Board, Upstream: up, Metrics: n.Metrics, Logger: cfg.Logger, AuthLimit: authLimit,
 	})
 	n.API.Register(r)
-	adm := admin.New(admin.Deps{Store: b.admin, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board, AuthLimit: authLimit, Credentials: up})
+	adm := admin.New(admin.Deps{Store: b.admin, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board, AuthLimit: authLimit,
+		Credentials: up, Payments: store})
+	// Stripe's webhook, on the public port: its signature is its authentication.
+	pay := billing.New(billing.Deps{Catalog: n.Catalog, Credits: n.Quota, Accounts: b.admin, Payments: store, Count: n.Metrics.Payments(), Logger: cfg.Logger})
+	r.HandleFunc(billing.WebhookPath, pay.Webhook).Methods(http.MethodPost)
 	registerAdminElsewhere(r) // the admin API is on its own listener (serveAdminPlane)
 	r.NotFoundHandler = unrouted(r, n.API)
 	r.MethodNotAllowedHandler = r.NotFoundHandler
@@ -239,7 +244,8 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.Auth.Register(r) // before Serve: the router is not read until then
-	account.New(account.Deps{Store: b.admin, Admin: adm, Auth: n.Auth, Keys: b.keys, Grants: b.log, Logger: cfg.Logger, AuthLimit: authLimit}).Register(r)
+	account.New(account.Deps{Store: b.admin, Admin: adm, Auth: n.Auth, Keys: b.keys, Grants: b.log, Logger: cfg.Logger, AuthLimit: authLimit,
+		Payments: pay, PublicURL: func() string { return n.Catalog.Load().Server.PublicURL }}).Register(r)
 	registerDashboard(r)
 	handler := n.refuseWhileDraining(recoverPanics(api.WithRequestID(n.API.CORS(r, func(req *http.Request) []string { return allowedMethods(r, req) })), n.API.Recovered))
 	n.Edge = n.startEdge()

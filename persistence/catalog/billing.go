@@ -1,0 +1,140 @@
+package catalog
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/modelgate/modelgate/codec/money"
+)
+
+// Billing is the file's billing section: how account holders pay for themselves. Without
+// billing.stripe there is no payment page and no webhook route.
+type Billing struct {
+	Stripe *Stripe
+}
+
+// Stripe is billing.stripe: the account, its webhook endpoint's secret, and what may be bought.
+type Stripe struct {
+	// SecretKeyEnv and WebhookSecretEnv name the variables holding Stripe's secret key and
+	// the webhook endpoint's signing secret: never the secrets themselves.
+	SecretKeyEnv     string
+	WebhookSecretEnv string
+	// APIBase is Stripe's API address (https://api.stripe.com); the demo points it at the
+	// simulator's Stripe.
+	APIBase string
+	// SuccessURL and CancelURL are where Stripe's checkout sends the buyer back ("" = the
+	// dashboard's credits page on the gateway's own address).
+	SuccessURL, CancelURL string
+	// Currency is what is charged: usd, the currency credits are counted in.
+	Currency string
+	// CreditAmounts are the top-ups on offer, in cents; with none, any amount from
+	// MinCreditCents to MaxCreditCents.
+	CreditAmounts                  []int64
+	MinCreditCents, MaxCreditCents int64
+}
+
+// CentsToCredits is a Stripe amount in cents as credits, exactly.
+func CentsToCredits(cents int64) money.Amount { return money.Amount(cents) * centAmount }
+
+// centAmount is one US cent as an Amount.
+var centAmount = mustParse("0.01")
+
+func mustParse(s string) money.Amount {
+	a, err := money.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// Stripe's smallest and a sane largest USD charge, the defaults of min and max.
+const (
+	stripeMinCents       = 50
+	defaultMaxCredit     = 100_000 // $1,000
+	maxStripeCharge      = 99_999_999
+	DefaultStripeAPIBase = "https://api.stripe.com"
+)
+
+// AllowsCredit reports whether a top-up of cents may be bought.
+func (s *Stripe) AllowsCredit(cents int64) bool {
+	if len(s.CreditAmounts) > 0 {
+		for _, a := range s.CreditAmounts {
+			if a == cents {
+				return true
+			}
+		}
+		return false
+	}
+	return cents >= s.MinCreditCents && cents <= s.MaxCreditCents
+}
+
+type billingDoc struct {
+	Stripe *stripeDoc `yaml:"stripe"`
+}
+
+type stripeDoc struct {
+	SecretKeyEnv     string   `yaml:"secret_key_env"`
+	WebhookSecretEnv string   `yaml:"webhook_secret_env"`
+	APIBase          string   `yaml:"api_base"`
+	SuccessURL       string   `yaml:"success_url"`
+	CancelURL        string   `yaml:"cancel_url"`
+	Currency         string   `yaml:"currency"`
+	CreditAmounts    []string `yaml:"credit_amounts"`
+	MinCredit        string   `yaml:"min_credit"`
+	MaxCredit        string   `yaml:"max_credit"`
+}
+
+func (v *validator) billing(d billingDoc) Billing {
+	if d.Stripe == nil {
+		return Billing{}
+	}
+	s, f := d.Stripe, func(name string) string { return "billing.stripe." + name }
+	out := &Stripe{SecretKeyEnv: s.SecretKeyEnv, WebhookSecretEnv: s.WebhookSecretEnv,
+		APIBase: strings.TrimRight(or(s.APIBase, DefaultStripeAPIBase), "/"), SuccessURL: s.SuccessURL, CancelURL: s.CancelURL,
+		Currency: or(s.Currency, "usd"), MinCreditCents: stripeMinCents, MaxCreditCents: defaultMaxCredit}
+	for name, env := range map[string]string{"secret_key_env": s.SecretKeyEnv, "webhook_secret_env": s.WebhookSecretEnv} {
+		if env == "" {
+			v.fail("", f(name), "is required: the name of the environment variable with the secret")
+		}
+		v.envSet("", f(name), env)
+	}
+	for name, u := range map[string]string{"api_base": out.APIBase, "success_url": s.SuccessURL, "cancel_url": s.CancelURL} {
+		if p, err := url.Parse(u); u != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+			v.fail("", f(name), fmt.Sprintf("%q must be an absolute http(s) URL", u))
+		}
+	}
+	if out.Currency != "usd" {
+		v.fail("", f("currency"), fmt.Sprintf("%q: credits are counted in US dollars, so only usd can buy them", out.Currency))
+	}
+	for i, a := range s.CreditAmounts {
+		if c, ok := v.cents(f(fmt.Sprintf("credit_amounts[%d]", i)), a); ok {
+			out.CreditAmounts = append(out.CreditAmounts, c)
+		}
+	}
+	if s.MinCredit != "" {
+		out.MinCreditCents, _ = v.cents(f("min_credit"), s.MinCredit)
+	}
+	if s.MaxCredit != "" {
+		out.MaxCreditCents, _ = v.cents(f("max_credit"), s.MaxCredit)
+	}
+	if out.MinCreditCents > out.MaxCreditCents {
+		v.fail("", f("min_credit"), "is above max_credit")
+	}
+	return Billing{Stripe: out}
+}
+
+// cents reads a USD amount Stripe can charge: whole cents, from $0.50.
+func (v *validator) cents(field, s string) (int64, bool) {
+	a, err := money.Parse(s)
+	if err != nil || a%centAmount != 0 {
+		v.fail("", field, fmt.Sprintf("%q must be a USD amount in whole cents, such as \"25.00\"", s))
+		return 0, false
+	}
+	c := int64(a / centAmount)
+	if c < stripeMinCents || c > maxStripeCharge {
+		v.fail("", field, fmt.Sprintf("%q must be between 0.50 and 999999.99 (what Stripe charges)", s))
+		return 0, false
+	}
+	return c, true
+}

@@ -1,0 +1,141 @@
+package billing
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/stripe/stripe-go/v82/webhook"
+
+	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+	"github.com/modelgate/modelgate/transport/respond"
+)
+
+// WebhookPath is where Stripe sends the account's events, on the public port.
+const WebhookPath = "/billing/stripe/webhook"
+
+// maxEventBytes bounds a webhook body: Stripe's events are a few KiB, never over 1 MiB.
+const maxEventBytes = 1 << 20
+
+// signatureTolerance is how old a signed event may be: an older one is a replay.
+const signatureTolerance = 5 * time.Minute
+
+// Webhook answers POST /billing/stripe/webhook. A bad or stale signature is a 400 and nothing
+// is done; an event applied (or applied before) is a 200 once its effect is durable; an event
+// that failed on the gateway's side is a 500, which Stripe retries; an event of a type the
+// gateway does not act on is acknowledged and ignored.
+func (s *Service) Webhook(w http.ResponseWriter, r *http.Request) {
+	cfg := s.config()
+	if cfg == nil {
+		respond.Error(w, http.StatusNotFound, "invalid_request_error", "not_found", "", "payments are not configured")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxEventBytes+1))
+	if err != nil || len(body) > maxEventBytes {
+		s.d.Count("unknown", "refused")
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "bad_event", "", "the event body could not be read or is over 1 MiB")
+		return
+	}
+	// The account's webhook endpoint may be pinned to another API version than the
+	// library's: the members read below are the same in every version.
+	ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), os.Getenv(cfg.WebhookSecretEnv),
+		webhook.ConstructEventOptions{Tolerance: signatureTolerance, IgnoreAPIVersionMismatch: true})
+	if err != nil {
+		s.d.Count("unknown", "refused")
+		s.d.Logger.Warn("stripe webhook refused", "err", err, "remote", r.RemoteAddr)
+		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "bad_signature", "", "the Stripe-Signature does not verify, or the event is too old")
+		return
+	}
+	status := http.StatusOK
+	switch ev.Type {
+	case "checkout.session.completed", "checkout.session.async_payment_succeeded":
+		status = s.sessionPaid(r, ev.ID, ev.Data.Raw)
+	default:
+		s.d.Count("ignored", "ignored")
+	}
+	if status != http.StatusOK {
+		respond.Error(w, status, "api_error", "retry", "", "the event could not be applied now; Stripe will send it again")
+		return
+	}
+	respond.JSON(w, http.StatusOK, map[string]any{"received": true})
+}
+
+// checkoutSession is what the gateway reads of a Checkout Session.
+type checkoutSession struct {
+	ID                string            `json:"id"`
+	Mode              string            `json:"mode"`
+	PaymentStatus     string            `json:"payment_status"`
+	AmountTotal       int64             `json:"amount_total"`
+	Currency          string            `json:"currency"`
+	ClientReferenceID string            `json:"client_reference_id"`
+	Customer          json.RawMessage   `json:"customer"` // an id, or the expanded object
+	Metadata          map[string]string `json:"metadata"`
+}
+
+// kindCredits marks the sessions the gateway made for a credit purchase.
+const kindCredits = "credits"
+
+// sessionPaid grants a paid credit purchase: once per session, whatever the retries; the
+// status is the webhook's answer.
+func (s *Service) sessionPaid(r *http.Request, eventID string, raw json.RawMessage) int {
+	var cs checkoutSession
+	if err := json.Unmarshal(raw, &cs); err != nil || cs.ID == "" {
+		s.d.Count(kindCredits, "refused")
+		s.d.Logger.Warn("stripe checkout session unreadable", "event", eventID, "err", err)
+		return http.StatusOK // a retry holds the same bytes
+	}
+	if cs.Metadata["modelgate_kind"] != kindCredits || cs.Mode != "payment" {
+		s.d.Count("ignored", "ignored")
+		return http.StatusOK // not a purchase this gateway made
+	}
+	if cs.PaymentStatus != "paid" {
+		s.d.Count(kindCredits, "ignored") // an async payment: its async_payment_succeeded grants
+		return http.StatusOK
+	}
+	if cs.Currency != "usd" || cs.AmountTotal <= 0 {
+		s.d.Count(kindCredits, "refused")
+		s.d.Logger.Error("stripe purchase not in US cents; not granted", "session", cs.ID, "currency", cs.Currency)
+		return http.StatusOK
+	}
+	acct, err := s.d.Accounts.GetAccount(cs.ClientReferenceID)
+	if err != nil {
+		if errors.Is(err, persistence.ErrNotFound) {
+			s.d.Count(kindCredits, "refused")
+			s.d.Logger.Error("stripe purchase for an unknown account; not granted", "session", cs.ID, "account", cs.ClientReferenceID)
+			return http.StatusOK
+		}
+		s.d.Count(kindCredits, "failed")
+		return http.StatusInternalServerError
+	}
+	amount := catalog.CentsToCredits(cs.AmountTotal)
+	_, added, err := s.d.Credits.AddCredits(r.Context(), acct.ID, amount, "stripe:"+cs.ID)
+	switch {
+	case errors.Is(err, quota.ErrIdempotencyConflict):
+		s.d.Count(kindCredits, "refused")
+		s.d.Logger.Error("stripe session granted before with another amount", "session", cs.ID)
+		return http.StatusOK
+	case err != nil:
+		s.d.Count(kindCredits, "failed")
+		s.d.Logger.Error("stripe purchase not granted yet; Stripe retries", "session", cs.ID, "err", err)
+		return http.StatusInternalServerError
+	}
+	var customer string
+	_ = json.Unmarshal(cs.Customer, &customer)
+	if _, err := s.d.Payments.RecordPayment(persistence.Payment{StripeID: cs.ID, EventID: eventID, Kind: persistence.PaymentCredits,
+		Outcome: persistence.GrantedOutcome, Account: acct.ID, Amount: int64(amount), Cents: cs.AmountTotal, Customer: customer,
+		At: time.Now().Unix()}); err != nil {
+		s.d.Count(kindCredits, "failed")
+		return http.StatusInternalServerError // the retry finds the grant made and records it
+	}
+	if added {
+		s.d.Count(kindCredits, "granted")
+	} else {
+		s.d.Count(kindCredits, "repeated")
+	}
+	return http.StatusOK
+}

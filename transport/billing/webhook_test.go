@@ -1,0 +1,194 @@
+package billing
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stripe/stripe-go/v82/webhook"
+
+	"github.com/modelgate/modelgate/codec/money"
+	"github.com/modelgate/modelgate/persistence"
+	"github.com/modelgate/modelgate/persistence/catalog"
+)
+
+const testSecret = "whsec_test_modelgate"
+
+// ledger is an in-memory quota owner's top-up: once per key, as the quota service does.
+type ledger struct {
+	mu      sync.Mutex
+	grants  map[string]money.Amount
+	balance money.Amount
+	fail    int // the next fail calls fail (a transient error)
+}
+
+func (l *ledger) AddCredits(_ context.Context, _ string, amount money.Amount, key string) (money.Amount, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail > 0 {
+		l.fail--
+		return 0, false, errors.New("the account's owner is moving")
+	}
+	if _, ok := l.grants[key]; ok {
+		return l.balance, false, nil
+	}
+	l.grants[key] = amount
+	l.balance += amount
+	return l.balance, true, nil
+}
+
+type accounts map[string]persistence.Account
+
+func (a accounts) GetAccount(id string) (persistence.Account, error) {
+	if acct, ok := a[id]; ok {
+		return acct, nil
+	}
+	return persistence.Account{}, persistence.ErrNotFound
+}
+
+type payments struct {
+	mu   sync.Mutex
+	list []persistence.Payment
+}
+
+func (p *payments) RecordPayment(pay persistence.Payment) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, q := range p.list {
+		if q.StripeID == pay.StripeID {
+			return false, nil
+		}
+	}
+	p.list = append(p.list, pay)
+	return true, nil
+}
+
+func (p *payments) Payments() ([]persistence.Payment, error) { return p.list, nil }
+
+type fixture struct {
+	svc    *Service
+	ledger *ledger
+	pays   *payments
+	counts map[string]int
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	t.Setenv("T_STRIPE_KEY", "sk_test_123")
+	t.Setenv("T_STRIPE_WHSEC", testSecret)
+	cat, err := catalog.Parse("f.yaml", []byte("models:\n  - {id: m, kind: chat, routes: [{id: r, format: chat, base_url: 'http://x'}]}\n"+
+		"billing:\n  stripe: {secret_key_env: T_STRIPE_KEY, webhook_secret_env: T_STRIPE_WHSEC, credit_amounts: ['10.00', '25.00']}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{ledger: &ledger{grants: map[string]money.Amount{}}, pays: &payments{}, counts: map[string]int{}}
+	f.svc = New(Deps{Catalog: catalog.NewHolder(cat), Credits: f.ledger, Accounts: accounts{"acct_1": {ID: "acct_1"}},
+		Payments: f.pays, Count: func(kind, outcome string) { f.counts[kind+"/"+outcome]++ }})
+	return f
+}
+
+// event is a Stripe event of type typ whose data.object is obj.
+func event(id, typ, obj string) []byte {
+	return []byte(`{"id":"` + id + `","object":"event","api_version":"2020-08-27","created":1767225600,"type":"` + typ +
+		`","livemode":false,"pending_webhooks":1,"data":{"object":` + obj + `}}`)
+}
+
+func paidSession(id, account string, cents int64) string {
+	return `{"id":"` + id + `","object":"checkout.session","mode":"payment","payment_status":"paid","status":"complete","amount_total":` +
+		strconv.FormatInt(cents, 10) + `,"currency":"usd","client_reference_id":"` + account + `","customer":"cus_1","metadata":{"modelgate_kind":"credits","account_id":"` + account + `"}}`
+}
+
+// deliver posts payload signed with secret at the time at, as Stripe does.
+func (f *fixture) deliver(payload []byte, secret string, at time.Time) int {
+	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: at})
+	req := httptest.NewRequest(http.MethodPost, WebhookPath, bytes.NewReader(payload))
+	req.Header.Set("Stripe-Signature", signed.Header)
+	rec := httptest.NewRecorder()
+	f.svc.Webhook(rec, req)
+	return rec.Code
+}
+
+func TestWebhookGrantsAPurchaseOnce(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now()
+	ev := event("evt_1", "checkout.session.completed", paidSession("cs_test_1", "acct_1", 2500))
+	for i, e := range [][]byte{ev, ev, event("evt_2", "checkout.session.completed", paidSession("cs_test_1", "acct_1", 2500))} {
+		if code := f.deliver(e, testSecret, now); code != http.StatusOK {
+			t.Fatalf("delivery %d: %d, want 200", i, code)
+		}
+	}
+	if want := catalog.CentsToCredits(2500); f.ledger.balance != want || len(f.ledger.grants) != 1 || f.ledger.grants["stripe:cs_test_1"] != want {
+		t.Errorf("balance %s, grants %v; want one grant of %s under stripe:cs_test_1", f.ledger.balance, f.ledger.grants, want)
+	}
+	if len(f.pays.list) != 1 || f.pays.list[0].EventID != "evt_1" || f.pays.list[0].Cents != 2500 || f.pays.list[0].Customer != "cus_1" {
+		t.Errorf("payments %+v, want one record of evt_1", f.pays.list)
+	}
+	if f.counts["credits/granted"] != 1 || f.counts["credits/repeated"] != 2 {
+		t.Errorf("counts %v, want 1 granted and 2 repeated", f.counts)
+	}
+}
+
+func TestWebhookRefusesWhatItCannotTrust(t *testing.T) {
+	now := time.Now()
+	paid := event("evt_1", "checkout.session.completed", paidSession("cs_test_1", "acct_1", 1000))
+	cases := []struct {
+		name    string
+		payload []byte
+		secret  string
+		at      time.Time
+		code    int
+	}{
+		{"a forged signature", paid, "whsec_someone_else", now, http.StatusBadRequest},
+		{"a stale timestamp (a replay)", paid, testSecret, now.Add(-6 * time.Minute), http.StatusBadRequest},
+		{"a body changed after signing", nil, testSecret, now, http.StatusBadRequest},
+		{"an event type it does not act on", event("evt_3", "customer.created", `{"id":"cus_1"}`), testSecret, now, http.StatusOK},
+		{"a session this gateway did not make", event("evt_4", "checkout.session.completed", strings.Replace(paidSession("cs_other", "acct_1", 1000), `"modelgate_kind":"credits",`, "", 1)), testSecret, now, http.StatusOK},
+		{"an unpaid session (its async payment is pending)", event("evt_5", "checkout.session.completed", strings.Replace(paidSession("cs_async", "acct_1", 1000), `"paid"`, `"unpaid"`, 1)), testSecret, now, http.StatusOK},
+		{"an unknown account", event("evt_6", "checkout.session.completed", paidSession("cs_test_9", "acct_gone", 1000)), testSecret, now, http.StatusOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			var code int
+			if c.payload == nil { // signed one body, sent another
+				signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: paid, Secret: testSecret, Timestamp: now})
+				req := httptest.NewRequest(http.MethodPost, WebhookPath, strings.NewReader(strings.Replace(string(paid), "1000", "100000", 1)))
+				req.Header.Set("Stripe-Signature", signed.Header)
+				rec := httptest.NewRecorder()
+				f.svc.Webhook(rec, req)
+				code = rec.Code
+			} else {
+				code = f.deliver(c.payload, c.secret, c.at)
+			}
+			if code != c.code {
+				t.Errorf("status %d, want %d", code, c.code)
+			}
+			if len(f.ledger.grants) != 0 || len(f.pays.list) != 0 {
+				t.Errorf("granted %v, recorded %v; want nothing", f.ledger.grants, f.pays.list)
+			}
+		})
+	}
+}
+
+// A grant that fails on the gateway's side is a 500: Stripe retries, and the retry grants.
+func TestWebhookRetriedAfterAFailureGrantsOnce(t *testing.T) {
+	f := newFixture(t)
+	f.ledger.fail = 1
+	ev := event("evt_1", "checkout.session.completed", paidSession("cs_test_1", "acct_1", 1000))
+	if code := f.deliver(ev, testSecret, time.Now()); code != http.StatusInternalServerError {
+		t.Fatalf("first delivery: %d, want 500", code)
+	}
+	if code := f.deliver(ev, testSecret, time.Now()); code != http.StatusOK {
+		t.Fatalf("retry: %d, want 200", code)
+	}
+	if len(f.ledger.grants) != 1 || len(f.pays.list) != 1 || f.counts["credits/failed"] != 1 || f.counts["credits/granted"] != 1 {
+		t.Errorf("grants %v, payments %d, counts %v", f.ledger.grants, len(f.pays.list), f.counts)
+	}
+}
