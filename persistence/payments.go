@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,7 +16,10 @@ import (
 // credit grants (the quota owner); a payment record is written after its grant is durable,
 // and again on a retried webhook, which finds the grant already made and writes the same
 // record: recording is idempotent by the Stripe id.
-const nsPayment = "payment/"
+const (
+	nsPayment   = "payment/"
+	nsPaymentPI = "paypi/" // paypi/<payment intent id> → the purchase's Stripe id, for refunds and disputes
+)
 
 // Payment kinds and outcomes.
 const (
@@ -35,7 +39,9 @@ type Payment struct {
 	Amount   int64  `msgpack:"amt"`           // credits added (negative: taken back)
 	Cents    int64  `msgpack:"cents"`         // what Stripe charged or refunded
 	Customer string `msgpack:"cus,omitempty"` // cus_…
-	At       int64  `msgpack:"at"`
+	// PaymentIntent is a purchase's pi_…: what its refunds and disputes name.
+	PaymentIntent string `msgpack:"pi,omitempty"`
+	At            int64  `msgpack:"at"`
 }
 
 // maxStripeID bounds a Stripe object id (they are about 30 to 70 characters).
@@ -49,6 +55,8 @@ func validatePayment(p *Payment) error {
 		return invalidf("kind", "%q is not a payment kind", p.Kind)
 	case p.Account == "":
 		return invalidf("account", "a payment needs its account")
+	case len(p.PaymentIntent) > maxStripeID || strings.ContainsAny(p.PaymentIntent, "/\x00"):
+		return invalidf("payment_intent", "%q is not a Stripe object id", p.PaymentIntent)
 	}
 	return nil
 }
@@ -70,10 +78,37 @@ func (s *Store) RecordPayment(p Payment) (recorded bool, err error) {
 		b.Close()
 		return false, fmt.Errorf("persistence: record payment %s: %w", p.StripeID, err)
 	}
+	if p.PaymentIntent != "" && p.Kind == PaymentCredits {
+		if err := b.Set(dbKey(nsPaymentPI, p.PaymentIntent), []byte(p.StripeID), nil); err != nil {
+			b.Close()
+			return false, fmt.Errorf("persistence: record payment %s: %w", p.StripeID, err)
+		}
+	}
 	if err := s.commit(b); err != nil {
 		return false, fmt.Errorf("persistence: record payment %s: %w", p.StripeID, err)
 	}
 	return true, nil
+}
+
+// PaymentByIntent returns the purchase paid by the payment intent pi; ErrNotFound when none.
+func (s *Store) PaymentByIntent(pi string) (Payment, error) {
+	var p Payment
+	if pi == "" || len(pi) > maxStripeID || strings.ContainsAny(pi, "/\x00") {
+		return p, notFound("payment intent", pi)
+	}
+	v, closer, err := s.db.Get(dbKey(nsPaymentPI, pi))
+	if err != nil {
+		if errors.Is(mapNotFound(err), ErrNotFound) {
+			return p, notFound("payment intent", pi)
+		}
+		return p, fmt.Errorf("persistence: payment intent %s: %w", pi, err)
+	}
+	id := string(v)
+	closer.Close()
+	if err := s.getMsgpack(dbKey(nsPayment, id), &p); err != nil {
+		return p, fmt.Errorf("persistence: payment %s: %w", id, err)
+	}
+	return p, nil
 }
 
 // Payments returns every record, newest first.

@@ -101,6 +101,13 @@ type CreditGrant struct {
 	Balance int64 `msgpack:"bal"` // the balance right after it
 }
 
+// KeyedGrant is a grant with its idempotency key, as the credit history reads it: the key
+// says what the grant was made for (a Stripe purchase's, say).
+type KeyedGrant struct {
+	Key   string      `msgpack:"key"`
+	Grant CreditGrant `msgpack:"g"`
+}
+
 // GrantWrite is a CreditGrant and its idempotency key.
 type GrantWrite struct {
 	Key   string
@@ -174,23 +181,23 @@ func (s *Store) CreditGrantFor(account, key string) (g CreditGrant, found bool, 
 // CreditGrants are the account's top-ups in time order (the account API's credit history).
 // They live beside its request log in this node's store in both modes: a cluster's account
 // shards write them to every replica.
-func (s *Store) CreditGrants(account string) ([]CreditGrant, error) {
+func (s *Store) CreditGrants(account string) ([]KeyedGrant, error) {
 	if err := validateLogAccount(account); err != nil {
 		return nil, fmt.Errorf("credit grants: %w", err)
 	}
-	var out []CreditGrant
+	var out []KeyedGrant
 	err := s.scanPrefix(dbKey(nsCredit, account, "/"), func(k, v []byte) (bool, error) {
 		var g CreditGrant
 		if err := msgpack.Unmarshal(v, &g); err != nil {
 			return false, fmt.Errorf("decode %q: %w", k, err)
 		}
-		out = append(out, g)
+		out = append(out, KeyedGrant{Key: string(k[len(nsCredit)+len(account)+1:]), Grant: g})
 		return true, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("credit grants of %s: %w", account, err)
 	}
-	slices.SortStableFunc(out, func(a, b CreditGrant) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(out, func(a, b KeyedGrant) int { return cmp.Compare(a.Grant.At, b.Grant.At) })
 	return out, nil
 }
 

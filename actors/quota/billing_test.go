@@ -398,3 +398,33 @@ func TestRequestValidation(t *testing.T) {
 	}
 	e.settle(d, Outcome{Counts: true}) // the refused settles changed nothing
 }
+
+// A reversal (a refund or a dispute) takes credits back once per key, below zero if they
+// were spent, and is durable: it survives the owner's restart like a top-up.
+func TestReversalsTakeCreditsBackOnce(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	e.credit("acct_r", "5", "pay_1")
+	steps := []struct {
+		name    string
+		amount  string
+		key     string
+		balance string // below zero
+		ok      bool
+		err     error
+	}{
+		{"a refund beyond what is left", "8", "refund_1", "3", true, nil},
+		{"the same refund again", "8", "refund_1", "3", false, nil},
+		{"the same key, another amount", "2", "refund_1", "3", false, ErrIdempotencyConflict},
+		{"a top-up's key", "5", "pay_1", "3", false, ErrIdempotencyConflict},
+	}
+	for _, st := range steps {
+		b, ok, err := e.svc.ReverseCredits(ctx, "acct_r", usdAmount(t, st.amount), st.key)
+		if ok != st.ok || !errors.Is(err, st.err) || err == nil && b != -usdAmount(t, st.balance) {
+			t.Fatalf("%s: %s, %v, %v; want -%s, %v, %v", st.name, b, ok, err, st.balance, st.ok, st.err)
+		}
+	}
+	if _, _, err := e.svc.ReverseCredits(ctx, "acct_r", 0, "refund_2"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a reversal of nothing: %v", err)
+	}
+}

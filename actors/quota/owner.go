@@ -67,7 +67,7 @@ func (a *accountActor) step(m *stepMsg) {
 			return
 		}
 	}
-	if c.Kind == step.AddCredits || c.Kind == step.Charge {
+	if c.Kind == step.AddCredits || c.Kind == step.Charge || c.Kind == step.Reverse {
 		g, found, err := a.grantFor(c.Key)
 		if err != nil {
 			m.Fail(err)
@@ -83,7 +83,7 @@ func (a *accountActor) step(m *stepMsg) {
 	case r.Fail != step.OK, c.Kind == step.Admit, c.Kind == step.View,
 		(c.Kind == step.Hold || c.Kind == step.MediaReserve) && !r.Admitted:
 		m.reply.put(res)
-	case r.Repeat && (c.Kind == step.AddCredits || c.Kind == step.Charge):
+	case r.Repeat && (c.Kind == step.AddCredits || c.Kind == step.Charge || c.Kind == step.Reverse):
 		a.answerWhenWritten(func(err error) { m.reply.send(*r, err) }, c.Key)
 	default:
 		a.await(func(err error) {

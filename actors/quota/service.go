@@ -419,6 +419,25 @@ func (s *Service) AddCredits(ctx context.Context, account string, amount money.A
 	return r.Balance, r.Added && err == nil, err
 }
 
+// ReverseCredits takes amount back once per idempotency key: a refund or a dispute of a
+// purchase. The balance may go below zero (paid calls are then refused with 402 until it is
+// topped up). The same key again takes nothing (reversed false) and returns the current
+// balance; the same key with another amount is ErrIdempotencyConflict. The new balance is
+// durable before it returns.
+func (s *Service) ReverseCredits(ctx context.Context, account string, amount money.Amount, idempotencyKey string) (balance money.Amount, reversed bool, err error) {
+	if err := checkAccount(account); err != nil {
+		return 0, false, err
+	}
+	if amount <= 0 {
+		return 0, false, fmt.Errorf("%w: reversal for %s: amount %s must be positive", ErrInvalid, account, amount)
+	}
+	if idempotencyKey == "" {
+		return 0, false, fmt.Errorf("%w: reversal for %s: an idempotency key is required", ErrInvalid, account)
+	}
+	r, err := s.do(ctx, account, &step.Command{Kind: step.Reverse, Now: s.stamp(), Key: idempotencyKey, Amount: amount})
+	return r.Balance, r.Added && err == nil, err
+}
+
 // ReserveImages reserves n of today's images (plan.ImageDailyLimit), or refuses with
 // LimitImages and RetryAfter until 00:00 UTC. Durable before it returns.
 func (s *Service) ReserveImages(ctx context.Context, account string, plan *catalog.Plan, n int64) (MediaDecision, error) {

@@ -76,8 +76,8 @@ func (r *Reads) LogEntry(account, id string) (persistence.LogEntry, error) {
 }
 
 // CreditGrants implements the reader of the credits history.
-func (r *Reads) CreditGrants(account string) ([]persistence.CreditGrant, error) {
-	var g []persistence.CreditGrant
+func (r *Reads) CreditGrants(account string) ([]persistence.KeyedGrant, error) {
+	var g []persistence.KeyedGrant
 	if r.o.holds(r.o.Shard(account)) {
 		return r.store.CreditGrants(account)
 	}

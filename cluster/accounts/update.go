@@ -108,7 +108,7 @@ func (u *update) step(c *Command) (step.Result, error) {
 	if err != nil {
 		return step.Result{}, err
 	}
-	if sc.Kind == step.AddCredits || sc.Kind == step.Charge {
+	if sc.Kind == step.AddCredits || sc.Kind == step.Charge || sc.Kind == step.Reverse {
 		g, found := t.grants[sc.Key]
 		if !found {
 			if g, found, err = u.b.CreditGrantFor(c.Account, sc.Key); err != nil {
@@ -140,7 +140,7 @@ func (u *update) step(c *Command) (step.Result, error) {
 // malformed is step.Apply's own first check: a command it refuses without reading or
 // changing the account, which then is neither loaded nor expired nor written.
 func malformed(c *step.Command) bool {
-	return c.Kind == 0 || c.Kind > step.View || c.Now < 0 || c.At < 0 || c.Units < 0 || c.Amount < 0 || c.N < 0 || c.TTL < 0
+	return c.Kind == 0 || c.Kind > step.Reverse || c.Now < 0 || c.At < 0 || c.Units < 0 || c.Amount < 0 || c.N < 0 || c.TTL < 0
 }
 
 // writable reports whether what c may write (its log entry, its grant, its key's throttle
@@ -149,7 +149,7 @@ func malformed(c *step.Command) bool {
 func writable(account string, c *step.Command) bool {
 	w := persistence.QuotaWrite{Account: account, State: &persistence.QuotaRecord{}}
 	switch c.Kind {
-	case step.AddCredits, step.Charge:
+	case step.AddCredits, step.Charge, step.Reverse:
 		w.Grants = []persistence.GrantWrite{{Key: c.Key}}
 	case step.Admit, step.Record:
 		if c.Key != "" {

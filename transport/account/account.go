@@ -28,7 +28,7 @@ const Prefix = "/account/v1"
 // Grants lists an account's top-ups (persistence.Store: kept beside the request log in
 // both modes).
 type Grants interface {
-	CreditGrants(account string) ([]persistence.CreditGrant, error)
+	CreditGrants(account string) ([]persistence.KeyedGrant, error)
 }
 
 // Deps are what the account API works with. Admin is the operator API over the same

@@ -11,6 +11,7 @@ import (
 	"github.com/modelgate/modelgate/codec/money"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/admin"
+	"github.com/modelgate/modelgate/transport/billing"
 	"github.com/modelgate/modelgate/transport/respond"
 )
 
@@ -83,8 +84,9 @@ const ChargeDays = 90
 type creditEntry struct {
 	Date       string `json:"date"`
 	Time       string `json:"time,omitempty"`
-	Kind       string `json:"kind"` // top_up | charge
+	Kind       string `json:"kind"` // top_up | refund | charge
 	AmountUSD  string `json:"amount_usd"`
+	Reference  string `json:"reference,omitempty"` // the Stripe session, charge or dispute
 	BalanceUSD string `json:"balance_usd,omitempty"`
 	Requests   int64  `json:"requests,omitempty"`
 }
@@ -101,13 +103,19 @@ func (s *Server) credits(w http.ResponseWriter, r *http.Request, acct persistenc
 		return
 	}
 	history := []creditEntry{}
-	for _, g := range grants {
-		if g.Amount <= 0 {
+	for _, kg := range grants {
+		g := kg.Grant
+		kind, ref, paid := billing.Reference(kg.Key)
+		switch {
+		case paid:
+		case g.Amount <= 0:
 			continue // a charge (a video's), which its log entry counts below
+		default:
+			kind = "top_up" // the operator's
 		}
 		at := time.Unix(g.At, 0).UTC()
-		history = append(history, creditEntry{Date: at.Format(time.DateOnly), Time: at.Format(time.RFC3339), Kind: "top_up",
-			AmountUSD: money.Amount(g.Amount).String(), BalanceUSD: money.Amount(g.Balance).String()})
+		history = append(history, creditEntry{Date: at.Format(time.DateOnly), Time: at.Format(time.RFC3339), Kind: kind,
+			AmountUSD: money.Amount(g.Amount).String(), BalanceUSD: money.Amount(g.Balance).String(), Reference: ref})
 	}
 	charges, err := s.chargesByDay(acct.ID, s.Now().UTC().AddDate(0, 0, -ChargeDays))
 	if admin.StoreFailed(w, err) {

@@ -31,16 +31,19 @@ type Accounts interface {
 	GetAccount(id string) (persistence.Account, error)
 }
 
-// Payments keeps the operator's record of what was paid.
+// Payments keeps the operator's record of what was paid, and finds a purchase by the payment
+// intent its refunds and disputes name.
 type Payments interface {
 	RecordPayment(p persistence.Payment) (bool, error)
 	Payments() ([]persistence.Payment, error)
+	PaymentByIntent(pi string) (persistence.Payment, error)
 }
 
 // Deps are what the service works with.
 type Deps struct {
 	Catalog  *catalog.Holder
 	Credits  Credits
+	Reverser Reverser
 	Accounts Accounts
 	Payments Payments
 	// Count counts webhooks by kind and outcome (modelgate_payments_total); nil: none.

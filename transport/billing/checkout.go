@@ -51,6 +51,9 @@ func (s *Service) CreditCheckout(ctx context.Context, acct persistence.Account, 
 		SuccessURL:        stripe.String(success),
 		CancelURL:         stripe.String(cancel),
 		Metadata:          map[string]string{"modelgate_kind": kindCredits, "account_id": acct.ID},
+		// The charge's own metadata: Stripe copies none of the session's onto it.
+		PaymentIntentData: &stripe.CheckoutSessionCreatePaymentIntentDataParams{
+			Metadata: map[string]string{"modelgate_kind": kindCredits, "account_id": acct.ID}},
 		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{
 			Quantity: stripe.Int64(1),
 			PriceData: &stripe.CheckoutSessionCreateLineItemPriceDataParams{

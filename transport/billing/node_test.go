@@ -111,21 +111,49 @@ func TestBuyingCreditsThroughStripe(t *testing.T) {
 	}
 }
 
+// Refunds and a dispute sent by the simulator's Stripe take the credits back: exactly, once
+// per refund, below zero when the credits were spent.
+func TestRefundsAndDisputesThroughStripe(t *testing.T) {
+	env := startStripeNode(t)
+	start := credits(t, env).BalanceUSD
+	first := buy(t, env, "25.00")
+	if _, err := env.Sim.Refund(first, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := credits(t, env).BalanceUSD, addUSD(t, start, "15"); got != want {
+		t.Fatalf("after a 10.00 refund of 25.00: %s, want %s", got, want)
+	}
+	id, err := env.Sim.Refund(first, 0) // the rest
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Sim.Redeliver(id); err != nil {
+		t.Fatal(err)
+	}
+	if got := credits(t, env).BalanceUSD; got != start {
+		t.Fatalf("after refunding all of it (and a redelivery): %s, want %s", got, start)
+	}
+	second := buy(t, env, "10.00")
+	if _, err := env.Sim.Dispute(second); err != nil {
+		t.Fatal(err)
+	}
+	if got := credits(t, env).BalanceUSD; got != start {
+		t.Fatalf("after a disputed 10.00: %s, want %s", got, start)
+	}
+	m := env.Metrics()
+	for _, want := range []string{`modelgate_payments_total{kind="refund",outcome="reversed"} 3`, `modelgate_payments_total{kind="refund",outcome="repeated"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
 // A webhook signed with another secret, or too old, is refused and grants nothing.
 func TestForgedAndStaleWebhooksGrantNothing(t *testing.T) {
 	env := startStripeNode(t)
 	before := credits(t, env).BalanceUSD
 	env.Sim.StripeWebhook(env.Node.URL+billing.WebhookPath, "whsec_an_attacker")
-	resp := env.Post("/account/v1/credits/checkout", env.Key, `{"amount_usd":"10.00"}`)
-	var co billing.Checkout
-	if err := json.Unmarshal(nodetest.Read(t, resp), &co); err != nil || co.URL == "" {
-		t.Fatalf("checkout: %d %v", resp.StatusCode, err)
-	}
-	paid, err := noRedirect.Post(co.URL, "application/x-www-form-urlencoded", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paid.Body.Close()
+	buy(t, env, "10.00")
 	events := env.Sim.StripeEvents()
 	if len(events) == 0 {
 		t.Fatal("no event sent")
@@ -140,6 +168,22 @@ func TestForgedAndStaleWebhooksGrantNothing(t *testing.T) {
 	if got := credits(t, env).BalanceUSD; got != before {
 		t.Errorf("a forged webhook moved the balance from %s to %s", before, got)
 	}
+}
+
+// buy starts a checkout for amount and pays it on the hosted page; it returns the session.
+func buy(t *testing.T, env *nodetest.Env, amount string) string {
+	t.Helper()
+	resp := env.Post("/account/v1/credits/checkout", env.Key, `{"amount_usd":"`+amount+`"}`)
+	var co billing.Checkout
+	if err := json.Unmarshal(nodetest.Read(t, resp), &co); err != nil || co.URL == "" {
+		t.Fatalf("checkout: %d %v", resp.StatusCode, err)
+	}
+	paid, err := noRedirect.Post(co.URL, "application/x-www-form-urlencoded", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid.Body.Close()
+	return co.SessionID
 }
 
 // addUSD is a + b as the API writes amounts.

@@ -55,6 +55,10 @@ func (s *Service) Webhook(w http.ResponseWriter, r *http.Request) {
 	switch ev.Type {
 	case "checkout.session.completed", "checkout.session.async_payment_succeeded":
 		status = s.sessionPaid(r, ev.ID, ev.Data.Raw)
+	case "charge.refunded":
+		status = s.refunded(r, &ev)
+	case "charge.dispute.created":
+		status = s.disputed(r, &ev)
 	default:
 		s.d.Count("ignored", "ignored")
 	}
@@ -73,7 +77,8 @@ type checkoutSession struct {
 	AmountTotal       int64             `json:"amount_total"`
 	Currency          string            `json:"currency"`
 	ClientReferenceID string            `json:"client_reference_id"`
-	Customer          json.RawMessage   `json:"customer"` // an id, or the expanded object
+	Customer          json.RawMessage   `json:"customer"`       // an id, or the expanded object
+	PaymentIntent     json.RawMessage   `json:"payment_intent"` // likewise; what refunds name
 	Metadata          map[string]string `json:"metadata"`
 }
 
@@ -113,7 +118,7 @@ func (s *Service) sessionPaid(r *http.Request, eventID string, raw json.RawMessa
 		return http.StatusInternalServerError
 	}
 	amount := catalog.CentsToCredits(cs.AmountTotal)
-	_, added, err := s.d.Credits.AddCredits(r.Context(), acct.ID, amount, "stripe:"+cs.ID)
+	_, added, err := s.d.Credits.AddCredits(r.Context(), acct.ID, amount, purchaseKeyPrefix+cs.ID)
 	switch {
 	case errors.Is(err, quota.ErrIdempotencyConflict):
 		s.d.Count(kindCredits, "refused")
@@ -124,11 +129,9 @@ func (s *Service) sessionPaid(r *http.Request, eventID string, raw json.RawMessa
 		s.d.Logger.Error("stripe purchase not granted yet; Stripe retries", "session", cs.ID, "err", err)
 		return http.StatusInternalServerError
 	}
-	var customer string
-	_ = json.Unmarshal(cs.Customer, &customer)
 	if _, err := s.d.Payments.RecordPayment(persistence.Payment{StripeID: cs.ID, EventID: eventID, Kind: persistence.PaymentCredits,
-		Outcome: persistence.GrantedOutcome, Account: acct.ID, Amount: int64(amount), Cents: cs.AmountTotal, Customer: customer,
-		At: time.Now().Unix()}); err != nil {
+		Outcome: persistence.GrantedOutcome, Account: acct.ID, Amount: int64(amount), Cents: cs.AmountTotal, Customer: objectID(cs.Customer),
+		PaymentIntent: objectID(cs.PaymentIntent), At: time.Now().Unix()}); err != nil {
 		s.d.Count(kindCredits, "failed")
 		return http.StatusInternalServerError // the retry finds the grant made and records it
 	}
@@ -138,4 +141,17 @@ func (s *Service) sessionPaid(r *http.Request, eventID string, raw json.RawMessa
 		s.d.Count(kindCredits, "repeated")
 	}
 	return http.StatusOK
+}
+
+// objectID is the id of a member that is an id or an expanded object ("" when null).
+func objectID(raw json.RawMessage) string {
+	var id string
+	if json.Unmarshal(raw, &id) == nil {
+		return id
+	}
+	var o struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(raw, &o)
+	return o.ID
 }

@@ -72,6 +72,29 @@ func (p *payments) RecordPayment(pay persistence.Payment) (bool, error) {
 
 func (p *payments) Payments() ([]persistence.Payment, error) { return p.list, nil }
 
+func (p *payments) PaymentByIntent(pi string) (persistence.Payment, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, q := range p.list {
+		if q.PaymentIntent == pi && q.Kind == persistence.PaymentCredits {
+			return q, nil
+		}
+	}
+	return persistence.Payment{}, persistence.ErrNotFound
+}
+
+// ReverseCredits takes amount back once per key, below zero if need be, as the quota service does.
+func (l *ledger) ReverseCredits(_ context.Context, _ string, amount money.Amount, key string) (money.Amount, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.grants[key]; ok {
+		return l.balance, false, nil
+	}
+	l.grants[key] = -amount
+	l.balance -= amount
+	return l.balance, true, nil
+}
+
 type fixture struct {
 	svc    *Service
 	ledger *ledger
@@ -89,7 +112,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{ledger: &ledger{grants: map[string]money.Amount{}}, pays: &payments{}, counts: map[string]int{}}
-	f.svc = New(Deps{Catalog: catalog.NewHolder(cat), Credits: f.ledger, Accounts: accounts{"acct_1": {ID: "acct_1"}},
+	f.svc = New(Deps{Catalog: catalog.NewHolder(cat), Credits: f.ledger, Reverser: f.ledger, Accounts: accounts{"acct_1": {ID: "acct_1"}},
 		Payments: f.pays, Count: func(kind, outcome string) { f.counts[kind+"/"+outcome]++ }})
 	return f
 }
@@ -102,7 +125,7 @@ func event(id, typ, obj string) []byte {
 
 func paidSession(id, account string, cents int64) string {
 	return `{"id":"` + id + `","object":"checkout.session","mode":"payment","payment_status":"paid","status":"complete","amount_total":` +
-		strconv.FormatInt(cents, 10) + `,"currency":"usd","client_reference_id":"` + account + `","customer":"cus_1","metadata":{"modelgate_kind":"credits","account_id":"` + account + `"}}`
+		strconv.FormatInt(cents, 10) + `,"currency":"usd","client_reference_id":"` + account + `","customer":"cus_1","payment_intent":"pi_` + id + `","metadata":{"modelgate_kind":"credits","account_id":"` + account + `"}}`
 }
 
 // deliver posts payload signed with secret at the time at, as Stripe does.
@@ -190,5 +213,58 @@ func TestWebhookRetriedAfterAFailureGrantsOnce(t *testing.T) {
 	}
 	if len(f.ledger.grants) != 1 || len(f.pays.list) != 1 || f.counts["credits/failed"] != 1 || f.counts["credits/granted"] != 1 {
 		t.Errorf("grants %v, payments %d, counts %v", f.ledger.grants, len(f.pays.list), f.counts)
+	}
+}
+
+// eventWith is event with data.previous_attributes.
+func eventWith(id, typ, obj, prev string) []byte {
+	e := event(id, typ, obj)
+	return []byte(strings.Replace(string(e), `"data":{"object":`+obj+`}`, `"data":{"object":`+obj+`,"previous_attributes":`+prev+`}`, 1))
+}
+
+func refundedCharge(pi string, refunded int64) string {
+	return `{"id":"ch_1","object":"charge","amount":2500,"amount_refunded":` + strconv.FormatInt(refunded, 10) + `,"currency":"usd","payment_intent":"` + pi + `","metadata":{}}`
+}
+
+// Refunds take back exactly what each refund adds, once per refund whatever the retries; the
+// balance may go below zero (what was spent stays spent); a dispute takes its amount back.
+func TestRefundsAndDisputesTakeCreditsBack(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now()
+	steps := []struct {
+		name    string
+		payload []byte
+		balance string
+	}{
+		{"a purchase of 25.00", event("evt_1", "checkout.session.completed", paidSession("cs_test_1", "acct_1", 2500)), "25"},
+		{"a first refund of 10.00", eventWith("evt_2", "charge.refunded", refundedCharge("pi_cs_test_1", 1000), `{"amount_refunded":0}`), "15"},
+		{"the same event again", eventWith("evt_2", "charge.refunded", refundedCharge("pi_cs_test_1", 1000), `{"amount_refunded":0}`), "15"},
+		{"the rest, 15.00", eventWith("evt_3", "charge.refunded", refundedCharge("pi_cs_test_1", 2500), `{"amount_refunded":1000,"refunded":false}`), "0"},
+		{"a refund of a payment made elsewhere", eventWith("evt_4", "charge.refunded", refundedCharge("pi_other", 500), `{"amount_refunded":0}`), "0"},
+		{"a purchase of 10.00", event("evt_5", "checkout.session.completed", paidSession("cs_test_2", "acct_1", 1000)), "10"},
+		{"its dispute, after 4.00 were spent", event("evt_6", "charge.dispute.created", `{"id":"dp_1","object":"dispute","amount":1000,"currency":"usd","payment_intent":"pi_cs_test_2","charge":"ch_2"}`), "-4"},
+	}
+	for _, st := range steps {
+		if st.name == "its dispute, after 4.00 were spent" {
+			f.ledger.balance -= catalog.CentsToCredits(400)
+		}
+		if code := f.deliver(st.payload, testSecret, now); code != http.StatusOK {
+			t.Fatalf("%s: %d, want 200", st.name, code)
+		}
+		if got := f.ledger.balance.String(); got != st.balance {
+			t.Fatalf("%s: balance %s, want %s", st.name, got, st.balance)
+		}
+	}
+	if f.counts["refund/reversed"] != 3 || f.counts["refund/repeated"] != 1 || f.counts["refund/ignored"] != 1 {
+		t.Errorf("counts %v", f.counts)
+	}
+	var reversed []string
+	for _, p := range f.pays.list {
+		if p.Kind == persistence.PaymentRefund {
+			reversed = append(reversed, p.StripeID+" "+money.Amount(p.Amount).String())
+		}
+	}
+	if got := strings.Join(reversed, ", "); got != "ch_1@1000 -10, ch_1@2500 -15, dp_1 -10" {
+		t.Errorf("refund records: %s", got)
 	}
 }

@@ -24,6 +24,8 @@ func Apply(a *Account, c *Command) Result {
 		a.record(c, now, &r)
 	case AddCredits:
 		a.addCredits(c, now, &r)
+	case Reverse:
+		a.reverse(c, now, &r)
 	case Charge:
 		a.charge(c, now, &r)
 	case Hold:

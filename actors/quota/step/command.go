@@ -21,6 +21,9 @@ const (
 	MediaRelease                 // end media reservation ID: nothing produced
 	Expire                       // release calls past their expiry, forget idle keys
 	View                         // the admin view of the state
+	// Reverse takes Amount back under the idempotency key Key (a refund or a dispute of a
+	// purchase); the balance may go below zero. Appended: a kind's number is in Raft logs.
+	Reverse
 	maxKind
 )
 
@@ -61,7 +64,7 @@ type Command struct {
 	// Log is the entry Settle, Record and Charge write (Record: required). Apply does not
 	// change it; Result.Log is the entry to write.
 	Log *persistence.LogEntry `msgpack:"log,omitempty"`
-	// Prior is the grant already recorded under Key (AddCredits, Charge), nil when none:
+	// Prior is the grant already recorded under Key (AddCredits, Charge, Reverse), nil when none:
 	// grants are not part of the Account (they only grow), so the caller reads them from
 	// the store the state lives in, including grants of commands applied before this one
 	// whose batch is not written yet.
@@ -113,8 +116,8 @@ type Failure uint8
 const (
 	OK                  Failure = iota
 	UnknownReservation          // Settle, MediaCommit, MediaRelease: no such reservation
-	IdempotencyConflict         // AddCredits: Key added another amount; Charge: Key is a top-up
-	Overflow                    // AddCredits: the balance would overflow
+	IdempotencyConflict         // AddCredits, Reverse: Key moved another amount; Charge: Key is a top-up
+	Overflow                    // AddCredits, Reverse: the balance would overflow
 	Invalid                     // a malformed command (unknown kind, negative amount or time)
 )
 

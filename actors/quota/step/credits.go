@@ -10,10 +10,19 @@ import (
 )
 
 // addCredits applies a top-up once per idempotency key (Prior: the key's earlier grant).
-func (a *Account) addCredits(c *Command, now int64, r *Result) {
+func (a *Account) addCredits(c *Command, now int64, r *Result) { a.moveCredits(c, now, r, 1) }
+
+// reverse takes back a purchase's credits once per idempotency key (Prior: the key's earlier
+// reversal): a refund or a dispute. Unlike a charge it has no floor: the balance may go below
+// zero, and the account then pays nothing more until it is topped up.
+func (a *Account) reverse(c *Command, now int64, r *Result) { a.moveCredits(c, now, r, -1) }
+
+// moveCredits adds sign × Amount to the balance once per idempotency key.
+func (a *Account) moveCredits(c *Command, now int64, r *Result, sign int64) {
 	r.Balance = money.Amount(a.Rec.Balance)
+	delta := sign * int64(c.Amount)
 	switch {
-	case c.Prior != nil && c.Prior.Amount != int64(c.Amount):
+	case c.Prior != nil && c.Prior.Amount != delta:
 		r.Fail = IdempotencyConflict
 		return
 	case c.Prior != nil:
@@ -22,13 +31,13 @@ func (a *Account) addCredits(c *Command, now int64, r *Result) {
 	case c.Amount <= 0:
 		r.Fail = Invalid
 		return
-	case a.Rec.Balance > math.MaxInt64-int64(c.Amount):
+	case sign > 0 && a.Rec.Balance > math.MaxInt64-delta, sign < 0 && a.Rec.Balance < math.MinInt64-delta:
 		r.Fail = Overflow
 		return
 	}
-	a.Rec.Balance += int64(c.Amount)
+	a.Rec.Balance += delta
 	r.Balance, r.Added, r.Dirty = money.Amount(a.Rec.Balance), true, true
-	r.Grant = persistence.GrantWrite{Key: c.Key, Grant: persistence.CreditGrant{Amount: int64(c.Amount), At: floorSec(now), Balance: a.Rec.Balance}}
+	r.Grant = persistence.GrantWrite{Key: c.Key, Grant: persistence.CreditGrant{Amount: delta, At: floorSec(now), Balance: a.Rec.Balance}}
 }
 
 // charge debits down to the overdraft floor once per idempotency key (Prior); from a hold,

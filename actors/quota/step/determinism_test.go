@@ -103,12 +103,14 @@ func (g *logGen) next(i int, a *Account) Command {
 			m := a.Rec.Media[r.IntN(len(a.Rec.Media))]
 			c.Media, c.ID = m.Kind, m.ID
 		}
-	case k < 97:
+	case k < 95:
 		c.Kind = Expire
+	case k < 97:
+		c.Kind, c.Key, c.Amount = Reverse, fmt.Sprintf("r%d", r.IntN(6)), money.Amount(1+r.Int64N(2))*250_000_000_000
 	default:
 		c.Kind = View
 	}
-	if c.Kind == AddCredits || c.Kind == Charge {
+	if c.Kind == AddCredits || c.Kind == Charge || c.Kind == Reverse {
 		if gr, ok := g.grants[i][c.Key]; ok {
 			c.Prior = &gr
 		}

@@ -228,6 +228,12 @@ func TestCreditsAndChargesOncePerKey(t *testing.T) {
 			Grant: persistence.GrantWrite{Key: "charge/v1", Grant: persistence.CreditGrant{Amount: -15, At: t0 / sec, Balance: -5}}}, -5},
 		{"charge repeated", 100, Command{Kind: Charge, Key: "charge/v1", Amount: 99, Prior: chg}, Result{Counted: true, Paid: true, Charged: 30, Balance: 100, Repeat: true}, 100},
 		{"charge under a top-up's key", 100, Command{Kind: Charge, Key: "charge/v1", Amount: 30, Prior: top}, Result{Fail: IdempotencyConflict}, 100},
+		{"reversal below zero (a refund after spending)", 100, Command{Kind: Reverse, Key: "r1", Amount: 500}, Result{Balance: -400, Added: true, Dirty: true,
+			Grant: persistence.GrantWrite{Key: "r1", Grant: persistence.CreditGrant{Amount: -500, At: t0 / sec, Balance: -400}}}, -400},
+		{"reversal repeated", -400, Command{Kind: Reverse, Key: "r1", Amount: 500, Prior: &persistence.CreditGrant{Amount: -500, Balance: -400}}, Result{Balance: -400, Repeat: true}, -400},
+		{"reversal under a top-up's key", 100, Command{Kind: Reverse, Key: "t1", Amount: 500, Prior: top}, Result{Fail: IdempotencyConflict, Balance: 100}, 100},
+		{"reversal of nothing", 100, Command{Kind: Reverse, Key: "r1"}, Result{Fail: Invalid, Balance: 100}, 100},
+		{"reversal overflows", math.MinInt64 + 10, Command{Kind: Reverse, Key: "r1", Amount: 11}, Result{Fail: Overflow, Balance: math.MinInt64 + 10}, math.MinInt64 + 10},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
