@@ -41,9 +41,16 @@ func (s *Service) Webhook(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "bad_event", "", "the event body could not be read or is over 1 MiB")
 		return
 	}
+	secret := os.Getenv(cfg.WebhookSecretEnv)
+	if secret == "" { // anyone can sign with an empty secret: nothing is verified without one
+		s.d.Count("unknown", "failed")
+		s.d.Logger.Error("stripe webhook: the secret's variable is empty; every event is refused until it is set", "env", cfg.WebhookSecretEnv)
+		respond.Error(w, http.StatusServiceUnavailable, "api_error", "webhook_secret_missing", "", "the gateway cannot verify events now; Stripe will send them again")
+		return
+	}
 	// The account's webhook endpoint may be pinned to another API version than the
 	// library's: the members read below are the same in every version.
-	ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), os.Getenv(cfg.WebhookSecretEnv),
+	ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), secret,
 		webhook.ConstructEventOptions{Tolerance: signatureTolerance, IgnoreAPIVersionMismatch: true})
 	if err != nil {
 		s.d.Count("unknown", "refused")

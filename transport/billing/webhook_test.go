@@ -200,6 +200,20 @@ func TestWebhookRefusesWhatItCannotTrust(t *testing.T) {
 	}
 }
 
+// Without its secret (the variable emptied after the load) nothing verifies, not even an
+// event signed with the empty secret anyone can compute: 503, and Stripe retries later.
+func TestWebhookWithoutItsSecretVerifiesNothing(t *testing.T) {
+	f := newFixture(t)
+	t.Setenv("T_STRIPE_WHSEC", "")
+	ev := event("evt_1", "checkout.session.completed", paidSession("cs_test_1", "acct_1", 1000))
+	if code := f.deliver(ev, "", time.Now()); code != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", code)
+	}
+	if len(f.ledger.grants) != 0 {
+		t.Errorf("granted %v", f.ledger.grants)
+	}
+}
+
 // A grant that fails on the gateway's side is a 500: Stripe retries, and the retry grants.
 func TestWebhookRetriedAfterAFailureGrantsOnce(t *testing.T) {
 	f := newFixture(t)
