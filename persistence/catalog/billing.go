@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"strings"
@@ -91,8 +92,8 @@ func (v *validator) billing(d billingDoc) Billing {
 	}
 	s, f := d.Stripe, func(name string) string { return "billing.stripe." + name }
 	out := &Stripe{SecretKeyEnv: s.SecretKeyEnv, WebhookSecretEnv: s.WebhookSecretEnv,
-		APIBase: strings.TrimRight(or(s.APIBase, DefaultStripeAPIBase), "/"), SuccessURL: s.SuccessURL, CancelURL: s.CancelURL,
-		Currency: or(s.Currency, "usd"), MinCreditCents: stripeMinCents, MaxCreditCents: defaultMaxCredit}
+		APIBase: strings.TrimRight(cmp.Or(s.APIBase, DefaultStripeAPIBase), "/"), SuccessURL: s.SuccessURL, CancelURL: s.CancelURL,
+		Currency: cmp.Or(s.Currency, "usd"), MinCreditCents: stripeMinCents, MaxCreditCents: defaultMaxCredit}
 	for name, env := range map[string]string{"secret_key_env": s.SecretKeyEnv, "webhook_secret_env": s.WebhookSecretEnv} {
 		if env == "" {
 			v.fail("", f(name), "is required: the name of the environment variable with the secret")
@@ -124,14 +125,22 @@ func (v *validator) billing(d billingDoc) Billing {
 	return Billing{Stripe: out}
 }
 
+// WholeCents is a in cents; false when a is not a positive amount of whole cents.
+func WholeCents(a money.Amount) (int64, bool) {
+	if a <= 0 || a%centAmount != 0 {
+		return 0, false
+	}
+	return int64(a / centAmount), true
+}
+
 // cents reads a USD amount Stripe can charge: whole cents, from $0.50.
 func (v *validator) cents(field, s string) (int64, bool) {
 	a, err := money.Parse(s)
-	if err != nil || a%centAmount != 0 {
+	c, whole := WholeCents(a)
+	if err != nil || !whole {
 		v.fail("", field, fmt.Sprintf("%q must be a USD amount in whole cents, such as \"25.00\"", s))
 		return 0, false
 	}
-	c := int64(a / centAmount)
 	if c < stripeMinCents || c > maxStripeCharge {
 		v.fail("", field, fmt.Sprintf("%q must be between 0.50 and 999999.99 (what Stripe charges)", s))
 		return 0, false

@@ -1,13 +1,15 @@
 package catalog
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -266,10 +268,10 @@ func (v *validator) azure(model string, field func(string) string, d *azureDoc, 
 	}
 	if e := d.Entra; e != nil {
 		r.Azure.Entra = &Entra{
-			TenantIDEnv: or(e.TenantIDEnv, "AZURE_TENANT_ID"), ClientIDEnv: or(e.ClientIDEnv, "AZURE_CLIENT_ID"),
-			ClientSecretEnv: or(e.ClientSecretEnv, "AZURE_CLIENT_SECRET"),
-			AuthorityURL:    strings.TrimRight(or(e.AuthorityURL, "https://login.microsoftonline.com"), "/"),
-			Scope:           or(e.Scope, "https://cognitiveservices.azure.com/.default"),
+			TenantIDEnv: cmp.Or(e.TenantIDEnv, "AZURE_TENANT_ID"), ClientIDEnv: cmp.Or(e.ClientIDEnv, "AZURE_CLIENT_ID"),
+			ClientSecretEnv: cmp.Or(e.ClientSecretEnv, "AZURE_CLIENT_SECRET"),
+			AuthorityURL:    strings.TrimRight(cmp.Or(e.AuthorityURL, "https://login.microsoftonline.com"), "/"),
+			Scope:           cmp.Or(e.Scope, "https://cognitiveservices.azure.com/.default"),
 		}
 		v.envSet(model, field("azure.entra.tenant_id_env"), r.Azure.Entra.TenantIDEnv)
 		v.envSet(model, field("azure.entra.client_id_env"), r.Azure.Entra.ClientIDEnv)
@@ -309,7 +311,7 @@ var reservedHeaders = map[string]bool{
 func (v *validator) extras(model string, field func(string) string, d *routeDoc, r *Route) {
 	if len(d.Headers) > 0 {
 		r.Headers = http.Header{}
-		for _, k := range sortedKeys(d.Headers) {
+		for _, k := range slices.Sorted(maps.Keys(d.Headers)) {
 			val := d.Headers[k]
 			ck := http.CanonicalHeaderKey(k)
 			switch {
@@ -326,7 +328,7 @@ func (v *validator) extras(model string, field func(string) string, d *routeDoc,
 	}
 	if len(d.Query) > 0 {
 		r.Query = map[string]string{}
-		for _, k := range sortedKeys(d.Query) {
+		for _, k := range slices.Sorted(maps.Keys(d.Query)) {
 			switch {
 			case k == "" || strings.ContainsAny(k, "&=#? "):
 				v.fail(model, field("query"), fmt.Sprintf("%q is not a query parameter name", k))
@@ -355,22 +357,6 @@ func (v *validator) extras(model string, field func(string) string, d *routeDoc,
 	if !httpguts.ValidHeaderFieldValue(d.AuthPrefix) {
 		v.fail(model, field("auth_prefix"), "is not a valid header value")
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // orList writes "a, b or c".

@@ -37,8 +37,8 @@ func (s *Server) creditCheckout(w http.ResponseWriter, r *http.Request, acct per
 		return
 	}
 	a, err := money.Parse(in.AmountUSD)
-	cents := int64(a / catalog.CentsToCredits(1))
-	if err != nil || a <= 0 || catalog.CentsToCredits(cents) != a {
+	cents, whole := catalog.WholeCents(a)
+	if err != nil || !whole {
 		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd",
 			"amount_usd must be a USD amount in whole cents, such as \"25.00\"")
 		return
