@@ -138,7 +138,8 @@ func ktModuleRoot(t *testing.T) string {
 }
 
 // ktBuild builds modelgate and modelgate-sim into a temporary directory, as this test was
-// built (raceBuild: with the race detector under make test, so it links what was compiled).
+// built (raceBuild: with the race detector under make test, so it links what was compiled;
+// buildTags: with the fault points under make test-faults).
 func ktBuild(t *testing.T) (gateway, sim string) {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
@@ -146,7 +147,7 @@ func ktBuild(t *testing.T) (gateway, sim string) {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	out := t.TempDir()
-	args := append(append([]string{"build"}, raceBuild...), "-o", out+string(filepath.Separator), "./cmd/modelgate", "./cmd/modelgate-sim")
+	args := append(append(append([]string{"build"}, raceBuild...), buildTags...), "-o", out+string(filepath.Separator), "./cmd/modelgate", "./cmd/modelgate-sim")
 	cmd := exec.Command(goBin, args...)
 	cmd.Dir = ktModuleRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {

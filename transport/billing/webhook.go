@@ -11,6 +11,7 @@ import (
 	"github.com/stripe/stripe-go/v82/webhook"
 
 	"github.com/modelgate/modelgate/actors/quota"
+	"github.com/modelgate/modelgate/internal/supervise"
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/persistence/catalog"
 	"github.com/modelgate/modelgate/transport/respond"
@@ -136,12 +137,16 @@ func (s *Service) sessionPaid(r *http.Request, eventID string, raw json.RawMessa
 		s.d.Logger.Error("stripe purchase not granted yet; Stripe retries", "session", cs.ID, "err", err)
 		return http.StatusInternalServerError
 	}
+	// Granted, not recorded, not answered: a crash here must leave the retry to record only.
+	supervise.Fault("billing.webhook.granted")
 	if _, err := s.d.Payments.RecordPayment(persistence.Payment{StripeID: cs.ID, EventID: eventID, Kind: persistence.PaymentCredits,
 		Outcome: persistence.GrantedOutcome, Account: acct.ID, Amount: int64(amount), Cents: cs.AmountTotal, Customer: objectID(cs.Customer),
 		PaymentIntent: objectID(cs.PaymentIntent), At: time.Now().Unix()}); err != nil {
 		s.d.Count(kindCredits, "failed")
 		return http.StatusInternalServerError // the retry finds the grant made and records it
 	}
+	// Granted and recorded, not answered: a crash here must leave the retry nothing to do.
+	supervise.Fault("billing.webhook.recorded")
 	if added {
 		s.d.Count(kindCredits, "granted")
 	} else {
