@@ -52,6 +52,7 @@ type stripeState struct {
 	idempotent    *boundedStore[idempotentAnswer]
 	events        *boundedStore[*stripeEvent]
 	hooks         []stripeHook
+	portalPrices  []string     // the prices the billing portal offers to switch to (SetPortalPrices)
 	client        *http.Client // delivers webhooks
 }
 
@@ -83,16 +84,22 @@ func (s *Server) registerStripe() {
 	s.mux.Handle("GET /v1/checkout/sessions/{id}", s.stripeAPI(s.getCheckoutSession))
 	s.mux.Handle("POST /v1/billing_portal/sessions", s.stripeAPI(s.createPortalSession))
 	s.mux.Handle("GET /v1/subscriptions/{id}", s.stripeAPI(s.getSubscription))
+	s.mux.Handle("POST /v1/subscriptions/{id}", s.stripeAPI(s.postSubscription))
 	s.mux.HandleFunc("GET /stripe/pay/{id}", s.payPage)
 	s.mux.HandleFunc("POST /stripe/pay/{id}", s.pay)
 	s.mux.HandleFunc("GET /stripe/portal/{id}", s.portalPage)
 	s.mux.HandleFunc("POST /stripe/portal/{id}/cancel", s.portalCancel)
+	s.mux.HandleFunc("POST /stripe/portal/{id}/switch", s.portalSwitch)
 }
 
 // stripeCall is one authenticated API request.
 type stripeCall struct {
 	r    *http.Request
 	form url.Values
+	// events are what the call made, delivered in order once the lock is released and before
+	// the answer is written, as every operation of the fake delivers its events before it
+	// returns. A replayed answer delivers none: they went with the first.
+	events []*stripeEvent
 }
 
 // base is the scheme and host the request reached, for URLs that point back at this
@@ -108,7 +115,8 @@ func (c *stripeCall) base() string {
 // stripeAPI wraps an API handler in what every Stripe call goes through: a request id,
 // a bounded body, the secret key, form parsing and, for a POST with an Idempotency-Key, the
 // replay of the first answer. h runs with the account locked and returns the object to
-// render or the error to answer with.
+// render or the error to answer with; the events it leaves in the call are delivered before
+// the answer is written.
 func (s *Server) stripeAPI(h func(*stripeCall) (any, *apiError)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Request-Id", s.newID("req_"))
@@ -146,10 +154,14 @@ func (s *Server) stripeAPI(h func(*stripeCall) (any, *apiError)) http.Handler {
 				Message: fmt.Sprintf("Idempotency-Key must be at most %d characters long.", maxIdempotencyKey)})
 			return
 		}
-		data, replayed, e := s.runStripeCall(h, &stripeCall{r: r, form: form}, key)
+		c := &stripeCall{r: r, form: form}
+		data, replayed, e := s.runStripeCall(h, c, key)
 		if e != nil {
 			writeStripeError(w, *e)
 			return
+		}
+		if len(c.events) > 0 {
+			s.deliver(c.events...)
 		}
 		if replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
@@ -248,6 +260,11 @@ func stripeInvalid(param, code, msg string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: code, Param: param, Message: msg}
 }
 
+// stripeUnknown is Stripe's 400 for a parameter it does not know.
+func stripeUnknown(param string) *apiError {
+	return stripeInvalid(param, "parameter_unknown", "Received unknown parameter: "+param)
+}
+
 // stripeNoSuch is Stripe's 404 (on retrieval) or 400 (on a parameter) for an unknown id.
 func stripeNoSuch(status int, param, what, id string) *apiError {
 	return &apiError{Status: status, Type: "invalid_request_error", Code: "resource_missing", Param: param,
@@ -265,13 +282,32 @@ const (
 // formMetadata collects name[key]=value parameters (metadata[account_id]=…). An empty value
 // unsets a key in Stripe, so it is left out. The map is never nil: Stripe renders {}.
 func formMetadata(form url.Values, name string) (map[string]string, *apiError) {
+	sent, e := metadataParams(form, name)
+	if e != nil {
+		return nil, e
+	}
+	md := map[string]string{}
+	for k, v := range sent {
+		if v != "" {
+			md[k] = v
+		}
+	}
+	if e := metadataCount(name, md); e != nil {
+		return nil, e
+	}
+	return md, nil
+}
+
+// metadataParams collects name[key]=value parameters as sent, empty values included,
+// refusing keys and values longer than Stripe allows. Other parameters starting with name
+// (name[a][b]) are not collected.
+func metadataParams(form url.Values, name string) (map[string]string, *apiError) {
 	md := map[string]string{}
 	for k, vals := range form {
-		inner, ok := strings.CutPrefix(k, name+"[")
-		if !ok || !strings.HasSuffix(inner, "]") || strings.Contains(inner[:len(inner)-1], "[") {
+		key, ok := metadataKey(k, name)
+		if !ok {
 			continue
 		}
-		key := inner[:len(inner)-1]
 		val := vals[len(vals)-1]
 		switch {
 		case len(key) > maxMetadataKey:
@@ -280,15 +316,28 @@ func formMetadata(form url.Values, name string) (map[string]string, *apiError) {
 		case len(val) > maxMetadataValue:
 			return nil, stripeInvalid(k, "parameter_invalid_string_length", fmt.Sprintf(
 				"Invalid %s: metadata values can be at most %d characters long.", name, maxMetadataValue))
-		case val != "":
-			md[key] = val
 		}
-	}
-	if len(md) > maxMetadataKeys {
-		return nil, stripeInvalid(name, "", fmt.Sprintf("Invalid %s: metadata can have up to %d keys, but you passed in %d keys.",
-			name, maxMetadataKeys, len(md)))
+		md[key] = val
 	}
 	return md, nil
+}
+
+// metadataKey is the key of a name[key] parameter.
+func metadataKey(param, name string) (string, bool) {
+	inner, ok := strings.CutPrefix(param, name+"[")
+	if !ok || !strings.HasSuffix(inner, "]") || strings.Contains(inner[:len(inner)-1], "[") {
+		return "", false
+	}
+	return inner[:len(inner)-1], true
+}
+
+// metadataCount refuses metadata with more keys than Stripe allows.
+func metadataCount(name string, md map[string]string) *apiError {
+	if len(md) > maxMetadataKeys {
+		return stripeInvalid(name, "", fmt.Sprintf("Invalid %s: metadata can have up to %d keys, but you passed in %d keys.",
+			name, maxMetadataKeys, len(md)))
+	}
+	return nil
 }
 
 // formURL reads an optional URL parameter; Stripe refuses anything but an absolute http(s) URL.

@@ -22,6 +22,7 @@ func (s *Server) registerStripeControl() {
 	s.mux.HandleFunc("PUT /_sim/stripe/webhook", s.putStripeWebhook)
 	s.mux.HandleFunc("DELETE /_sim/stripe/webhook", s.deleteStripeWebhook)
 	s.mux.HandleFunc("PUT /_sim/stripe/prices/{id}", s.putStripePrice)
+	s.mux.HandleFunc("PUT /_sim/stripe/portal/prices", s.putPortalPrices)
 	s.mux.HandleFunc("GET /_sim/stripe/events", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, struct {
 			Events []StripeEventRecord `json:"events"`
@@ -120,6 +121,25 @@ func (s *Server) putStripePrice(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stripe.prices.put(id, p)
 	writeJSON(w, http.StatusOK, stripePriceJSON{ID: id, UnitAmount: p.UnitAmount, Currency: p.Currency, Interval: p.Interval})
+}
+
+// portalPricesJSON is the prices the billing portal offers, in the control API.
+type portalPricesJSON struct {
+	Prices []string `json:"prices"`
+}
+
+// putPortalPrices is SetPortalPrices: {"prices":["price_…",…]}, answered with the prices now
+// offered.
+func (s *Server) putPortalPrices(w http.ResponseWriter, r *http.Request) {
+	var in portalPricesJSON
+	if !decodeControl(w, r, &in) {
+		return
+	}
+	if err := s.SetPortalPrices(in.Prices...); err != nil {
+		writeControlError(w, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, portalPricesJSON{Prices: s.portalPricesNow()})
 }
 
 // sendStripeEvent is SendSignedWith: {"secret", "timestamp"} (Unix seconds; 0 or absent: now).

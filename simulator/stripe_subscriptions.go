@@ -2,16 +2,20 @@ package simulator
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/stripe/stripe-go/v82"
 )
 
-// Subscriptions: created by paying a subscription-mode Checkout Session, then changed by a
-// test (or the billing portal) the way Stripe changes them over their life, each change
-// delivered as the event Stripe sends for it.
+// Subscriptions: created by paying a subscription-mode Checkout Session, then changed by the
+// gateway (POST /v1/subscriptions/{id}), the billing portal or a test the way Stripe changes
+// them over their life, each change delivered as the event Stripe sends for it.
 
 type stripeSubscription struct {
 	obj subscriptionObject
@@ -98,51 +102,281 @@ func (s *Server) liveSubscription(id string) (*stripeSubscription, error) {
 // UpdateSubscription changes subscription subID as a plan change or the billing portal
 // would, and sends customer.subscription.updated with previous_attributes naming what
 // changed. priceID, unless "" or the current price, replaces the price of its item (same
-// currency; the period is unchanged and nothing is prorated). atPeriodEnd is the new
-// cancel_at_period_end: true schedules the end at the current period's end (cancel_at,
+// currency; the period is unchanged and nothing is prorated or invoiced). atPeriodEnd is the
+// new cancel_at_period_end: true schedules the end at the current period's end (cancel_at,
 // canceled_at and cancellation_details are set as Stripe sets them), false resumes. It returns
-// the event's id, once its deliveries are done.
+// the event's id, once its deliveries are done. Unlike the API, it refuses a change that
+// changes nothing. POST /v1/subscriptions/{id} makes the same changes, and more.
 func (s *Server) UpdateSubscription(subID, priceID string, atPeriodEnd bool) (string, error) {
-	return s.sendAfter(func() (*stripeEvent, error) { return s.updateSubscription(subID, priceID, atPeriodEnd) })
+	return s.sendAfter(func() (*stripeEvent, error) {
+		s.stripe.mu.Lock()
+		defer s.stripe.mu.Unlock()
+		sub, ok := s.stripe.subscriptions.get(subID)
+		if !ok {
+			return nil, fmt.Errorf("simulator: Stripe subscription %q: %w", subID, errStripeUnknown)
+		}
+		events, e := s.updateSubscription(sub, subscriptionChange{price: priceID, atPeriodEnd: &atPeriodEnd}, time.Now())
+		switch {
+		case e != nil:
+			return nil, fmt.Errorf("simulator: Stripe subscription %s: %s", subID, e.Message)
+		case len(events) == 0:
+			return nil, fmt.Errorf("simulator: subscription %s already has price %s and cancel_at_period_end %t",
+				subID, sub.obj.Items.Data[0].Price.ID, atPeriodEnd)
+		}
+		return events[0], nil // the only one: nothing is invoiced without always_invoice
+	})
 }
 
-func (s *Server) updateSubscription(subID, priceID string, atPeriodEnd bool) (*stripeEvent, error) {
-	s.stripe.mu.Lock()
-	defer s.stripe.mu.Unlock()
-	sub, err := s.liveSubscription(subID)
-	if err != nil {
-		return nil, err
-	}
+// The proration_behavior values of a subscription update.
+const (
+	prorationCreate        = "create_prorations"
+	prorationNone          = "none"
+	prorationAlwaysInvoice = "always_invoice"
+)
+
+// subscriptionChange is one update of a subscription: the parameters of POST
+// /v1/subscriptions/{id}, or what UpdateSubscription or the billing portal asks for. The zero
+// value changes nothing.
+type subscriptionChange struct {
+	items       bool   // items[0][…] sent
+	item        string // items[0][id]: must name the subscription's item; "" names none
+	price       string // the item's new price id; "" (or the current one) keeps it
+	atPeriodEnd *bool  // the new cancel_at_period_end; nil keeps it
+	// proration is proration_behavior, "" when not sent. The fake prorates nothing whatever
+	// it says: a new price takes effect at once for the rest of the period, with neither a
+	// credit for the old price nor a charge for the new one, except that always_invoice bills
+	// a dearer price at once (a whole period of it, not the prorated difference) with a paid
+	// invoice. A cheaper price is never credited.
+	proration string
+	// metadata is metadata[key] as sent, merged into the subscription's: a "" value unsets
+	// the key. clearMetadata (metadata sent empty) unsets every key first.
+	metadata      map[string]string
+	clearMetadata bool
+}
+
+// onlyMetadata reports whether ch asks for nothing but a metadata change, the one change (with
+// cancellation_details) Stripe makes to a canceled subscription.
+func (ch subscriptionChange) onlyMetadata() bool {
+	return !ch.items && ch.price == "" && ch.atPeriodEnd == nil && ch.proration == ""
+}
+
+// updateSubscription applies ch to sub as Stripe's subscription update does and returns the
+// events it makes, in delivery order: none when nothing changed (Stripe sends none), else
+// customer.subscription.updated whose previous_attributes hold what changed, as it was, then,
+// when proration_behavior=always_invoice moves the item to a dearer price (unit_amount),
+// invoice.paid for a subscription_update invoice of the new price. The period is unchanged.
+// Nothing is changed when it answers an error. The lock is held.
+func (s *Server) updateSubscription(sub *stripeSubscription, ch subscriptionChange, now time.Time) ([]*stripeEvent, *apiError) {
 	o := &sub.obj
+	if o.Status == stripe.SubscriptionStatusCanceled && !ch.onlyMetadata() {
+		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error",
+			Code: "invalid_canceled_subscription_fields", Message: "A canceled subscription can only update its cancellation_details and metadata."}
+	}
 	item := o.Items.Data[0]
+	if ch.item != "" && ch.item != item.ID {
+		return nil, stripeInvalid("items[0][id]", "", "Invalid subscription_item id: "+ch.item)
+	}
+	var price *priceObject
+	if ch.price != "" && ch.price != item.Price.ID {
+		if !strings.HasPrefix(ch.price, "price_") || len(ch.price) > maxStripeString {
+			return nil, stripeNoSuch(http.StatusBadRequest, "items[0][price]", "price", ch.price)
+		}
+		p := s.price(ch.price)
+		if p.Currency != o.Currency {
+			return nil, stripeInvalid("items[0][price]", "", fmt.Sprintf("The price %s is in %s but subscription %s is in %s: "+
+				"a subscription's currency cannot change.", ch.price, p.Currency, o.ID, o.Currency))
+		}
+		price = &p
+	}
+	md := o.Metadata
+	if ch.clearMetadata || len(ch.metadata) > 0 {
+		md = map[string]string{}
+		if !ch.clearMetadata {
+			maps.Copy(md, o.Metadata)
+		}
+		for k, v := range ch.metadata {
+			if v == "" {
+				delete(md, k)
+			} else {
+				md[k] = v
+			}
+		}
+		if e := metadataCount("metadata", md); e != nil {
+			return nil, e
+		}
+	}
+
 	prev := map[string]any{}
-	if priceID != "" && priceID != item.Price.ID {
-		if !strings.HasPrefix(priceID, "price_") {
-			return nil, fmt.Errorf("simulator: price id %q must start with price_", priceID)
-		}
-		price := s.price(priceID)
-		if price.Currency != o.Currency {
-			return nil, fmt.Errorf("simulator: price %s is in %s, subscription %s in %s: Stripe does not change a subscription's currency",
-				priceID, price.Currency, subID, o.Currency)
-		}
+	invoice := false
+	if price != nil {
+		invoice = ch.proration == prorationAlwaysInvoice && price.UnitAmount > item.Price.UnitAmount
 		prev["items"] = mustJSON(o.Items) // Stripe sends the whole previous array
-		item.Price = price
+		item.Price = *price
 		o.Items = newList(o.Items.URL, item) // a new slice: the rendered previous one stays as it was
 	}
-	if atPeriodEnd != o.CancelAtPeriodEnd {
+	if ch.atPeriodEnd != nil && *ch.atPeriodEnd != o.CancelAtPeriodEnd {
 		prev["cancel_at"], prev["cancel_at_period_end"] = o.CancelAt, o.CancelAtPeriodEnd
 		prev["canceled_at"], prev["cancellation_details"] = o.CanceledAt, mustJSON(o.CancellationDetails)
-		o.CancelAtPeriodEnd = atPeriodEnd
+		o.CancelAtPeriodEnd = *ch.atPeriodEnd
 		o.CancelAt, o.CanceledAt, o.CancellationDetails = nil, nil, cancellationDetails{}
-		if atPeriodEnd {
-			o.CancelAt, o.CanceledAt = ptr(item.CurrentPeriodEnd), ptr(time.Now().Unix())
+		if o.CancelAtPeriodEnd {
+			o.CancelAt, o.CanceledAt = ptr(item.CurrentPeriodEnd), ptr(now.Unix())
 			o.CancellationDetails.Reason = ptr(stripe.SubscriptionCancellationDetailsReasonCancellationRequested)
 		}
 	}
-	if len(prev) == 0 {
-		return nil, fmt.Errorf("simulator: subscription %s already has price %s and cancel_at_period_end %t", subID, item.Price.ID, atPeriodEnd)
+	if changed := metadataChanges(o.Metadata, md); len(changed) > 0 {
+		prev["metadata"] = changed
+		o.Metadata = md
 	}
-	return s.newEvent(stripe.EventTypeCustomerSubscriptionUpdated, *o, prev), nil
+	if len(prev) == 0 {
+		return nil, nil
+	}
+	var inv invoiceObject
+	if invoice {
+		prev["latest_invoice"] = copyPtr(o.LatestInvoice)
+		inv = s.newInvoice(sub, stripe.InvoiceBillingReasonSubscriptionUpdate, stripe.InvoiceStatusPaid, now,
+			periodObject{Start: now.Unix(), End: now.Unix()}, periodObject{Start: now.Unix(), End: item.CurrentPeriodEnd})
+	}
+	events := []*stripeEvent{s.newEvent(stripe.EventTypeCustomerSubscriptionUpdated, *o, prev)}
+	if invoice {
+		events = append(events, s.newEvent(stripe.EventTypeInvoicePaid, inv, nil))
+	}
+	return events, nil
+}
+
+// metadataChanges is the previous_attributes of a metadata change from before to after: as
+// Stripe renders a changed hash, only the keys that changed, each with its value before (null
+// for a key that was not set).
+func metadataChanges(before, after map[string]string) map[string]any {
+	changed := map[string]any{}
+	for k, v := range before {
+		if w, ok := after[k]; !ok || w != v {
+			changed[k] = v
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			changed[k] = nil
+		}
+	}
+	return changed
+}
+
+// postSubscription answers POST /v1/subscriptions/{id}, Stripe's "Update a subscription", for
+// what the fake's one-item subscriptions have: items[0][id] (naming the item) with
+// items[0][price], cancel_at_period_end, proration_behavior and metadata[…]. The events the
+// update makes (updateSubscription) are delivered before the answer, the subscription as it
+// now is.
+func (s *Server) postSubscription(c *stripeCall) (any, *apiError) {
+	ch, e := subscriptionChangeParams(c.form)
+	if e != nil {
+		return nil, e
+	}
+	id := c.r.PathValue("id")
+	sub, ok := s.stripe.subscriptions.get(id)
+	if !ok {
+		return nil, stripeNoSuch(http.StatusNotFound, "id", "subscription", id)
+	}
+	if c.events, e = s.updateSubscription(sub, ch, time.Now()); e != nil {
+		return nil, e
+	}
+	return sub.obj, nil
+}
+
+// subscriptionChangeParams reads the parameters of a subscription update. A parameter
+// stripe-go can send that the fake does not serve is refused as such; any other it does not
+// take is Stripe's parameter_unknown.
+func subscriptionChangeParams(f url.Values) (subscriptionChange, *apiError) {
+	var ch subscriptionChange
+	for _, k := range slices.Sorted(maps.Keys(f)) { // the same error for the same request
+		v := f[k][len(f[k])-1]
+		switch {
+		case k == "cancel_at_period_end":
+			if v != "true" && v != "false" {
+				return ch, stripeInvalid(k, "", "Invalid boolean: "+v)
+			}
+			ch.atPeriodEnd = ptr(v == "true")
+		case k == "proration_behavior":
+			if v != prorationCreate && v != prorationNone && v != prorationAlwaysInvoice {
+				return ch, stripeInvalid(k, "", "Invalid proration_behavior: must be one of create_prorations, none, or always_invoice")
+			}
+			ch.proration = v
+		case k == "metadata":
+			if v != "" {
+				return ch, stripeInvalid(k, "", "Invalid object")
+			}
+			ch.clearMetadata = true
+		case k == "items[0][id]" || k == "items[0][price]":
+			if v == "" {
+				return ch, stripeInvalid(k, "parameter_invalid_empty", fmt.Sprintf("You passed an empty string for '%[1]s'. "+
+					"We assume empty values are an attempt to unset a parameter; however '%[1]s' cannot be unset. "+
+					"You should remove '%[1]s' from your request or supply a non-empty value.", k))
+			}
+			ch.items = true
+			if k == "items[0][id]" {
+				ch.item = v
+			} else {
+				ch.price = v
+			}
+		default:
+			if _, ok := metadataKey(k, "metadata"); !ok {
+				return ch, refuseSubscriptionParam(k)
+			}
+		}
+	}
+	if ch.price != "" && ch.item == "" {
+		// Stripe would add the price as a second item.
+		return ch, stripeInvalid("items[0][id]", "", "The simulator's subscriptions have one item: "+
+			"change its price with items[0][id] naming it and items[0][price].")
+	}
+	var e *apiError
+	ch.metadata, e = metadataParams(f, "metadata")
+	return ch, e
+}
+
+// The parameters stripe-go's SubscriptionUpdateParams, and each of its items, can send.
+var (
+	subscriptionUpdateParams     = stripeGoParams(reflect.TypeFor[stripe.SubscriptionUpdateParams]())
+	subscriptionUpdateItemParams = stripeGoParams(reflect.TypeFor[stripe.SubscriptionUpdateItemParams]())
+)
+
+// refuseSubscriptionParam refuses parameter k of a subscription update: as not served by the
+// fake when Stripe takes it (stripe-go can send it), else as Stripe's parameter_unknown.
+func refuseSubscriptionParam(k string) *apiError {
+	top, rest, _ := strings.Cut(k, "[")
+	known := subscriptionUpdateParams[top]
+	if top == "items" {
+		index, inner, _ := strings.Cut(rest, "]")
+		if index != "0" {
+			return stripeInvalid(k, "", "The simulator's subscriptions have one item: only items[0] can be sent.")
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(inner, "["), "]")
+		known = subscriptionUpdateItemParams[name]
+	}
+	if !known {
+		return stripeUnknown(k)
+	}
+	return stripeInvalid(k, "", fmt.Sprintf("The simulator does not serve %s in a subscription update: it takes items[0][id] "+
+		"with items[0][price], cancel_at_period_end, proration_behavior and metadata.", k))
+}
+
+// stripeGoParams is the names of the top-level parameters a stripe-go params struct of type t
+// sends: its fields' form tags, and those of the structs it embeds whole (Params: expand,
+// metadata).
+func stripeGoParams(t reflect.Type) map[string]bool {
+	names := map[string]bool{}
+	for f := range t.Fields() {
+		switch name, _, _ := strings.Cut(f.Tag.Get("form"), ","); name {
+		case "", "-":
+		case "*":
+			if f.Type.Kind() == reflect.Struct {
+				maps.Copy(names, stripeGoParams(f.Type))
+			}
+		default:
+			names[name] = true
+		}
+	}
+	return names
 }
 
 // CancelSubscription ends subscription subID now and sends customer.subscription.deleted
