@@ -40,6 +40,7 @@ var Pages = []Page{
 	{Name: "keys", Title: "API keys", Authed: true},
 	{Name: "usage", Title: "Usage", Authed: true},
 	{Name: "credits", Title: "Credits", Authed: true},
+	{Name: "plan", Title: "Plan", Authed: true},
 	{Name: "signup", Title: "Sign up"},
 	{Name: "verify", Title: "Verify your e-mail"},
 	{Name: "login", Title: "Log in"},

@@ -38,6 +38,7 @@ func TestPagesAndAssetsCarryTheSecurityHeaders(t *testing.T) {
 		{"GET", "/dashboard/keys", 200, "text/html; charset=utf-8", `<label for="create-budget">Budget in USD</label>`},
 		{"GET", "/dashboard/usage", 200, "text/html; charset=utf-8", `<script type="module" src="/dashboard/assets/js/pages/usage.js"></script>`},
 		{"GET", "/dashboard/credits", 200, "text/html; charset=utf-8", `<h1>Credits</h1>`},
+		{"GET", "/dashboard/plan", 200, "text/html; charset=utf-8", `<h1>Plan</h1>`},
 		{"GET", "/dashboard/signup", 200, "text/html; charset=utf-8", `<input id="password" name="password" type="password"`},
 		{"GET", "/dashboard/verify", 200, "text/html; charset=utf-8", `<p id="verify-status">`},
 		{"GET", "/dashboard/login", 200, "text/html; charset=utf-8", `<form id="login-form"`},

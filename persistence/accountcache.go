@@ -4,9 +4,9 @@ import "sync"
 
 // accountCache keeps accounts' plans for AccountPlan, which every admitted call asks (the
 // admission reads the account's plan), so a busy account costs no Pebble read and no decode
-// per call. It keeps the plan alone, interned (accounts share a few), under the id the
-// caller passed: about 50 bytes an account, where the decoded record with its e-mail was
-// about 190.
+// per call. It keeps the plan alone with the move a subscription scheduled (its names
+// interned: accounts share a few), under the id the caller passed: about 75 bytes an account,
+// where the decoded record with its e-mail was about 190.
 //
 // Every write of an account record goes through a metadata batch (updateMetaLocked, which
 // the cluster's metadata state machine applies through too), ReplaceMeta (a replica's
@@ -16,23 +16,29 @@ import "sync"
 // raced a write does not keep what it read: gen moved on meanwhile (put).
 type accountCache struct {
 	mu    sync.RWMutex
-	m     map[string]string // account id → plan
-	gen   uint64            // bumped by every drop: a read begun before it keeps nothing
-	plans map[string]string // plan names, interned
+	m     map[string]cachedPlan // account id → plan
+	gen   uint64                // bumped by every drop: a read begun before it keeps nothing
+	plans map[string]string     // plan names, interned
 }
 
 // maxCachedAccounts bounds the cache; past it an arbitrary account makes room.
 const maxCachedAccounts = 1 << 16
 
 func newAccountCache() *accountCache {
-	return &accountCache{m: map[string]string{}, plans: map[string]string{}}
+	return &accountCache{m: map[string]cachedPlan{}, plans: map[string]string{}}
 }
 
-func (c *accountCache) get(id string) (plan string, ok bool) {
+// cachedPlan is an account's plan and the move it has scheduled (Account.PlanAt).
+type cachedPlan struct {
+	plan, next string
+	at         int64
+}
+
+func (c *accountCache) get(id string) (e cachedPlan, ok bool) {
 	c.mu.RLock()
-	plan, ok = c.m[id]
+	e, ok = c.m[id]
 	c.mu.RUnlock()
-	return plan, ok
+	return e, ok
 }
 
 // generation is what a read notes before it reads the store, for put.
@@ -45,24 +51,31 @@ func (c *accountCache) generation() uint64 {
 // put keeps account id's plan, read from the store by a read that began at generation gen,
 // unless a write dropped anything since: the record it read may be the one that write
 // replaced.
-func (c *accountCache) put(id, plan string, gen uint64) {
+func (c *accountCache) put(id string, e cachedPlan, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
 		return
 	}
-	if p, ok := c.plans[plan]; ok {
-		plan = p
-	} else if len(c.plans) < maxCachedAccounts {
-		c.plans[plan] = plan
-	}
+	e.plan, e.next = c.intern(e.plan), c.intern(e.next)
 	if _, ok := c.m[id]; !ok && len(c.m) >= maxCachedAccounts {
 		for id := range c.m {
 			delete(c.m, id)
 			break
 		}
 	}
-	c.m[id] = plan
+	c.m[id] = e
+}
+
+// intern returns the kept copy of plan name p. The lock is held.
+func (c *accountCache) intern(p string) string {
+	if kept, ok := c.plans[p]; ok {
+		return kept
+	}
+	if len(c.plans) < maxCachedAccounts {
+		c.plans[p] = p
+	}
+	return p
 }
 
 // drop forgets the accounts ids (all of them when all is set).

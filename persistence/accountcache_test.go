@@ -94,9 +94,9 @@ func TestAReadThatRacedAWriteKeepsNothing(t *testing.T) {
 	gen := s.accounts.generation()
 	old := must(getAccountIn(s.db, a.ID))(t) // the read's store half, before the write
 	must(s.SetAccountPlan(a.ID, "team"))(t)
-	s.accounts.put(old.ID, old.Plan, gen) // its cache half, after
-	if plan, ok := s.accounts.get(a.ID); ok {
-		t.Fatalf("the cache kept plan %q, read before the plan change", plan)
+	s.accounts.put(old.ID, cachedPlan{plan: old.Plan}, gen) // its cache half, after
+	if e, ok := s.accounts.get(a.ID); ok {
+		t.Fatalf("the cache kept plan %q, read before the plan change", e.plan)
 	}
 	if plan := must(s.AccountPlan(a.ID))(t); plan != "team" {
 		t.Errorf("AccountPlan = %q, want team", plan)

@@ -24,6 +24,21 @@ type Account struct {
 	// Disabled: the operator has disabled the account; its keys fail the key check and it
 	// cannot log in (SetAccountDisabled).
 	Disabled bool `msgpack:"disabled,omitempty" json:"disabled"`
+	// NextPlan is the plan the account moves to at NextPlanAt (unix seconds UTC): a
+	// subscription's downgrade or end takes effect when the period paid for ends. Every
+	// read of the plan goes through PlanAt, so the move needs no writer at that moment.
+	NextPlan   string `msgpack:"next_plan,omitempty" json:"next_plan,omitempty"`
+	NextPlanAt int64  `msgpack:"next_plan_at,omitempty" json:"next_plan_at,omitempty"`
+}
+
+// PlanAt is the account's plan at unix second now: NextPlan once NextPlanAt has come.
+func (a *Account) PlanAt(now int64) string { return planAt(a.Plan, a.NextPlan, a.NextPlanAt, now) }
+
+func planAt(plan, next string, at, now int64) string {
+	if next != "" && now >= at {
+		return next
+	}
+	return plan
 }
 
 const (
@@ -142,16 +157,17 @@ func (s *Store) GetAccount(id string) (Account, error) { return getAccountIn(s.d
 // AccountPlan is account id's plan, from memory once read (accountcache.go): every admitted
 // call asks it.
 func (s *Store) AccountPlan(id string) (string, error) {
-	if plan, ok := s.accounts.get(id); ok {
-		return plan, nil
+	now := nowUTC().Unix()
+	if e, ok := s.accounts.get(id); ok {
+		return planAt(e.plan, e.next, e.at, now), nil
 	}
 	gen := s.accounts.generation()
 	a, err := getAccountIn(s.db, id)
 	if err != nil {
 		return "", err
 	}
-	s.accounts.put(id, a.Plan, gen)
-	return a.Plan, nil
+	s.accounts.put(id, cachedPlan{plan: a.Plan, next: a.NextPlan, at: a.NextPlanAt}, gen)
+	return a.PlanAt(now), nil
 }
 
 func getAccountIn(r pebble.Reader, id string) (Account, error) {
@@ -197,10 +213,11 @@ func (m *MetaBatch) SetAccountPlan(c PlanChange) (Account, error) {
 	if err != nil {
 		return Account{}, err
 	}
-	if a.Plan == c.Plan {
+	if a.Plan == c.Plan && a.NextPlan == "" {
 		return a, nil // nothing to write
 	}
-	a.Plan = c.Plan
+	// The operator's choice replaces a subscription's scheduled move.
+	a.Plan, a.NextPlan, a.NextPlanAt = c.Plan, "", 0
 	if err := m.putAccount(a, 0); err != nil {
 		return Account{}, fmt.Errorf("persistence: set plan of %s: %w", a.ID, err)
 	}

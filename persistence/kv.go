@@ -13,7 +13,7 @@ import (
 // package are refused, so raw writes can never bypass its validation and batching.
 
 // ownNamespaces are the prefixes only this package writes.
-var ownNamespaces = append([]string{nsAccount, nsAcctOrder, nsAcctEmail, nsSchema, nsKey, nsKeyHash, nsAcctKey, nsLog, nsLogID, nsLogDict, nsMeta, nsQuota, nsKeyQuota, nsCredit, nsTask, nsTaskOpen, nsPayment, nsPaymentPI}, authNamespaces...)
+var ownNamespaces = append([]string{nsAccount, nsAcctOrder, nsAcctEmail, nsSchema, nsKey, nsKeyHash, nsAcctKey, nsLog, nsLogID, nsLogDict, nsMeta, nsQuota, nsKeyQuota, nsCredit, nsTask, nsTaskOpen, nsPayment, nsPaymentPI, nsSubscription}, authNamespaces...)
 
 const maxRawKeyLen = 1024
 

@@ -10,10 +10,12 @@ import (
 )
 
 // metaNamespaces are the metadata key space: accounts, their order and e-mail indexes, keys,
-// the key hash index and the per-account key index, and the sign-in state (logins.go). A
+// the key hash index and the per-account key index, the sign-in state (logins.go), and what
+// was paid through Stripe (payments.go, subscriptions.go). A
 // metadata snapshot carries exactly these (and the raw namespaces its taker names); a
 // recovery replaces exactly these.
-var metaNamespaces = append([]string{nsAccount, nsAcctOrder, nsAcctEmail, nsKey, nsKeyHash, nsAcctKey}, authNamespaces...)
+var metaNamespaces = append([]string{nsAccount, nsAcctOrder, nsAcctEmail, nsKey, nsKeyHash, nsAcctKey,
+	nsPayment, nsPaymentPI, nsSubscription}, authNamespaces...)
 
 // MetaView is a consistent read-only view of the metadata key space and of the raw
 // namespaces named when it was taken; writes made after it do not show.

@@ -11,11 +11,14 @@ import (
 )
 
 // Payments: what account holders paid through Stripe, one record per Stripe object (a
-// checkout session for a credit purchase, a refund, a dispute), for the operator's view.
-// payment/<stripe object id> holds a Payment. The money itself moves through the account's
-// credit grants (the quota owner); a payment record is written after its grant is durable,
-// and again on a retried webhook, which finds the grant already made and writes the same
-// record: recording is idempotent by the Stripe id.
+// checkout session for a credit purchase, a refund, a dispute) or per subscription event
+// that moved an account between plans, for the operator's view.
+// payment/<stripe id> holds a Payment. The money itself moves through the account's credit
+// grants (the quota owner); a payment record is written after its grant is durable, and
+// again on a retried webhook, which finds the grant already made and writes the same record:
+// recording is idempotent by the Stripe id. The records are metadata (metaspace.go): a
+// cluster replicates them to every node, so a refund finds its purchase whichever node
+// received either webhook.
 const (
 	nsPayment   = "payment/"
 	nsPaymentPI = "paypi/" // paypi/<payment intent id> → the purchase's Stripe id, for refunds and disputes
@@ -25,6 +28,7 @@ const (
 const (
 	PaymentCredits  = "credits"  // a credit purchase (checkout.session.completed, paid)
 	PaymentRefund   = "refund"   // a refund or dispute taking credits back
+	PaymentPlan     = "plan"     // a subscription event applied to the account's plan
 	GrantedOutcome  = "granted"  // credits added
 	ReversedOutcome = "reversed" // credits taken back
 )
@@ -42,6 +46,12 @@ type Payment struct {
 	// PaymentIntent is a purchase's pi_…: what its refunds and disputes name.
 	PaymentIntent string `msgpack:"pi,omitempty"`
 	At            int64  `msgpack:"at"`
+	// A plan record's subscription (sub_…), and the plan it left the account on: Plan now,
+	// NextPlan from NextPlanAt.
+	Subscription string `msgpack:"sub,omitempty"`
+	Plan         string `msgpack:"plan,omitempty"`
+	NextPlan     string `msgpack:"next,omitempty"`
+	NextPlanAt   int64  `msgpack:"next_at,omitempty"`
 }
 
 // maxStripeID bounds a Stripe object id (they are about 30 to 70 characters).
@@ -51,7 +61,7 @@ func validatePayment(p *Payment) error {
 	switch {
 	case p.StripeID == "" || len(p.StripeID) > maxStripeID || strings.ContainsAny(p.StripeID, "/\x00"):
 		return invalidf("stripe_id", "%q is not a Stripe object id", p.StripeID)
-	case p.Kind != PaymentCredits && p.Kind != PaymentRefund:
+	case p.Kind != PaymentCredits && p.Kind != PaymentRefund && p.Kind != PaymentPlan:
 		return invalidf("kind", "%q is not a payment kind", p.Kind)
 	case p.Account == "":
 		return invalidf("account", "a payment needs its account")
@@ -64,28 +74,29 @@ func validatePayment(p *Payment) error {
 // RecordPayment durably stores p unless a record of its Stripe id exists (then recorded is
 // false and the first record stays).
 func (s *Store) RecordPayment(p Payment) (recorded bool, err error) {
+	err = s.UpdateMeta(func(b *MetaBatch) (err error) {
+		recorded, err = b.RecordPayment(p)
+		return err
+	})
+	return recorded, err
+}
+
+// RecordPayment is RecordPayment's apply half (the cluster's metadata shard applies it).
+func (m *MetaBatch) RecordPayment(p Payment) (recorded bool, err error) {
 	if err := validatePayment(&p); err != nil {
 		return false, fmt.Errorf("persistence: record payment: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	key := dbKey(nsPayment, p.StripeID)
-	if ok, err := s.has(key); err != nil || ok {
+	if ok, err := hasIn(m.b, key); err != nil || ok {
 		return false, err
 	}
-	b := s.db.NewBatch()
-	if err := putMsgpack(b, key, &p); err != nil {
-		b.Close()
+	if err := putMsgpack(m.b, key, &p); err != nil {
 		return false, fmt.Errorf("persistence: record payment %s: %w", p.StripeID, err)
 	}
 	if p.PaymentIntent != "" && p.Kind == PaymentCredits {
-		if err := b.Set(dbKey(nsPaymentPI, p.PaymentIntent), []byte(p.StripeID), nil); err != nil {
-			b.Close()
+		if err := m.b.Set(dbKey(nsPaymentPI, p.PaymentIntent), []byte(p.StripeID), nil); err != nil {
 			return false, fmt.Errorf("persistence: record payment %s: %w", p.StripeID, err)
 		}
-	}
-	if err := s.commit(b); err != nil {
-		return false, fmt.Errorf("persistence: record payment %s: %w", p.StripeID, err)
 	}
 	return true, nil
 }

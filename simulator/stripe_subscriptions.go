@@ -441,10 +441,11 @@ func (s *Server) RenewSubscription(subID string) (string, error) {
 		}
 		now := time.Now()
 		o := &sub.obj
-		if o.CancelAtPeriodEnd {
-			return s.endSubscription(sub, now), nil
-		}
 		item := o.Items.Data[0]
+		if o.CancelAtPeriodEnd {
+			// It ends when its period does (Stripe's ended_at is the period's end), not now.
+			return s.endSubscription(sub, time.Unix(item.CurrentPeriodEnd, 0)), nil
+		}
 		prev := periodObject{Start: item.CurrentPeriodStart, End: item.CurrentPeriodEnd}
 		item.CurrentPeriodStart = item.CurrentPeriodEnd
 		item.CurrentPeriodEnd = periodEnd(item.Price, time.Unix(item.CurrentPeriodStart, 0)).Unix()

@@ -182,8 +182,15 @@ func TestStripeSubscriptionLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec, _ := s.StripeEvent(id); rec.Type != "customer.subscription.deleted" {
-		t.Errorf("renewing a cancelling subscription sent %s", rec.Type)
+	rec, _ := s.StripeEvent(id)
+	var ended stripe.Event
+	if err := json.Unmarshal(rec.Payload, &ended); err != nil {
+		t.Fatal(err)
+	}
+	var got stripe.Subscription
+	objectOf(t, ended, &got)
+	if rec.Type != "customer.subscription.deleted" || got.EndedAt != got.Items.Data[0].CurrentPeriodEnd {
+		t.Errorf("renewing a cancelling subscription sent %s, ended at %d (its period ends at %d)", rec.Type, got.EndedAt, got.Items.Data[0].CurrentPeriodEnd)
 	}
 }
 

@@ -57,6 +57,10 @@ type Command struct {
 	State      *persistence.AccountState   `msgpack:"state,omitempty"`
 	Update     *persistence.KeyChange      `msgpack:"update,omitempty"`
 
+	// The Stripe writes (billingcommands.go).
+	Payment      *persistence.Payment            `msgpack:"payment,omitempty"`
+	Subscription *persistence.SubscriptionChange `msgpack:"subscription,omitempty"`
+
 	Lease *LeaseRenewal `msgpack:"lease,omitempty"` // lease.go
 }
 
@@ -91,6 +95,8 @@ type Result struct {
 	Account *persistence.Account `msgpack:"account,omitempty"`
 	Key     *persistence.Key     `msgpack:"key,omitempty"`
 	Refusal *Refusal             `msgpack:"refusal,omitempty"`
+	// Recorded: a Stripe write wrote its record (false: the record was there already).
+	Recorded bool `msgpack:"recorded,omitempty"`
 }
 
 // DecodeResult reads a Result.

@@ -244,7 +244,7 @@ func (m *StateMachine) apply(b *persistence.MetaBatch, index uint64, raw []byte)
 	if err := m.remember(b, index, idKey, out); err != nil {
 		return nil, nil, err
 	}
-	if res.Account == nil && res.Key == nil {
+	if res.Account == nil && res.Key == nil && !res.Recorded {
 		return out, nil, nil // refused: nothing changed
 	}
 	return out, &cmd, nil
@@ -288,6 +288,8 @@ func applyCommand(b *persistence.MetaBatch, cmd Command) (Result, error) {
 		var k persistence.Key
 		k, err = b.UpdateKey(*cmd.Update)
 		res.Key = &k
+	case isBillingKind(cmd.Kind):
+		res, err = applyBilling(b, cmd)
 	default:
 		return Result{}, &persistence.Error{Kind: persistence.ErrInvalid, Field: "command",
 			Msg: fmt.Sprintf("command of kind %q without its payload, or of a kind this shard does not apply", cmd.Kind)}

@@ -76,6 +76,19 @@ func newSampleLog(t *testing.T) sampleLog {
 	add([]byte{0xc1}, "refused invalid command: entry 12 is not a metadata command")
 	add(enc(t, Command{ID: "c13", Kind: "drop_all"}), `refused invalid command: command of kind "drop_all" without its payload, or of a kind this shard does not apply`)
 	add(enc(t, Command{ID: "c14", Kind: KindRevokeKey, Revoke: &rev}), "key k1 of "+ada.Account.ID+" revoked")
+	// The Stripe writes: a payment recorded once, a subscription event applied once, and
+	// another decided on the same record refused.
+	pay := persistence.Payment{StripeID: "cs_1", EventID: "evt_1", Kind: persistence.PaymentCredits, Account: ada.Account.ID, Amount: 10, Cents: 1000, PaymentIntent: "pi_1", At: 1}
+	add(enc(t, Command{ID: "c15", Kind: KindRecordPayment, Payment: &pay}), "recorded")
+	add(enc(t, Command{ID: "c16", Kind: KindRecordPayment, Payment: &pay}), "empty")
+	sub := func(evt string, at int64) *persistence.SubscriptionChange {
+		return &persistence.SubscriptionChange{Sub: persistence.Subscription{Account: ada.Account.ID, ID: "sub_1", Customer: "cus_1", Plan: "team",
+			Price: "price_team", Status: "active", PeriodEnd: 100, PaidThrough: 100, EventAt: at, Rev: 1},
+			Plan: "pro", NextPlan: "team", NextPlanAt: 100,
+			Record: persistence.Payment{StripeID: evt, EventID: evt, Kind: persistence.PaymentPlan, Account: ada.Account.ID, At: at}}
+	}
+	add(enc(t, Command{ID: "c17", Kind: KindSubscription, Subscription: sub("evt_2", 20)}), "account ada@example.com pro, then team at 100")
+	add(enc(t, Command{ID: "c18", Kind: KindSubscription, Subscription: sub("evt_3", 10)}), "refused conflict rev: the subscription changed meanwhile (revision 1, not 0)")
 	return l
 }
 
@@ -85,8 +98,12 @@ func describe(r Result) string {
 	case r.Refusal != nil:
 		f := r.Refusal
 		return fmt.Sprintf("refused %s %s: %s", f.Kind, f.Field, r.Refusal.Err())
+	case r.Account != nil && r.Account.NextPlan != "":
+		return fmt.Sprintf("account %s %s, then %s at %d", r.Account.Email, r.Account.Plan, r.Account.NextPlan, r.Account.NextPlanAt)
 	case r.Account != nil:
 		return "account " + r.Account.Email + " " + r.Account.Plan
+	case r.Recorded:
+		return "recorded"
 	case r.Key != nil:
 		state := "active"
 		if r.Key.RevokedAt != 0 {

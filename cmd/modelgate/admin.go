@@ -37,7 +37,7 @@ const adminUsage = `modelgate admin: operator commands, sent to a running gatewa
         one page of the request log with the totals of the whole selection; --cursor takes
         the page's next_cursor, --all reads every page and prints them as one
   modelgate admin routes      every route's health: cooldown, its reason, the provider's last refusal
-  modelgate admin payments    credit purchases and reversals made through Stripe, newest first
+  modelgate admin payments    credit purchases, reversals and plan events through Stripe, newest first
 
 Flags may come before or after the words. Every command calls the gateway's admin
 listener (server.admin_addr) at --admin-url (or --url), else MODELGATE_ADMIN_URL, else

@@ -21,7 +21,6 @@ import (
 	"github.com/modelgate/modelgate/dashboard"
 	"github.com/modelgate/modelgate/internal/randid"
 	"github.com/modelgate/modelgate/simulator"
-	"github.com/modelgate/modelgate/transport/billing"
 )
 
 // demoNodes is the demo cluster's size.
@@ -80,7 +79,9 @@ func clusterDemo(args []string, out io.Writer) error {
 	}
 	// Stripe's webhooks reach one endpoint: node 3's, so that a purchase is granted by a node
 	// that may not own the account (its quota owner applies it).
-	sim.StripeWebhook(demoURL(*base, demoNodes)+billing.WebhookPath, demoStripeWebhookSecret)
+	if err := demoStripe(sim, demoURL(*base, demoNodes), demoStripeWebhookSecret); err != nil {
+		return err
+	}
 	creds, err := demoClusterCreds(*dir, url1, demoAdminURL(*base, 1), token)
 	if err != nil {
 		return err

@@ -103,7 +103,9 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 		err = n.Reload()
 	}
 	// The simulator's Stripe sends its signed webhooks here, as Stripe does to an endpoint.
-	sim.StripeWebhook(n.URL+billing.WebhookPath, os.Getenv("MODELGATE_SIM_STRIPE_WEBHOOK_SECRET"))
+	if err == nil {
+		err = demoStripe(sim, n.URL, os.Getenv("MODELGATE_SIM_STRIPE_WEBHOOK_SECRET"))
+	}
 	var creds credentials
 	if err == nil {
 		creds, err = demoAccount(n, dataDir)
@@ -118,6 +120,18 @@ func startDemo(dataDir, addr, adminAddr string) (*node.Node, credentials, func()
 
 // demoStripeWebhookSecret is the secret the demo's simulated Stripe signs its webhooks with.
 const demoStripeWebhookSecret = "whsec_modelgate_demo"
+
+// demoStripe points the simulator's Stripe at the gateway at base: its webhooks, the prices
+// of the plans demo.yaml sells, and the plans its billing portal switches between.
+func demoStripe(sim *simulator.Server, base, secret string) error {
+	sim.StripeWebhook(base+billing.WebhookPath, secret)
+	for id, cents := range map[string]int64{"price_demo_pro": 2000, "price_demo_team": 10000} {
+		if err := sim.SetStripePrice(id, simulator.StripePrice{UnitAmount: cents, Currency: "usd"}); err != nil {
+			return err
+		}
+	}
+	return sim.SetPortalPrices("price_demo_pro", "price_demo_team")
+}
 
 // demoSimEnv are the credentials of the demo's simulated routes (the simulator takes any
 // bearer or api-key, and checks SigV4 signatures against its own AWS key pair) and of its

@@ -67,6 +67,7 @@ func (f *fakeGateway) loggedIn() {
 	f.answer("GET /account/v1/me", reply{status: 200, fixture: "me.json"})
 	f.answer("GET /account/v1/keys", reply{status: 200, fixture: "keys.json"})
 	f.answer("GET /account/v1/credits", reply{status: 200, fixture: "credits.json"})
+	f.answer("GET /account/v1/plan", reply{status: 200, fixture: "plan.json"})
 	f.answerWith("GET /account/v1/usage", func(r *http.Request) reply {
 		if r.URL.Query().Get("cursor") != "" {
 			return reply{status: 200, fixture: "usage-page-2.json"}

@@ -251,6 +251,7 @@ func TestEveryPageLoadsWithoutConsoleErrors(t *testing.T) {
 		"keys":     {"#key-rows", "laptop"},
 		"usage":    {"#usage-rows", "sim-chat"},
 		"credits":  {"#credit-rows", "Top-up"},
+		"plan":     {"#plan-next", "Moves to basic"},
 		"signup":   {"h1", "Sign up"},
 		"verify":   {"#verify-status", "Your e-mail is verified."},
 		"login":    {"#login-notice", "Your e-mail is verified."},

@@ -37,6 +37,10 @@ const (
 	Plan       = "ct-plan"
 	// PaidPlan allows 3 calls a window: the rest are paid from credits.
 	PaidPlan = "ct-paid"
+	// BasicPlan (3 calls a window) and ProPlan (1000) are sold as Stripe subscriptions;
+	// an account whose subscription ends returns to free.
+	BasicPlan = "ct-basic"
+	ProPlan   = "ct-pro"
 	// RPM10Plan admits 10 calls a key per sliding minute.
 	RPM10Plan = "ct-rpm10"
 )
@@ -62,7 +66,19 @@ plans:
   - {name: ` + Plan + `, window_requests: 1000000, window: 720h, burst_rpm: 100000, allow_automated: true}
   - {name: ` + PaidPlan + `, window_requests: 3, window: 720h, allow_automated: true}
   - {name: ` + RPM10Plan + `, window_requests: 1000000, window: 720h, burst_rpm: 10, allow_automated: true}
+  - {name: free, window_requests: 10, window: 720h, allow_automated: true}
+  - {name: ` + BasicPlan + `, window_requests: 3, window: 720h, allow_automated: true, stripe_price: price_ct_basic}
+  - {name: ` + ProPlan + `, window_requests: 1000, window: 720h, allow_automated: true, stripe_price: price_ct_pro}
+billing:
+  stripe: {secret_key_env: ` + stripeKeyEnv + `, webhook_secret_env: ` + stripeSecretEnv + `, api_base: "{{SIM}}", credit_amounts: ["10.00"]}
 `
+
+// The simulator's Stripe account: its API key, and the secret its webhooks are signed with.
+const (
+	stripeKeyEnv    = "MODELGATE_CT_STRIPE_KEY"
+	stripeSecretEnv = "MODELGATE_CT_STRIPE_WHSEC"
+	StripeSecret    = "whsec_clustertest"
+)
 
 var build struct {
 	once sync.Once
@@ -123,7 +139,8 @@ type Cluster struct {
 	Dir     string
 	CertDir string
 	Catalog string
-	SimURL  string  // the simulator's base URL (its control API: /_sim/routes/…)
+	SimURL  string // the simulator's base URL (its control API: /_sim/routes/…)
+	Sim     *simulator.Server
 	Nodes   []*Node // Nodes[i] has id i+1
 	// Net is the fault proxies between the founding nodes' raft transports
 	// (Options.Faults), else nil; Internal is those between their internal listeners
@@ -172,12 +189,12 @@ func New(t testing.TB, opt Options) *Cluster {
 		ns = newNamespaces(t, opt.Nodes)
 		simHost = ns.gws[0] // every namespace reaches it through its own gateway
 	}
-	_, simURL, stopSim, err := simulator.Start(simHost + ":0")
+	sim, simURL, stopSim, err := simulator.Start(simHost + ":0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopSim)
-	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir(), SimURL: simURL, env: opt.Env, ns: ns}
+	c := &Cluster{t: t, Bin: Binary(t), Dir: t.TempDir(), Sim: sim, SimURL: simURL, env: opt.Env, ns: ns}
 	c.CertDir = filepath.Join(c.Dir, "certs")
 	c.Catalog = filepath.Join(c.Dir, "catalog.yaml")
 	if err := os.WriteFile(c.Catalog, []byte(strings.ReplaceAll(catalogYAML, "{{SIM}}", simURL)), 0o600); err != nil {
@@ -282,7 +299,8 @@ func (n *Node) start() error {
 
 // serve starts the node's `modelgate serve` process.
 func (n *Node) serve() (*proc, error) {
-	env := append([]string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim", node.InternalAddrEnv + "=" + n.InternalAddr}, n.c.env...)
+	env := append([]string{"MODELGATE_ADMIN_TOKEN=" + AdminToken, simKeyEnv + "=ct-sim", node.InternalAddrEnv + "=" + n.InternalAddr,
+		stripeKeyEnv + "=sk_test_clustertest", stripeSecretEnv + "=" + StripeSecret}, n.c.env...)
 	if n.routes != "" {
 		env = append(env, node.PeerRoutesEnv+"="+n.routes)
 	}

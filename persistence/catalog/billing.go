@@ -33,6 +33,9 @@ type Stripe struct {
 	// MinCreditCents to MaxCreditCents.
 	CreditAmounts                  []int64
 	MinCreditCents, MaxCreditCents int64
+	// DefaultPlan is the plan an account returns to when its subscription ends (default
+	// free); it must be one of the file's plans.
+	DefaultPlan string
 }
 
 // CentsToCredits is a Stripe amount in cents as credits, exactly.
@@ -84,9 +87,11 @@ type stripeDoc struct {
 	CreditAmounts    []string `yaml:"credit_amounts"`
 	MinCredit        string   `yaml:"min_credit"`
 	MaxCredit        string   `yaml:"max_credit"`
+	DefaultPlan      string   `yaml:"default_plan"`
 }
 
-func (v *validator) billing(d billingDoc) Billing {
+func (v *validator) billing(c *Catalog, d billingDoc) Billing {
+	v.stripePrices(c, d.Stripe != nil)
 	if d.Stripe == nil {
 		return Billing{}
 	}
@@ -122,7 +127,28 @@ func (v *validator) billing(d billingDoc) Billing {
 	if out.MinCreditCents > out.MaxCreditCents {
 		v.fail("", f("min_credit"), "is above max_credit")
 	}
+	out.DefaultPlan = cmp.Or(s.DefaultPlan, "free")
+	if _, ok := c.Plan(out.DefaultPlan); !ok {
+		v.fail("", f("default_plan"), fmt.Sprintf("%q is not one of the plans (where a subscription that ends leaves its account)", out.DefaultPlan))
+	}
 	return Billing{Stripe: out}
+}
+
+// stripePrices checks the plans sold through Stripe: each price sells one plan, and only
+// with billing.stripe configured.
+func (v *validator) stripePrices(c *Catalog, configured bool) {
+	seller := map[string]string{}
+	for _, p := range c.Plans() {
+		switch {
+		case p.StripePrice == "":
+		case !configured:
+			v.failPlan(p.Name, "stripe_price", "needs billing.stripe (the Stripe account that sells it)")
+		case seller[p.StripePrice] != "":
+			v.failPlan(p.Name, "stripe_price", fmt.Sprintf("%s already sells plan %s", p.StripePrice, seller[p.StripePrice]))
+		default:
+			seller[p.StripePrice] = p.Name
+		}
+	}
 }
 
 // WholeCents is a in cents; false when a is not a positive amount of whole cents.

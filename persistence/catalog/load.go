@@ -149,7 +149,7 @@ func Parse(path string, data []byte) (*Catalog, error) {
 	c.Clients = v.clients(doc.Clients)
 	v.plans(c, doc.Plans)
 	c.Auth = v.auth(c, doc.Auth)
-	c.Billing = v.billing(doc.Billing)
+	c.Billing = v.billing(c, doc.Billing)
 	if len(doc.Models) == 0 {
 		v.fail("", "models", "at least one model is required")
 	}

@@ -55,6 +55,9 @@ type Plan struct {
 	Overdraft     money.Amount
 	OverdraftText string // the operator's string, e.g. "5.00"
 	Throttle      Throttle
+	// StripePrice, when set, sells the plan as a Stripe subscription to this recurring price
+	// (price_…); it needs billing.stripe.
+	StripePrice string
 }
 
 // Throttle is the abuse rule: a temporary lower per-minute cap on one key that sustains
@@ -154,6 +157,7 @@ type planDoc struct {
 	VideoDailySeconds *int64      `yaml:"video_daily_seconds"`
 	OverdraftUSD      string      `yaml:"overdraft_usd"`
 	Throttle          throttleDoc `yaml:"throttle"`
+	StripePrice       string      `yaml:"stripe_price"`
 }
 
 type throttleDoc struct {
@@ -261,8 +265,13 @@ func (v *validator) plan(i int, d *planDoc) *Plan {
 	}
 	p.Overdraft = od
 	p.Throttle = v.throttle(name, p.BurstRPM, &d.Throttle)
+	if p.StripePrice = d.StripePrice; p.StripePrice != "" && !stripePricePattern.MatchString(p.StripePrice) {
+		fail("stripe_price", fmt.Sprintf("%q is not a Stripe price id (price_ and letters or digits)", p.StripePrice))
+	}
 	return p
 }
+
+var stripePricePattern = regexp.MustCompile(`^price_[A-Za-z0-9_]{1,200}$`)
 
 // planDuration parses a positive whole-second duration of at least a minute.
 func (v *validator) planDuration(plan, field, s string, def time.Duration) time.Duration {

@@ -80,6 +80,9 @@ func (s *Server) Register(r *mux.Router) {
 	a.HandleFunc("/usage.csv", s.read(s.usageCSV)).Methods(http.MethodGet)
 	a.HandleFunc("/credits", s.read(s.credits)).Methods(http.MethodGet)
 	a.HandleFunc("/credits/checkout", s.read(s.creditCheckout)).Methods(http.MethodPost)
+	a.HandleFunc("/plan", s.read(s.plan)).Methods(http.MethodGet)
+	a.HandleFunc("/plan/checkout", s.write(s.planCheckout)).Methods(http.MethodPost)
+	a.HandleFunc("/billing/portal", s.write(s.portal)).Methods(http.MethodPost)
 	a.HandleFunc("/openapi.yaml", serveOpenAPI).Methods(http.MethodGet)
 }
 

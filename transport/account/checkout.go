@@ -19,15 +19,33 @@ type Payments interface {
 	Enabled() bool
 	CreditOffer() *billing.Offer
 	CreditCheckout(ctx context.Context, acct persistence.Account, cents int64, returnBase string) (billing.Checkout, error)
+	PlanState(acct persistence.Account) (billing.PlanView, error)
+	PlanCheckout(ctx context.Context, acct persistence.Account, plan, returnBase string) (billing.PlanChange, error)
+	Portal(ctx context.Context, acct persistence.Account, returnBase string) (string, error)
+}
+
+// paymentsOff answers a payment call on a gateway that takes none; false when it takes them.
+func (s *Server) paymentsOff(w http.ResponseWriter) bool {
+	if s.Payments != nil && s.Payments.Enabled() {
+		return false
+	}
+	respond.Error(w, http.StatusNotFound, "invalid_request_error", "payments_disabled", "",
+		"this gateway takes no payments (its catalog has no billing.stripe); ask the operator")
+	return true
+}
+
+// providerFailed answers a call Stripe did not answer.
+func (s *Server) providerFailed(w http.ResponseWriter, acct persistence.Account, what string, err error) {
+	s.Logger.Error("stripe "+what+" failed", "account", acct.ID, "err", err)
+	respond.Error(w, http.StatusBadGateway, "api_error", "payment_provider_error", "",
+		"the payment provider could not be reached; try again shortly")
 }
 
 // creditCheckout answers POST /account/v1/credits/checkout {"amount_usd": "25.00"}: a Stripe
 // Checkout Session for that top-up and its URL, where the buyer pays. The credits come with
 // Stripe's signed webhook once it is paid, never from this call or the buyer's way back.
 func (s *Server) creditCheckout(w http.ResponseWriter, r *http.Request, acct persistence.Account) {
-	if s.Payments == nil || !s.Payments.Enabled() {
-		respond.Error(w, http.StatusNotFound, "invalid_request_error", "payments_disabled", "",
-			"this gateway takes no payments (its catalog has no billing.stripe); ask the operator for credits")
+	if s.paymentsOff(w) {
 		return
 	}
 	var in struct {
@@ -49,9 +67,7 @@ func (s *Server) creditCheckout(w http.ResponseWriter, r *http.Request, acct per
 	case errors.As(err, &amountErr):
 		respond.Error(w, http.StatusBadRequest, "invalid_request_error", "invalid_amount", "amount_usd", amountErr.Msg)
 	case err != nil:
-		s.Logger.Error("stripe checkout failed", "account", acct.ID, "err", err)
-		respond.Error(w, http.StatusBadGateway, "api_error", "payment_provider_error", "",
-			"the payment provider could not start a checkout; try again shortly")
+		s.providerFailed(w, acct, "checkout", err)
 	default:
 		respond.JSON(w, http.StatusOK, co)
 	}

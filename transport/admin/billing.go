@@ -155,9 +155,10 @@ func (s *Server) quotaState(w http.ResponseWriter, r *http.Request) {
 
 // Quota reads the account's quota view, or answers why it cannot (false).
 func (s *Server) Quota(w http.ResponseWriter, r *http.Request, acct persistence.Account) (QuotaView, bool) {
-	plan, ok := s.catalog.Load().Plan(acct.Plan)
+	name := acct.PlanAt(time.Now().Unix())
+	plan, ok := s.catalog.Load().Plan(name)
 	if !ok {
-		respond.Error(w, http.StatusConflict, "invalid_request_error", "unknown_plan", "plan", "the account's plan "+acct.Plan+" is not in the catalog")
+		respond.Error(w, http.StatusConflict, "invalid_request_error", "unknown_plan", "plan", "the account's plan "+name+" is not in the catalog")
 		return QuotaView{}, false
 	}
 	st, err := s.quota.State(r.Context(), acct.ID, plan)
@@ -173,7 +174,7 @@ func (s *Server) Quota(w http.ResponseWriter, r *http.Request, acct persistence.
 	daily := func(d quota.Daily) dailyView {
 		return dailyView{Used: d.Used, Reserved: d.Reserved, Limit: d.Limit, ResetsAt: stamp(d.ResetsAt)}
 	}
-	v := QuotaView{AccountID: acct.ID, Plan: acct.Plan, BalanceUSD: st.Balance.String(), SpentUSD: st.Spent.String(),
+	v := QuotaView{AccountID: acct.ID, Plan: name, BalanceUSD: st.Balance.String(), SpentUSD: st.Spent.String(),
 		HeldUSD: st.Held.String(), Window: allowance(st.Window), Weekly: allowance(st.Weekly), Burst: budget(st.Burst),
 		Images: daily(st.Images), Video: daily(st.Video), InFlight: st.InFlight, Keys: []keyView{}}
 	for _, k := range st.Keys {

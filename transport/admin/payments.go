@@ -19,10 +19,16 @@ type paymentView struct {
 	AmountUSD string `json:"amount_usd"` // credits added, negative when taken back
 	Cents     int64  `json:"charged_cents"`
 	At        string `json:"at"`
+	// A plan event's subscription, and the plan it left the account on (then next_plan from
+	// next_plan_at).
+	Subscription string `json:"stripe_subscription,omitempty"`
+	Plan         string `json:"plan,omitempty"`
+	NextPlan     string `json:"next_plan,omitempty"`
+	NextPlanAt   string `json:"next_plan_at,omitempty"`
 }
 
 // listPayments answers GET /admin/v1/payments: every credit purchase and reversal made
-// through Stripe, newest first.
+// through Stripe, and every subscription event applied to a plan, newest first.
 func (s *Server) listPayments(w http.ResponseWriter, _ *http.Request) {
 	out := []paymentView{}
 	if s.payments != nil {
@@ -31,8 +37,13 @@ func (s *Server) listPayments(w http.ResponseWriter, _ *http.Request) {
 			return
 		}
 		for _, p := range ps {
-			out = append(out, paymentView{StripeID: p.StripeID, EventID: p.EventID, Customer: p.Customer, Kind: p.Kind, Outcome: p.Outcome,
-				Account: p.Account, AmountUSD: money.Amount(p.Amount).String(), Cents: p.Cents, At: time.Unix(p.At, 0).UTC().Format(time.RFC3339)})
+			v := paymentView{StripeID: p.StripeID, EventID: p.EventID, Customer: p.Customer, Kind: p.Kind, Outcome: p.Outcome,
+				Account: p.Account, AmountUSD: money.Amount(p.Amount).String(), Cents: p.Cents, At: stamp(time.Unix(p.At, 0)),
+				Subscription: p.Subscription, Plan: p.Plan, NextPlan: p.NextPlan}
+			if p.NextPlanAt != 0 {
+				v.NextPlanAt = stamp(time.Unix(p.NextPlanAt, 0))
+			}
+			out = append(out, v)
 		}
 	}
 	respond.JSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})

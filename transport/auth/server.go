@@ -120,7 +120,7 @@ type accountView struct {
 }
 
 func viewOf(a persistence.Account) accountView {
-	return accountView{ID: a.ID, Email: a.Email, Plan: a.Plan}
+	return accountView{ID: a.ID, Email: a.Email, Plan: a.PlanAt(time.Now().Unix())}
 }
 
 // maxBody bounds an /auth request's body.

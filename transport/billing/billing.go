@@ -26,17 +26,17 @@ type Credits interface {
 	AddCredits(ctx context.Context, account string, amount money.Amount, idempotencyKey string) (money.Amount, bool, error)
 }
 
-// Accounts reads an account (the buyer a webhook names must exist).
-type Accounts interface {
+// Store keeps what was paid: the node's store, or a cluster's metadata shard (every node
+// sees the same). It reads the account a webhook names (which must exist), keeps the
+// operator's record of each payment, finds a purchase by the payment intent its refunds and
+// disputes name, and keeps each account's subscription with its plan.
+type Store interface {
 	GetAccount(id string) (persistence.Account, error)
-}
-
-// Payments keeps the operator's record of what was paid, and finds a purchase by the payment
-// intent its refunds and disputes name.
-type Payments interface {
 	RecordPayment(p persistence.Payment) (bool, error)
 	Payments() ([]persistence.Payment, error)
 	PaymentByIntent(pi string) (persistence.Payment, error)
+	Subscription(accountID string) (persistence.Subscription, error)
+	ApplySubscription(c persistence.SubscriptionChange) (persistence.Account, bool, error)
 }
 
 // Deps are what the service works with.
@@ -44,8 +44,7 @@ type Deps struct {
 	Catalog  *catalog.Holder
 	Credits  Credits
 	Reverser Reverser
-	Accounts Accounts
-	Payments Payments
+	Store    Store
 	// Count counts webhooks by kind and outcome (modelgate_payments_total); nil: none.
 	Count  func(kind, outcome string)
 	Logger *slog.Logger

@@ -74,7 +74,7 @@ func (s *Service) disputed(r *http.Request, ev *stripe.Event) int {
 
 // reverse takes cents back from the account whose purchase pi paid.
 func (s *Service) reverse(r *http.Request, eventID, pi, currency string, cents int64, key, stripeID string) int {
-	purchase, err := s.d.Payments.PaymentByIntent(pi)
+	purchase, err := s.d.Store.PaymentByIntent(pi)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
 		s.d.Count(persistence.PaymentRefund, "ignored") // not a purchase of credits made here
@@ -99,7 +99,7 @@ func (s *Service) reverse(r *http.Request, eventID, pi, currency string, cents i
 		s.d.Logger.Error("stripe reversal not applied yet; Stripe retries", "event", eventID, "err", err)
 		return http.StatusInternalServerError
 	}
-	if _, err := s.d.Payments.RecordPayment(persistence.Payment{StripeID: stripeID, EventID: eventID, Kind: persistence.PaymentRefund,
+	if _, err := s.d.Store.RecordPayment(persistence.Payment{StripeID: stripeID, EventID: eventID, Kind: persistence.PaymentRefund,
 		Outcome: persistence.ReversedOutcome, Account: purchase.Account, Amount: -int64(amount), Cents: cents,
 		Customer: purchase.Customer, PaymentIntent: pi, At: time.Now().Unix()}); err != nil {
 		s.d.Count(persistence.PaymentRefund, "failed")

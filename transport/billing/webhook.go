@@ -67,6 +67,10 @@ func (s *Service) Webhook(w http.ResponseWriter, r *http.Request) {
 		status = s.refunded(r, &ev)
 	case "charge.dispute.created":
 		status = s.disputed(r, &ev)
+	case "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted":
+		status = s.subscriptionChanged(&ev)
+	case "invoice.paid", "invoice.payment_failed":
+		status = s.invoiceSettled(&ev, ev.Type == "invoice.paid")
 	default:
 		s.d.Count("ignored", "ignored")
 	}
@@ -103,6 +107,7 @@ func (s *Service) sessionPaid(r *http.Request, eventID string, raw json.RawMessa
 		return http.StatusOK // a retry holds the same bytes
 	}
 	if cs.Metadata["modelgate_kind"] != kindCredits || cs.Mode != "payment" {
+		// A plan's checkout (mode subscription) is applied by its subscription's own events.
 		s.d.Count("ignored", "ignored")
 		return http.StatusOK // not a purchase this gateway made
 	}
@@ -115,7 +120,7 @@ func (s *Service) sessionPaid(r *http.Request, eventID string, raw json.RawMessa
 		s.d.Logger.Error("stripe purchase not in US cents; not granted", "session", cs.ID, "currency", cs.Currency)
 		return http.StatusOK
 	}
-	acct, err := s.d.Accounts.GetAccount(cs.ClientReferenceID)
+	acct, err := s.d.Store.GetAccount(cs.ClientReferenceID)
 	if err != nil {
 		if errors.Is(err, persistence.ErrNotFound) {
 			s.d.Count(kindCredits, "refused")
@@ -139,7 +144,7 @@ func (s *Service) sessionPaid(r *http.Request, eventID string, raw json.RawMessa
 	}
 	// Granted, not recorded, not answered: a crash here must leave the retry to record only.
 	supervise.Fault("billing.webhook.granted")
-	if _, err := s.d.Payments.RecordPayment(persistence.Payment{StripeID: cs.ID, EventID: eventID, Kind: persistence.PaymentCredits,
+	if _, err := s.d.Store.RecordPayment(persistence.Payment{StripeID: cs.ID, EventID: eventID, Kind: persistence.PaymentCredits,
 		Outcome: persistence.GrantedOutcome, Account: acct.ID, Amount: int64(amount), Cents: cs.AmountTotal, Customer: objectID(cs.Customer),
 		PaymentIntent: objectID(cs.PaymentIntent), At: time.Now().Unix()}); err != nil {
 		s.d.Count(kindCredits, "failed")

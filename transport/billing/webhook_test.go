@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,45 +45,6 @@ func (l *ledger) AddCredits(_ context.Context, _ string, amount money.Amount, ke
 	return l.balance, true, nil
 }
 
-type accounts map[string]persistence.Account
-
-func (a accounts) GetAccount(id string) (persistence.Account, error) {
-	if acct, ok := a[id]; ok {
-		return acct, nil
-	}
-	return persistence.Account{}, persistence.ErrNotFound
-}
-
-type payments struct {
-	mu   sync.Mutex
-	list []persistence.Payment
-}
-
-func (p *payments) RecordPayment(pay persistence.Payment) (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, q := range p.list {
-		if q.StripeID == pay.StripeID {
-			return false, nil
-		}
-	}
-	p.list = append(p.list, pay)
-	return true, nil
-}
-
-func (p *payments) Payments() ([]persistence.Payment, error) { return p.list, nil }
-
-func (p *payments) PaymentByIntent(pi string) (persistence.Payment, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, q := range p.list {
-		if q.PaymentIntent == pi && q.Kind == persistence.PaymentCredits {
-			return q, nil
-		}
-	}
-	return persistence.Payment{}, persistence.ErrNotFound
-}
-
 // ReverseCredits takes amount back once per key, below zero if need be, as the quota service does.
 func (l *ledger) ReverseCredits(_ context.Context, _ string, amount money.Amount, key string) (money.Amount, bool, error) {
 	l.mu.Lock()
@@ -98,8 +60,19 @@ func (l *ledger) ReverseCredits(_ context.Context, _ string, amount money.Amount
 type fixture struct {
 	svc    *Service
 	ledger *ledger
-	pays   *payments
+	store  *persistence.Store
 	counts map[string]int
+}
+
+// payments is what the store recorded, in Stripe id order.
+func (f *fixture) payments(t *testing.T) []persistence.Payment {
+	t.Helper()
+	ps, err := f.store.Payments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(ps, func(a, b persistence.Payment) int { return strings.Compare(a.StripeID, b.StripeID) })
+	return ps
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -111,9 +84,21 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{ledger: &ledger{grants: map[string]money.Amount{}}, pays: &payments{}, counts: map[string]int{}}
-	f.svc = New(Deps{Catalog: catalog.NewHolder(cat), Credits: f.ledger, Reverser: f.ledger, Accounts: accounts{"acct_1": {ID: "acct_1"}},
-		Payments: f.pays, Count: func(kind, outcome string) { f.counts[kind+"/"+outcome]++ }})
+	store, err := persistence.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	// acct_1, the account the events name, on the default plan.
+	if err := store.UpdateMeta(func(b *persistence.MetaBatch) error {
+		_, err := b.CreateAccount(persistence.NewAccount{Account: persistence.Account{ID: "acct_1", Email: "ada@example.com", Plan: "free"}, Order: 1})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{ledger: &ledger{grants: map[string]money.Amount{}}, store: store, counts: map[string]int{}}
+	f.svc = New(Deps{Catalog: catalog.NewHolder(cat), Credits: f.ledger, Reverser: f.ledger, Store: store,
+		Count: func(kind, outcome string) { f.counts[kind+"/"+outcome]++ }})
 	return f
 }
 
@@ -150,8 +135,8 @@ func TestWebhookGrantsAPurchaseOnce(t *testing.T) {
 	if want := catalog.CentsToCredits(2500); f.ledger.balance != want || len(f.ledger.grants) != 1 || f.ledger.grants["stripe:cs_test_1"] != want {
 		t.Errorf("balance %s, grants %v; want one grant of %s under stripe:cs_test_1", f.ledger.balance, f.ledger.grants, want)
 	}
-	if len(f.pays.list) != 1 || f.pays.list[0].EventID != "evt_1" || f.pays.list[0].Cents != 2500 || f.pays.list[0].Customer != "cus_1" {
-		t.Errorf("payments %+v, want one record of evt_1", f.pays.list)
+	if ps := f.payments(t); len(ps) != 1 || ps[0].EventID != "evt_1" || ps[0].Cents != 2500 || ps[0].Customer != "cus_1" {
+		t.Errorf("payments %+v, want one record of evt_1", ps)
 	}
 	if f.counts["credits/granted"] != 1 || f.counts["credits/repeated"] != 2 {
 		t.Errorf("counts %v, want 1 granted and 2 repeated", f.counts)
@@ -193,8 +178,8 @@ func TestWebhookRefusesWhatItCannotTrust(t *testing.T) {
 			if code != c.code {
 				t.Errorf("status %d, want %d", code, c.code)
 			}
-			if len(f.ledger.grants) != 0 || len(f.pays.list) != 0 {
-				t.Errorf("granted %v, recorded %v; want nothing", f.ledger.grants, f.pays.list)
+			if ps := f.payments(t); len(f.ledger.grants) != 0 || len(ps) != 0 {
+				t.Errorf("granted %v, recorded %v; want nothing", f.ledger.grants, ps)
 			}
 		})
 	}
@@ -225,8 +210,8 @@ func TestWebhookRetriedAfterAFailureGrantsOnce(t *testing.T) {
 	if code := f.deliver(ev, testSecret, time.Now()); code != http.StatusOK {
 		t.Fatalf("retry: %d, want 200", code)
 	}
-	if len(f.ledger.grants) != 1 || len(f.pays.list) != 1 || f.counts["credits/failed"] != 1 || f.counts["credits/granted"] != 1 {
-		t.Errorf("grants %v, payments %d, counts %v", f.ledger.grants, len(f.pays.list), f.counts)
+	if ps := f.payments(t); len(f.ledger.grants) != 1 || len(ps) != 1 || f.counts["credits/failed"] != 1 || f.counts["credits/granted"] != 1 {
+		t.Errorf("grants %v, payments %d, counts %v", f.ledger.grants, len(ps), f.counts)
 	}
 }
 
@@ -273,7 +258,7 @@ func TestRefundsAndDisputesTakeCreditsBack(t *testing.T) {
 		t.Errorf("counts %v", f.counts)
 	}
 	var reversed []string
-	for _, p := range f.pays.list {
+	for _, p := range f.payments(t) {
 		if p.Kind == persistence.PaymentRefund {
 			reversed = append(reversed, p.StripeID+" "+money.Amount(p.Amount).String())
 		}

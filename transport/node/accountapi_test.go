@@ -34,22 +34,11 @@ func (c accountClient) do(t *testing.T, method, path, body string) (int, string,
 	return r.StatusCode, string(nodetest.Read(t, r)), r.Header
 }
 
-// sessionOf gives the account a verified login and a session through the store, as a
-// password reset would (the /auth flows have their own tests).
+// sessionOf is the account's browser session (nodetest's Session).
 func sessionOf(t *testing.T, env *nodetest.Env, acct string) accountClient {
 	t.Helper()
-	token, err := env.Node.Store.IssueReset(acct, time.Now())
-	if err == nil {
-		_, err = env.Node.Store.UseToken(persistence.TokenReset, token, "a long test password", time.Now())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := env.Node.Store.CreateSession(acct, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return accountClient{env: env, session: id, csrf: persistence.CSRFToken(id)}
+	h := env.Session(acct)
+	return accountClient{env: env, session: strings.TrimPrefix(h[1], "mg_session="), csrf: h[3]}
 }
 
 func decodeJSON(t *testing.T, body string, v any) {

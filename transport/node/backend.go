@@ -16,6 +16,7 @@ import (
 	"github.com/modelgate/modelgate/transport/admin"
 	"github.com/modelgate/modelgate/transport/api"
 	"github.com/modelgate/modelgate/transport/auth"
+	"github.com/modelgate/modelgate/transport/billing"
 	"github.com/modelgate/modelgate/transport/keycheck"
 	"github.com/modelgate/modelgate/transport/metrics"
 	"github.com/modelgate/modelgate/transport/upstream"
@@ -40,6 +41,7 @@ type backend struct {
 	keys   keycheck.Keys
 	admin  admin.Store
 	auth   auth.Store
+	pay    billing.Store // payments and subscriptions
 	log    requestLog
 	quota  *quota.Service
 	assets api.Assets // generated files, as the API serves them
@@ -66,7 +68,7 @@ func (n *Node) singleBackend(store *persistence.Store, files *assets.Store, up *
 	}
 	q := quota.NewService(quotaStore, n.cfg.Quota)
 	return backend{
-		keys: store, admin: store, auth: store, log: store, quota: q, assets: assetFiles{files},
+		keys: store, admin: store, auth: store, pay: store, log: store, quota: q, assets: assetFiles{files},
 		video:   video.Deps{Tasks: store, Assets: files, Upstream: up, Quota: q, Catalog: n.Catalog, Logger: n.cfg.Logger},
 		prune:   singlePrune(store),
 		started: func(*video.Service) {},
@@ -92,7 +94,7 @@ func (n *Node) clusterBackend(store *persistence.Store, files *assets.Store, up 
 	}
 	tasks := accounts.NewTasks(c.reads)
 	return backend{
-		keys: c.keys, admin: clusterStore{c.meta, c.reads}, auth: c.meta, log: c.reads, quota: q,
+		keys: c.keys, admin: clusterStore{c.meta, c.reads}, auth: c.meta, pay: c.meta, log: c.reads, quota: q,
 		assets: clusterAssetFiles{assetFiles{files}, c.assets},
 		video: video.Deps{Tasks: tasks, Placement: c.leads, Copies: c.assets, Assets: files, Upstream: up, Quota: q,
 			Catalog: n.Catalog, Logger: n.cfg.Logger},

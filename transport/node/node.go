@@ -207,9 +207,9 @@ func Start(cfg Config) (*Node, error) {
 	})
 	n.API.Register(r)
 	adm := admin.New(admin.Deps{Store: b.admin, TokenHash: tokenHash, Catalog: n.Catalog, Quota: n.Quota, Health: n.Board, AuthLimit: authLimit,
-		Credentials: up, Payments: store})
+		Credentials: up, Payments: b.pay})
 	// Stripe's webhook, on the public port: its signature is its authentication.
-	pay := billing.New(billing.Deps{Catalog: n.Catalog, Credits: n.Quota, Reverser: n.Quota, Accounts: b.admin, Payments: store, Count: n.Metrics.Payments(), Logger: cfg.Logger})
+	pay := billing.New(billing.Deps{Catalog: n.Catalog, Credits: n.Quota, Reverser: n.Quota, Store: b.pay, Count: n.Metrics.Payments(), Logger: cfg.Logger})
 	r.HandleFunc(billing.WebhookPath, pay.Webhook).Methods(http.MethodPost)
 	registerAdminElsewhere(r) // the admin API is on its own listener (serveAdminPlane)
 	r.NotFoundHandler = unrouted(r, n.API)
