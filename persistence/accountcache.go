@@ -4,9 +4,9 @@ import "sync"
 
 // accountCache keeps accounts' plans for AccountPlan, which every admitted call asks (the
 // admission reads the account's plan), so a busy account costs no Pebble read and no decode
-// per call. It keeps the plan alone with the move a subscription scheduled (its names
-// interned: accounts share a few), under the id the caller passed: about 75 bytes an account,
-// where the decoded record with its e-mail was about 190.
+// per call. It keeps the plan alone with the move a subscription scheduled, under the id the
+// caller passed; the accounts on one plan with no move share one entry: about 50 bytes an
+// account, where the decoded record with its e-mail was about 190.
 //
 // Every write of an account record goes through a metadata batch (updateMetaLocked, which
 // the cluster's metadata state machine applies through too), ReplaceMeta (a replica's
@@ -16,25 +16,26 @@ import "sync"
 // raced a write does not keep what it read: gen moved on meanwhile (put).
 type accountCache struct {
 	mu    sync.RWMutex
-	m     map[string]cachedPlan // account id → plan
+	m     map[string]*cachedPlan // account id → plan
 	gen   uint64                // bumped by every drop: a read begun before it keeps nothing
-	plans map[string]string     // plan names, interned
+	plans map[string]*cachedPlan // the entries of accounts with no move scheduled, one per plan
 }
 
 // maxCachedAccounts bounds the cache; past it an arbitrary account makes room.
 const maxCachedAccounts = 1 << 16
 
 func newAccountCache() *accountCache {
-	return &accountCache{m: map[string]cachedPlan{}, plans: map[string]string{}}
+	return &accountCache{m: map[string]*cachedPlan{}, plans: map[string]*cachedPlan{}}
 }
 
-// cachedPlan is an account's plan and the move it has scheduled (Account.PlanAt).
+// cachedPlan is an account's plan and the move it has scheduled (Account.PlanAt). Entries
+// are never changed once kept: the accounts on a plan with no move share one.
 type cachedPlan struct {
 	plan, next string
 	at         int64
 }
 
-func (c *accountCache) get(id string) (e cachedPlan, ok bool) {
+func (c *accountCache) get(id string) (e *cachedPlan, ok bool) {
 	c.mu.RLock()
 	e, ok = c.m[id]
 	c.mu.RUnlock()
@@ -57,25 +58,29 @@ func (c *accountCache) put(id string, e cachedPlan, gen uint64) {
 	if c.gen != gen {
 		return
 	}
-	e.plan, e.next = c.intern(e.plan), c.intern(e.next)
+	kept := &e
+	if e.next == "" {
+		kept = c.shared(e.plan)
+	}
 	if _, ok := c.m[id]; !ok && len(c.m) >= maxCachedAccounts {
 		for id := range c.m {
 			delete(c.m, id)
 			break
 		}
 	}
-	c.m[id] = e
+	c.m[id] = kept
 }
 
-// intern returns the kept copy of plan name p. The lock is held.
-func (c *accountCache) intern(p string) string {
-	if kept, ok := c.plans[p]; ok {
+// shared is the entry of plan with no move scheduled, kept once. The lock is held.
+func (c *accountCache) shared(plan string) *cachedPlan {
+	if kept, ok := c.plans[plan]; ok {
 		return kept
 	}
+	e := &cachedPlan{plan: plan}
 	if len(c.plans) < maxCachedAccounts {
-		c.plans[p] = p
+		c.plans[plan] = e
 	}
-	return p
+	return e
 }
 
 // drop forgets the accounts ids (all of them when all is set).

@@ -157,9 +157,11 @@ func (s *Store) GetAccount(id string) (Account, error) { return getAccountIn(s.d
 // AccountPlan is account id's plan, from memory once read (accountcache.go): every admitted
 // call asks it.
 func (s *Store) AccountPlan(id string) (string, error) {
-	now := nowUTC().Unix()
 	if e, ok := s.accounts.get(id); ok {
-		return planAt(e.plan, e.next, e.at, now), nil
+		if e.next == "" { // no move scheduled: no clock read (most accounts, every call)
+			return e.plan, nil
+		}
+		return planAt(e.plan, e.next, e.at, nowUTC().Unix()), nil
 	}
 	gen := s.accounts.generation()
 	a, err := getAccountIn(s.db, id)
@@ -167,7 +169,7 @@ func (s *Store) AccountPlan(id string) (string, error) {
 		return "", err
 	}
 	s.accounts.put(id, cachedPlan{plan: a.Plan, next: a.NextPlan, at: a.NextPlanAt}, gen)
-	return a.PlanAt(now), nil
+	return a.PlanAt(nowUTC().Unix()), nil
 }
 
 func getAccountIn(r pebble.Reader, id string) (Account, error) {

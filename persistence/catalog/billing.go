@@ -34,7 +34,7 @@ type Stripe struct {
 	CreditAmounts                  []int64
 	MinCreditCents, MaxCreditCents int64
 	// DefaultPlan is the plan an account returns to when its subscription ends (default
-	// free); it must be one of the file's plans.
+	// free); it must be one of the file's plans when a plan is sold (or it is given).
 	DefaultPlan string
 }
 
@@ -128,7 +128,8 @@ func (v *validator) billing(c *Catalog, d billingDoc) Billing {
 		v.fail("", f("min_credit"), "is above max_credit")
 	}
 	out.DefaultPlan = cmp.Or(s.DefaultPlan, "free")
-	if _, ok := c.Plan(out.DefaultPlan); !ok {
+	// Needed only where subscriptions can end: a catalog selling no plan may lack it.
+	if _, ok := c.Plan(out.DefaultPlan); !ok && (s.DefaultPlan != "" || len(c.PurchasablePlans()) > 0) {
 		v.fail("", f("default_plan"), fmt.Sprintf("%q is not one of the plans (where a subscription that ends leaves its account)", out.DefaultPlan))
 	}
 	return Billing{Stripe: out}

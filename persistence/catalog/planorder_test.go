@@ -64,6 +64,15 @@ func TestPlansSoldThroughStripe(t *testing.T) {
 	}
 }
 
+// A catalog that sells no plan needs no default plan.
+func TestCreditsAloneNeedNoDefaultPlan(t *testing.T) {
+	t.Setenv("T_SK", "sk_test_1")
+	t.Setenv("T_WH", "whsec_1")
+	if _, err := Parse("f.yaml", []byte("plans:\n  - {name: gold}\n"+billingBase+"{secret_key_env: T_SK, webhook_secret_env: T_WH}\n")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestPlansSoldThroughStripeErrorsNameTheField(t *testing.T) {
 	t.Setenv("T_SK", "sk_test_1")
 	t.Setenv("T_WH", "whsec_1")
@@ -75,7 +84,7 @@ func TestPlansSoldThroughStripeErrorsNameTheField(t *testing.T) {
 			"plan b: stripe_price: price_x already sells plan a"},
 		{"not a price id", "plans:\n  - {name: free}\n  - {name: a, stripe_price: prod_x}\n" + stripe,
 			`plan a: stripe_price: "prod_x" is not a Stripe price id`},
-		{"no default plan", "plans:\n  - {name: a, stripe_price: price_x}\n" + stripe,
+		{"no default plan where a plan is sold", "plans:\n  - {name: a, stripe_price: price_x}\n" + stripe,
 			`billing.stripe.default_plan: "free" is not one of the plans`},
 		{"an unknown default plan", "plans:\n  - {name: free}\n" + billingBase + "{secret_key_env: T_SK, webhook_secret_env: T_WH, default_plan: gold}\n",
 			`billing.stripe.default_plan: "gold" is not one of the plans`},

@@ -199,3 +199,33 @@ func addUSD(t *testing.T, a, b string) string {
 	}
 	return (x + y).String()
 }
+
+// The buyer comes back before Stripe's webhook arrives (its endpoint unreachable until
+// then): the way back grants nothing; the webhook, when it comes, grants once, however
+// often it comes.
+func TestTheWayBackBeforeTheWebhookGrantsNothing(t *testing.T) {
+	env := startStripeNode(t)
+	before := credits(t, env).BalanceUSD
+	env.Sim.StripeWebhook(env.Node.URL+billing.WebhookPath, "") // no endpoint: Stripe holds the event
+	session := buy(t, env, "10.00")
+	back := env.Do(http.MethodGet, "/dashboard/credits?session="+session, "", "")
+	nodetest.Read(t, back)
+	if got := credits(t, env).BalanceUSD; back.StatusCode != http.StatusOK || got != before {
+		t.Fatalf("back from paying: %d, balance %s; want 200 and %s unchanged", back.StatusCode, got, before)
+	}
+	env.Sim.StripeWebhook(env.Node.URL+billing.WebhookPath, stripeSecret)
+	var completed string
+	for _, e := range env.Sim.StripeEvents() {
+		if e.Type == "checkout.session.completed" {
+			completed = e.ID
+		}
+	}
+	for range 2 {
+		if err := env.Sim.Redeliver(completed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := credits(t, env).BalanceUSD, addUSD(t, before, "10"); got != want {
+		t.Errorf("after the webhook, twice: %s, want %s", got, want)
+	}
+}
