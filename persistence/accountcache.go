@@ -17,7 +17,7 @@ import "sync"
 type accountCache struct {
 	mu    sync.RWMutex
 	m     map[string]*cachedPlan // account id → plan
-	gen   uint64                // bumped by every drop: a read begun before it keeps nothing
+	gen   uint64                 // bumped by every drop: a read begun before it keeps nothing
 	plans map[string]*cachedPlan // the entries of accounts with no move scheduled, one per plan
 }
 

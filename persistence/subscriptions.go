@@ -107,7 +107,12 @@ func (m *MetaBatch) ApplySubscription(c SubscriptionChange) (Account, bool, erro
 	return a, true, nil
 }
 
+// validateSubscription checks all of c, its record included, before anything is written: a
+// refusal leaves the batch as it was.
 func validateSubscription(c *SubscriptionChange) error {
+	if err := validatePayment(&c.Record); err != nil {
+		return err
+	}
 	s := &c.Sub
 	for field, id := range map[string]string{"id": s.ID, "customer": s.Customer, "price": s.Price} {
 		if id == "" || len(id) > maxStripeID || strings.ContainsAny(id, "/\x00") {

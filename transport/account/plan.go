@@ -3,6 +3,7 @@ package account
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/modelgate/modelgate/persistence"
 	"github.com/modelgate/modelgate/transport/admin"
@@ -15,7 +16,7 @@ import (
 // paid period, its Stripe subscription and the plans on sale.
 func (s *Server) plan(w http.ResponseWriter, _ *http.Request, acct persistence.Account) {
 	if s.Payments == nil {
-		respond.JSON(w, http.StatusOK, billing.PlanView{Plan: acct.Plan, Plans: []billing.PlanOffer{}})
+		respond.JSON(w, http.StatusOK, billing.PlanView{Plan: acct.PlanAt(time.Now().Unix()), Plans: []billing.PlanOffer{}})
 		return
 	}
 	v, err := s.Payments.PlanState(acct)
