@@ -382,14 +382,8 @@ func stripeGoParams(t reflect.Type) map[string]bool {
 // CancelSubscription ends subscription subID now and sends customer.subscription.deleted
 // (status canceled, ended_at now). It returns the event's id once its deliveries are done.
 func (s *Server) CancelSubscription(subID string) (string, error) {
-	return s.sendAfter(func() (*stripeEvent, error) {
-		s.stripe.mu.Lock()
-		defer s.stripe.mu.Unlock()
-		sub, err := s.liveSubscription(subID)
-		if err != nil {
-			return nil, err
-		}
-		return s.endSubscription(sub, time.Now()), nil
+	return s.changeLive(subID, func(sub *stripeSubscription) *stripeEvent {
+		return s.endSubscription(sub, time.Now())
 	})
 }
 
@@ -412,18 +406,12 @@ func (s *Server) endSubscription(sub *stripeSubscription, now time.Time) *stripe
 // sends it with UpdateSubscription or ends it with CancelSubscription). It returns the
 // event's id once its deliveries are done.
 func (s *Server) FailInvoice(subID string) (string, error) {
-	return s.sendAfter(func() (*stripeEvent, error) {
-		s.stripe.mu.Lock()
-		defer s.stripe.mu.Unlock()
-		sub, err := s.liveSubscription(subID)
-		if err != nil {
-			return nil, err
-		}
+	return s.changeLive(subID, func(sub *stripeSubscription) *stripeEvent {
 		item := sub.obj.Items.Data[0]
 		next := periodObject{Start: item.CurrentPeriodEnd, End: periodEnd(item.Price, time.Unix(item.CurrentPeriodEnd, 0)).Unix()}
 		inv := s.newInvoice(sub, stripe.InvoiceBillingReasonSubscriptionCycle, stripe.InvoiceStatusOpen, time.Now(),
 			periodObject{Start: item.CurrentPeriodStart, End: item.CurrentPeriodEnd}, next)
-		return s.newEvent(stripe.EventTypeInvoicePaymentFailed, inv, nil), nil
+		return s.newEvent(stripe.EventTypeInvoicePaymentFailed, inv, nil)
 	})
 }
 
@@ -432,19 +420,13 @@ func (s *Server) FailInvoice(subID string) (string, error) {
 // invoice.paid; a subscription set to cancel at period end ends instead, sending
 // customer.subscription.deleted. It returns the event's id once its deliveries are done.
 func (s *Server) RenewSubscription(subID string) (string, error) {
-	return s.sendAfter(func() (*stripeEvent, error) {
-		s.stripe.mu.Lock()
-		defer s.stripe.mu.Unlock()
-		sub, err := s.liveSubscription(subID)
-		if err != nil {
-			return nil, err
-		}
+	return s.changeLive(subID, func(sub *stripeSubscription) *stripeEvent {
 		now := time.Now()
 		o := &sub.obj
 		item := o.Items.Data[0]
 		if o.CancelAtPeriodEnd {
 			// It ends when its period does (Stripe's ended_at is the period's end), not now.
-			return s.endSubscription(sub, time.Unix(item.CurrentPeriodEnd, 0)), nil
+			return s.endSubscription(sub, time.Unix(item.CurrentPeriodEnd, 0))
 		}
 		prev := periodObject{Start: item.CurrentPeriodStart, End: item.CurrentPeriodEnd}
 		item.CurrentPeriodStart = item.CurrentPeriodEnd
@@ -453,7 +435,21 @@ func (s *Server) RenewSubscription(subID string) (string, error) {
 		o.Status = stripe.SubscriptionStatusActive
 		inv := s.newInvoice(sub, stripe.InvoiceBillingReasonSubscriptionCycle, stripe.InvoiceStatusPaid, now, prev,
 			periodObject{Start: item.CurrentPeriodStart, End: item.CurrentPeriodEnd})
-		return s.newEvent(stripe.EventTypeInvoicePaid, inv, nil), nil
+		return s.newEvent(stripe.EventTypeInvoicePaid, inv, nil)
+	})
+}
+
+// changeLive runs change on live subscription subID under the account's lock, then delivers
+// the event it made with the lock released, and returns the event's id.
+func (s *Server) changeLive(subID string, change func(*stripeSubscription) *stripeEvent) (string, error) {
+	return s.sendAfter(func() (*stripeEvent, error) {
+		s.stripe.mu.Lock()
+		defer s.stripe.mu.Unlock()
+		sub, err := s.liveSubscription(subID)
+		if err != nil {
+			return nil, err
+		}
+		return change(sub), nil
 	})
 }
 

@@ -45,11 +45,6 @@ func (s *Store) Subscription(accountID string) (persistence.Subscription, error)
 	return current(s, func() (persistence.Subscription, error) { return s.local.Subscription(accountID) })
 }
 
-// CurrentAccount reads an account as Subscription reads its subscription (current).
-func (s *Store) CurrentAccount(id string) (persistence.Account, error) {
-	return current(s, func() (persistence.Account, error) { return s.local.GetAccount(id) })
-}
-
 // applyBilling runs the apply half of a Stripe write.
 func applyBilling(b *persistence.MetaBatch, cmd Command) (Result, error) {
 	var res Result

@@ -103,12 +103,7 @@ func TestBuyingCreditsThroughStripe(t *testing.T) {
 		payments.Data[0].AmountUSD != "25" || payments.Data[0].Cents != 2500 {
 		t.Errorf("payments %+v, want the one session of 25.00", payments.Data)
 	}
-	m := env.Metrics()
-	for _, want := range []string{`modelgate_payments_total{kind="credits",outcome="granted"} 1`, `modelgate_payments_total{kind="credits",outcome="repeated"} 1`} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	wantMetrics(t, env, `modelgate_payments_total{kind="credits",outcome="granted"} 1`, `modelgate_payments_total{kind="credits",outcome="repeated"} 1`)
 }
 
 // Refunds and a dispute sent by the simulator's Stripe take the credits back: exactly, once
@@ -140,12 +135,7 @@ func TestRefundsAndDisputesThroughStripe(t *testing.T) {
 	if got := credits(t, env).BalanceUSD; got != start {
 		t.Fatalf("after a disputed 10.00: %s, want %s", got, start)
 	}
-	m := env.Metrics()
-	for _, want := range []string{`modelgate_payments_total{kind="refund",outcome="reversed"} 3`, `modelgate_payments_total{kind="refund",outcome="repeated"} 1`} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	wantMetrics(t, env, `modelgate_payments_total{kind="refund",outcome="reversed"} 3`, `modelgate_payments_total{kind="refund",outcome="repeated"} 1`)
 }
 
 // A webhook signed with another secret, or too old, is refused and grants nothing.
@@ -227,5 +217,16 @@ func TestTheWayBackBeforeTheWebhookGrantsNothing(t *testing.T) {
 	}
 	if got, want := credits(t, env).BalanceUSD, addUSD(t, before, "10"); got != want {
 		t.Errorf("after the webhook, twice: %s, want %s", got, want)
+	}
+}
+
+// wantMetrics checks the node's metrics hold each of wants.
+func wantMetrics(t *testing.T, env *nodetest.Env, wants ...string) {
+	t.Helper()
+	m := env.Metrics()
+	for _, want := range wants {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }

@@ -181,12 +181,7 @@ func TestPlansThroughStripe(t *testing.T) {
 	if outcomes["upgraded"] != 2 || outcomes["downgraded"] != 1 || outcomes["scheduled"] != 2 || outcomes["ended"] != 1 {
 		t.Errorf("plan records by outcome %v", outcomes)
 	}
-	m := env.Metrics()
-	for _, want := range []string{`modelgate_payments_total{kind="plan",outcome="upgraded"} 2`, `modelgate_payments_total{kind="plan",outcome="ended"} 1`} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	wantMetrics(t, env, `modelgate_payments_total{kind="plan",outcome="upgraded"} 2`, `modelgate_payments_total{kind="plan",outcome="ended"} 1`)
 }
 
 func allOK(statuses []int) bool {

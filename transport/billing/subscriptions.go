@@ -212,7 +212,7 @@ func (s *Service) applyOnce(ev *stripe.Event, accountID string, build func(*pers
 		se.sub.Customer = cmp.Or(se.sub.Customer, stored.Customer)
 		se.sub.Rev = stored.Rev + 1
 	}
-	if se.sub.Status == string(stripe.SubscriptionStatusActive) || se.sub.Status == string(stripe.SubscriptionStatusTrialing) {
+	if inGoodStanding(se.sub.Status) {
 		se.sub.PaidThrough = max(se.sub.PaidThrough, se.sub.PeriodEnd) // Stripe says the period is paid
 	}
 	acct, err := s.d.Store.GetAccount(accountID)
@@ -274,7 +274,7 @@ func decidePlan(cat *catalog.Catalog, acct persistence.Account, se subscriptionE
 	} else {
 		d.next, d.at = sub.Plan, sub.PeriodEnd // the plan held is paid to the period's end
 	}
-	renews := !sub.CancelAtPeriodEnd && (sub.Status == string(stripe.SubscriptionStatusActive) || sub.Status == string(stripe.SubscriptionStatusTrialing))
+	renews := !sub.CancelAtPeriodEnd && inGoodStanding(sub.Status)
 	if !renews {
 		d.next, d.at = defaultPlan, sub.PaidThrough
 	}
@@ -286,6 +286,12 @@ func decidePlan(cat *catalog.Catalog, acct persistence.Account, se subscriptionE
 		d.outcome = "scheduled"
 	}
 	return d
+}
+
+// inGoodStanding reports whether Stripe says a subscription of status is paid for its
+// current period (active) or needs no payment yet (trialing).
+func inGoodStanding(status string) bool {
+	return status == string(stripe.SubscriptionStatusActive) || status == string(stripe.SubscriptionStatusTrialing)
 }
 
 // atLeast reports whether plan a allows at least what plan b does (a plan no longer in the
